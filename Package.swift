@@ -1,0 +1,50 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "mitm-proxy",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "mitm-proxy", targets: ["mitm-proxy"]),
+        .library(name: "MITMProxy", targets: ["MITMProxy"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
+        .target(
+            name: "CMITMShims",
+            dependencies: ["COpenSSL"],
+            cSettings: [.define("OPENSSL_SUPPRESS_DEPRECATED"), .define("_GNU_SOURCE")]
+        ),
+        .target(name: "MITMCore"),
+        .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMShims", "MITMCore"]),
+        .target(name: "MITMIO", dependencies: ["CMITMShims"]),
+        .target(name: "MITMProxy", dependencies: ["MITMCore", "MITMTLS", "MITMIO", "CNGHTTP2"]),
+        .executableTarget(
+            name: "mitm-proxy",
+            dependencies: [
+                "MITMProxy",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "MITMCoreTests", dependencies: ["MITMCore"]),
+        .testTarget(name: "MITMTLSTests", dependencies: ["MITMTLS", "MITMCore"]),
+        .testTarget(
+            name: "MITMProxyTests",
+            dependencies: ["MITMProxy", "MITMTLS", "MITMCore"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

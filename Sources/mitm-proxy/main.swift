@@ -1,0 +1,4 @@
+import ArgumentParser
+import MITMProxy
+
+MITMProxyCommand.main()
