@@ -14,7 +14,7 @@ public struct OpenSSLErrorStack: Error, CustomStringConvertible, Sendable, Equat
             if code == 0 { break }
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            entries.append(String(cString: buffer))
+            entries.append(String(cBuffer: buffer))
         }
         return OpenSSLErrorStack(entries: entries)
     }
