@@ -180,17 +180,11 @@ public final class TLSConnection {
         }
     }
 
-    /// Decrypts available application data, appending at most `maximum` bytes to `buffer`.
-    public func read(into buffer: inout [UInt8], maximum: Int) -> TLSReadResult {
+    /// Decrypts available application data into `buffer`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> TLSReadResult {
         ERR_clear_error()
-        let start = buffer.count
-        buffer.reserveCapacity(start + maximum)
         var readCount = 0
-        let result = withUnsafeTemporaryAllocation(byteCount: maximum, alignment: 1) { scratch -> Int32 in
-            let status = SSL_read_ex(ssl, scratch.baseAddress, maximum, &readCount)
-            if status == 1 { buffer.append(contentsOf: scratch.prefix(readCount)) }
-            return status
-        }
+        let result = SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &readCount)
         if result == 1 { return .data(count: readCount) }
         switch SSL_get_error(ssl, result) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .needsInput
