@@ -87,3 +87,15 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         return result == 0 ? SocketAddress(storage: storage, length: length) : nil
     }
 }
+
+extension SocketAddress {
+    /// Reads the remote address of a connected socket.
+    public static func peer(of descriptor: Int32) -> SocketAddress? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+        }
+        return result == 0 ? SocketAddress(storage: storage, length: length) : nil
+    }
+}
