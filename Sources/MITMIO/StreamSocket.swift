@@ -135,7 +135,8 @@ public final class StreamSocket: @unchecked Sendable {
             completion(.success(socket))
             return
         }
-        socket.connectCompletion = { [unowned socket] error in
+        // The completion keeps the socket alive until the connect finishes; running it breaks the cycle.
+        socket.connectCompletion = { error in
             if let error {
                 socket.close()
                 completion(.failure(error))
