@@ -45,7 +45,11 @@ enum HTTP1LineSyntax {
         guard !target.isEmpty, target.allSatisfy(HTTPSyntax.isVisibleASCII) else {
             throw HTTP1ParseError(.badStartLine, "request target \(HTTPSyntax.quoted(target)) is empty or has characters other than visible ASCII")
         }
-        let version = try parseVersion(afterMethod[(secondSpace + 1)...], line: line)
+        let versionBytes = afterMethod[(secondSpace + 1)...]
+        if versionBytes.contains(HTTPSyntax.space) {
+            throw HTTP1ParseError(.badStartLine, "request line \(HTTPSyntax.quoted(line)) has more than two spaces")
+        }
+        let version = try parseVersion(versionBytes, line: line)
         return RequestLine(
             method: String(decoding: method, as: UTF8.self),
             target: String(decoding: target, as: UTF8.self),
