@@ -45,7 +45,11 @@ enum HTTP1LineSyntax {
         guard !target.isEmpty, target.allSatisfy(HTTPSyntax.isVisibleASCII) else {
             throw HTTP1ParseError(.badStartLine, "request target \(HTTPSyntax.quoted(target)) is empty or has characters other than visible ASCII")
         }
-        let version = try parseVersion(afterMethod[(secondSpace + 1)...], line: line)
+        let versionBytes = afterMethod[(secondSpace + 1)...]
+        if versionBytes.contains(HTTPSyntax.space) {
+            throw HTTP1ParseError(.badStartLine, "request line \(HTTPSyntax.quoted(line)) has more than two spaces")
+        }
+        let version = try parseVersion(versionBytes, line: line)
         return RequestLine(
             method: String(decoding: method, as: UTF8.self),
             target: String(decoding: target, as: UTF8.self),
@@ -85,27 +89,27 @@ enum HTTP1LineSyntax {
         throw HTTP1ParseError(.badStartLine, "start line \(HTTPSyntax.quoted(line)) has no valid HTTP version")
     }
 
-    /// `field-name ":" OWS field-value OWS`; `place` names the line in messages (`header line 3`).
-    static func parseFieldLine(_ line: ArraySlice<UInt8>, place: String) throws(HTTP1ParseError) -> HTTPHeaderField {
+    /// `field-name ":" OWS field-value OWS`; `place` names the line in error messages (`header line 3`).
+    static func parseFieldLine(_ line: ArraySlice<UInt8>, place: @autoclosure () -> String) throws(HTTP1ParseError) -> HTTPHeaderField {
         guard let first = line.first else {
-            throw HTTP1ParseError(.badHeader, "\(place) is empty")
+            throw HTTP1ParseError(.badHeader, "\(place()) is empty")
         }
         if HTTPSyntax.isOWS(first) {
-            throw HTTP1ParseError(.badHeader, "\(place) starts with whitespace (obsolete line folding is not accepted)")
+            throw HTTP1ParseError(.badHeader, "\(place()) starts with whitespace (obsolete line folding is not accepted)")
         }
         guard let colon = line.firstIndex(of: HTTPSyntax.colon) else {
-            throw HTTP1ParseError(.badHeader, "\(place) has no colon")
+            throw HTTP1ParseError(.badHeader, "\(place()) has no colon")
         }
         let name = line[..<colon]
         if let last = name.last, HTTPSyntax.isOWS(last) {
-            throw HTTP1ParseError(.badHeader, "\(place) has whitespace between the field name and the colon")
+            throw HTTP1ParseError(.badHeader, "\(place()) has whitespace between the field name and the colon")
         }
         guard HTTPSyntax.isToken(name) else {
-            throw HTTP1ParseError(.badHeader, "\(place) has an invalid field name \(HTTPSyntax.quoted(name))")
+            throw HTTP1ParseError(.badHeader, "\(place()) has an invalid field name \(HTTPSyntax.quoted(name))")
         }
         let value = HTTPSyntax.trimmingOWS(line[(colon + 1)...])
         guard value.allSatisfy(HTTPSyntax.isTextByte) else {
-            throw HTTP1ParseError(.badHeader, "\(place) (\(String(decoding: name, as: UTF8.self))) has a control character in its value")
+            throw HTTP1ParseError(.badHeader, "\(place()) (\(String(decoding: name, as: UTF8.self))) has a control character in its value")
         }
         return HTTPHeaderField(name: String(decoding: name, as: UTF8.self), value: HTTPSyntax.decodeText(value))
     }

@@ -60,7 +60,8 @@ public struct HTTP1Parser: Sendable {
         expectedMethods.append(method)
     }
 
-    /// Parses `bytes` and returns the events they complete.
+    /// Parses `bytes` and returns the events they complete. On a thrown error, events completed earlier in the same
+    /// call are dropped: answer with the error's `suggestedStatus` and close the connection.
     public mutating func feed(_ bytes: ArraySlice<UInt8>) throws(HTTP1ParseError) -> [HTTP1Event] {
         if let failure { throw failure }
         var events: [HTTP1Event] = []
