@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 ORIGIN_NAME = "origin.bench.test"
 PEERS = ["direct", "nginx", "mitm-proxy", "mitmproxy"]
-SCENARIOS = ["keepalive", "newconn", "download", "idle", "first"]
+SCENARIOS = ["keepalive", "newconn", "first", "download", "idle"]
 SCENARIO_TITLES = {
     "keepalive": "keep-alive 200 B, {c} concurrent",
     "newconn": "new TLS connection per request, {c} concurrent",
@@ -305,6 +305,22 @@ class Peer:
     server: Server | None  # the proxy (None for direct)
     port: int  # where the load generator connects
     explicit: bool  # CONNECT first
+    starter: object = None  # () -> Server, to restart the proxy
+
+    def restart(self) -> None:
+        """A fresh proxy process, so that memory figures do not inherit earlier scenarios' heap."""
+        if self.server is None or self.starter is None:
+            return
+        process = self.server.process
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.server = self.starter()  # type: ignore[operator]
+        self.port = self.server.port
 
 
 class Runner:
@@ -425,7 +441,16 @@ def per_request(r: dict, peer: Peer) -> dict:
     }
 
 
+def warm_up(runner: Runner, peer: Peer) -> None:
+    """A few connections and requests on a fresh proxy: lazily built state (TLS contexts, thread
+    pools, the forged leaf of the origin's name) is not part of what the next scenario measures."""
+    runner.run(peer, ["--mode", "hold", *runner.target_arguments(peer), "--path", "/200b",
+                      "--count", "16", "--concurrency", "16", "--duration", "5"])
+
+
 def scenario_download(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict:
+    peer.restart()
+    warm_up(runner, peer)
     server = peer.server
     reset = server.reset_hwm() if server else False
     samples: list[int] = []
@@ -466,6 +491,8 @@ def scenario_download(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict
 
 
 def scenario_idle(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict:
+    peer.restart()
+    warm_up(runner, peer)
     server = peer.server
     assert server is not None
     time.sleep(0.5)
@@ -491,7 +518,7 @@ def scenario_idle(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict:
 
 
 def scenario_first(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict:
-    arguments = ["--mode", "first", "--connect", f"127.0.0.1:{peer.port}", "--path", "/200b",
+    arguments = ["--mode", "first", "--connect", f"127.0.0.1:{peer.port}", "--path", "/200b", "--gap-ms", "20",
                  "--count", str(s.first_names), "--names", f"r{rep}-n,.bench.test,{runner.origin.port}"]
     if peer.explicit:
         arguments += ["--proxy", "per-name"]
@@ -694,7 +721,7 @@ def main() -> int:
                             download_path="/1m", download_mib=1, downloads=3, idle_connections=100, first_names=3)
     else:
         settings = Settings(repetitions=3, warmup=1.0, duration=4.0, keepalive_concurrency=32, newconn_concurrency=16,
-                            download_path="/100m", download_mib=100, downloads=3, idle_connections=1000, first_names=20)
+                            download_path="/100m", download_mib=100, downloads=3, idle_connections=1000, first_names=40)
     if args.repetitions:
         settings.repetitions = args.repetitions
     if args.duration:
@@ -764,16 +791,19 @@ def main() -> int:
                 if peer == "direct":
                     active[peer] = Peer(peer, None, origin.port, explicit=False)
                 elif peer == "nginx":
-                    server = start_nginx("reference", HERE / "nginx" / "reference.conf.in", work / "reference",
-                                         {"WORKERS": workers, "PKI": str(pki), "ORIGIN_PORT": str(origin.port)},
-                                         processes, args.nginx)
-                    active[peer] = Peer(peer, server, server.port, explicit=False)
+                    def starter() -> Server:
+                        return start_nginx("reference", HERE / "nginx" / "reference.conf.in", work / "reference",
+                                           {"WORKERS": workers, "PKI": str(pki), "ORIGIN_PORT": str(origin.port)},
+                                           processes, args.nginx)
                 elif peer == "mitm-proxy":
-                    server = start_mitm_proxy(args.mitm_proxy, work / "mitm-proxy", pki, names, processes)
-                    active[peer] = Peer(peer, server, server.port, explicit=True)
+                    def starter() -> Server:
+                        return start_mitm_proxy(args.mitm_proxy, work / "mitm-proxy", pki, names, processes)
                 elif peer == "mitmproxy":
-                    server = start_mitmproxy(args.mitmdump, work / "mitmproxy", pki, processes)
-                    active[peer] = Peer(peer, server, server.port, explicit=True)
+                    def starter() -> Server:
+                        return start_mitmproxy(args.mitmdump, work / "mitmproxy", pki, processes)
+                if peer != "direct":
+                    server = starter()
+                    active[peer] = Peer(peer, server, server.port, explicit=peer != "nginx", starter=starter)
                 if active[peer].server:
                     log(f"{peer} on 127.0.0.1:{active[peer].port} (pids {active[peer].server.pids})")
             except BenchError as error:

@@ -14,7 +14,7 @@
  *   hold       opens --count connections (--concurrency at a time), one request each, then keeps
  *              them open until stdin reaches EOF or --duration seconds pass
  *   first      for each of --count never-seen names PREFIX<i>SUFFIX: one connection (first contact)
- *              then a second one (repeat), one at a time, no session resumption
+ *              then a second one (repeat), one at a time, --gap-ms apart, no session resumption
  *
  * Protocol with the driver (bench/bench.py), on stdout, one line each, flushed:
  *   START           the measured window begins (after --warmup seconds)
@@ -76,6 +76,7 @@ struct options {
     const char *name_suffix;
     int connect_port; /* port in CONNECT for first mode */
     double timeout;   /* seconds a single exchange may take */
+    double gap_ms;    /* first mode: pause between connections, so each starts on an idle proxy */
 };
 
 struct conn {
@@ -129,6 +130,8 @@ static int downloads_done;
 static int connections_open;
 static int hold_established, hold_started;
 static int first_index; /* next connection number in first mode */
+static struct conn *pending_conn; /* first mode: slot to start at pending_at */
+static uint64_t pending_at;
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -630,7 +633,10 @@ static void schedule_next(struct conn *c) {
         if (downloads_done < opt.count && !stopping) start_conn(c);
         break;
     case MODE_FIRST:
-        if (first_index < 2 * opt.count) start_conn(c);
+        if (first_index < 2 * opt.count) {
+            pending_conn = c;
+            pending_at = now_ns() + (uint64_t)(opt.gap_ms * 1e6);
+        }
         break;
     case MODE_HOLD:
         break; /* main() starts the next connection */
@@ -670,7 +676,7 @@ static void usage(void) {
             "usage: bench-loadgen --mode keepalive|newconn|download|hold|first --connect IP:PORT\n"
             "         [--proxy HOST:PORT (send CONNECT HOST:PORT first)] --host NAME [--path /p]\n"
             "         [--concurrency N] [--warmup S] [--duration S] [--count N] [--no-resume]\n"
-            "         [--names PREFIX,SUFFIX,CONNECTPORT (first mode)] [--timeout S]\n");
+            "         [--names PREFIX,SUFFIX,CONNECTPORT (first mode)] [--gap-ms MS (first mode)] [--timeout S]\n");
     exit(2);
 }
 
@@ -679,7 +685,19 @@ static void run_loop_until(int (*done)(void), double max_seconds) {
     uint64_t deadline = now_ns() + (uint64_t)(max_seconds * 1e9);
     while (!done()) {
         if (now_ns() > deadline) die("gave up after %.0f s (%lld done, %lld errors)", max_seconds, completed, errors);
-        int n = epoll_wait(epfd, events, 256, 50);
+        int wait_ms = 50;
+        if (pending_conn) {
+            uint64_t t = now_ns();
+            if (t >= pending_at) {
+                struct conn *c = pending_conn;
+                pending_conn = NULL;
+                start_conn(c);
+                continue;
+            }
+            wait_ms = (int)((pending_at - t) / 1000000) + 1;
+            if (wait_ms > 50) wait_ms = 50;
+        }
+        int n = epoll_wait(epfd, events, 256, wait_ms);
         if (n < 0 && errno != EINTR) die("epoll_wait: %s", strerror(errno));
         for (int i = 0; i < n; i++) drive((struct conn *)events[i].data.ptr);
         /* slots that ended without a successor (errors while stopping) stay idle */
@@ -729,6 +747,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--count") && v) opt.count = atoi(argv[++i]);
         else if (!strcmp(a, "--timeout") && v) opt.timeout = atof(argv[++i]);
         else if (!strcmp(a, "--names") && v) names = argv[++i];
+        else if (!strcmp(a, "--gap-ms") && v) opt.gap_ms = atof(argv[++i]);
         else if (!strcmp(a, "--no-resume")) opt.resume = 0;
         else usage();
     }
