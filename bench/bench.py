@@ -238,9 +238,12 @@ def start_nginx(name: str, template: Path, run: Path, values: dict[str, str], pr
     raise BenchError(f"{name} (nginx) did not start: {last_error.strip()[-600:]}")
 
 
-def start_mitm_proxy(binary: str, run: Path, pki: Path, names: list[str], processes: Processes) -> Server:
+def start_mitm_proxy(binary: str, run: Path, pki: Path, names: list[str], processes: Processes,
+                     wrapper: list[str] | None = None) -> Server:
+    """Starts mitm-proxy on port 0 and reads the port from its first line; `wrapper` runs it under a
+    profiler (valgrind keeps the pid)."""
     run.mkdir(parents=True, exist_ok=True)
-    arguments = [binary, "--port", "0", "--ca-dir", str(run / "ca"), "--upstream-ca", str(pki / "ca.pem"),
+    arguments = (wrapper or []) + [binary, "--port", "0", "--ca-dir", str(run / "ca"), "--upstream-ca", str(pki / "ca.pem"),
                  "--idle-timeout", "600", "--handshake-timeout", "60", "-q"]
     for name in names:
         arguments += ["--resolve", f"{name}:127.0.0.1"]
@@ -249,7 +252,7 @@ def start_mitm_proxy(binary: str, run: Path, pki: Path, names: list[str], proces
     process = processes.add(subprocess.Popen(arguments, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                              stderr=log_file, text=True, bufsize=1))
     port = None
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + (600 if wrapper else 60)
     assert process.stdout is not None
     while time.monotonic() < deadline:
         line = process.stdout.readline()
@@ -337,7 +340,7 @@ class Runner:
             arguments += ["--proxy", f"{ORIGIN_NAME}:{self.origin.port}"]
         return arguments
 
-    def run(self, peer: Peer, arguments: list[str], on_held=None) -> dict:
+    def run(self, peer: Peer, arguments: list[str], on_held=None, on_mark=None) -> dict:
         """Runs bench-loadgen; measures the proxy, the origin and the machine over START..END."""
         self.runs += 1
         stderr_path = self.work / f"loadgen-{self.runs}.err"
@@ -359,6 +362,8 @@ class Runner:
                         "machine": machine_busy_ticks(),
                         "time": time.monotonic(),
                     }
+                    if on_mark:
+                        on_mark(line)
                 elif line.startswith("HELD"):
                     if on_held:
                         on_held(result)

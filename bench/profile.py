@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Profiles mitm-proxy in one benchmark scenario (see bench/README.md, "Profiling").
+
+    python3 bench/profile.py --tool callgrind --scenario keepalive   # instruction counts, any load
+    python3 bench/profile.py --tool perf --scenario download         # sampled time, kernel included
+
+Starts the benchmark's origin (nginx) and mitm-proxy (under valgrind --tool=callgrind, or with
+`perf record -e cpu-clock` attached), drives one scenario with bench-loadgen, counts only the load
+generator's measured window, and prints the top functions, demangled. Outputs stay in --out.
+Build first with scripts/bench --smoke (it builds mitm-proxy and the load generator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench  # noqa: E402
+
+
+def demangle(text: str) -> str:
+    swift = shutil.which("swift-demangle") or "/opt/swift/usr/bin/swift-demangle"
+    try:
+        return subprocess.run([swift, "--simplified"], input=text, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return text
+
+
+def context_switches(pid: int) -> int:
+    """Voluntary + involuntary context switches summed over the process's live threads."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tool", choices=["callgrind", "perf", "strace"], default="callgrind")
+    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download"], default="keepalive")
+    parser.add_argument("--mitm-proxy", default=None, dest="mitm_proxy")
+    parser.add_argument("--loadgen", default=None)
+    parser.add_argument("--out", default="bench-results/profile")
+    parser.add_argument("--duration", type=float, default=None)
+    parser.add_argument("--top", type=int, default=40)
+    args = parser.parse_args()
+
+    root = Path(__file__).resolve().parent.parent
+    binary = args.mitm_proxy or next((str(p) for p in [root / ".build/release/mitm-proxy", root / ".build-bench/release/mitm-proxy"]
+                                      if p.exists()), None)
+    loadgen = args.loadgen or str(root / ".build/bench-loadgen")
+    if not binary or not Path(loadgen).exists():
+        raise SystemExit("profile.py: build first (scripts/bench --smoke builds mitm-proxy and .build/bench-loadgen)")
+    out = Path(args.out) / f"{args.tool}-{args.scenario}"
+    out.mkdir(parents=True, exist_ok=True)
+    bench.raise_open_files()
+    work = Path(tempfile.mkdtemp(prefix="mitm-proxy-profile-"))
+    processes = bench.Processes()
+    try:
+        pki = work / "pki"
+        subprocess.run(["bash", str(bench.HERE / "make-pki.sh"), str(pki)], check=True)
+        www = work / "www"
+        www.mkdir()
+        (www / "200b").write_bytes(b"x" * 199 + b"\n")
+        with open(www / "100m", "wb") as f:
+            block = bytes(range(256)) * 4096
+            for _ in range(100):
+                f.write(block)
+        for entry in [www, *www.iterdir()]:
+            entry.chmod(0o755 if entry.is_dir() else 0o644)
+        work.chmod(0o755)
+        origin = bench.start_nginx("origin", bench.HERE / "nginx" / "origin.conf.in", work / "origin",
+                                   {"WORKERS": "1", "PKI": str(pki), "WWW": str(www)}, processes, shutil.which("nginx") or "/usr/sbin/nginx")
+        callgrind_out = out / "callgrind.out"
+        wrapper = None
+        if args.tool == "callgrind":
+            wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind_out}", "--instr-atstart=no"]
+        server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, [bench.ORIGIN_NAME], processes, wrapper=wrapper)
+        peer = bench.Peer("mitm-proxy", server, server.port, explicit=True)
+        runner = bench.Runner(loadgen, origin, work, timeout=1800)
+        slow = args.tool == "callgrind"
+        perf: list[subprocess.Popen] = []
+        switches: list[int] = []
+
+        def on_mark(mark: str) -> None:
+            if args.tool == "callgrind":
+                subprocess.run(["callgrind_control", "-i", "on" if mark == "START" else "off", str(server.process.pid)],
+                               capture_output=True)
+            elif args.tool == "strace":
+                if mark == "START":
+                    perf.append(subprocess.Popen(["strace", "-c", "-f", "-o", str(out / "strace.txt"), "-p", str(server.process.pid)],
+                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                    switches.append(context_switches(server.process.pid))
+                elif perf:
+                    switches.append(context_switches(server.process.pid))
+                    perf[0].send_signal(signal.SIGINT)
+                    perf[0].wait(timeout=60)
+            elif mark == "START":
+                switches.append(context_switches(server.process.pid))
+                perf.append(subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "4000", "-g", "-o", str(out / "perf.data"),
+                                              "-p", str(server.process.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            elif perf:
+                switches.append(context_switches(server.process.pid))
+                perf[0].send_signal(signal.SIGINT)
+                perf[0].wait(timeout=60)
+
+        target = runner.target_arguments(peer)
+        if args.scenario == "keepalive":
+            arguments = ["--mode", "keepalive", *target, "--path", "/200b", "--concurrency", "32",
+                         "--warmup", "3" if slow else "1", "--duration", str(args.duration or (20 if slow else 10))]
+        elif args.scenario == "newconn":
+            arguments = ["--mode", "newconn", *target, "--path", "/200b", "--concurrency", "16",
+                         "--warmup", "3" if slow else "1", "--duration", str(args.duration or (20 if slow else 10))]
+        else:
+            arguments = ["--mode", "download", *target, "--path", "/100m", "--count", "1" if slow else "5"]
+        result = runner.run(peer, arguments, on_mark=on_mark)
+        units = result["requests"] if args.scenario != "download" else result["bytes"] / 1048576
+        unit = "request" if args.scenario != "download" else "MiB"
+        print(f"{result['requests']} requests, {result.get('bytes', 0) / 1048576:.1f} MiB; "
+              f"proxy CPU {result['proxy_cpu_us'] / max(units, 1):,.1f} µs per {unit} (inflated under valgrind)")
+        if len(switches) == 2:
+            print(f"context switches of the proxy's live threads: {(switches[1] - switches[0]) / max(units, 1):.2f} per {unit}")
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=120)
+        (out / "units.txt").write_text(f"{units} {unit}\n")
+        if args.tool == "callgrind":
+            files = sorted(out.glob("callgrind.out*"), key=lambda p: p.stat().st_size)
+            data = files[-1]
+            for inclusive in ("no", "yes"):
+                report = subprocess.run(["callgrind_annotate", f"--inclusive={inclusive}", f"--threshold=99", str(data)],
+                                        capture_output=True, text=True).stdout
+                text = demangle(report)
+                name = "exclusive" if inclusive == "no" else "inclusive"
+                (out / f"{name}.txt").write_text(text)
+                print(f"\n=== callgrind, {name} (instructions; {units:,.0f} {unit}s) ===")
+                print("\n".join(text.splitlines()[:args.top + 20]))
+        elif args.tool == "strace":
+            text = (out / "strace.txt").read_text()
+            print(f"\n=== strace -c -f (system calls during the window; {units:,.0f} {unit}s) ===")
+            print(text)
+        else:
+            report = subprocess.run(["perf", "report", "-i", str(out / "perf.data"), "--no-children", "--sort", "dso,symbol",
+                                     "--stdio", "-g", "none", "--percent-limit", "0.5"], capture_output=True, text=True).stdout
+            text = demangle(report)
+            (out / "perf-flat.txt").write_text(text)
+            print("\n".join(line for line in text.splitlines() if line and not line.startswith("#"))[: 200 * 80])
+    finally:
+        processes.stop_all()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
