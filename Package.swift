@@ -43,7 +43,7 @@ let package = Package(
         .testTarget(
             name: "MITMProxyTests",
             dependencies: ["MITMProxy", "MITMTLS", "MITMCore"],
-            resources: [.copy("Fixtures")]
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]
