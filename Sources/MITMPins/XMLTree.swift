@@ -18,21 +18,41 @@ enum XMLTree {
         }
     }
 
-    /// The root element of `data`, or an error naming `path` and the line.
+    /// The root element of `data`, or an error naming `path`, the line and the problem.
     static func parse(_ data: Data, path: String) throws(PinsError) -> Element {
         let parser = XMLParser(data: data)
         let builder = Builder()
         parser.delegate = builder
-        guard parser.parse(), let root = builder.root else {
-            let reason = parser.parserError.map { "\($0.localizedDescription)" } ?? "no root element"
-            throw PinsError("\(path) is not well-formed XML (line \(parser.lineNumber)): \(reason)")
+        // On Linux `parse()` can return true after a fatal error, so errors are collected by the delegate.
+        let finished = parser.parse()
+        if let failure = builder.failure ?? (finished ? nil : parser.parserError.map { ($0, parser.lineNumber) }) {
+            throw PinsError("\(path) is not well-formed XML (line \(failure.line)): \(describe(failure.error))")
         }
+        guard let root = builder.root else { throw PinsError("\(path) is not well-formed XML: no root element") }
         return root
+    }
+
+    private static func describe(_ error: Error) -> String {
+        let code = (error as NSError).code
+        switch XMLParser.ErrorCode(rawValue: code) {
+        case .tagNameMismatchError?: return "an end tag does not match its start tag"
+        case .prematureDocumentEndError?: return "the document ends before every element is closed"
+        case .undeclaredEntityError?: return "an undeclared entity (&name;)"
+        case .emptyDocumentError?: return "no XML content"
+        case .documentStartError?: return "it does not start like an XML document"
+        case .attributeNotStartedError?, .attributeNotFinishedError?: return "a malformed attribute"
+        default: return "XML error \(code)"
+        }
     }
 
     private final class Builder: NSObject, XMLParserDelegate {
         var root: Element?
+        var failure: (error: Error, line: Int)?
         private var stack: [Element] = []
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+            if failure == nil { failure = (parseError, parser.lineNumber) }
+        }
 
         func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
                     qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {

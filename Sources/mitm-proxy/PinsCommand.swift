@@ -2,17 +2,26 @@ import ArgumentParser
 import Foundation
 import MITMPins
 
-/// `mitm-proxy pins`: the pins of certificate files, a live server or the proxy's CA.
+/// `mitm-proxy pins`: compute pin values, or check the pins an app ships.
 struct PinsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pins",
-        abstract: "Compute pin values (SPKI-SHA256-BASE64) and ready-to-paste pinning snippets.",
+        abstract: "Compute pin values (SPKI-SHA256-BASE64) and snippets, or check an app's pins.",
+        discussion: "`mitm-proxy pins FILE...` is short for `mitm-proxy pins show FILE...`.",
+        subcommands: [PinsShowCommand.self, PinsCheckCommand.self],
+        defaultSubcommand: PinsShowCommand.self
+    )
+}
+
+/// `mitm-proxy pins [show]`: the pins of certificate files, a live server or the proxy's CA.
+struct PinsShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Print each certificate's position, subject, issuer, key, expiry and pin, or a pinning snippet.",
         discussion: """
             Reads certificate files (PEM with one or more certificates, or DER), the chain a live server \
-            presents (--connect), or the proxy's own CA (--proxy-ca), and prints for each certificate its \
-            position, subject, issuer, key, expiry and pin. Exit status: 0 done, 2 bad input.
-            """,
-        subcommands: [PinsCheckCommand.self]
+            presents (--connect), or the proxy's own CA (--proxy-ca). Exit status: 0 done, 2 bad input.
+            """
     )
 
     @Argument(help: ArgumentHelp("Certificate files: PEM (one or more certificates) or DER.", valueName: "file"))
@@ -76,79 +85,5 @@ struct PinsCommand: ParsableCommand {
         options.backupPins = backupPin
         options.backupKeyFiles = backupKey
         try PinsOutput.emit(PinsTool.list(options))
-    }
-}
-
-/// `mitm-proxy pins check`: compare the pins an app ships with a chain.
-struct PinsCheckCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "check",
-        abstract: "Check an app's pins (Info.plist or network_security_config.xml) against a chain.",
-        discussion: """
-            Reads NSAppTransportSecurity > NSPinnedDomains from an Info.plist (XML or binary), or the \
-            <pin-set>s of an Android network_security_config.xml, and compares each pinned domain with \
-            the chain of a live server (--connect) or certificate files (--cert): which certificate \
-            matches which pin, and warnings for rotation risks. Exit status: 0 every domain matches, \
-            1 one does not, 2 bad input.
-            """
-    )
-
-    @Argument(help: ArgumentHelp("The app's Info.plist or network_security_config.xml.", valueName: "config"))
-    var configuration: String
-
-    @Option(name: .long, help: ArgumentHelp("A certificate file for the chain (leaf first); with --connect, adds to the served chain (e.g. the root). Repeatable.", valueName: "file"))
-    var cert: [String] = []
-
-    @OptionGroup var live: PinsLiveChainOptions
-
-    @Option(name: .long, help: ArgumentHelp("Check only this pinned domain (default: the entry covering the server name, else all). Repeatable.", valueName: "name"))
-    var domain: [String] = []
-
-    @Option(name: .long, help: ArgumentHelp("Output: text or json.", valueName: "format"))
-    var format: PinsCheckFormat = .text
-
-    mutating func validate() throws {
-        if cert.isEmpty && live.connect == nil {
-            throw ValidationError("give the chain to compare with: --connect host[:port] or --cert FILE")
-        }
-    }
-
-    func run() throws {
-        var options = PinsCheckOptions(configurationPath: configuration)
-        options.files = cert
-        options.live = try live.request()
-        options.domains = domain
-        options.json = format == .json
-        try PinsOutput.emit(PinsTool.check(options))
-    }
-}
-
-/// Output formats of `pins check`.
-enum PinsCheckFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, json
-}
-
-/// `--only` values.
-enum PinsPositionChoice: String, ExpressibleByArgument, CaseIterable {
-    case leaf, intermediate, root, ca
-
-    var positions: [ChainPosition] {
-        switch self {
-        case .leaf: return [.leaf]
-        case .intermediate: return [.intermediate]
-        case .root: return [.root]
-        case .ca: return [.intermediate, .root]
-        }
-    }
-}
-
-extension PinsOutputFormat: ExpressibleByArgument {}
-
-/// Printing a `PinsToolResult` and exiting with its status.
-enum PinsOutput {
-    static func emit(_ result: PinsToolResult) throws {
-        if !result.standardOutput.isEmpty { print(result.standardOutput, terminator: "") }
-        if !result.standardError.isEmpty { FileHandle.standardError.write(Data(result.standardError.utf8)) }
-        if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
     }
 }
