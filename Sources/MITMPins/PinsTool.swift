@@ -80,7 +80,8 @@ public enum PinsTool {
     /// `mitm-proxy pins`: describe certificates and print their pins in `options.format`.
     public static func list(_ options: PinsListOptions) -> PinsToolResult {
         do throws(PinsError) {
-            var chains = try readChains(options)
+            let everything = try readChains(options)
+            var chains = everything
             if !options.positions.isEmpty {
                 chains = chains.map { chain in
                     CertificateChain(source: chain.source, served: chain.served,
@@ -93,7 +94,7 @@ public enum PinsTool {
             case .json:
                 return PinsToolResult(standardOutput: ChainReport.json(chains, rawKey: options.rawKey, now: options.now))
             case .ats, .okhttp, .android, .trustkit, .curl:
-                return try snippet(options, chains: chains)
+                return try snippet(options, chains: chains, domainCandidates: everything.flatMap(\.elements))
             }
         } catch {
             return PinsToolResult(error: error)
@@ -151,7 +152,9 @@ public enum PinsTool {
         return chains
     }
 
-    private static func snippet(_ options: PinsListOptions, chains: [CertificateChain]) throws(PinsError) -> PinsToolResult {
+    /// The snippet for the pins of `chains`; the domain, when not given, comes from `domainCandidates`
+    /// (every certificate read, so that `--only ca` still finds the leaf's name).
+    private static func snippet(_ options: PinsListOptions, chains: [CertificateChain], domainCandidates: [ChainElement]) throws(PinsError) -> PinsToolResult {
         let elements = chains.flatMap(\.elements)
         var pins = elements.sorted { ($0.position.isCA ? 1 : 0) < ($1.position.isCA ? 1 : 0) }.map(SnippetPin.init)
         let backupsAreCA = !elements.contains { $0.position == .leaf } && !elements.isEmpty
@@ -163,7 +166,7 @@ public enum PinsTool {
         }
         guard !pins.isEmpty else { throw PinsError("no certificate left to pin after --only") }
         var notes: [String] = []
-        let domain = options.domain ?? inferredDomain(options, elements: elements) ?? {
+        let domain = options.domain ?? inferredDomain(options, elements: domainCandidates) ?? {
             notes.append("no domain name known: the snippet uses example.com; pass --domain")
             return "example.com"
         }()

@@ -39,17 +39,17 @@ struct RotationWarnings {
         let list = matched.map { "\($0.label), not after \(DateText.day($0.notAfter)) (\(DateText.daysLeft($0.daysLeft)))" }
             .joined(separator: "; ")
         let others = usablePins.count - Set(matched.map(\.pin)).count
-        let backups = others > 0
-            ? "the \(others) other pin\(others == 1 ? "" : "s") must be the renewed key"
-            : "there is no other pin"
-        return PinWarning(.expiringPins, "every pin that matches is on a certificate that expires within \(PinChecker.soonDays) days (\(list)); unless the renewed certificate keeps the same key, \(backups), or installed apps stop connecting on renewal day")
+        let rescue = others > 0
+            ? "or one of the \(others) other pin\(others == 1 ? "" : "s") is the new key"
+            : "(there is no other pin)"
+        return PinWarning(.expiringPins, "every pin that matches is on a certificate that expires within \(PinChecker.soonDays) days (\(list)): on renewal day installed apps stop connecting unless the renewed certificate keeps the same key \(rescue)")
     }
 
     private var leafPins: PinWarning? {
         switch kind {
         case .ats:
             if domain.requiresLeafMatch && !domain.requiresCAMatch {
-                return PinWarning(.leafOnly, "only leaf pins (NSPinnedLeafIdentities): every new server key needs an app update first; pin the CA too, or ship backup leaf pins")
+                return PinWarning(.leafOnly, "only leaf pins (NSPinnedLeafIdentities): every new server key needs an app update first; ship backup leaf pins, or pin the CA instead (NSPinnedCAIdentities alone: with both lists ATS still needs the leaf to match)")
             }
             if domain.requiresLeafMatch && domain.requiresCAMatch {
                 return PinWarning(.leafRequired, "both NSPinnedLeafIdentities and NSPinnedCAIdentities are set: ATS requires a match in each, so a new leaf key breaks this domain even though a CA pin still matches")

@@ -60,9 +60,18 @@ enum TLSChainClient {
             }
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
             SSL_CTX_set_security_level(context, 0)
-            guard let ssl = SSL_new(context), let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
+            guard let ssl = SSL_new(context) else {
                 SSL_CTX_free(context)
                 throw PinsError("cannot create a TLS connection for \(server): \(OpenSSLErrorStack.drain().reason)")
+            }
+            let newInput = BIO_new(BIO_s_mem())
+            let newOutput = BIO_new(BIO_s_mem())
+            guard let input = newInput, let output = newOutput else {
+                _ = newInput.map(BIO_free)
+                _ = newOutput.map(BIO_free)
+                SSL_free(ssl)
+                SSL_CTX_free(context)
+                throw PinsError("cannot create memory BIOs for \(server)")
             }
             self.context = context
             self.ssl = ssl

@@ -58,12 +58,12 @@ import Testing
         #expect(result.exitStatus == 1)
         let text = result.standardOutput
         let leafPin = try pki.opensslPin("leaf.pem")
-        #expect(text.contains("this is the SHA-256 of [0] leaf CN=leaf.test, O=mitm-proxy-tests's raw key"))
+        #expect(text.contains("this is the SHA-256 of the raw key of [0] leaf CN=leaf.test, O=mitm-proxy-tests"))
         #expect(text.contains("not of its SubjectPublicKeyInfo: the pin for that key is \(leafPin)"))
         #expect(text.contains("written with the OkHttp/curl prefix"))
         #expect(text.contains("fixed, it would match [0] leaf"))
         #expect(text.contains("but NSPinnedLeafIdentities is compared only with the leaf: move it to NSPinnedCAIdentities"))
-        #expect(text.contains("whole certificate, not of its public key: the key pin is \(leafPin)"))
+        #expect(text.contains("the whole certificate [0] leaf CN=leaf.test, O=mitm-proxy-tests, not of its public key: the key pin is \(leafPin)"))
     }
 
     @Test func twoDomainsOneMismatchExitsOneUnlessTheMatchingOneIsChosen() throws {
