@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "mitm-proxy",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "mitm-proxy", targets: ["mitm-proxy"]),
         .library(name: "MITMProxy", targets: ["MITMProxy"]),
@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(
             name: "MITMProxyTests",
             dependencies: ["MITMProxy", "MITMTLS", "MITMCore"],
-            resources: [.copy("Fixtures")]
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "MITMPinsTests",

@@ -31,19 +31,17 @@ public enum CertificateFile {
         }
     }
 
-    /// The proxy's own CA certificate, `directory/ca.pem`.
+    /// The proxy's own CA certificate, `ca.pem` in the CA directory `directory` (`~` expanded).
     public static func proxyCA(directory: String) throws(PinsError) -> [X509Certificate] {
-        let path = (directory as NSString).appendingPathComponent("ca.pem")
+        let path = CertificateAuthorityFiles(directory: directory).certificatePEM
         guard FileManager.default.fileExists(atPath: path) else {
-            throw PinsError("no proxy CA at \(path): start mitm-proxy once to create it, or pass --ca-dir with the directory that holds ca.pem")
+            throw PinsError("no proxy CA at \(path): start the proxy (or run `mitm-proxy ca path`) once to create it, or pass --ca-dir with the directory that holds ca.pem")
         }
         return try read(path)
     }
 
     /// The default CA directory, `~/.mitm-proxy`.
-    public static var defaultCADirectory: String {
-        (NSHomeDirectory() as NSString).appendingPathComponent(".mitm-proxy")
-    }
+    public static var defaultCADirectory: String { CertificateAuthorityFiles.defaultDirectory }
 
     private static func isCertificateLabel(_ label: String) -> Bool {
         label == "CERTIFICATE" || label == "X509 CERTIFICATE"

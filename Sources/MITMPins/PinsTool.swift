@@ -143,7 +143,7 @@ public enum PinsTool {
         }
         if let directory = options.proxyCADirectory {
             let certificates = try CertificateFile.proxyCA(directory: directory)
-            let path = (directory as NSString).appendingPathComponent("ca.pem")
+            let path = CertificateAuthorityFiles(directory: directory).certificatePEM
             chains.append(try CertificateChain(source: "proxy CA \(path)", certificates: certificates, served: false, now: options.now))
         }
         guard !chains.isEmpty else {

@@ -1,0 +1,154 @@
+/// The line-oriented parts of HTTP/1: heads, chunk-size lines, the CRLF after chunk data, and trailers.
+extension HTTP1Parser {
+    /// The next complete line, without its CRLF (or bare LF), and its length with it; nil if no LF has arrived yet.
+    /// Bytes already searched are not searched again on the next call.
+    mutating func takeLine() -> (content: ArraySlice<UInt8>, length: Int)? {
+        guard let newline = buffer[(readIndex + scannedWithoutNewline)...].firstIndex(of: HTTPSyntax.lf) else {
+            scannedWithoutNewline = available
+            return nil
+        }
+        var contentEnd = newline
+        if contentEnd > readIndex && buffer[contentEnd - 1] == HTTPSyntax.cr {
+            contentEnd -= 1
+        }
+        let content = buffer[readIndex..<contentEnd]
+        let length = newline + 1 - readIndex
+        readIndex = newline + 1
+        scannedWithoutNewline = 0
+        return (content, length)
+    }
+
+    /// Reads the start line and field lines that have arrived; returns the start line once the blank line ending the
+    /// head is read. Empty lines before the start line are skipped.
+    mutating func readHeadLines() throws(HTTP1ParseError) -> HTTP1LineSyntax.StartLine? {
+        while true {
+            guard let (line, length) = takeLine() else {
+                try checkBlockLimit(pending: available, what: "message head")
+                return nil
+            }
+            guard let startLine else {
+                if line.isEmpty { continue }
+                try countBlockLine(length, what: "message head")
+                switch role {
+                case .request: startLine = .request(try HTTP1LineSyntax.parseRequestLine(line))
+                case .response: startLine = .status(try HTTP1LineSyntax.parseStatusLine(line))
+                }
+                continue
+            }
+            try countBlockLine(length, what: "message head")
+            if line.isEmpty { return startLine }
+            blockLines += 1
+            fields.append(try HTTP1LineSyntax.parseFieldLine(line, place: "header line \(blockLines)"))
+        }
+    }
+
+    /// Reads the trailer field lines that have arrived; true once the blank line ending them is read.
+    mutating func readTrailerLines() throws(HTTP1ParseError) -> Bool {
+        while true {
+            guard let (line, length) = takeLine() else {
+                try checkBlockLimit(pending: available, what: "trailer section")
+                return false
+            }
+            try countBlockLine(length, what: "trailer section")
+            if line.isEmpty { return true }
+            blockLines += 1
+            fields.append(try HTTP1LineSyntax.parseFieldLine(line, place: "trailer line \(blockLines)"))
+        }
+    }
+
+    /// Throws when an unfinished line already makes the block too long: finishing it takes at least one more byte.
+    private func checkBlockLimit(pending: Int, what: String) throws(HTTP1ParseError) {
+        if blockBytes + pending >= maxHeaderBytes {
+            throw HTTP1ParseError(.headersTooLarge, "\(what) is longer than \(maxHeaderBytes) bytes")
+        }
+    }
+
+    private mutating func countBlockLine(_ length: Int, what: String) throws(HTTP1ParseError) {
+        blockBytes += length
+        if blockBytes > maxHeaderBytes {
+            throw HTTP1ParseError(.headersTooLarge, "\(what) is longer than \(maxHeaderBytes) bytes")
+        }
+    }
+
+    /// Reads `chunk-size [chunk-ext] CRLF`; returns the size, or nil if the line has not fully arrived.
+    mutating func readChunkSizeLine() throws(HTTP1ParseError) -> Int? {
+        let limit = Self.maxChunkSizeLineBytes
+        guard let (line, length) = takeLine() else {
+            if available >= limit {
+                throw HTTP1ParseError(.badChunk, "chunk size line is longer than \(limit) bytes")
+            }
+            return nil
+        }
+        if length > limit {
+            throw HTTP1ParseError(.badChunk, "chunk size line is longer than \(limit) bytes")
+        }
+        var size = 0
+        var index = line.startIndex
+        while index < line.endIndex, let digit = HTTPSyntax.hexDigitValue(line[index]) {
+            guard size <= (Int.max - digit) / 16 else {
+                throw HTTP1ParseError(.badChunk, "chunk size \(HTTPSyntax.quoted(line)) is too large")
+            }
+            size = size * 16 + digit
+            index += 1
+        }
+        if index == line.startIndex {
+            throw HTTP1ParseError(.badChunk, "chunk size line \(HTTPSyntax.quoted(line)) does not start with a hex number")
+        }
+        let rest = line[index...].drop(while: HTTPSyntax.isOWS)
+        if let first = rest.first {
+            guard first == UInt8(ascii: ";") else {
+                throw HTTP1ParseError(.badChunk, "chunk size line \(HTTPSyntax.quoted(line)) has junk after the size")
+            }
+            guard rest.allSatisfy(HTTPSyntax.isTextByte) else {
+                throw HTTP1ParseError(.badChunk, "chunk extension in \(HTTPSyntax.quoted(line)) contains control characters")
+            }
+        }
+        return size
+    }
+
+    /// Reads the CRLF (or bare LF) that must follow chunk data; false if it has not fully arrived.
+    mutating func readChunkDataEnd() throws(HTTP1ParseError) -> Bool {
+        guard available > 0 else { return false }
+        switch buffer[readIndex] {
+        case HTTPSyntax.lf:
+            readIndex += 1
+            return true
+        case HTTPSyntax.cr:
+            guard available > 1 else { return false }
+            if buffer[readIndex + 1] == HTTPSyntax.lf {
+                readIndex += 2
+                return true
+            }
+        default:
+            break
+        }
+        throw HTTP1ParseError(.badChunk, "chunk data is not followed by CRLF")
+    }
+
+    /// Emits the head just read and sets up reading its body.
+    mutating func completeHead(_ line: HTTP1LineSyntax.StartLine, into events: inout [HTTP1Event]) throws(HTTP1ParseError) {
+        let headers = HTTPHeaders(fields)
+        let framing: HTTP1BodyFraming
+        switch line {
+        case .request(let requestLine):
+            var head = HTTPRequestHead(method: requestLine.method, target: requestLine.target, version: requestLine.version, headers: headers)
+            (framing, pauseAfterMessage) = try HTTP1Framing.request(&head)
+            events.append(.requestHead(head))
+        case .status(let statusLine):
+            var head = HTTPResponseHead(version: statusLine.version, status: statusLine.status, reason: statusLine.reason, headers: headers)
+            let isInterim = head.status < 200 && head.status != 101
+            (framing, pauseAfterMessage) = try HTTP1Framing.response(&head, requestMethod: isInterim ? nil : expectedMethods.first)
+            if !isInterim && !expectedMethods.isEmpty {
+                expectedMethods.removeFirst()
+            }
+            events.append(.responseHead(head))
+        }
+        startLine = nil
+        switch framing {
+        case .none: endMessage(trailers: nil, into: &events)
+        case .contentLength(let length): phase = .fixedBody(remaining: length)
+        case .chunked: phase = .chunkSizeLine
+        case .closeDelimited: phase = .closeDelimitedBody
+        }
+    }
+}

@@ -1,0 +1,82 @@
+extension HTTPRequestHead {
+    /// The head on the wire: `METHOD target HTTP/x.y\r\n`, each field as `name: value\r\n` in order, then `\r\n`.
+    public func serialized() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + headers.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        bytes.append(contentsOf: method.utf8)
+        bytes.append(HTTPSyntax.space)
+        bytes.append(contentsOf: target.utf8)
+        bytes.append(HTTPSyntax.space)
+        bytes.append(contentsOf: version.description.utf8)
+        bytes.append(HTTPSyntax.cr)
+        bytes.append(HTTPSyntax.lf)
+        HTTP1Serialization.appendFields(headers, to: &bytes)
+        return bytes
+    }
+}
+
+extension HTTPResponseHead {
+    /// The head on the wire: `HTTP/x.y status reason\r\n` (the space before an empty reason is kept, as RFC 9112
+    /// requires), each field as `name: value\r\n` in order, then `\r\n`.
+    public func serialized() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + headers.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        bytes.append(contentsOf: version.description.utf8)
+        bytes.append(HTTPSyntax.space)
+        bytes.append(contentsOf: String(status).utf8)
+        bytes.append(HTTPSyntax.space)
+        bytes.append(contentsOf: reason.utf8)
+        bytes.append(HTTPSyntax.cr)
+        bytes.append(HTTPSyntax.lf)
+        HTTP1Serialization.appendFields(headers, to: &bytes)
+        return bytes
+    }
+}
+
+/// Writing header blocks.
+enum HTTP1Serialization {
+    /// Appends every field as `name: value\r\n`, then the blank line that ends the block.
+    static func appendFields(_ headers: HTTPHeaders, to bytes: inout [UInt8]) {
+        for field in headers.fields {
+            bytes.append(contentsOf: field.name.utf8)
+            bytes.append(HTTPSyntax.colon)
+            bytes.append(HTTPSyntax.space)
+            bytes.append(contentsOf: field.value.utf8)
+            bytes.append(HTTPSyntax.cr)
+            bytes.append(HTTPSyntax.lf)
+        }
+        bytes.append(HTTPSyntax.cr)
+        bytes.append(HTTPSyntax.lf)
+    }
+}
+
+/// Writing bodies with the chunked transfer coding (RFC 9112 §7.1).
+public enum HTTP1Chunked {
+    /// One chunk: the size in lowercase hex, CRLF, the data, CRLF. Empty data gives no bytes at all, so a writer can
+    /// never end the body by accident; use `lastChunk(trailers:)` for that.
+    public static func encodeChunk(_ data: [UInt8]) -> [UInt8] {
+        encodeChunk(data[...])
+    }
+
+    /// One chunk of `data`; empty data gives no bytes.
+    public static func encodeChunk(_ data: ArraySlice<UInt8>) -> [UInt8] {
+        guard !data.isEmpty else { return [] }
+        let size = String(data.count, radix: 16)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size.utf8.count + data.count + 4)
+        bytes.append(contentsOf: size.utf8)
+        bytes.append(HTTPSyntax.cr)
+        bytes.append(HTTPSyntax.lf)
+        bytes.append(contentsOf: data)
+        bytes.append(HTTPSyntax.cr)
+        bytes.append(HTTPSyntax.lf)
+        return bytes
+    }
+
+    /// The end of a chunked body: `0\r\n`, the trailer fields if any, and the final `\r\n`.
+    public static func lastChunk(trailers: HTTPHeaders?) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "0"), HTTPSyntax.cr, HTTPSyntax.lf]
+        HTTP1Serialization.appendFields(trailers ?? HTTPHeaders(), to: &bytes)
+        return bytes
+    }
+}

@@ -1,0 +1,98 @@
+/// One header (or trailer) field line, with its name and value as received or as they will be written.
+public struct HTTPHeaderField: Sendable, Equatable {
+    /// The field name, case kept as given (`Content-Type`).
+    public var name: String
+    /// The field value without surrounding whitespace.
+    public var value: String
+
+    /// A field named `name` with `value`.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// An ordered list of header fields that keeps the original order, case and repetitions; look-ups ignore ASCII case.
+public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    /// The fields in the order they are received or will be written.
+    public var fields: [HTTPHeaderField]
+
+    /// Headers holding `fields` in that order.
+    public init(_ fields: [HTTPHeaderField] = []) {
+        self.fields = fields
+    }
+
+    /// Headers from a literal such as `["Host": "example.com", "Accept": "*/*"]`, kept in the literal's order.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.fields = elements.map { HTTPHeaderField(name: $0.0, value: $0.1) }
+    }
+
+    /// Iterates over the fields in order.
+    public func makeIterator() -> IndexingIterator<[HTTPHeaderField]> {
+        fields.makeIterator()
+    }
+
+    /// The number of field lines.
+    public var count: Int { fields.count }
+
+    /// Whether there are no fields at all.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The value of the first field called `name` (any case), or nil.
+    public func first(_ name: String) -> String? {
+        fields.first { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }?.value
+    }
+
+    /// The values of all fields called `name` (any case), in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }.map(\.value)
+    }
+
+    /// Whether any field is called `name` (any case).
+    public func contains(_ name: String) -> Bool {
+        fields.contains { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }
+    }
+
+    /// The comma-separated elements of all fields called `name`, trimmed and lowercased, empty elements dropped:
+    /// `Connection: keep-alive, Upgrade` gives `["keep-alive", "upgrade"]`.
+    public func tokens(_ name: String) -> [String] {
+        var result: [String] = []
+        for value in values(name) {
+            for element in value.split(separator: ",", omittingEmptySubsequences: true) {
+                let trimmed = HTTPSyntax.trimmingOWS(element)
+                if !trimmed.isEmpty {
+                    result.append(HTTPSyntax.asciiLowercased(trimmed))
+                }
+            }
+        }
+        return result
+    }
+
+    /// Appends a field after all existing ones.
+    public mutating func add(name: String, value: String) {
+        fields.append(HTTPHeaderField(name: name, value: value))
+    }
+
+    /// Removes every field called `name` (any case).
+    public mutating func remove(_ name: String) {
+        fields.removeAll { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }
+    }
+
+    /// Sets the first field called `name` to `value` in place (keeping its position and spelling) and removes the others;
+    /// appends a new field if there was none.
+    public mutating func replaceOrAdd(name: String, value: String) {
+        guard let index = fields.firstIndex(where: { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }) else {
+            add(name: name, value: value)
+            return
+        }
+        fields[index].value = value
+        var position = fields.index(after: index)
+        while position < fields.endIndex {
+            if HTTPSyntax.equalsIgnoringASCIICase(fields[position].name, name) {
+                fields.remove(at: position)
+            } else {
+                position += 1
+            }
+        }
+    }
+}

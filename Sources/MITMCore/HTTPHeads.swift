@@ -1,0 +1,60 @@
+/// The start line and header fields of an HTTP/1.x request.
+public struct HTTPRequestHead: Sendable, Equatable {
+    /// The method exactly as sent (methods are case-sensitive): `GET`, `CONNECT`.
+    public var method: String
+    /// The request-target exactly as sent; `RequestTarget.parse` interprets it.
+    public var target: String
+    /// The protocol version.
+    public var version: HTTPVersion
+    /// The header fields in order.
+    public var headers: HTTPHeaders
+
+    /// A request head; the version defaults to HTTP/1.1.
+    public init(method: String, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = HTTPHeaders()) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+    }
+
+    /// Whether the connection stays open after this message, judged from the version and the Connection header.
+    public var keepAlive: Bool {
+        HTTPPersistence.keepAlive(version: version, headers: headers)
+    }
+}
+
+/// The status line and header fields of an HTTP/1.x response.
+public struct HTTPResponseHead: Sendable, Equatable {
+    /// The protocol version.
+    public var version: HTTPVersion
+    /// The three-digit status code.
+    public var status: Int
+    /// The reason phrase; may be empty.
+    public var reason: String
+    /// The header fields in order.
+    public var headers: HTTPHeaders
+
+    /// A response head; the version defaults to HTTP/1.1.
+    public init(version: HTTPVersion = .http1_1, status: Int, reason: String, headers: HTTPHeaders = HTTPHeaders()) {
+        self.version = version
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+    }
+
+    /// Whether the connection stays open after this message, judged from the version and the Connection header
+    /// (a close-delimited body ends the connection regardless: the parser only ends it in `finish()`).
+    public var keepAlive: Bool {
+        HTTPPersistence.keepAlive(version: version, headers: headers)
+    }
+}
+
+/// Connection persistence (RFC 9112 §9.3).
+enum HTTPPersistence {
+    static func keepAlive(version: HTTPVersion, headers: HTTPHeaders) -> Bool {
+        let options = headers.tokens("connection")
+        if options.contains("close") { return false }
+        if version.major > 1 || (version.major == 1 && version.minor >= 1) { return true }
+        return options.contains("keep-alive")
+    }
+}

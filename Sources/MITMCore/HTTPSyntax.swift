@@ -1,0 +1,129 @@
+/// Byte classes and small text helpers shared by the HTTP/1 parser, the header helpers and the target parser (RFC 9110 §5.6).
+enum HTTPSyntax {
+    static let cr: UInt8 = 0x0D
+    static let lf: UInt8 = 0x0A
+    static let space: UInt8 = 0x20
+    static let tab: UInt8 = 0x09
+    static let colon: UInt8 = 0x3A
+
+    /// `tchar`: the characters allowed in methods, field names and transfer codings.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether `bytes` is a non-empty token.
+    static func isToken<C: Collection<UInt8>>(_ bytes: C) -> Bool {
+        !bytes.isEmpty && bytes.allSatisfy(isTokenByte)
+    }
+
+    /// Field values and reason phrases: HTAB, SP, visible ASCII and obs-text; no other control characters, no DEL.
+    static func isTextByte(_ byte: UInt8) -> Bool {
+        byte == tab || (byte >= 0x20 && byte != 0x7F)
+    }
+
+    /// Visible ASCII without space, as allowed in a request-target.
+    static func isVisibleASCII(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte < 0x7F
+    }
+
+    static func isOWS(_ byte: UInt8) -> Bool {
+        byte == space || byte == tab
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs.
+    static func trimmingOWS(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var lower = bytes.startIndex
+        var upper = bytes.endIndex
+        while lower < upper, isOWS(bytes[lower]) { lower += 1 }
+        while upper > lower, isOWS(bytes[upper - 1]) { upper -= 1 }
+        return bytes[lower..<upper]
+    }
+
+    /// `text` without leading and trailing spaces and tabs.
+    static func trimmingOWS(_ text: Substring) -> Substring {
+        let isOWSCharacter: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isOWSCharacter($0) }),
+              let last = text.lastIndex(where: { !isOWSCharacter($0) }) else { return "" }
+        return text[first...last]
+    }
+
+    /// `text` with ASCII letters lowercased and everything else untouched.
+    static func asciiLowercased<S: StringProtocol>(_ text: S) -> String {
+        String(decoding: text.utf8.map(lowercasedASCII), as: UTF8.self)
+    }
+
+    static func lowercasedASCII(_ byte: UInt8) -> UInt8 {
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
+    }
+
+    static func equalsIgnoringASCIICase(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.count == rhs.utf8.count
+            && zip(lhs.utf8, rhs.utf8).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) }
+    }
+
+    /// Field text as a String: UTF-8 when the bytes are valid UTF-8, otherwise one character per byte (ISO 8859-1),
+    /// so no byte is ever replaced by U+FFFD.
+    static func decodeText(_ bytes: ArraySlice<UInt8>) -> String {
+        let utf8 = String(decoding: bytes, as: UTF8.self)
+        if utf8.utf8.elementsEqual(bytes) { return utf8 }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+        return String(scalars)
+    }
+
+    /// A short, printable rendering of raw protocol bytes for error messages: control and non-ASCII bytes become `\xNN`,
+    /// long input is cut to 60 bytes.
+    static func quoted<C: Collection<UInt8>>(_ bytes: C) -> String {
+        var text = "\""
+        for byte in bytes.prefix(60) {
+            switch byte {
+            case UInt8(ascii: "\""): text += "\\\""
+            case UInt8(ascii: "\\"): text += "\\\\"
+            case 0x20..<0x7F: text.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                text += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        if bytes.count > 60 { text += "…" }
+        return text + "\""
+    }
+
+    /// A String quoted for an error message, with the same escaping as the byte form.
+    static func quoted(_ text: String) -> String {
+        quoted(Array(text.utf8))
+    }
+
+    /// The value of a non-empty run of ASCII decimal digits, or nil (also on overflow).
+    static func decimalValue<C: Collection<UInt8>>(_ digits: C) -> Int? {
+        guard !digits.isEmpty else { return nil }
+        var value = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = shifted.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            if overflowA || overflowB { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    /// The value of a hexadecimal digit, or nil.
+    static func hexDigitValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(byte - UInt8(ascii: "a") + 10)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return Int(byte - UInt8(ascii: "A") + 10)
+        default: return nil
+        }
+    }
+}

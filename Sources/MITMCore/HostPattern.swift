@@ -1,0 +1,104 @@
+/// A host name pattern for `--expect` rules and host filters: `example.com`, `*.example.com` or `*`.
+///
+/// Matching ignores ASCII case, a trailing dot on either side, and the brackets around an IPv6 literal.
+public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
+    private enum Kind: Sendable, Equatable {
+        case any
+        case exact(String)
+        case subdomains(of: String)
+    }
+
+    private let kind: Kind
+
+    /// Parses `text`, rejecting anything that is not a host name, an IP literal, `*.` followed by one, or `*`.
+    public init(_ text: String) throws(HostPatternError) {
+        guard !text.isEmpty else { throw .empty }
+        guard text.unicodeScalars.allSatisfy(\.isASCII) else { throw .nonASCII(text) }
+        guard !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { throw .whitespace(text) }
+        if text == "*" {
+            kind = .any
+            return
+        }
+        let isWildcard = text.hasPrefix("*.")
+        let host = Self.normalized(isWildcard ? String(text.dropFirst(2)) : text)
+        if host.contains("*") { throw .misplacedWildcard(text) }
+        if let invalid = host.first(where: { !Self.isHostCharacter($0) }) {
+            throw .invalidCharacter(invalid, in: text)
+        }
+        if !host.contains(":") && host.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+            throw .emptyLabel(text)
+        }
+        kind = isWildcard ? .subdomains(of: host) : .exact(host)
+    }
+
+    /// Whether `host` (a CONNECT authority host, SNI or Host header value, without port) matches.
+    public func matches(_ host: String) -> Bool {
+        switch kind {
+        case .any:
+            return true
+        case .exact(let name):
+            return Self.normalized(host) == name
+        case .subdomains(of: let parent):
+            let candidate = Self.normalized(host)
+            return candidate.count > parent.count + 1 && candidate.hasSuffix("." + parent)
+        }
+    }
+
+    /// The pattern in canonical form: lowercase, without a trailing dot or IPv6 brackets.
+    public var description: String {
+        switch kind {
+        case .any: "*"
+        case .exact(let name): name
+        case .subdomains(of: let parent): "*." + parent
+        }
+    }
+
+    private static func normalized(_ host: String) -> String {
+        var host = Substring(host.lowercased())
+        if host.hasPrefix("["), host.hasSuffix("]"), host.count >= 2 {
+            host = host.dropFirst().dropLast()
+        }
+        if host.hasSuffix(".") {
+            host = host.dropLast()
+        }
+        return String(host)
+    }
+
+    private static func isHostCharacter(_ character: Character) -> Bool {
+        character.isLetter || character.isNumber || "-_.:".contains(character)
+    }
+}
+
+/// Why a host pattern was rejected.
+public enum HostPatternError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The pattern is empty.
+    case empty
+    /// The pattern contains a space or control character.
+    case whitespace(String)
+    /// The pattern contains non-ASCII characters (write internationalised names in punycode).
+    case nonASCII(String)
+    /// A `*` appears somewhere other than as the whole pattern or as the leading `*.`.
+    case misplacedWildcard(String)
+    /// The pattern contains a character that cannot appear in a host name or IP literal.
+    case invalidCharacter(Character, in: String)
+    /// The pattern has an empty label, as in `a..example` or `.example`.
+    case emptyLabel(String)
+
+    /// A human reason naming the pattern.
+    public var description: String {
+        switch self {
+        case .empty:
+            "host pattern is empty"
+        case .whitespace(let text):
+            "host pattern \(text.debugDescription) contains a space or control character"
+        case .nonASCII(let text):
+            "host pattern \(text.debugDescription) contains non-ASCII characters; write internationalised names in punycode (xn--...)"
+        case .misplacedWildcard(let text):
+            "host pattern \(text.debugDescription) has a misplaced \"*\"; use \"*\" alone or as the first label, as in \"*.example.com\""
+        case .invalidCharacter(let character, in: let text):
+            "host pattern \(text.debugDescription) contains \(String(character).debugDescription), which cannot appear in a host name; give a host, not a URL"
+        case .emptyLabel(let text):
+            "host pattern \(text.debugDescription) has an empty label"
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// One HTTP request and its response as relayed by the proxy.
+public struct ExchangeRecord: Sendable, Equatable {
+    /// The proxy's id of the client connection that carried it.
+    public var connectionID: Int
+    /// `https` for intercepted TLS, `http` for plain proxying.
+    public var scheme: String
+    /// The origin host (SNI/CONNECT host, or the URL's host).
+    public var host: String
+    /// The origin port.
+    public var port: Int
+    /// The request head as the client sent it.
+    public var request: HTTPRequestHead
+    /// The final response head, or nil when none came (upstream failure, client gone).
+    public var response: HTTPResponseHead?
+    /// Request body bytes relayed.
+    public var requestBodyBytes: Int
+    /// Response body bytes relayed.
+    public var responseBodyBytes: Int
+    /// When the request head arrived.
+    public var started: Date
+    /// When the response ended (or the exchange was abandoned).
+    public var finished: Date
+    /// Why the exchange did not complete normally, if it did not.
+    public var failure: String?
+
+    /// Creates a record.
+    public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
+                response: HTTPResponseHead? = nil, requestBodyBytes: Int = 0, responseBodyBytes: Int = 0,
+                started: Date, finished: Date, failure: String? = nil) {
+        self.connectionID = connectionID
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.request = request
+        self.response = response
+        self.requestBodyBytes = requestBodyBytes
+        self.responseBodyBytes = responseBodyBytes
+        self.started = started
+        self.finished = finished
+        self.failure = failure
+    }
+
+    /// `https://host[:port]/path` as the client meant it.
+    public var url: String {
+        let defaultPort = scheme == "https" ? 443 : 80
+        let authority = HostName.isIPv6(host) ? "[\(host)]" : host
+        let portPart = port == defaultPort ? "" : ":\(port)"
+        let path: String
+        if case .absolute(let absolute)? = try? RequestTarget.parse(request.target, method: request.method) {
+            path = absolute.pathAndQuery
+        } else {
+            path = request.target
+        }
+        return "\(scheme)://\(authority)\(portPart)\(path)"
+    }
+
+    /// Milliseconds from request head to the end of the response.
+    public var durationMilliseconds: Int { max(0, Int((finished.timeIntervalSince(started) * 1000).rounded())) }
+}
+
+/// Something the proxy did or saw, for the console and the machine-readable outputs.
+public enum ProxyEvent: Sendable, Equatable {
+    /// An HTTP exchange finished (or failed).
+    case exchange(ExchangeRecord)
+    /// A CONNECT tunnel that was relayed without interception ended.
+    case tunnel(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String)
+    /// The client's TLS handshake with the proxy failed or was abandoned.
+    case clientTLSFailed(connectionID: Int, host: String, port: Int, reason: String)
+    /// Connecting or talking to the upstream failed.
+    case upstreamFailed(connectionID: Int, host: String, port: Int, reason: String)
+    /// A client sent something the proxy could not accept.
+    case badRequest(connectionID: Int, peer: String, reason: String)
+    /// A TLS connection from a client was intercepted (handshake completed with the forged certificate).
+    case intercepted(connectionID: Int, host: String, port: Int, tlsVersion: String, alpn: String?)
+    /// A connection ended on a timeout.
+    case timedOut(connectionID: Int, host: String?, what: String)
+    /// A request head arrived from a client and is being relayed (or answered by the proxy).
+    case request(connectionID: Int, host: String, port: Int, method: String, url: String)
+    /// A client opened a CONNECT tunnel to `host:port`.
+    case connectionOpened(connectionID: Int, host: String, port: Int, peer: String)
+    /// The pinning verdict of an intercepted connection was decided (or an inconclusive one upgraded).
+    case verdict(ConnectionVerdict)
+}

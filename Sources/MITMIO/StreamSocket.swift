@@ -1,0 +1,241 @@
+import Dispatch
+import CMITMShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a `StreamSocket` reports to its owner, always on the socket's loop.
+public protocol StreamSocketDelegate: AnyObject {
+    /// Bytes arrived. The buffer is only valid during the call.
+    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer)
+    /// The peer finished sending (FIN).
+    func socketDidReadEOF(_ socket: StreamSocket)
+    /// A read or write failed (ECONNRESET, EPIPE, ...). The socket is closed afterwards by its owner.
+    func socket(_ socket: StreamSocket, didFail error: SystemCallError)
+    /// Everything queued for writing has been sent.
+    func socketDidDrain(_ socket: StreamSocket)
+}
+
+/// A nonblocking TCP socket on an event loop, with a write queue and pausable reads.
+/// Confined to its loop: every method must be called on `loop.queue`.
+// @unchecked Sendable: confined to one loop's serial queue; Dispatch handlers capture it there.
+public final class StreamSocket: @unchecked Sendable {
+    /// The loop that owns this socket.
+    public let loop: EventLoop
+    /// The file descriptor; closed only after both sources were cancelled.
+    public let descriptor: Int32
+    /// Receives events.
+    public weak var delegate: StreamSocketDelegate?
+
+    private let readSource: DispatchSourceRead
+    private let writeSource: DispatchSourceWrite
+    private var readSuspended = true
+    private var writeSuspended = true
+    private var pendingWrites: [[UInt8]] = []
+    private var firstWriteOffset = 0
+    private var shutdownAfterFlush = false
+    /// Bytes queued and not yet accepted by the kernel.
+    public private(set) var bufferedOutputBytes = 0
+    /// Whether `close()` was called.
+    public private(set) var isClosed = false
+    private var connectCompletion: ((SystemCallError?) -> Void)?
+
+    /// Wraps a connected (or connecting) nonblocking descriptor; takes ownership of it.
+    /// Must be called on `loop.queue`.
+    public init(descriptor: Int32, loop: EventLoop) {
+        self.descriptor = descriptor
+        self.loop = loop
+        readSource = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
+        writeSource = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
+        let remaining = Mutexless(count: 2)
+        let closeOnce: @Sendable () -> Void = {
+            if remaining.decrement() == 0 { Glibc.close(descriptor) }
+        }
+        readSource.setCancelHandler(handler: closeOnce)
+        writeSource.setCancelHandler(handler: closeOnce)
+        readSource.setEventHandler { [unowned self] in self.readAvailable() }
+        writeSource.setEventHandler { [unowned self] in self.writable() }
+        var one: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        // Activated here, on the loop, and suspended at once: handlers cannot run before this returns.
+        readSource.activate()
+        readSource.suspend()
+        writeSource.activate()
+        writeSource.suspend()
+    }
+
+    deinit { close() }
+
+    /// Starts (or resumes) delivering reads.
+    public func resumeReading() {
+        guard !isClosed, readSuspended else { return }
+        readSuspended = false
+        readSource.resume()
+    }
+
+    /// Stops delivering reads until `resumeReading()` (backpressure).
+    public func pauseReading() {
+        guard !isClosed, !readSuspended else { return }
+        readSuspended = true
+        readSource.suspend()
+    }
+
+    /// Whether reads are currently delivered.
+    public var isReading: Bool { !readSuspended && !isClosed }
+
+    /// Queues bytes and sends what the kernel takes now.
+    public func write(_ bytes: [UInt8]) {
+        guard !isClosed, !bytes.isEmpty else { return }
+        pendingWrites.append(bytes)
+        bufferedOutputBytes += bytes.count
+        if pendingWrites.count == 1 { flush() }
+    }
+
+    /// Sends FIN once everything queued has been written.
+    public func shutdownWriteAfterFlush() {
+        guard !isClosed else { return }
+        shutdownAfterFlush = true
+        if pendingWrites.isEmpty { Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+    }
+
+    /// Cancels both sources; the descriptor is closed once both cancel handlers have run.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        pendingWrites = []
+        bufferedOutputBytes = 0
+        if readSuspended { readSource.resume() }
+        if writeSuspended { writeSource.resume() }
+        readSource.cancel()
+        writeSource.cancel()
+        connectCompletion = nil
+    }
+
+    /// Starts a nonblocking connect to `address` on `loop`; `completion` runs on the loop.
+    public static func connect(
+        to address: SocketAddress,
+        on loop: EventLoop,
+        _ completion: @escaping (Result<StreamSocket, SystemCallError>) -> Void
+    ) {
+        let descriptor = Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else {
+            completion(.failure(SystemCallError(call: "socket", errno: errno)))
+            return
+        }
+        let result: SystemCallResult<Int32>
+        do {
+            result = try systemCall("connect") { address.withSockAddr { Glibc.connect(descriptor, $0, $1) } }
+        } catch {
+            Glibc.close(descriptor)
+            completion(.failure(error))
+            return
+        }
+        let socket = StreamSocket(descriptor: descriptor, loop: loop)
+        if case .done = result {
+            completion(.success(socket))
+            return
+        }
+        // The completion keeps the socket alive until the connect finishes; running it breaks the cycle.
+        socket.connectCompletion = { error in
+            if let error {
+                socket.close()
+                completion(.failure(error))
+            } else {
+                completion(.success(socket))
+            }
+        }
+        socket.writeSuspended = false
+        socket.writeSource.resume()
+    }
+
+    private func readAvailable() {
+        guard !isClosed, !readSuspended else { return }
+        let scratch = loop.readScratch
+        for _ in 0..<4 {
+            let count = Glibc.recv(descriptor, scratch.baseAddress, scratch.count, 0)
+            if count > 0 {
+                delegate?.socket(self, didRead: UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+                if isClosed || readSuspended || count < scratch.count { return }
+                continue
+            }
+            if count == 0 {
+                pauseReading()
+                delegate?.socketDidReadEOF(self)
+                return
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return
+            default:
+                let error = SystemCallError(call: "recv", errno: errno)
+                pauseReading()
+                delegate?.socket(self, didFail: error)
+                return
+            }
+        }
+    }
+
+    private func writable() {
+        if let completion = connectCompletion {
+            connectCompletion = nil
+            var code: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
+            writeSource.suspend()
+            writeSuspended = true
+            completion(code == 0 ? nil : SystemCallError(call: "connect", errno: code))
+            return
+        }
+        flush()
+    }
+
+    private func flush() {
+        while !isClosed, let first = pendingWrites.first {
+            let sent = first.withUnsafeBytes { buffer in
+                Glibc.send(descriptor, buffer.baseAddress! + firstWriteOffset, buffer.count - firstWriteOffset, Int32(MSG_NOSIGNAL))
+            }
+            if sent >= 0 {
+                firstWriteOffset += sent
+                bufferedOutputBytes -= sent
+                if firstWriteOffset == first.count {
+                    pendingWrites.removeFirst()
+                    firstWriteOffset = 0
+                }
+                continue
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK:
+                if writeSuspended {
+                    writeSuspended = false
+                    writeSource.resume()
+                }
+                return
+            default:
+                let error = SystemCallError(call: "send", errno: errno)
+                pendingWrites = []
+                bufferedOutputBytes = 0
+                delegate?.socket(self, didFail: error)
+                return
+            }
+        }
+        guard !isClosed else { return }
+        if !writeSuspended {
+            writeSuspended = true
+            writeSource.suspend()
+        }
+        if shutdownAfterFlush { Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+        delegate?.socketDidDrain(self)
+    }
+}
+
+/// A countdown shared by the two cancel handlers, which Dispatch runs on the same serial queue.
+// @unchecked Sendable: only touched from the owning loop's serial queue.
+private final class Mutexless: @unchecked Sendable {
+    private var count: Int
+    init(count: Int) { self.count = count }
+    func decrement() -> Int {
+        count -= 1
+        return count
+    }
+}

@@ -1,0 +1,64 @@
+import Dispatch
+import MITMIO
+
+/// Something the registry can time out and close.
+protocol ManagedConnection: AnyObject {
+    /// Monotonic nanoseconds after which the connection should be told it timed out.
+    var deadline: UInt64 { get }
+    /// The deadline passed.
+    func timedOut()
+    /// The proxy is stopping: close at once.
+    func closeForShutdown()
+}
+
+/// The connections living on one loop, with one sweeper timer that enforces their deadlines
+/// (cheaper than a timer per connection, and deadlines move with every read).
+// @unchecked Sendable: all state is touched on the loop's queue only.
+final class ConnectionRegistry: @unchecked Sendable {
+    private let loop: EventLoop
+    private var connections: [ObjectIdentifier: ManagedConnection] = [:]
+    private var sweeper: DispatchSourceTimer?
+
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    var count: Int { connections.count }
+
+    func add(_ connection: ManagedConnection) {
+        connections[ObjectIdentifier(connection)] = connection
+        if sweeper == nil { startSweeper() }
+    }
+
+    func remove(_ connection: ManagedConnection) {
+        connections.removeValue(forKey: ObjectIdentifier(connection))
+    }
+
+    func closeAll() {
+        let all = Array(connections.values)
+        connections.removeAll()
+        all.forEach { $0.closeForShutdown() }
+        sweeper?.cancel()
+        sweeper = nil
+    }
+
+    private func startSweeper() {
+        let timer = DispatchSource.makeTimerSource(queue: loop.queue)
+        timer.schedule(deadline: .now() + 0.25, repeating: 0.25, leeway: .milliseconds(50))
+        timer.setEventHandler { [unowned self] in self.sweep() }
+        timer.activate()
+        sweeper = timer
+    }
+
+    private func sweep() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let expired = connections.values.filter { $0.deadline <= now }
+        expired.forEach { $0.timedOut() }
+    }
+}
+
+/// Monotonic time helpers.
+enum Clock {
+    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+    static func after(seconds: Double) -> UInt64 { now + UInt64(max(0, seconds) * 1_000_000_000) }
+}

@@ -1,0 +1,509 @@
+import Foundation
+import MITMCore
+import MITMIO
+
+/// Relays HTTP/1.x between a client leg and upstream legs, message by message, streaming bodies:
+/// keep-alive, pipelining (responses in order), chunked bodies with trailers, close-delimited
+/// responses, 1xx, and `Upgrade` handed to a `RawRelay` after `101`.
+final class HTTPRelay {
+    /// Where requests go.
+    enum Mode {
+        /// Decrypted traffic of one intercepted TLS connection; every request goes to this upstream.
+        case intercepted(host: String, port: Int, upstream: Leg)
+        /// A plain-HTTP proxy connection: absolute-form requests, upstream chosen per request.
+        case plain
+        /// Intercepted, but the upstream could not be reached: every request gets a 502 naming `reason`.
+        case failing(host: String, port: Int, reason: String)
+    }
+
+    private struct PendingExchange {
+        var record: ExchangeRecord
+        var local: LocalResponse?
+        var upgradeRequested: Bool
+    }
+
+    let connectionID: Int
+    private let context: ProxyContext
+    private let loop: EventLoop
+    private let client: Leg
+    private var mode: Mode
+    private var clientParser: HTTP1Parser
+    private var responseParser = HTTP1Parser(role: .response)
+    private var upstream: Leg?
+    private var upstreamTarget: (host: String, port: Int)?
+    private var connecting: UpstreamConnector?
+    private var exchanges: [PendingExchange] = []
+    private var queuedClientEvents: [HTTP1Event] = []
+    private var queuedIndex = 0
+    private var requestChunked = false
+    private var requestOpen = false
+    private var responseChunked = false
+    private var responseHeadSent = false
+    private var clientEnded = false
+    private var closing = false
+    private var closed = false
+    private var upstreamPausedForClient = false
+    private var clientPausedForUpstream = false
+    private var clientPausedForQueue = false
+    private static let highWater = 512 * 1024
+
+    /// Called once when the relay ends, with a reason for the log.
+    var onClose: ((String) -> Void)?
+    /// Called on every byte relayed (idle deadlines).
+    var onActivity: (() -> Void)?
+    /// Called when an upgrade turned the connection into raw bytes; the relay's legs move to `RawRelay`.
+    var onUpgrade: ((RawRelay) -> Void)?
+    /// Called when the relay has sent its last byte and only waits for the client to hang up.
+    var onLinger: (() -> Void)?
+
+    init(connectionID: Int, context: ProxyContext, loop: EventLoop, client: Leg, parser: HTTP1Parser, mode: Mode) {
+        self.connectionID = connectionID
+        self.context = context
+        self.loop = loop
+        self.client = client
+        self.clientParser = parser
+        self.mode = mode
+        if case .intercepted(let host, let port, let leg) = mode {
+            upstream = leg
+            upstreamTarget = (host, port)
+        }
+    }
+
+    /// Starts relaying, first handling events the caller already parsed and bytes already read.
+    func start(initialEvents: [HTTP1Event] = [], initialBytes: [UInt8] = []) {
+        client.onEvent = { [unowned self] event in self.clientEvent(event) }
+        if let upstream { attachUpstream(upstream) }
+        enqueue(initialEvents)
+        if !initialBytes.isEmpty { feedClient(initialBytes) }
+        if !closed { client.resumeReading() }
+    }
+
+    // MARK: client side
+
+    private func clientEvent(_ event: LegEvent) {
+        if closing {
+            lingerEvent(event)
+            return
+        }
+        onActivity?()
+        switch event {
+        case .data(let bytes): feedClient(Array(bytes))
+        case .endOfInput:
+            clientEnded = true
+            do {
+                enqueue(try clientParser.finish())
+            } catch {
+                close(reason: "client closed mid-request: \(error.reason)")
+                return
+            }
+            if exchanges.isEmpty && !requestOpen { close(reason: "client closed the connection") }
+        case .failed(let reason): close(reason: "client: \(reason)")
+        case .drained:
+            if upstreamPausedForClient {
+                upstreamPausedForClient = false
+                upstream?.resumeReading()
+            }
+        }
+    }
+
+    private func feedClient(_ bytes: [UInt8]) {
+        do {
+            enqueue(try clientParser.feed(bytes))
+        } catch {
+            rejectClient(error)
+        }
+    }
+
+    private func enqueue(_ events: [HTTP1Event]) {
+        guard !events.isEmpty else { return }
+        queuedClientEvents.append(contentsOf: events)
+        processQueuedClientEvents()
+    }
+
+    /// Handles client events in order; stops (pausing client reads) when a request must wait for an upstream.
+    private func processQueuedClientEvents() {
+        while !closed && queuedIndex < queuedClientEvents.count {
+            let event = queuedClientEvents[queuedIndex]
+            if case .requestHead(let head) = event, !prepareUpstream(for: head) {
+                if !clientPausedForQueue {
+                    clientPausedForQueue = true
+                    client.pauseReading()
+                }
+                return
+            }
+            queuedIndex += 1
+            handleClientEvent(event)
+        }
+        queuedClientEvents.removeAll(keepingCapacity: true)
+        queuedIndex = 0
+        if clientPausedForQueue && !closed {
+            clientPausedForQueue = false
+            client.resumeReading()
+        }
+    }
+
+    private func handleClientEvent(_ event: HTTP1Event) {
+        switch event {
+        case .requestHead(let head): beginRequest(head)
+        case .responseHead: break
+        case .body(let bytes):
+            guard let index = exchanges.indices.last else { return }
+            exchanges[index].record.requestBodyBytes += bytes.count
+            guard exchanges[index].local == nil, let upstream else { return }
+            upstream.write(requestChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
+            if upstream.bufferedOutputBytes > Self.highWater && !clientPausedForUpstream {
+                clientPausedForUpstream = true
+                client.pauseReading()
+            }
+        case .end(let trailers):
+            requestOpen = false
+            guard let index = exchanges.indices.last else { return }
+            if exchanges[index].local != nil {
+                if index == 0 { sendLocalResponses() }
+                return
+            }
+            if requestChunked { upstream?.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
+        }
+    }
+
+    /// Whether the request can go now; if not, starts what it waits for (an upstream, earlier responses).
+    private func prepareUpstream(for head: HTTPRequestHead) -> Bool {
+        guard case .plain = mode else { return true }
+        guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
+              url.scheme == "http", !LocalPages.handles(host: url.host) else {
+            return exchanges.isEmpty || exchanges.allSatisfy { $0.local != nil }
+        }
+        if let target = upstreamTarget, target.host == url.host, target.port == url.port, upstream != nil { return true }
+        guard exchanges.isEmpty, connecting == nil else { return false }
+        upstream?.close()
+        upstream = nil
+        responseParser = HTTP1Parser(role: .response)
+        upstreamTarget = (url.host, url.port)
+        connecting = UpstreamConnector.connect(host: url.host, port: url.port, resolver: context.resolver, loop: loop) { [unowned self] result in
+            connecting = nil
+            switch result {
+            case .success(let socket):
+                attachUpstream(PlainLeg(socket: socket))
+                processQueuedClientEvents()
+            case .failure(let failure):
+                upstreamTarget = nil
+                failQueuedRequest(with: failure)
+            }
+        }
+        return false
+    }
+
+    private func beginRequest(_ head: HTTPRequestHead) {
+        requestOpen = true
+        requestChunked = head.headers.tokens("transfer-encoding").last == "chunked"
+        let upgrade = head.headers.contains("upgrade") && head.headers.tokens("connection").contains("upgrade")
+        switch mode {
+        case .intercepted(let host, let port, _):
+            forward(head, host: host, port: port, scheme: "https", upgrade: upgrade)
+        case .failing(let host, let port, let reason):
+            queueLocal(head, host: host, port: port, scheme: "https",
+                       response: .badGateway(host: host, port: port, reason: reason))
+        case .plain:
+            let target: RequestTarget
+            do {
+                target = try RequestTarget.parse(head.target, method: head.method)
+            } catch {
+                queueLocal(head, host: "-", port: 0, scheme: "http", response: .error(status: 400, reason: error.reason))
+                return
+            }
+            switch target {
+            case .absolute(let url) where url.scheme == "http" && !LocalPages.handles(host: url.host):
+                var forwarded = head
+                forwarded.target = url.pathAndQuery
+                forwarded.headers.remove("proxy-connection")
+                forwarded.headers.remove("proxy-authorization")
+                if !forwarded.headers.contains("host") { forwarded.headers.add(name: "Host", value: url.authority) }
+                forward(forwarded, original: head, host: url.host, port: url.port, scheme: "http", upgrade: upgrade)
+            case .absolute(let url) where url.scheme == "http":
+                queueLocal(head, host: url.host, port: url.port, scheme: "http", response: LocalPages.response(for: url.pathAndQuery, authority: context.authority))
+            case .absolute(let url):
+                queueLocal(head, host: url.host, port: url.port, scheme: url.scheme, response: .error(
+                    status: 400, reason: "send https:// requests through a CONNECT tunnel (configure the proxy for HTTPS too)"))
+            case .origin(let path):
+                queueLocal(head, host: "mitm.proxy", port: 80, scheme: "http", response: LocalPages.response(for: path, authority: context.authority))
+            case .authority, .asterisk:
+                queueLocal(head, host: "-", port: 0, scheme: "http", response: .error(
+                    status: 400, reason: "request target \(head.target) is not an absolute http:// URL"))
+            }
+        }
+    }
+
+    private func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool) {
+        guard let upstream else { return }
+        let now = Date()
+        let record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
+                                    request: original ?? head, started: now, finished: now)
+        exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade))
+        context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+        responseParser.expectResponse(toMethod: head.method)
+        upstream.write(head.serialized())
+    }
+
+    private func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse) {
+        let now = Date()
+        let record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
+                                    request: head, started: now, finished: now)
+        exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false))
+        context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+    }
+
+    /// Answers local exchanges at the head of the queue whose requests are complete.
+    private func sendLocalResponses() {
+        while let first = exchanges.first, let local = first.local, !(requestOpen && exchanges.count == 1) {
+            exchanges.removeFirst()
+            var record = first.record
+            let response = local.head(keepAlive: first.record.request.keepAlive && !clientEnded)
+            client.write(response.serialized() + (first.record.request.method == "HEAD" ? [] : local.body))
+            record.response = response
+            record.responseBodyBytes = local.body.count
+            record.finished = Date()
+            if local.head(keepAlive: true).status >= 400 { record.failure = local.reasonText }
+            context.events.emit(.exchange(record))
+            if !response.keepAlive {
+                closeAfterFlush()
+                return
+            }
+        }
+        if exchanges.isEmpty { becameIdle() }
+    }
+
+    private func failQueuedRequest(with failure: UpstreamFailure) {
+        context.events.emit(.upstreamFailed(connectionID: connectionID, host: failure.host, port: failure.port, reason: failure.reason))
+        guard queuedIndex < queuedClientEvents.count, case .requestHead(let head) = queuedClientEvents[queuedIndex] else { return }
+        queuedIndex += 1
+        queueLocal(head, host: failure.host, port: failure.port, scheme: "http",
+                   response: .badGateway(host: failure.host, port: failure.port, reason: failure.reason))
+        requestOpen = true
+        requestChunked = false
+        processQueuedClientEvents()
+    }
+
+    private func rejectClient(_ error: HTTP1ParseError) {
+        context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription, reason: error.reason))
+        let local = LocalResponse.error(status: error.suggestedStatus, reason: error.reason)
+        if responseHeadSent || exchanges.contains(where: { $0.local == nil }) {
+            close(reason: "malformed request: \(error.reason)")
+            return
+        }
+        client.write(local.head(keepAlive: false).serialized() + local.body)
+        closeAfterFlush()
+    }
+
+    private var clientDescription: String {
+        guard let peer = SocketAddress.peer(of: client.socket.descriptor) else { return "client" }
+        return peer.description
+    }
+
+    // MARK: upstream side
+
+    private func attachUpstream(_ leg: Leg) {
+        upstream = leg
+        leg.onEvent = { [unowned self] event in self.upstreamEvent(event) }
+        leg.resumeReading()
+    }
+
+    private func upstreamEvent(_ event: LegEvent) {
+        onActivity?()
+        switch event {
+        case .data(let bytes):
+            do {
+                handleResponseEvents(try responseParser.feed(Array(bytes)))
+            } catch {
+                upstreamBroke("sent a malformed response: \(error.reason)")
+            }
+        case .endOfInput:
+            do {
+                handleResponseEvents(try responseParser.finish())
+            } catch {
+                upstreamBroke("closed the connection in the middle of a response")
+                return
+            }
+            upstreamEnded()
+        case .failed(let reason): upstreamBroke(reason)
+        case .drained:
+            if clientPausedForUpstream {
+                clientPausedForUpstream = false
+                if !clientPausedForQueue { client.resumeReading() }
+            }
+        }
+    }
+
+    private func handleResponseEvents(_ events: [HTTP1Event]) {
+        for event in events where !closed {
+            switch event {
+            case .responseHead(let head): responseHead(head)
+            case .body(let bytes):
+                guard !exchanges.isEmpty else { continue }
+                exchanges[0].record.responseBodyBytes += bytes.count
+                client.write(responseChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
+                if client.bufferedOutputBytes > Self.highWater && !upstreamPausedForClient {
+                    upstreamPausedForClient = true
+                    upstream?.pauseReading()
+                }
+            case .end(let trailers): responseEnded(trailers: trailers)
+            case .requestHead: continue
+            }
+        }
+    }
+
+    private func responseHead(_ head: HTTPResponseHead) {
+        guard !exchanges.isEmpty else {
+            upstreamBroke("sent a response nobody asked for")
+            return
+        }
+        client.write(head.serialized())
+        if head.status >= 100 && head.status < 200 && head.status != 101 { return }
+        exchanges[0].record.response = head
+        responseHeadSent = true
+        responseChunked = head.headers.tokens("transfer-encoding").last == "chunked"
+        if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
+            do {
+                queuedClientEvents.append(contentsOf: try clientParser.resume())
+            } catch {
+                rejectClient(error)
+            }
+        }
+    }
+
+    private func responseEnded(trailers: HTTPHeaders?) {
+        guard !exchanges.isEmpty else { return }
+        let response = exchanges[0].record.response
+        guard let response else { return }  // the end of a 1xx
+        if responseChunked { client.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
+        var finished = exchanges.removeFirst()
+        finished.record.finished = Date()
+        responseHeadSent = false
+        context.events.emit(.exchange(finished.record))
+        if response.status == 101 {
+            upgrade()
+            return
+        }
+        let closeDelimited = !responseChunked && response.headers.first("content-length") == nil
+            && finished.record.request.method != "HEAD" && response.status != 204 && response.status != 304
+        if closeDelimited || !response.keepAlive || !finished.record.request.keepAlive {
+            closeAfterFlush()
+            return
+        }
+        sendLocalResponses()
+        if exchanges.isEmpty {
+            becameIdle()
+            if clientEnded && !requestOpen { closeAfterFlush() }
+            processQueuedClientEvents()
+        }
+    }
+
+    private func upgrade() {
+        guard let upstream else { return }
+        let up = clientParser.takeBufferedBytes() + queuedClientEventsAsBytes()
+        let down = responseParser.takeBufferedBytes()
+        client.onEvent = nil
+        upstream.onEvent = nil
+        let raw = RawRelay(client: client, upstream: upstream)
+        closed = true
+        onUpgrade?(raw)
+        raw.start(initialUp: up, initialDown: down)
+    }
+
+    /// Parsed-but-unhandled client events cannot exist after an Upgrade request (the parser paused), so nothing is lost.
+    private func queuedClientEventsAsBytes() -> [UInt8] { [] }
+
+    private func upstreamEnded() {
+        if exchanges.contains(where: { $0.local == nil }) {
+            upstreamBroke("closed the connection before responding")
+            return
+        }
+        switch mode {
+        case .plain:
+            upstream?.close()
+            upstream = nil
+            upstreamTarget = nil
+            responseParser = HTTP1Parser(role: .response)
+        case .intercepted, .failing:
+            closeAfterFlush()
+        }
+    }
+
+    private func upstreamBroke(_ reason: String) {
+        let target = upstreamTarget.map { "\($0.host):\($0.port)" } ?? "upstream"
+        guard let first = exchanges.first, first.local == nil else {
+            close(reason: "upstream \(target) \(reason)")
+            return
+        }
+        if responseHeadSent {
+            var record = first.record
+            record.failure = "upstream \(reason)"
+            record.finished = Date()
+            context.events.emit(.exchange(record))
+            close(reason: "upstream \(target) \(reason) (response truncated)")
+            return
+        }
+        let host = upstreamTarget?.host ?? first.record.host
+        let port = upstreamTarget?.port ?? first.record.port
+        context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port, reason: reason))
+        let local = LocalResponse.badGateway(host: host, port: port, reason: reason)
+        var record = first.record
+        let head = local.head(keepAlive: false)
+        record.response = head
+        record.finished = Date()
+        record.failure = "upstream \(reason)"
+        context.events.emit(.exchange(record))
+        exchanges.removeAll()
+        client.write(head.serialized() + local.body)
+        upstream?.close()
+        closeAfterFlush()
+    }
+
+    // MARK: lifecycle
+
+    private func becameIdle() {
+        client.releaseIdleMemory()
+        upstream?.releaseIdleMemory()
+    }
+
+    /// Sends what is queued, then FIN, and keeps reading (discarding) until the client hangs up: closing
+    /// a socket with unread input would reset it and could destroy the response in flight.
+    private func closeAfterFlush() {
+        guard !closing else { return }
+        closing = true
+        connecting?.cancel()
+        upstream?.onEvent = nil
+        upstream?.close()
+        upstream = nil
+        client.finishWriting()
+        client.resumeReading()
+        onLinger?()
+    }
+
+    private func lingerEvent(_ event: LegEvent) {
+        switch event {
+        case .data, .drained: return
+        case .endOfInput: close(reason: "done")
+        case .failed: close(reason: "done")
+        }
+    }
+
+    /// Closes both sides now.
+    func close(reason: String) {
+        guard !closed else { return }
+        closed = true
+        connecting?.cancel()
+        for exchange in exchanges where exchange.local == nil {
+            var record = exchange.record
+            record.finished = Date()
+            record.failure = reason
+            context.events.emit(.exchange(record))
+        }
+        exchanges.removeAll()
+        client.onEvent = nil
+        upstream?.onEvent = nil
+        client.close()
+        upstream?.close()
+        onClose?(reason)
+        onClose = nil
+    }
+}

@@ -1,0 +1,59 @@
+import MITMIO
+
+/// What a leg reports to the relay that owns it, on the leg's loop.
+enum LegEvent {
+    /// Plaintext arrived.
+    case data(UnsafeRawBufferPointer)
+    /// The peer finished sending (FIN, or TLS close_notify).
+    case endOfInput
+    /// The leg failed (reset, TLS error); the reason is for the log.
+    case failed(String)
+    /// Everything written has been handed to the kernel.
+    case drained
+}
+
+/// One side of a relay as plaintext: a plain socket, or a socket with TLS on it.
+protocol Leg: AnyObject {
+    /// Receives the leg's events. Set by the current owner (the relay).
+    var onEvent: ((LegEvent) -> Void)? { get set }
+    /// Queues plaintext toward the peer.
+    func write(_ bytes: [UInt8])
+    /// Bytes queued toward the peer and not yet sent (ciphertext for TLS legs).
+    var bufferedOutputBytes: Int { get }
+    /// Stops delivering data (backpressure).
+    func pauseReading()
+    /// Delivers data again.
+    func resumeReading()
+    /// Ends output after what is queued (FIN; close_notify then FIN for TLS).
+    func finishWriting()
+    /// Closes at once.
+    func close()
+    /// The socket under the leg.
+    var socket: StreamSocket { get }
+    /// Drops idle buffers (TLS record buffers) to keep idle connections small.
+    func releaseIdleMemory()
+}
+
+/// A leg that is the socket itself.
+final class PlainLeg: Leg, StreamSocketDelegate {
+    let socket: StreamSocket
+    var onEvent: ((LegEvent) -> Void)?
+
+    init(socket: StreamSocket) {
+        self.socket = socket
+        socket.delegate = self
+    }
+
+    func write(_ bytes: [UInt8]) { socket.write(bytes) }
+    var bufferedOutputBytes: Int { socket.bufferedOutputBytes }
+    func pauseReading() { socket.pauseReading() }
+    func resumeReading() { socket.resumeReading() }
+    func finishWriting() { socket.shutdownWriteAfterFlush() }
+    func close() { socket.close() }
+    func releaseIdleMemory() {}
+
+    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) { onEvent?(.data(bytes)) }
+    func socketDidReadEOF(_ socket: StreamSocket) { onEvent?(.endOfInput) }
+    func socket(_ socket: StreamSocket, didFail error: SystemCallError) { onEvent?(.failed(error.description)) }
+    func socketDidDrain(_ socket: StreamSocket) { onEvent?(.drained) }
+}

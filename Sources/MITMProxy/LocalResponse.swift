@@ -1,0 +1,45 @@
+import MITMCore
+
+/// A response the proxy writes itself: its own pages, errors, and 502s for unreachable upstreams.
+struct LocalResponse {
+    let status: Int
+    let reasonPhrase: String
+    let contentType: String
+    let body: [UInt8]
+    /// The explanation carried in the body, for the log.
+    let reasonText: String
+
+    func head(keepAlive: Bool) -> HTTPResponseHead {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: contentType)
+        headers.add(name: "Content-Length", value: String(body.count))
+        headers.add(name: "Cache-Control", value: "no-store")
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        headers.add(name: "X-Mitm-Proxy", value: "local")
+        return HTTPResponseHead(status: status, reason: reasonPhrase, headers: headers)
+    }
+
+    static func error(status: Int, reason: String) -> LocalResponse {
+        let phrase = reasonPhrases[status] ?? "Error"
+        return LocalResponse(status: status, reasonPhrase: phrase, contentType: "text/plain; charset=utf-8",
+                             body: Array("mitm-proxy: \(status) \(phrase): \(reason)\n".utf8), reasonText: reason)
+    }
+
+    static func badGateway(host: String, port: Int, reason: String) -> LocalResponse {
+        var text = "mitm-proxy could not get a response from \(host):\(port): \(reason)\n"
+        if reason.contains("certificate") {
+            text += "If this server uses a private or test CA, pass it with --upstream-ca FILE (or, for a throwaway test, --upstream-insecure).\n"
+        } else if reason.contains("DNS") {
+            text += "Check the host name, or map it to an address with --resolve \(host):ADDRESS.\n"
+        } else if reason.contains("refused") {
+            text += "Check that the server is running and listening on port \(port).\n"
+        }
+        return LocalResponse(status: 502, reasonPhrase: "Bad Gateway", contentType: "text/plain; charset=utf-8",
+                             body: Array(text.utf8), reasonText: "\(host):\(port): \(reason)")
+    }
+
+    static let reasonPhrases: [Int: String] = [
+        200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+        431: "Request Header Fields Too Large", 501: "Not Implemented", 502: "Bad Gateway", 504: "Gateway Timeout",
+    ]
+}

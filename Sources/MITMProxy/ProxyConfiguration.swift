@@ -1,0 +1,30 @@
+import MITMIO
+import MITMTLS
+
+/// Everything that shapes a proxy instance; the CLI fills it from flags, tests set it directly.
+public struct ProxyConfiguration: Sendable {
+    /// Address to listen on (`127.0.0.1` unless told otherwise).
+    public var host = "127.0.0.1"
+    /// Port to listen on; 0 picks a free port (read it back from `MITMProxy.port`).
+    public var port = 8888
+    /// The CA directory (created on first start).
+    public var caDirectory = CertificateAuthorityFiles.defaultDirectory
+    /// Extra PEM files of CAs trusted for upstream certificates, besides the system store.
+    public var upstreamCAFiles: [String] = []
+    /// Turns off upstream certificate verification.
+    public var upstreamInsecure = false
+    /// Host name -> IP literal used instead of DNS for upstream connections (curl's `--resolve`).
+    public var resolveOverrides: [String: String] = [:]
+    /// Seconds allowed for a TLS handshake or an upstream connect.
+    public var handshakeTimeout: Double = 10
+    /// Seconds a connection may stay silent in both directions before it is closed.
+    public var idleTimeout: Double = 60
+    /// Seconds after a completed handshake within which a client that sends nothing and closes counts
+    /// as `refused/closed-after-handshake`; still silent and open after it, `inconclusive/idle`.
+    public var silenceWindow: Double = 3
+    /// Number of event loops (default one per core).
+    public var loopCount = System.coreCount
+
+    /// A configuration with the defaults.
+    public init() {}
+}

@@ -1,0 +1,76 @@
+import Foundation
+import MITMCore
+import MITMIO
+import MITMTLS
+import Synchronization
+
+/// Services shared by every connection of one proxy instance.
+final class ProxyContext: Sendable {
+    let configuration: ProxyConfiguration
+    let authority: CertificateAuthority
+    let forger: LeafForger
+    let serverTLS: ServerTLSContext
+    let upstreamTLS: ClientTLSContext
+    let resolver: NameResolver
+    let events: EventFanOut
+    let loops: EventLoopGroup
+    let registries: [ConnectionRegistry]
+    let verdicts = VerdictBook()
+    private let nextConnectionID = Atomic<Int>(1)
+
+    init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut) throws(ProxyStartError) {
+        self.configuration = configuration
+        self.authority = authority
+        self.events = events
+        do {
+            forger = try LeafForger(authority: authority)
+            serverTLS = try ServerTLSContext()
+        } catch {
+            throw ProxyStartError("cannot set up TLS: \(error)")
+        }
+        for file in configuration.upstreamCAFiles {
+            do {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw ProxyStartError("cannot read it (missing or unreadable)")
+                }
+                _ = try X509Certificate.certificates(inFileBytes: [UInt8](data))
+            } catch {
+                throw ProxyStartError("--upstream-ca \(file): \(error)")
+            }
+        }
+        do {
+            upstreamTLS = try ClientTLSContext(verify: !configuration.upstreamInsecure, extraCAFiles: configuration.upstreamCAFiles)
+        } catch {
+            throw ProxyStartError("cannot load upstream CA files: \(error)")
+        }
+        resolver = NameResolver(overrides: configuration.resolveOverrides)
+        loops = EventLoopGroup(count: configuration.loopCount)
+        registries = loops.loops.map { ConnectionRegistry(loop: $0) }
+    }
+
+    func makeConnectionID() -> Int { nextConnectionID.add(1, ordering: .relaxed).oldValue }
+
+    func registry(for loop: EventLoop) -> ConnectionRegistry { registries[loop.index] }
+}
+
+/// Why the proxy could not start, phrased for the user.
+public struct ProxyStartError: Error, CustomStringConvertible, Sendable {
+    /// The complete message.
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Delivers events to every subscriber, from any thread.
+final class EventFanOut: Sendable {
+    private let subscribers = Mutex<[@Sendable (ProxyEvent) -> Void]>([])
+
+    func subscribe(_ subscriber: @escaping @Sendable (ProxyEvent) -> Void) {
+        subscribers.withLock { $0.append(subscriber) }
+    }
+
+    func emit(_ event: ProxyEvent) {
+        let current = subscribers.withLock { $0 }
+        for subscriber in current { subscriber(event) }
+    }
+}

@@ -1,0 +1,115 @@
+import Dispatch
+import Foundation
+import MITMCore
+import MITMIO
+import MITMTLS
+
+/// A running mitm-proxy instance, embeddable in tests: start it on port 0, read `port` and
+/// `caCertificatePath`, subscribe to events, stop it.
+public final class ProxyServer: Sendable {
+    /// The configuration it was started with.
+    public let configuration: ProxyConfiguration
+    /// The proxy's CA.
+    public let authority: CertificateAuthority
+    private let context: ProxyContext
+    private let listener: Listener
+
+    /// A proxy for a test: port 0, a fresh temporary CA directory, 127.0.0.1. Call `start()`.
+    public static func forTesting(configure: (inout ProxyConfiguration) -> Void = { _ in }) throws(ProxyStartError) -> ProxyServer {
+        var configuration = ProxyConfiguration()
+        configuration.port = 0
+        configuration.caDirectory = FileManager.default.temporaryDirectory.path + "/mitm-proxy-ca-" + UUID().uuidString
+        configure(&configuration)
+        return try ProxyServer(configuration: configuration)
+    }
+
+    /// Loads (or creates) the CA and binds the listening socket; call `start()` to accept connections.
+    public init(configuration: ProxyConfiguration) throws(ProxyStartError) {
+        signal(SIGPIPE, SIG_IGN)
+        self.configuration = configuration
+        do {
+            authority = try CertificateAuthority.loadOrCreate(directory: configuration.caDirectory)
+        } catch {
+            throw ProxyStartError(error.message)
+        }
+        let context = try ProxyContext(configuration: configuration, authority: authority, events: EventFanOut())
+        self.context = context
+        do {
+            listener = try Listener(host: configuration.host, port: configuration.port) { descriptor, _ in
+                let loop = context.loops.next()
+                loop.execute {
+                    ProxyConnection(descriptor: descriptor, context: context, loop: loop).start()
+                }
+            }
+        } catch {
+            throw ProxyStartError(error.message)
+        }
+    }
+
+    /// Starts accepting connections.
+    public func start() { listener.start() }
+
+    /// The port the proxy listens on.
+    public var port: Int { listener.address.port }
+
+    /// `host:port` the proxy listens on.
+    public var listenAddress: String { listener.address.description }
+
+    /// Path of the CA certificate (PEM) clients must trust.
+    public var caCertificatePath: String { authority.files.certificatePEM }
+
+    /// How many leaf certificates were signed so far (one per new name set).
+    public var forgedCertificateCount: Int { context.forger.forgedCount }
+
+    /// Calls `handler` for every event, from the proxy's loops (possibly concurrently).
+    public func subscribe(_ handler: @escaping @Sendable (ProxyEvent) -> Void) {
+        context.events.subscribe(handler)
+    }
+
+    /// Connections currently open (client connections, including those being set up).
+    public var openConnectionCount: Int {
+        context.loops.loops.reduce(0) { total, loop in
+            total + loop.queue.sync { context.registry(for: loop).count }
+        }
+    }
+
+    /// Every intercepted connection's verdict so far, in the order they were decided.
+    public var connectionVerdicts: [ConnectionVerdict] { context.verdicts.connections }
+
+    /// Per-host verdicts so far (hosts never contacted are absent: see `evaluate` for `unseen`).
+    public var hostVerdicts: [HostVerdict] { context.verdicts.hosts }
+
+    /// The verdict of `host` so far, or nil when no connection to it was decided yet.
+    public func verdict(for host: String) -> HostVerdict? {
+        hostVerdicts.first { $0.host == host.lowercased() }
+    }
+
+    /// Waits until at least one connection to `host` has a verdict; nil after `timeout`.
+    public func waitForVerdict(host: String, timeout: Duration = .seconds(10)) async -> HostVerdict? {
+        await context.verdicts.waitForVerdict(host: host, timeout: timeout)
+    }
+
+    /// Intercepted connections whose verdict is still open (handshaking, or inside the silence window).
+    public var undecidedConnectionCount: Int { context.verdicts.pendingCount }
+
+    /// Waits (blocking) until no verdict is open, at most `timeout` seconds (default: the silence window
+    /// plus a margin). Returns whether everything settled.
+    @discardableResult
+    public func settleVerdicts(timeout: Double? = nil) -> Bool {
+        context.verdicts.settle(timeout: timeout ?? configuration.silenceWindow + 1)
+    }
+
+    /// Checks expectations against the verdicts so far.
+    public func evaluate(_ expectations: [Expectation]) -> [ExpectationResult] {
+        let hosts = hostVerdicts
+        return expectations.map { $0.evaluate(hosts) }
+    }
+
+    /// Stops accepting and closes every connection; open verdicts become `inconclusive`.
+    public func stop() {
+        listener.close()
+        for loop in context.loops.loops {
+            loop.queue.sync { context.registry(for: loop).closeAll() }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/// Copies bytes both ways between two legs until both directions end: a CONNECT tunnel that is not
+/// intercepted, or a connection after `101 Switching Protocols`. Slow readers pause the other side.
+final class RawRelay {
+    private let client: Leg
+    private let upstream: Leg
+    private var clientDone = false
+    private var upstreamDone = false
+    private var closed = false
+    private(set) var bytesUp = 0
+    private(set) var bytesDown = 0
+    /// Called once when the relay has closed both legs, with the reason.
+    var onClose: ((String) -> Void)?
+    /// Called on every byte moved (for idle deadlines).
+    var onActivity: (() -> Void)?
+    private static let highWater = 512 * 1024
+
+    init(client: Leg, upstream: Leg) {
+        self.client = client
+        self.upstream = upstream
+    }
+
+    /// Starts relaying, first sending bytes each side already received for the other.
+    func start(initialUp: [UInt8] = [], initialDown: [UInt8] = []) {
+        client.onEvent = { [unowned self] event in self.handle(event, from: client, to: upstream, up: true) }
+        upstream.onEvent = { [unowned self] event in self.handle(event, from: upstream, to: client, up: false) }
+        if !initialUp.isEmpty { forward(initialUp, to: upstream, from: client, up: true) }
+        if !initialDown.isEmpty { forward(initialDown, to: client, from: upstream, up: false) }
+        client.resumeReading()
+        upstream.resumeReading()
+    }
+
+    /// Closes both legs.
+    func close(reason: String) {
+        guard !closed else { return }
+        closed = true
+        client.onEvent = nil
+        upstream.onEvent = nil
+        client.close()
+        upstream.close()
+        onClose?(reason)
+        onClose = nil
+    }
+
+    private func handle(_ event: LegEvent, from source: Leg, to destination: Leg, up: Bool) {
+        switch event {
+        case .data(let bytes):
+            forward(Array(bytes), to: destination, from: source, up: up)
+        case .endOfInput:
+            if up { clientDone = true } else { upstreamDone = true }
+            destination.finishWriting()
+            if clientDone && upstreamDone { close(reason: "both sides closed") }
+        case .failed(let reason):
+            close(reason: up ? "client: \(reason)" : "upstream: \(reason)")
+        case .drained:
+            // `source` drained its output: the leg feeding it may read again.
+            let feeder = source === client ? upstream : client
+            feeder.resumeReading()
+            if clientDone && upstreamDone { close(reason: "both sides closed") }
+        }
+    }
+
+    private func forward(_ bytes: [UInt8], to destination: Leg, from source: Leg, up: Bool) {
+        if up { bytesUp += bytes.count } else { bytesDown += bytes.count }
+        onActivity?()
+        destination.write(bytes)
+        if destination.bufferedOutputBytes > Self.highWater { source.pauseReading() }
+    }
+}

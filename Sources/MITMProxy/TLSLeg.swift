@@ -1,0 +1,166 @@
+import MITMCore
+import MITMIO
+import MITMTLS
+
+/// How a TLS handshake on a leg ended.
+enum TLSHandshakeOutcome {
+    /// The handshake completed.
+    case complete
+    /// OpenSSL failed the handshake (an alert received or sent, a verification error, garbage).
+    case failed(TLSFailure)
+    /// The peer closed (FIN) or reset the connection before the handshake completed, without an alert.
+    case peerClosed(reset: Bool)
+}
+
+/// A leg with TLS over the socket through memory BIOs: drives the handshake, then turns ciphertext
+/// into plaintext events and plaintext writes into ciphertext.
+final class TLSLeg: Leg, StreamSocketDelegate {
+    let socket: StreamSocket
+    let tls: TLSConnection
+    var onEvent: ((LegEvent) -> Void)?
+    /// Called once when the handshake ends.
+    var onHandshake: ((TLSHandshakeOutcome) -> Void)?
+    private(set) var isHandshaking = true
+    /// Called once, before the first plaintext is delivered (the verdict's "application data").
+    var onFirstData: (() -> Void)?
+    /// Called once when input ends after the handshake: the alert that ended it (close_notify or fatal), and whether it was a reset.
+    var onInputEnd: ((_ alert: TLSAlert?, _ reset: Bool) -> Void)?
+    private var paused = false
+    private var inputEnded = false
+
+    init(socket: StreamSocket, tls: TLSConnection) {
+        self.socket = socket
+        self.tls = tls
+        socket.delegate = self
+    }
+
+    /// Starts the handshake with bytes already read from the peer (a peeked ClientHello), then reads on.
+    func startHandshake(initialBytes: [UInt8] = []) {
+        if !initialBytes.isEmpty { tls.receive(initialBytes) }
+        stepHandshake()
+        if isHandshaking { socket.resumeReading() }
+    }
+
+    var bufferedOutputBytes: Int { socket.bufferedOutputBytes }
+
+    func write(_ bytes: [UInt8]) {
+        guard !socket.isClosed else { return }
+        if case .failure(let failure) = tls.write(bytes) {
+            onEvent?(.failed(failure.description))
+            return
+        }
+        flushOutput()
+    }
+
+    func pauseReading() {
+        paused = true
+        socket.pauseReading()
+    }
+
+    func resumeReading() {
+        paused = false
+        guard !isHandshaking, !socket.isClosed else { return }
+        socket.resumeReading()
+        drainPlaintext()
+    }
+
+    func finishWriting() {
+        guard !socket.isClosed else { return }
+        tls.shutdown()
+        flushOutput()
+        socket.shutdownWriteAfterFlush()
+    }
+
+    func close() { socket.close() }
+
+    func releaseIdleMemory() { tls.releaseBuffers() }
+
+    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) {
+        tls.receive(bytes)
+        if isHandshaking { stepHandshake() } else { drainPlaintext() }
+    }
+
+    func socketDidReadEOF(_ socket: StreamSocket) {
+        if isHandshaking {
+            endHandshake(.peerClosed(reset: false))
+        } else if !inputEnded {
+            inputEnded = true
+            signalInputEnd(alert: nil, reset: false)
+            onEvent?(.endOfInput)
+        }
+    }
+
+    private func signalInputEnd(alert: TLSAlert?, reset: Bool) {
+        let callback = onInputEnd
+        onInputEnd = nil
+        onFirstData = nil
+        callback?(alert, reset)
+    }
+
+    func socket(_ socket: StreamSocket, didFail error: SystemCallError) {
+        if isHandshaking {
+            endHandshake(.peerClosed(reset: true))
+        } else {
+            signalInputEnd(alert: nil, reset: true)
+            onEvent?(.failed(error.description))
+        }
+    }
+
+    func socketDidDrain(_ socket: StreamSocket) {
+        if !isHandshaking { onEvent?(.drained) }
+    }
+
+    private func stepHandshake() {
+        let step = tls.handshake()
+        flushOutput()
+        switch step {
+        case .needsInput: return
+        case .failed(let failure): endHandshake(.failed(failure))
+        case .complete:
+            endHandshake(.complete)
+            if !socket.isClosed && !paused { drainPlaintext() }
+        }
+    }
+
+    private func endHandshake(_ outcome: TLSHandshakeOutcome) {
+        guard isHandshaking else { return }
+        isHandshaking = false
+        let callback = onHandshake
+        onHandshake = nil
+        callback?(outcome)
+    }
+
+    private func drainPlaintext() {
+        let scratch = socket.loop.plaintextScratch
+        while !paused && !socket.isClosed && !inputEnded {
+            switch tls.read(into: scratch) {
+            case .data(let count):
+                if let first = onFirstData {
+                    onFirstData = nil
+                    onInputEnd = nil
+                    first()
+                }
+                onEvent?(.data(UnsafeRawBufferPointer(rebasing: scratch[0..<count])))
+            case .needsInput:
+                flushOutput()
+                return
+            case .closed:
+                inputEnded = true
+                flushOutput()
+                signalInputEnd(alert: .closeNotify, reset: false)
+                onEvent?(.endOfInput)
+                return
+            case .failed(let failure):
+                flushOutput()
+                signalInputEnd(alert: failure.receivedAlert, reset: false)
+                onEvent?(.failed(failure.description))
+                return
+            }
+        }
+    }
+
+    private func flushOutput() {
+        guard tls.pendingOutputCount > 0, !socket.isClosed else { return }
+        socket.write(tls.takeOutput())
+    }
+}

@@ -1,0 +1,32 @@
+import COpenSSL
+import CMITMShims
+
+/// The `SSL_CTX` for upstream (client-role) connections: verifies against the system store plus
+/// extra CA files, unless verification is turned off.
+// @unchecked Sendable: configured once in init; OpenSSL contexts are safe to share across threads.
+public final class ClientTLSContext: @unchecked Sendable {
+    let pointer: OpaquePointer
+    /// Whether upstream certificates are verified.
+    public let verifies: Bool
+
+    /// Creates the upstream context. Each `extraCAFiles` entry must be a readable PEM with certificates.
+    public init(verify: Bool, extraCAFiles: [String]) throws(TLSError) {
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSError("creating a client TLS context") }
+        pointer = context
+        verifies = verify
+        guard mitm_ssl_ctx_configure_client(context) == 1 else { throw TLSError("configuring the client TLS context") }
+        guard verify else {
+            SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+            return
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        if SSL_CTX_set_default_verify_paths(context) != 1 { _ = OpenSSLErrorStack.drain() }
+        for file in extraCAFiles {
+            guard SSL_CTX_load_verify_locations(context, file, nil) == 1 else {
+                throw TLSError("loading upstream CA file \(file) (it must be a readable PEM file with at least one certificate)")
+            }
+        }
+    }
+
+    deinit { SSL_CTX_free(pointer) }
+}

@@ -1,0 +1,282 @@
+import COpenSSL
+import CMITMShims
+import MITMCore
+
+/// The outcome of a handshake step.
+public enum TLSHandshakeStep: Sendable, Equatable {
+    /// The handshake finished.
+    case complete
+    /// More bytes from the peer are needed (send `takeOutput()` first).
+    case needsInput
+    /// The handshake failed; the connection is unusable.
+    case failed(TLSFailure)
+}
+
+/// The outcome of reading plaintext.
+public enum TLSReadResult: Sendable, Equatable {
+    /// `count` bytes were appended to the buffer.
+    case data(count: Int)
+    /// No complete record yet.
+    case needsInput
+    /// The peer sent close_notify.
+    case closed
+    /// A fatal TLS error.
+    case failed(TLSFailure)
+}
+
+/// Why a TLS connection failed, as far as the proxy can tell.
+public struct TLSFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// OpenSSL's reason (`certificate verify failed`, `wrong version number`, ...).
+    public let reason: String
+    /// The fatal alert the peer sent, if any.
+    public let receivedAlert: TLSAlert?
+    /// For upstream connections: the certificate verification error (`unable to get local issuer certificate`).
+    public let verifyError: String?
+
+    /// Creates a failure description.
+    public init(reason: String, receivedAlert: TLSAlert?, verifyError: String?) {
+        self.reason = reason
+        self.receivedAlert = receivedAlert
+        self.verifyError = verifyError
+    }
+
+    public var description: String {
+        if let verifyError { return "certificate verification failed: \(verifyError)" }
+        if let receivedAlert { return "peer sent TLS alert \(receivedAlert.name) (\(reason))" }
+        return reason
+    }
+}
+
+/// One TLS session over memory BIOs: ciphertext in with `receive`, out with `takeOutput`; no sockets.
+/// Not thread-safe: use it from one queue (the connection's event loop).
+public final class TLSConnection {
+    private let ssl: OpaquePointer
+    private let networkIn: OpaquePointer
+    private let networkOut: OpaquePointer
+    /// Protocols the server role may select, most preferred first (ALPN).
+    public let offeredALPN: [String]
+    /// The last alert the peer sent (fatal or close_notify).
+    public private(set) var receivedAlert: TLSAlert?
+    /// The last alert this side sent.
+    public private(set) var sentAlert: TLSAlert?
+    /// Server role: whether the certificate has been written toward the client.
+    public private(set) var certificateSent = false
+    /// Whether the handshake completed.
+    public private(set) var isHandshakeComplete = false
+
+    private init(context: OpaquePointer, offeredALPN: [String]) throws(TLSError) {
+        guard let ssl = SSL_new(context) else { throw TLSError("creating a TLS connection") }
+        guard let networkIn = BIO_new(BIO_s_mem()), let networkOut = BIO_new(BIO_s_mem()) else {
+            SSL_free(ssl)
+            throw TLSError("creating memory BIOs")
+        }
+        self.ssl = ssl
+        self.networkIn = networkIn
+        self.networkOut = networkOut
+        self.offeredALPN = offeredALPN
+        SSL_set_bio(ssl, networkIn, networkOut)
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
+        SSL_set_info_callback(ssl, recordTLSEvents)
+    }
+
+    /// A server-role connection presenting `certificate` (signed by the proxy CA) with `key`.
+    public convenience init(
+        server context: ServerTLSContext,
+        certificate: X509Certificate,
+        key: PrivateKey,
+        alpn: [String]
+    ) throws(TLSError) {
+        try self.init(context: context.pointer, offeredALPN: alpn)
+        guard SSL_use_certificate(ssl, certificate.pointer) == 1, SSL_use_PrivateKey(ssl, key.pointer) == 1 else {
+            throw TLSError("installing the forged certificate")
+        }
+        SSL_set_accept_state(ssl)
+    }
+
+    /// A client-role connection to an upstream: SNI `serverName` (nil for IP literals), certificate
+    /// checked against `verifyName` when the context verifies, ALPN `alpn` offered.
+    public convenience init(
+        client context: ClientTLSContext,
+        serverName: String?,
+        verifyName: String,
+        alpn: [String]
+    ) throws(TLSError) {
+        try self.init(context: context.pointer, offeredALPN: [])
+        if let serverName, mitm_ssl_set_host_name(ssl, serverName) != 1 {
+            throw TLSError("setting SNI \(serverName)")
+        }
+        if context.verifies {
+            let parameters = SSL_get0_param(ssl)
+            let ok = IPAddressText.parse(verifyName) != nil
+                ? X509_VERIFY_PARAM_set1_ip_asc(parameters, verifyName)
+                : SSL_set1_host(ssl, verifyName)
+            guard ok == 1 else { throw TLSError("setting the name to verify (\(verifyName))") }
+        }
+        if !alpn.isEmpty {
+            var wire: [UInt8] = []
+            for name in alpn where !name.isEmpty && name.utf8.count < 256 {
+                wire.append(UInt8(name.utf8.count))
+                wire.append(contentsOf: name.utf8)
+            }
+            guard SSL_set_alpn_protos(ssl, wire, UInt32(wire.count)) == 0 else { throw TLSError("setting ALPN") }
+        }
+        SSL_set_connect_state(ssl)
+    }
+
+    deinit { SSL_free(ssl) }
+
+    static func owner(of ssl: OpaquePointer) -> TLSConnection? {
+        guard let raw = SSL_get_ex_data(ssl, 0) else { return nil }
+        return Unmanaged<TLSConnection>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    fileprivate func noteAlert(_ value: Int32, read: Bool) {
+        let alert = TLSAlert(code: UInt8(truncatingIfNeeded: value & 0xFF))
+        if read { receivedAlert = alert } else { sentAlert = alert }
+    }
+
+    fileprivate func noteState() {
+        let state = SSL_get_state(ssl)
+        if state == TLS_ST_SW_CERT || state == TLS_ST_SW_CERT_VRFY || state == TLS_ST_SW_SRVR_DONE {
+            certificateSent = true
+        }
+    }
+
+    /// Feeds ciphertext received from the peer.
+    public func receive(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        BIO_write(networkIn, base, Int32(bytes.count))
+    }
+
+    /// Feeds ciphertext received from the peer.
+    public func receive(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { receive($0) }
+    }
+
+    /// Bytes of ciphertext waiting to be sent to the peer.
+    public var pendingOutputCount: Int { Int(BIO_ctrl_pending(networkOut)) }
+
+    /// Takes (and clears) the ciphertext waiting to be sent.
+    public func takeOutput() -> [UInt8] {
+        let count = pendingOutputCount
+        guard count > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let read = BIO_read(networkOut, buffer.baseAddress, Int32(count))
+            initialized = max(0, Int(read))
+        }
+    }
+
+    /// Advances the handshake with the input received so far.
+    public func handshake() -> TLSHandshakeStep {
+        ERR_clear_error()
+        let result = SSL_do_handshake(ssl)
+        if result == 1 {
+            isHandshakeComplete = true
+            return .complete
+        }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .needsInput
+        default: return .failed(failure())
+        }
+    }
+
+    /// Decrypts available application data into `buffer`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> TLSReadResult {
+        ERR_clear_error()
+        var readCount = 0
+        let result = SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &readCount)
+        if result == 1 { return .data(count: readCount) }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .needsInput
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        default: return .failed(failure())
+        }
+    }
+
+    /// Encrypts `bytes`; the ciphertext is then available from `takeOutput()`.
+    public func write(_ bytes: UnsafeRawBufferPointer) -> Result<Int, TLSFailure> {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return .success(0) }
+        ERR_clear_error()
+        var written = 0
+        let result = SSL_write_ex(ssl, base, bytes.count, &written)
+        if result == 1 { return .success(written) }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .success(0)
+        default: return .failure(failure())
+        }
+    }
+
+    /// Encrypts `bytes` (all of them: memory BIOs always accept).
+    public func write(_ bytes: [UInt8]) -> Result<Int, TLSFailure> {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Queues a close_notify alert.
+    public func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+    }
+
+    /// Releases OpenSSL's record buffers while the connection is idle.
+    public func releaseBuffers() {
+        _ = mitm_ssl_release_buffers(ssl)
+    }
+
+    /// The ALPN protocol agreed on, if any.
+    public var negotiatedALPN: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    /// `TLSv1.3`, `TLSv1.2`, ...
+    public var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+
+    /// The negotiated cipher suite name.
+    public var cipherName: String {
+        guard let cipher = SSL_get_current_cipher(ssl) else { return "" }
+        return String(cString: SSL_CIPHER_get_name(cipher))
+    }
+
+    /// Whether this connection resumed an earlier session.
+    public var isResumed: Bool { SSL_session_reused(ssl) == 1 }
+
+    /// The peer's certificate chain as sent (leaf first).
+    public var peerCertificates: [X509Certificate] {
+        guard let chain = SSL_get_peer_cert_chain(ssl) else { return [] }
+        return (0..<OPENSSL_sk_num(chain)).compactMap { index in
+            guard let element = OPENSSL_sk_value(chain, index) else { return nil }
+            let certificate = OpaquePointer(element)
+            X509_up_ref(certificate)
+            return X509Certificate(taking: certificate)
+        }
+    }
+
+    /// The verification error of the peer's chain, or nil when it verified (or was not checked).
+    public var verifyError: String? {
+        let code = SSL_get_verify_result(ssl)
+        guard code != X509_V_OK else { return nil }
+        return String(cString: X509_verify_cert_error_string(code))
+    }
+
+    private func failure() -> TLSFailure {
+        let stack = OpenSSLErrorStack.drain()
+        let verifyFailed = stack.entries.contains { $0.contains("certificate verify failed") }
+        return TLSFailure(
+            reason: stack.entries.isEmpty ? "connection closed during TLS" : stack.reason,
+            receivedAlert: receivedAlert,
+            verifyError: verifyFailed ? verifyError : nil)
+    }
+}
+
+/// OpenSSL's info callback: records alerts in both directions and when the certificate goes out.
+private func recordTLSEvents(ssl: OpaquePointer?, where event: Int32, value: Int32) {
+    guard let ssl, let connection = TLSConnection.owner(of: ssl) else { return }
+    if event & SSL_CB_ALERT != 0 {
+        connection.noteAlert(value, read: event & SSL_CB_READ != 0)
+    }
+    if event & SSL_CB_LOOP != 0 { connection.noteState() }
+}

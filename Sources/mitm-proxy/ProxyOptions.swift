@@ -1,0 +1,123 @@
+import ArgumentParser
+import Foundation
+import MITMCore
+import MITMProxy
+import MITMTLS
+
+/// `--ca-dir`, shared by every command that touches the CA.
+struct CADirectoryOption: ParsableArguments {
+    @Option(name: .customLong("ca-dir"), help: ArgumentHelp(
+        "Directory of the proxy's CA (created on first start, mode 0700).", valueName: "dir"))
+    var caDirectory: String = CertificateAuthorityFiles.defaultDirectory
+}
+
+/// The options of the running proxy.
+struct ProxyOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Address to listen on. Use 0.0.0.0 to let a phone on your network connect.", valueName: "address"))
+    var host = "127.0.0.1"
+
+    @Option(help: ArgumentHelp("Port to listen on (0 picks a free one). Default 8888, or a free port when running a client command.", valueName: "port"))
+    var port: Int?
+
+    @OptionGroup var ca: CADirectoryOption
+
+    @Option(name: .customLong("upstream-ca"), help: ArgumentHelp(
+        "PEM file of an extra CA to trust for upstream servers (repeatable), besides the system store.", valueName: "file"))
+    var upstreamCAFiles: [String] = []
+
+    @Flag(name: .customLong("upstream-insecure"), help: "Do not verify upstream certificates (for throwaway test servers only).")
+    var upstreamInsecure = false
+
+    @Option(name: .customLong("resolve"), help: ArgumentHelp(
+        "Connect to ADDRESS whenever a client asks for HOST, like curl's --resolve (repeatable).", valueName: "host:address"))
+    var resolve: [String] = []
+
+    @Option(name: .customLong("handshake-timeout"), help: ArgumentHelp("Seconds allowed for connects and TLS handshakes.", valueName: "seconds"))
+    var handshakeTimeout: Double = 10
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds a silent connection stays open.", valueName: "seconds"))
+    var idleTimeout: Double = 60
+
+    @Option(name: .customLong("silence-window"), help: ArgumentHelp(
+        "Seconds after a handshake in which a client that sends nothing and hangs up counts as refused; still silent after it, inconclusive.",
+        valueName: "seconds"))
+    var silenceWindow: Double = 3
+
+    @Option(name: .customLong("expect"), help: ArgumentHelp(
+        "refused:HOST or intercepted:HOST (HOST may be *.example.com); repeatable. Exit 0 when all hold, 1 when one does not.",
+        valueName: "outcome:host"))
+    var expectations: [String] = []
+
+    @Option(name: .customLong("events"), help: ArgumentHelp("Write every event as JSON Lines to FILE (- for stdout).", valueName: "file"))
+    var eventsPath: String?
+
+    @Option(name: .customLong("report"), help: ArgumentHelp(
+        "Keep a JSON report of verdicts and expectations in FILE (rewritten atomically; final on exit).", valueName: "file"))
+    var reportPath: String?
+
+    @Flag(name: .shortAndLong, help: "Only print problems.")
+    var quiet = false
+
+    @Flag(name: .shortAndLong, help: "Also print every interception and timeout.")
+    var verbose = false
+
+    mutating func validate() throws {
+        if let port, !(0...65_535).contains(port) { throw ValidationError("--port \(port) is not a port number (0-65535)") }
+        guard silenceWindow > 0 else { throw ValidationError("--silence-window must be a positive number of seconds") }
+        _ = try parsedExpectations()
+        guard IPAddressText.parse(host) != nil else {
+            throw ValidationError("--host \(host) is not an IP address; use 127.0.0.1 (this machine only) or 0.0.0.0 (all interfaces)")
+        }
+        guard !(quiet && verbose) else { throw ValidationError("--quiet and --verbose cannot be used together") }
+        guard handshakeTimeout > 0, idleTimeout > 0 else { throw ValidationError("timeouts must be positive numbers of seconds") }
+        _ = try resolveOverrides()
+        for file in upstreamCAFiles where !FileManager.default.isReadableFile(atPath: file) {
+            throw ValidationError("--upstream-ca \(file): no readable file there")
+        }
+    }
+
+    /// `--resolve` entries as host -> address.
+    func resolveOverrides() throws -> [String: String] {
+        var overrides: [String: String] = [:]
+        for entry in resolve {
+            guard let colon = entry.firstIndex(of: ":") else {
+                throw ValidationError("--resolve \(entry): expected HOST:ADDRESS, e.g. api.example.com:127.0.0.1")
+            }
+            let host = entry[..<colon].lowercased()
+            var address = String(entry[entry.index(after: colon)...])
+            if address.hasPrefix("[") && address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
+            guard !host.isEmpty, IPAddressText.parse(address) != nil else {
+                throw ValidationError("--resolve \(entry): \(address) is not an IP address")
+            }
+            overrides[host] = address
+        }
+        return overrides
+    }
+
+    var verbosity: ConsoleVerbosity { quiet ? .quiet : verbose ? .verbose : .normal }
+
+    /// `--expect` values, parsed.
+    func parsedExpectations() throws -> [Expectation] {
+        try expectations.map { text in
+            do {
+                return try Expectation(parsing: text)
+            } catch {
+                throw ValidationError(String(describing: error))
+            }
+        }
+    }
+
+    func makeConfiguration(runsClient: Bool) throws -> ProxyConfiguration {
+        var configuration = ProxyConfiguration()
+        configuration.host = host
+        configuration.port = port ?? (runsClient ? 0 : 8888)
+        configuration.silenceWindow = silenceWindow
+        configuration.caDirectory = ca.caDirectory
+        configuration.upstreamCAFiles = upstreamCAFiles
+        configuration.upstreamInsecure = upstreamInsecure
+        configuration.resolveOverrides = try resolveOverrides()
+        configuration.handshakeTimeout = handshakeTimeout
+        configuration.idleTimeout = idleTimeout
+        return configuration
+    }
+}

@@ -1,0 +1,208 @@
+import Testing
+@testable import MITMCore
+
+@Suite struct HTTP1RequestParserTests {
+    @Test func requestWithoutBodyEndsWithItsHead() throws {
+        let events = try parseEvents(.request, wire("GET /index.html?q=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\n\r\n"))
+        #expect(events == [
+            requestHead("GET", "/index.html?q=1", ["Host": "example.com", "Accept": "*/*"]),
+            end,
+        ])
+    }
+
+    @Test func contentLengthBodyIsReadExactly() throws {
+        let events = try parseEvents(.request, wire("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world"))
+        #expect(events == [
+            requestHead("POST", "/upload", ["Host": "a", "Content-Length": "11"]),
+            body("hello world"),
+            end,
+        ])
+    }
+
+    @Test func zeroContentLengthMeansNoBody() throws {
+        let events = try parseEvents(.request, wire("POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n"))
+        #expect(events == [requestHead("POST", "/", ["Content-Length": "0"]), end])
+    }
+
+    @Test func repeatedIdenticalContentLengthsAreAccepted() throws {
+        let listed = try parseEvents(.request, wire("POST / HTTP/1.1\r\nContent-Length: 3, 3\r\n\r\nabc"))
+        #expect(listed == [requestHead("POST", "/", ["Content-Length": "3, 3"]), body("abc"), end])
+        let repeated = try parseEvents(.request, wire("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"))
+        #expect(repeated.dropFirst() == [body("abc"), end])
+    }
+
+    @Test func bodyBytesAreHandedOutAsTheyArrive() throws {
+        var parser = HTTP1Parser(role: .request)
+        let first = try parser.feed(wire("PUT /f HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc"))
+        #expect(first == [requestHead("PUT", "/f", ["Content-Length": "10"]), body("abc")])
+        #expect(try parser.feed(wire("defg")) == [body("defg")])
+        #expect(try parser.feed(wire("hij")) == [body("hij"), end])
+        #expect(parser.isIdle)
+    }
+
+    @Test func chunkedBodyWithExtensionsAndTrailers() throws {
+        let input = wire(
+            "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5;name=value\r\nhello\r\n"
+                + "6 ; quoted=\"a;b\"\r\n world\r\n"
+                + "0\r\nX-Checksum: abc\r\nX-Other: 1\r\n\r\n"
+        )
+        let events = try parseEvents(.request, input)
+        #expect(events == [
+            requestHead("POST", "/c", ["Transfer-Encoding": "chunked"]),
+            body("hello world"),
+            .end(trailers: ["X-Checksum": "abc", "X-Other": "1"]),
+        ])
+    }
+
+    @Test func chunkedBodyWithoutTrailersEndsWithNilTrailers() throws {
+        let events = try parseEvents(.request, wire("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n"))
+        #expect(events == [requestHead("POST", "/", ["Transfer-Encoding": "chunked"]), body("0123456789"), end])
+    }
+
+    @Test func chunkedAfterOtherCodingsFramesTheBody() throws {
+        let events = try parseEvents(.request, wire("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"))
+        #expect(events == [requestHead("POST", "/", ["Transfer-Encoding": "gzip, Chunked"]), body("hi"), end])
+    }
+
+    @Test func transferEncodingWinsOverContentLengthWhichIsRemoved() throws {
+        let input = wire(
+            "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5\r\nabcde\r\n0\r\n\r\n"
+                + "GET /b HTTP/1.1\r\nHost: h\r\n\r\n"
+        )
+        let events = try parseEvents(.request, input)
+        #expect(events == [
+            requestHead("POST", "/a", ["Host": "h", "Transfer-Encoding": "chunked"]),
+            body("abcde"),
+            end,
+            requestHead("GET", "/b", ["Host": "h"]),
+            end,
+        ])
+    }
+
+    @Test func pipelinedRequestsComeOutInOrderWithoutBodyLeaking() throws {
+        let smuggled = "GET /admin HTTP/1.1\r\n\r\n"
+        let input = wire(
+            "POST /one HTTP/1.1\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)"
+                + "GET /two HTTP/1.1\r\n\r\n"
+                + "POST /three HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nxyz\r\n0\r\n\r\n"
+                + "DELETE /four HTTP/1.0\r\n\r\n"
+        )
+        let events = try parseEvents(.request, input)
+        #expect(events == [
+            requestHead("POST", "/one", ["Content-Length": "\(smuggled.utf8.count)"]),
+            body(smuggled),
+            end,
+            requestHead("GET", "/two"),
+            end,
+            requestHead("POST", "/three", ["Transfer-Encoding": "chunked"]),
+            body("xyz"),
+            end,
+            requestHead("DELETE", "/four", version: .http1_0),
+            end,
+        ])
+    }
+
+    @Test func leadingEmptyLinesAndBareLineFeedsAreAccepted() throws {
+        let events = try parseEvents(.request, wire("\r\n\nGET / HTTP/1.1\nHost: a\r\nX-Y: z\n\nGET /2 HTTP/1.1\n\n"))
+        #expect(events == [requestHead("GET", "/", ["Host": "a", "X-Y": "z"]), end, requestHead("GET", "/2"), end])
+    }
+
+    @Test func fieldValuesAreTrimmedAndKeepTheirCase() throws {
+        let events = try parseEvents(.request, wire("GET / HTTP/1.1\r\nX-Spaced: \t padded value \t\r\nX-Empty:\r\nx-lower:Value\r\n\r\n"))
+        #expect(events.first == requestHead("GET", "/", ["X-Spaced": "padded value", "X-Empty": "", "x-lower": "Value"]))
+    }
+
+    @Test func fieldValueBytesSurviveDecoding() throws {
+        let utf8 = try parseEvents(.request, wire("GET / HTTP/1.1\r\nX-Name: café ☕\r\n\r\n"))
+        #expect(utf8.first == requestHead("GET", "/", ["X-Name": "café ☕"]))
+        let latin1 = try parseEvents(.request, wire("GET / HTTP/1.1\r\nX-Name: caf") + [0xE9] + wire("\r\n\r\n"))
+        #expect(latin1.first == requestHead("GET", "/", ["X-Name": "café"]))
+    }
+
+    @Test func connectPausesAndKeepsTunnelBytes() throws {
+        var parser = HTTP1Parser(role: .request)
+        let clientHello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC]
+        let events = try parser.feed(wire("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n") + clientHello.prefix(4))
+        #expect(events == [requestHead("CONNECT", "example.com:443", ["Host": "example.com:443"]), end])
+        #expect(parser.isPaused)
+        #expect(!parser.isIdle)
+        #expect(try parser.feed(clientHello.dropFirst(4)) == [])
+        #expect(parser.bufferedByteCount == clientHello.count)
+        #expect(parser.takeBufferedBytes() == clientHello)
+        #expect(parser.takeBufferedBytes() == [])
+        #expect(try parser.finish() == [])
+    }
+
+    @Test func connectWithContentLengthStillHasNoBody() throws {
+        var parser = HTTP1Parser(role: .request)
+        let events = try parser.feed(wire("CONNECT h:1 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"))
+        #expect(events == [requestHead("CONNECT", "h:1", ["Content-Length": "3"]), end])
+        #expect(parser.takeBufferedBytes() == wire("abc"))
+    }
+
+    @Test func upgradeRequestPausesAndCanResumeWhenRefused() throws {
+        var parser = HTTP1Parser(role: .request)
+        let upgrade = "GET /chat HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n"
+        let events = try parser.feed(wire(upgrade + "GET /next HTTP/1.1\r\n\r\n"))
+        #expect(events == [requestHead("GET", "/chat", ["Host": "a", "Connection": "keep-alive, Upgrade", "Upgrade": "websocket"]), end])
+        #expect(parser.isPaused)
+        #expect(try parser.resume() == [requestHead("GET", "/next"), end])
+        #expect(!parser.isPaused)
+        #expect(parser.isIdle)
+    }
+
+    @Test func upgradeRequestWithBodyPausesAfterTheBody() throws {
+        var parser = HTTP1Parser(role: .request)
+        let events = try parser.feed(wire("POST / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: h2c\r\nContent-Length: 2\r\n\r\nhi\u{1}\u{2}"))
+        #expect(events.suffix(2) == [body("hi"), end])
+        #expect(parser.isPaused)
+        #expect(parser.takeBufferedBytes() == [1, 2])
+    }
+
+    @Test func upgradeHeaderWithoutConnectionOptionDoesNotPause() throws {
+        var parser = HTTP1Parser(role: .request)
+        _ = try parser.feed(wire("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n"))
+        #expect(!parser.isPaused)
+        #expect(parser.isIdle)
+    }
+
+    @Test func idleStateFollowsTheMessage() throws {
+        var parser = HTTP1Parser(role: .request)
+        #expect(parser.isIdle)
+        _ = try parser.feed(wire("GET / HT"))
+        #expect(!parser.isIdle)
+        _ = try parser.feed(wire("TP/1.1\r\nHost: a\r\n"))
+        #expect(!parser.isIdle)
+        _ = try parser.feed(wire("\r\n"))
+        #expect(parser.isIdle)
+        _ = try parser.feed(wire("POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\n"))
+        #expect(!parser.isIdle)
+        _ = try parser.feed(wire("x"))
+        #expect(parser.isIdle)
+        #expect(try parser.finish() == [])
+    }
+
+    @Test func keepAliveFollowsVersionAndConnection() {
+        #expect(HTTPRequestHead(method: "GET", target: "/").keepAlive)
+        #expect(!HTTPRequestHead(method: "GET", target: "/", headers: ["Connection": "Close"]).keepAlive)
+        #expect(!HTTPRequestHead(method: "GET", target: "/", version: .http1_0).keepAlive)
+        #expect(HTTPRequestHead(method: "GET", target: "/", version: .http1_0, headers: ["Connection": "Keep-Alive"]).keepAlive)
+        #expect(!HTTPRequestHead(method: "GET", target: "/", version: .http1_0, headers: ["Connection": "keep-alive, close"]).keepAlive)
+        #expect(HTTPResponseHead(status: 200, reason: "OK", headers: ["Connection": "upgrade"]).keepAlive)
+        #expect(!HTTPResponseHead(status: 200, reason: "OK", headers: ["Connection": "foo", "Connection": "close"]).keepAlive)
+    }
+
+    @Test func partialHeadLinesAreNotScannedAgain() throws {
+        var parser = HTTP1Parser(role: .request)
+        _ = try parser.feed(wire("GET / HTTP/1.1\r\nX-A: aaaa"))
+        #expect(parser.blockBytes == 16)
+        #expect(parser.scannedWithoutNewline == 9)
+        _ = try parser.feed(wire("bb"))
+        #expect(parser.scannedWithoutNewline == 11)
+        _ = try parser.feed(wire("\r\n"))
+        #expect(parser.scannedWithoutNewline == 0)
+        #expect(parser.fields == [HTTPHeaderField(name: "X-A", value: "aaaabb")])
+    }
+}

@@ -1,0 +1,15 @@
+/// Paths inside the repository, found from this file's location so tests need no bundled resources.
+enum RepositoryLayout {
+    /// The repository root: this file is `Tests/MITMProxyTests/Support/RepositoryLayout.swift`.
+    static let root: String = {
+        var components = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+        components.removeLast(4)
+        return components.joined(separator: "/")
+    }()
+
+    /// `certs/make-test-pki.sh`.
+    static let testPKIScript = root + "/certs/make-test-pki.sh"
+
+    /// `Tests/MITMProxyTests/Fixtures/origin.py`.
+    static let originScript = root + "/Tests/MITMProxyTests/Fixtures/origin.py"
+}

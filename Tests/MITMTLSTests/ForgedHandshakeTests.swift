@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import MITMTLS
+
+@Suite struct ForgedHandshakeTests {
+    static let fixture = Result { try ForgerFixture() }
+
+    struct ForgerFixture {
+        let directory = temporaryPath("forge")
+        let authority: CertificateAuthority
+        let forger: LeafForger
+        let server: ServerTLSContext
+        init() throws {
+            authority = try CertificateAuthority.loadOrCreate(directory: directory)
+            forger = try LeafForger(authority: authority)
+            server = try ServerTLSContext()
+        }
+    }
+
+    @Test func aClientTrustingTheCAAcceptsTheForgedLeaf() throws {
+        let fixture = try Self.fixture.get()
+        let leaf = try fixture.forger.leaf(for: [.dns("api.example.test")])
+        let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: ["http/1.1"])
+        let trusting = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
+        let client = try TLSConnection(client: trusting, serverName: "api.example.test", verifyName: "api.example.test", alpn: ["h2", "http/1.1"])
+        let result = interactInMemory(client: client, server: server)
+        #expect(result.client == .complete)
+        #expect(result.server == .complete)
+        #expect(client.negotiatedALPN == "http/1.1")
+        #expect(client.peerCertificates.first?.spkiSHA256Base64 == fixture.forger.leafPin)
+        #expect(server.certificateSent)
+        #expect(client.protocolVersion == "TLSv1.3")
+    }
+
+    @Test func aClientWithoutTheCASendsUnknownCA() throws {
+        let fixture = try Self.fixture.get()
+        let leaf = try fixture.forger.leaf(for: [.dns("api.example.test")])
+        let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: ["http/1.1"])
+        let emptyStore = try ClientTLSContext(verify: true, extraCAFiles: [])
+        let client = try TLSConnection(client: emptyStore, serverName: "api.example.test", verifyName: "api.example.test", alpn: [])
+        let result = interactInMemory(client: client, server: server)
+        guard case .failed(let clientFailure) = result.client else {
+            Issue.record("client accepted an untrusted certificate")
+            return
+        }
+        #expect(clientFailure.verifyError != nil)
+        #expect(server.receivedAlert?.rejectsCertificate == true)
+    }
+
+    @Test func aWrongNameFailsVerification() throws {
+        let fixture = try Self.fixture.get()
+        let leaf = try fixture.forger.leaf(for: [.dns("other.example.test")])
+        let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [])
+        let trusting = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
+        let client = try TLSConnection(client: trusting, serverName: "api.example.test", verifyName: "api.example.test", alpn: [])
+        let result = interactInMemory(client: client, server: server)
+        guard case .failed(let failure) = result.client else {
+            Issue.record("client accepted a certificate for another name")
+            return
+        }
+        #expect(failure.verifyError?.contains("hostname mismatch") == true)
+    }
+
+    @Test func leavesAreForgedOncePerNameSetAndRenewedBeforeExpiry() throws {
+        let fixture = try Self.fixture.get()
+        let clock = TestClock()
+        let forger = try LeafForger(authority: fixture.authority, leafKey: fixture.forger.leafKey, now: { clock.now })
+        let first = try forger.leaf(for: [.dns("a.test"), .dns("b.test")])
+        let again = try forger.leaf(for: [.dns("b.test"), .dns("a.test")])
+        #expect(first.isSame(as: again))
+        #expect(forger.forgedCount == 1)
+        clock.advance(by: forger.validity)
+        let renewed = try forger.leaf(for: [.dns("a.test"), .dns("b.test")])
+        #expect(!renewed.isSame(as: first))
+        #expect(forger.forgedCount == 2)
+    }
+
+    @Test func forgedLeafFollowsTheRecipe() throws {
+        let fixture = try Self.fixture.get()
+        let leaf = try fixture.forger.leaf(for: [.dns("recipe.test"), .ipAddress([127, 0, 0, 1])])
+        #expect(leaf.commonName == "recipe.test")
+        #expect(leaf.subjectAlternativeNames == [.dns("recipe.test"), .ipAddress([127, 0, 0, 1])])
+        #expect(!leaf.isCA)
+        #expect(leaf.issuer == fixture.authority.certificate.subject)
+        #expect(leaf.notAfter.timeIntervalSince(leaf.notBefore) < 47 * 86_400)
+        #expect(leaf.spkiSHA256Base64 != fixture.authority.certificate.spkiSHA256Base64)
+        let other = try fixture.forger.leaf(for: [.dns("other-recipe.test")])
+        #expect(leaf.serialHex != other.serialHex)
+    }
+
+    @Test func aLongNameGetsAnEmptySubjectAndCriticalSAN() throws {
+        let fixture = try Self.fixture.get()
+        let long = String(repeating: "a", count: 60) + ".example.test"
+        let leaf = try fixture.forger.leaf(for: [.dns(long)])
+        #expect(leaf.commonName == nil)
+        #expect(leaf.subjectAlternativeNames == [.dns(long)])
+    }
+}
+
+/// A settable clock for expiry tests.
+final class TestClock: @unchecked Sendable {
+    // @unchecked Sendable: tests touch it from one task at a time.
+    private(set) var now = Date()
+    func advance(by interval: TimeInterval) { now = now.addingTimeInterval(interval) }
+}
