@@ -193,20 +193,32 @@ public final class TLSConnection {
         }
     }
 
-    /// Encrypts `bytes`; the ciphertext is then available from `takeOutput()`.
+    /// Encrypts `bytes`; the ciphertext is then available from `takeOutput()`. Returns how many bytes were
+    /// consumed: all of them unless the connection wants to read first (a handshake still in progress).
+    ///
+    /// The contexts set `SSL_MODE_ENABLE_PARTIAL_WRITE`, so one `SSL_write_ex` encrypts at most one record
+    /// (16 KiB); this loops until every byte is in a record, or a caller writing more than a record at
+    /// once would silently lose the rest.
     public func write(_ bytes: UnsafeRawBufferPointer) -> Result<Int, TLSFailure> {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return .success(0) }
-        ERR_clear_error()
-        var written = 0
-        let result = SSL_write_ex(ssl, base, bytes.count, &written)
-        if result == 1 { return .success(written) }
-        switch SSL_get_error(ssl, result) {
-        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .success(0)
-        default: return .failure(failure())
+        var total = 0
+        while total < bytes.count {
+            ERR_clear_error()
+            var written = 0
+            let result = SSL_write_ex(ssl, base + total, bytes.count - total, &written)
+            if result == 1 {
+                total += written
+                continue
+            }
+            switch SSL_get_error(ssl, result) {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .success(total)
+            default: return .failure(failure())
+            }
         }
+        return .success(total)
     }
 
-    /// Encrypts `bytes` (all of them: memory BIOs always accept).
+    /// Encrypts `bytes` (all of them once the handshake is done: memory BIOs always accept).
     public func write(_ bytes: [UInt8]) -> Result<Int, TLSFailure> {
         bytes.withUnsafeBytes { write($0) }
     }
