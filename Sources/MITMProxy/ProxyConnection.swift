@@ -266,7 +266,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             let tls: TLSConnection
             do {
                 tls = try TLSConnection(client: context.upstreamTLS, serverName: HostName.isIPAddress(host) ? nil : host,
-                                        verifyName: host, alpn: ["http/1.1"])
+                                        verifyName: host, port: connectPort, alpn: ["http/1.1"])
             } catch {
                 socket.close()
                 upstreamFailedBeforeForging("cannot start TLS: \(error)")
