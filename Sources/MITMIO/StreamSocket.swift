@@ -144,11 +144,19 @@ public final class StreamSocket: @unchecked Sendable {
                 completion(.success(socket))
             }
         }
+        // Linux reports a refused connect as EPOLLERR|EPOLLHUP without EPOLLOUT, which Dispatch does not
+        // always deliver to a write source: watch for readability too, and finish on whichever fires first.
         socket.writeSuspended = false
         socket.writeSource.resume()
+        socket.readSuspended = false
+        socket.readSource.resume()
     }
 
     private func readAvailable() {
+        if connectCompletion != nil {
+            finishConnect()
+            return
+        }
         guard !isClosed, !readSuspended else { return }
         let scratch = loop.readScratch
         for _ in 0..<4 {
@@ -176,17 +184,30 @@ public final class StreamSocket: @unchecked Sendable {
     }
 
     private func writable() {
-        if let completion = connectCompletion {
-            connectCompletion = nil
-            var code: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
-            writeSource.suspend()
-            writeSuspended = true
-            completion(code == 0 ? nil : SystemCallError(call: "connect", errno: code))
+        if connectCompletion != nil {
+            finishConnect()
             return
         }
         flush()
+    }
+
+    /// The nonblocking connect ended (either source fired): suspends both sources and reports SO_ERROR.
+    private func finishConnect() {
+        guard let completion = connectCompletion else { return }
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
+        if code == 0 && SocketAddress.peer(of: descriptor) == nil { return }  // not connected yet: keep waiting
+        connectCompletion = nil
+        if !writeSuspended {
+            writeSuspended = true
+            writeSource.suspend()
+        }
+        if !readSuspended {
+            readSuspended = true
+            readSource.suspend()
+        }
+        completion(code == 0 ? nil : SystemCallError(call: "connect", errno: code))
     }
 
     private func flush() {
