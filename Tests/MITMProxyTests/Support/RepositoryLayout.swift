@@ -10,6 +10,9 @@ enum RepositoryLayout {
     /// `certs/make-test-pki.sh`.
     static let testPKIScript = root + "/certs/make-test-pki.sh"
 
+    /// `Tests/MITMProxyTests/Fixtures`.
+    static let fixtures = root + "/Tests/MITMProxyTests/Fixtures"
+
     /// `Tests/MITMProxyTests/Fixtures/origin.py`.
-    static let originScript = root + "/Tests/MITMProxyTests/Fixtures/origin.py"
+    static let originScript = fixtures + "/origin.py"
 }
