@@ -112,15 +112,18 @@ public final class StreamSocket: @unchecked Sendable {
     }
 
     /// Starts a nonblocking connect to `address` on `loop`; `completion` runs on the loop.
+    /// Returns the socket while the connect is in progress (nil when it already completed or failed):
+    /// closing it abandons the attempt, and `completion` then never runs.
+    @discardableResult
     public static func connect(
         to address: SocketAddress,
         on loop: EventLoop,
         _ completion: @escaping (Result<StreamSocket, SystemCallError>) -> Void
-    ) {
+    ) -> StreamSocket? {
         let descriptor = Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else {
             completion(.failure(SystemCallError(call: "socket", errno: errno)))
-            return
+            return nil
         }
         let result: SystemCallResult<Int32>
         do {
@@ -128,12 +131,12 @@ public final class StreamSocket: @unchecked Sendable {
         } catch {
             Glibc.close(descriptor)
             completion(.failure(error))
-            return
+            return nil
         }
         let socket = StreamSocket(descriptor: descriptor, loop: loop)
         if case .done = result {
             completion(.success(socket))
-            return
+            return nil
         }
         // The completion keeps the socket alive until the connect finishes; running it breaks the cycle.
         socket.connectCompletion = { error in
@@ -150,6 +153,7 @@ public final class StreamSocket: @unchecked Sendable {
         socket.writeSource.resume()
         socket.readSuspended = false
         socket.readSource.resume()
+        return socket
     }
 
     private func readAvailable() {
