@@ -196,7 +196,8 @@ final class HTTPRelay {
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (url.host, url.port)
-        connecting = UpstreamConnector.connect(host: url.host, port: url.port, resolver: context.resolver, loop: loop) { [unowned self] result in
+        connecting = UpstreamConnector.connect(host: url.host, port: url.port, resolver: context.resolver, loop: loop,
+                                               timeout: context.configuration.handshakeTimeout) { [unowned self] result in
             connecting = nil
             switch result {
             case .success(let connection):

@@ -121,7 +121,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         phase = .peeking
         timeoutWhat = "waiting for the client's first bytes in the tunnel to \(host):\(port)"
-        connector = UpstreamConnector.connect(host: host, port: port, resolver: context.resolver, loop: loop) { [unowned self] result in
+        connector = UpstreamConnector.connect(host: host, port: port, resolver: context.resolver, loop: loop,
+                                             timeout: context.configuration.handshakeTimeout) { [unowned self] result in
             connector = nil
             upstreamConnected(result)
         }

@@ -10,9 +10,11 @@ enum RepositoryLayout {
     /// `certs/make-test-pki.sh`.
     static let testPKIScript = root + "/certs/make-test-pki.sh"
 
-    /// `Tests/MITMProxyTests/Fixtures/origin.py`.
-    static let originScript = root + "/Tests/MITMProxyTests/Fixtures/origin.py"
+    /// `Tests/MITMProxyTests/Fixtures`.
+    static let fixtures = root + "/Tests/MITMProxyTests/Fixtures"
 
+    /// `Tests/MITMProxyTests/Fixtures/origin.py`.
+    static let originScript = fixtures + "/origin.py"
     /// The `mitm-proxy` executable built beside the test bundle (`swift build --build-tests` builds it).
     static let builtExecutable: String = {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
