@@ -99,6 +99,9 @@ final class HTTPRelay {
     // MARK: client side
 
     private func clientEvent(_ event: LegEvent) {
+        let target = upstream
+        target?.cork()
+        defer { target?.uncork() }
         if closing {
             lingerEvent(event)
             return
@@ -352,6 +355,8 @@ final class HTTPRelay {
     }
 
     private func upstreamEvent(_ event: LegEvent) {
+        client.cork()
+        defer { client.uncork() }
         onActivity?()
         switch event {
         case .data(let bytes):
