@@ -1,44 +1,68 @@
 import MITMIO
 
 /// A TCP connection attempt to an upstream: resolves (honouring `--resolve`), then tries each address
-/// in turn. The completion runs once, on the loop; `cancel()` suppresses it.
+/// in turn, all within `timeout` seconds. The completion runs once, on the loop; `cancel()` suppresses it.
 final class UpstreamConnector {
     private let loop: EventLoop
-    private var completion: ((Result<StreamSocket, UpstreamFailure>) -> Void)?
+    private var completion: ((Result<UpstreamConnection, UpstreamFailure>) -> Void)?
+    private let started = Date()
+    private var resolved: Date?
+    private var connectStarted = Date()
     private var addresses: [SocketAddress] = []
     private var lastError: SystemCallError?
     private let host: String
     private let port: Int
+    private var attempt: StreamSocket?
+    private var timer: LoopTimer?
 
-    private init(host: String, port: Int, loop: EventLoop, completion: @escaping (Result<StreamSocket, UpstreamFailure>) -> Void) {
+    private init(host: String, port: Int, loop: EventLoop, completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
         self.host = host
         self.port = port
         self.loop = loop
         self.completion = completion
     }
 
-    /// Starts connecting to `host:port`.
+    /// Starts connecting to `host:port`; after `timeout` seconds without a connection it fails with a timeout.
     @discardableResult
     static func connect(
         host: String,
         port: Int,
         resolver: NameResolver,
         loop: EventLoop,
-        _ completion: @escaping (Result<StreamSocket, UpstreamFailure>) -> Void
+        timeout: Double,
+        _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
     ) -> UpstreamConnector {
         let connector = UpstreamConnector(host: host, port: port, loop: loop, completion: completion)
         nonisolated(unsafe) let unsafeConnector = connector
+        connector.timer = loop.schedule(after: timeout) {
+            unsafeConnector.timedOut(after: timeout)
+        }
         resolver.resolve(host: host, port: port, on: loop) { result in
             unsafeConnector.resolved(result)
         }
         return connector
     }
 
-    /// Abandons the attempt; a socket that connects later is closed.
-    func cancel() { completion = nil }
+    /// Abandons the attempt: closes a connect in progress; a socket that connects later is closed.
+    func cancel() {
+        completion = nil
+        timer?.cancel()
+        timer = nil
+        attempt?.close()
+        attempt = nil
+    }
+
+    private func timedOut(after seconds: Double) {
+        guard completion != nil else { return }
+        attempt?.close()
+        attempt = nil
+        let shown = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        finish(.failure(UpstreamFailure(host: host, port: port, reason: "connection timed out (no answer within \(shown) s)")))
+    }
 
     private func resolved(_ result: Result<[SocketAddress], NameResolutionError>) {
         guard completion != nil else { return }
+        resolved = Date()
         switch result {
         case .failure(let error):
             finish(.failure(UpstreamFailure(host: host, port: port, reason: error.description)))
@@ -56,13 +80,19 @@ final class UpstreamConnector {
             return
         }
         let address = addresses.removeFirst()
-        StreamSocket.connect(to: address, on: loop) { [self] result in
+        connectStarted = Date()
+        attempt = StreamSocket.connect(to: address, on: loop) { [self] result in
+            attempt = nil
             switch result {
             case .success(let socket):
                 if completion == nil {
                     socket.close()
                 } else {
-                    finish(.success(socket))
+                    let dnsEnd = resolved ?? started
+                    finish(.success(UpstreamConnection(
+                        socket: socket, address: address.host,
+                        dnsMilliseconds: dnsEnd.timeIntervalSince(started) * 1000,
+                        connectMilliseconds: Date().timeIntervalSince(connectStarted) * 1000)))
                 }
             case .failure(let error):
                 lastError = error
@@ -71,9 +101,11 @@ final class UpstreamConnector {
         }
     }
 
-    private func finish(_ result: Result<StreamSocket, UpstreamFailure>) {
+    private func finish(_ result: Result<UpstreamConnection, UpstreamFailure>) {
         let callback = completion
         completion = nil
+        timer?.cancel()
+        timer = nil
         callback?(result)
     }
 
@@ -87,6 +119,15 @@ final class UpstreamConnector {
     }
 }
 
+/// A connected upstream socket and what it took to get it.
+struct UpstreamConnection {
+    let socket: StreamSocket
+    /// The IP address connected to.
+    let address: String
+    let dnsMilliseconds: Double
+    let connectMilliseconds: Double
+}
+
 /// A failure to reach or talk to an upstream server.
 struct UpstreamFailure: Error, CustomStringConvertible {
     let host: String
@@ -98,3 +139,12 @@ struct UpstreamFailure: Error, CustomStringConvertible {
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
+
+/// What making an upstream connection cost, for the first exchange over it.
+struct UpstreamConnectionTimings {
+    let dns: Double
+    let connect: Double
+    let ssl: Double
+    let address: String
+}
