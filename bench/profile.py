@@ -48,8 +48,8 @@ def context_switches(pid: int) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tool", choices=["callgrind", "perf", "strace"], default="callgrind")
-    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download"], default="keepalive")
+    parser.add_argument("--tool", choices=["callgrind", "perf", "strace", "massif"], default="callgrind")
+    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle"], default="keepalive")
     parser.add_argument("--mitm-proxy", default=None, dest="mitm_proxy")
     parser.add_argument("--loadgen", default=None)
     parser.add_argument("--out", default="bench-results/profile")
@@ -87,14 +87,19 @@ def main() -> int:
         wrapper = None
         if args.tool == "callgrind":
             wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind_out}", "--instr-atstart=no"]
+        elif args.tool == "massif":  # heap by allocation site; the peak is while the idle connections are held
+            wrapper = ["valgrind", "--tool=massif", f"--massif-out-file={out / 'massif.out'}", "--threshold=0.5",
+                       "--peak-inaccuracy=0.5", "--max-snapshots=200"]
         server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, [bench.ORIGIN_NAME], processes, wrapper=wrapper)
         peer = bench.Peer("mitm-proxy", server, server.port, explicit=True)
         runner = bench.Runner(loadgen, origin, work, timeout=1800)
-        slow = args.tool == "callgrind"
+        slow = args.tool in ("callgrind", "massif")
         perf: list[subprocess.Popen] = []
         switches: list[int] = []
 
         def on_mark(mark: str) -> None:
+            if args.tool == "massif":
+                return
             if args.tool == "callgrind":
                 subprocess.run(["callgrind_control", "-i", "on" if mark == "START" else "off", str(server.process.pid)],
                                capture_output=True)
@@ -123,10 +128,22 @@ def main() -> int:
         elif args.scenario == "newconn":
             arguments = ["--mode", "newconn", *target, "--path", "/200b", "--concurrency", "16",
                          "--warmup", "3" if slow else "1", "--duration", str(args.duration or (20 if slow else 10))]
+        elif args.scenario == "idle":
+            arguments = ["--mode", "hold", *target, "--path", "/200b", "--count", "300", "--concurrency", "16",
+                         "--duration", "60"]
         else:
             arguments = ["--mode", "download", *target, "--path", "/100m", "--count", "1" if slow else "5"]
-        result = runner.run(peer, arguments, on_mark=on_mark)
+        if args.scenario == "idle":
+            def on_held(_: dict) -> None:
+                time.sleep(5 if slow else 1)
+            result = runner.run(peer, arguments, on_held=on_held)
+            result.setdefault("proxy_cpu_us", 0.0)
+            result["bytes"] = 0
+        else:
+            result = runner.run(peer, arguments, on_mark=on_mark)
         units = result["requests"] if args.scenario != "download" else result["bytes"] / 1048576
+        if args.scenario == "idle":
+            units = result.get("held", 0)
         unit = "request" if args.scenario != "download" else "MiB"
         print(f"{result['requests']} requests, {result.get('bytes', 0) / 1048576:.1f} MiB; "
               f"proxy CPU {result['proxy_cpu_us'] / max(units, 1):,.1f} µs per {unit} (inflated under valgrind)")
@@ -135,7 +152,12 @@ def main() -> int:
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(timeout=120)
         (out / "units.txt").write_text(f"{units} {unit}\n")
-        if args.tool == "callgrind":
+        if args.tool == "massif":
+            text = subprocess.run(["ms_print", "--threshold=0.5", str(out / "massif.out")], capture_output=True, text=True).stdout
+            text = demangle(text)
+            (out / "ms_print.txt").write_text(text)
+            print("\n".join(text.splitlines()[:args.top + 60]))
+        elif args.tool == "callgrind":
             files = sorted(out.glob("callgrind.out*"), key=lambda p: p.stat().st_size)
             data = files[-1]
             for inclusive in ("no", "yes"):
