@@ -49,7 +49,7 @@ def context_switches(pid: int) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", choices=["callgrind", "perf", "strace", "massif"], default="callgrind")
-    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle"], default="keepalive")
+    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first"], default="keepalive")
     parser.add_argument("--mitm-proxy", default=None, dest="mitm_proxy")
     parser.add_argument("--loadgen", default=None)
     parser.add_argument("--out", default="bench-results/profile")
@@ -90,7 +90,8 @@ def main() -> int:
         elif args.tool == "massif":  # heap by allocation site; the peak is while the idle connections are held
             wrapper = ["valgrind", "--tool=massif", f"--massif-out-file={out / 'massif.out'}", "--threshold=0.5",
                        "--peak-inaccuracy=0.5", "--max-snapshots=200"]
-        server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, [bench.ORIGIN_NAME], processes, wrapper=wrapper)
+        names = [bench.ORIGIN_NAME] + [f"p-n{i}.bench.test" for i in range(40)]
+        server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, names, processes, wrapper=wrapper)
         peer = bench.Peer("mitm-proxy", server, server.port, explicit=True)
         runner = bench.Runner(loadgen, origin, work, timeout=1800)
         slow = args.tool in ("callgrind", "massif")
@@ -128,6 +129,9 @@ def main() -> int:
         elif args.scenario == "newconn":
             arguments = ["--mode", "newconn", *target, "--path", "/200b", "--concurrency", "16",
                          "--warmup", "3" if slow else "1", "--duration", str(args.duration or (20 if slow else 10))]
+        elif args.scenario == "first":
+            arguments = ["--mode", "first", "--connect", f"127.0.0.1:{peer.port}", "--proxy", "per-name", "--path", "/200b",
+                         "--gap-ms", "20", "--count", "40", "--names", f"p-n,.bench.test,{origin.port}"]
         elif args.scenario == "idle":
             arguments = ["--mode", "hold", *target, "--path", "/200b", "--count", "300", "--concurrency", "16",
                          "--duration", "60"]
@@ -144,6 +148,10 @@ def main() -> int:
         units = result["requests"] if args.scenario != "download" else result["bytes"] / 1048576
         if args.scenario == "idle":
             units = result.get("held", 0)
+        if args.scenario == "first":
+            units, unit = 40, "new name"
+            print(f"first contact: median first {sorted(result['first_us'])[20] / 1000:.2f} ms, "
+                  f"repeat {sorted(result['repeat_us'])[20] / 1000:.2f} ms")
         unit = "request" if args.scenario != "download" else "MiB"
         print(f"{result['requests']} requests, {result.get('bytes', 0) / 1048576:.1f} MiB; "
               f"proxy CPU {result['proxy_cpu_us'] / max(units, 1):,.1f} µs per {unit} (inflated under valgrind)")
