@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(
             name: "MITMProxyTests",
             dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2"],
-            resources: [.copy("Fixtures")]
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

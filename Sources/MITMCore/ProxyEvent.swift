@@ -76,4 +76,10 @@ public enum ProxyEvent: Sendable, Equatable {
     case intercepted(connectionID: Int, host: String, port: Int, tlsVersion: String, alpn: String?)
     /// A connection ended on a timeout.
     case timedOut(connectionID: Int, host: String?, what: String)
+    /// A request head arrived from a client and is being relayed (or answered by the proxy).
+    case request(connectionID: Int, host: String, port: Int, method: String, url: String)
+    /// A client opened a CONNECT tunnel to `host:port`.
+    case connectionOpened(connectionID: Int, host: String, port: Int, peer: String)
+    /// The pinning verdict of an intercepted connection was decided (or an inconclusive one upgraded).
+    case verdict(ConnectionVerdict)
 }

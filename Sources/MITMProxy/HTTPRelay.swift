@@ -239,6 +239,7 @@ final class HTTPRelay {
         let record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
                                     request: original ?? head, started: now, finished: now)
         exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade))
+        context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         responseParser.expectResponse(toMethod: head.method)
         upstream.write(head.serialized())
     }
@@ -248,6 +249,7 @@ final class HTTPRelay {
         let record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
                                     request: head, started: now, finished: now)
         exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false))
+        context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.

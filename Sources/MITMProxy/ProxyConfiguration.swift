@@ -19,6 +19,9 @@ public struct ProxyConfiguration: Sendable {
     public var handshakeTimeout: Double = 10
     /// Seconds a connection may stay silent in both directions before it is closed.
     public var idleTimeout: Double = 60
+    /// Seconds after a completed handshake within which a client that sends nothing and closes counts
+    /// as `refused/closed-after-handshake`; still silent and open after it, `inconclusive/idle`.
+    public var silenceWindow: Double = 3
     /// Number of event loops (default one per core).
     public var loopCount = System.coreCount
 

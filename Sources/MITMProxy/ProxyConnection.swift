@@ -33,6 +33,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     private var rawRelay: RawRelay?
     private var timeoutWhat = "reading the proxy request"
     private var serverFirstWatcher: ServerFirstWatcher?
+    private var verdict: VerdictTracker?
 
     init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
         self.id = context.makeConnectionID()
@@ -112,6 +113,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         }
         connectHost = host
         connectPort = port
+        let peer = SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client"
+        context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
         let leftover = parser.takeBufferedBytes()
         clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         phase = .peeking
@@ -165,11 +168,16 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         case .clientHello(let hello):
             clientSocket.pauseReading()
             clientHello = hello
+            verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
+                                     offeredALPN: hello.alpnProtocols)
             timeoutWhat = "connecting to \(connectHost):\(connectPort)"
             phase = .handshaking
             deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
             if let upstreamResult { intercept(hello, upstream: upstreamResult) }
         case .malformed(let reason):
+            let tracker = VerdictTracker(context: context, connectionID: id, host: connectHost, port: connectPort, offeredALPN: [])
+            verdict = tracker
+            tracker.observe(.handshakeFailed("the client sent a broken TLS ClientHello: \(reason)"))
             context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
                                                  reason: "the client sent a broken TLS ClientHello: \(reason)"))
             close(reason: "malformed ClientHello")
@@ -238,6 +246,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
 
     private func intercept(_ hello: ClientHello, upstream: Result<StreamSocket, UpstreamFailure>) {
         if let name = hello.serverName, HostName.validate(name) == nil {
+            verdict?.observe(.handshakeFailed("invalid server name (SNI)"))
             context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
                                                  reason: "the client sent an invalid server name (SNI) \"\(name.prefix(80))\""))
             close(reason: "invalid SNI")
@@ -306,19 +315,35 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         let leg = TLSLeg(socket: clientSocket, tls: tls)
         clientLeg = leg
         leg.onHandshake = { [unowned self, unowned leg] outcome in
+            if leg.tls.certificateSent { verdict?.observe(.certificateSent) }
             switch outcome {
             case .complete:
+                verdict?.handshakeCompleted(leg, loop: loop)
                 clientHandshakeCompleted(leg, upstreamFailure: upstreamFailure)
             case .failed(let failure):
+                if let alert = failure.receivedAlert {
+                    verdict?.observe(.alertReceived(alert))
+                } else {
+                    verdict?.observe(.handshakeFailed(failure.reason))
+                }
                 context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort,
                                                      reason: Self.describeClient(failure)))
                 close(reason: "client TLS handshake failed")
             case .peerClosed(let reset):
+                verdict?.observe(.peerClosed(reset: reset))
                 let how = reset ? "reset the connection" : "closed the connection"
                 let when = leg.tls.certificateSent ? "after receiving the certificate" : "before the certificate was sent"
                 context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort,
                                                      reason: "the client \(how) during the TLS handshake, \(when), without an alert"))
                 close(reason: "client left during the handshake")
+            }
+        }
+        leg.onFirstData = { [unowned self] in verdict?.observe(.applicationData) }
+        leg.onInputEnd = { [unowned self] alert, reset in
+            if let alert {
+                verdict?.observe(.alertReceived(alert))
+            } else {
+                verdict?.observe(.peerClosed(reset: reset))
             }
         }
         let hello = peeked
@@ -369,12 +394,14 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
 
     private func finished() {
         guard phase != .closed else { return }
+        verdict?.finish()
         phase = .closed
         context.registry(for: loop).remove(self)
     }
 
     private func close(reason: String) {
         guard phase != .closed else { return }
+        verdict?.finish()
         phase = .closed
         connector?.cancel()
         httpRelay?.close(reason: reason)

@@ -15,6 +15,7 @@ final class ProxyContext: Sendable {
     let events: EventFanOut
     let loops: EventLoopGroup
     let registries: [ConnectionRegistry]
+    let verdicts = VerdictBook()
     private let nextConnectionID = Atomic<Int>(1)
 
     init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut) throws(ProxyStartError) {

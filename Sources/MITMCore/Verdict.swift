@@ -1,0 +1,47 @@
+/// What a client did with the forged certificate on one intercepted TLS connection.
+public enum VerdictKind: String, Sendable, Codable, CaseIterable {
+    /// The client completed the handshake and sent application data: it accepted the certificate.
+    case intercepted
+    /// The client rejected the certificate (alert, or hung up before sending any request).
+    case refused
+    /// Handshake done, nothing sent, still open when the silence window ended or the proxy stopped.
+    case inconclusive
+    /// The handshake broke for a reason that is not the certificate: never evidence of pinning.
+    case failed
+}
+
+/// How the verdict was reached.
+public enum VerdictReason: String, Sendable, Codable {
+    /// Application data (an HTTP/1 request, an HTTP/2 preface) after the handshake.
+    case applicationData = "application-data"
+    /// A fatal TLS alert about the certificate, before any application data.
+    case alert
+    /// FIN or RST during the handshake, after the certificate was sent, without an alert.
+    case closedInHandshake = "closed-in-handshake"
+    /// close_notify, FIN or RST after the handshake, with no application data.
+    case closedAfterHandshake = "closed-after-handshake"
+    /// Handshake complete, no data, still open at the end of the window (or when the proxy stopped).
+    case idle
+    /// The handshake failed for a non-certificate reason (protocol or cipher mismatch, garbage, early close).
+    case negotiation
+}
+
+/// A per-connection verdict with its evidence.
+public struct Verdict: Sendable, Equatable, Codable {
+    /// The verdict.
+    public var kind: VerdictKind
+    /// How it was reached.
+    public var reason: VerdictReason
+    /// The alert the client sent, when one decided (or accompanied) the verdict.
+    public var alert: String?
+    /// A short technical detail (OpenSSL's reason for negotiation failures).
+    public var detail: String?
+
+    /// Creates a verdict.
+    public init(kind: VerdictKind, reason: VerdictReason, alert: String? = nil, detail: String? = nil) {
+        self.kind = kind
+        self.reason = reason
+        self.alert = alert
+        self.detail = detail
+    }
+}

@@ -1,0 +1,13 @@
+import Foundation
+
+/// Runs blocking work on a thread of its own so it never ties up the Swift concurrency pool.
+enum DedicatedThread {
+    /// Runs `work` on a new thread and returns its result.
+    static func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try work() })
+            }.start()
+        }
+    }
+}

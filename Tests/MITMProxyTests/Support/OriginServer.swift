@@ -1,0 +1,157 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A running `Fixtures/origin.py` test origin on an ephemeral loopback port; stopped by `terminate()` or on deinit.
+///
+/// `@unchecked Sendable`: the only mutable state, `stopped`, is guarded by `lock`.
+final class OriginServer: @unchecked Sendable {
+    /// Whether the origin speaks TLS, and with which test leaf.
+    enum Transport: Sendable {
+        /// Plain HTTP.
+        case plainHTTP
+        /// HTTPS with the leaf's chain from ``TestPKI``.
+        case tls(TestPKI.Leaf)
+    }
+
+    /// The port the origin listens on.
+    let port: UInt16
+    /// The address it is bound to, `127.0.0.1` unless started otherwise.
+    let host: String
+    /// Plain HTTP or TLS.
+    let transport: Transport
+
+    private let process: Process
+    private let stdinHandle: FileHandle
+    private let exited = DispatchGroup()
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// The body byte at offset `i` of `/bytes`, `/chunked`, `/close-delimited` and `/slow` responses is `i % 251`.
+    static func patternBytes(count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for index in 0..<count {
+                buffer[index] = UInt8(index % 251)
+            }
+            initialized = count
+        }
+    }
+
+    /// Starts origin.py with python3 and waits up to `timeout` for it to report its port.
+    static func start(
+        _ transport: Transport = .tls(.origin),
+        host: String = "127.0.0.1",
+        timeout: Duration = .seconds(10)
+    ) async throws -> OriginServer {
+        var arguments = [RepositoryLayout.originScript, "--host", host]
+        if case .tls(let leaf) = transport {
+            let pki = try await TestPKI.shared()
+            arguments += ["--cert", pki.chain(leaf), "--key", pki.key(leaf)]
+        }
+        let launchArguments = arguments
+        return try await DedicatedThread.run {
+            try OriginServer(transport: transport, host: host, arguments: launchArguments, timeout: timeout)
+        }
+    }
+
+    private init(transport: Transport, host: String, arguments: [String], timeout: Duration) throws {
+        self.transport = transport
+        self.host = host
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Subprocess.executablePath("python3"))
+        process.arguments = arguments
+        let stdinPipe = Pipe()
+        let stdoutPipe = Pipe()
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        process.standardError = FileHandle.standardError
+        let exited = exited
+        exited.enter()
+        process.terminationHandler = { _ in exited.leave() }
+        try process.run()
+        self.process = process
+        stdinHandle = stdinPipe.fileHandleForWriting
+        defer { try? stdoutPipe.fileHandleForReading.close() }
+        do {
+            port = try Self.readPort(from: stdoutPipe.fileHandleForReading.fileDescriptor, timeout: timeout)
+        } catch {
+            try? stdinHandle.close()
+            if process.isRunning { process.terminate() }
+            throw error
+        }
+    }
+
+    deinit {
+        terminate()
+    }
+
+    /// `http` or `https`.
+    var scheme: String {
+        if case .plainHTTP = transport { return "http" }
+        return "https"
+    }
+
+    /// A URL for `path` on this origin, naming it `hostname` (default: the bound address).
+    func url(_ path: String, hostname: String? = nil) -> String {
+        let name = hostname ?? host
+        let authority = name.contains(":") ? "[\(name)]" : name
+        return "\(scheme)://\(authority):\(port)\(path)"
+    }
+
+    /// Whether the python process is still running.
+    var isRunning: Bool {
+        process.isRunning
+    }
+
+    /// Closes the origin's stdin and sends SIGTERM; does not wait. Safe to call more than once.
+    func terminate() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        stopped = true
+        try? stdinHandle.close()
+        if process.isRunning { process.terminate() }
+    }
+
+    /// Terminates the origin and waits until it has exited, killing it if it takes longer than five seconds.
+    func stop() async {
+        terminate()
+        let exited = exited
+        let processIdentifier = process.processIdentifier
+        _ = try? await DedicatedThread.run {
+            if exited.wait(timeout: .now() + .seconds(5)) == .timedOut {
+                kill(processIdentifier, SIGKILL)
+                exited.wait()
+            }
+        }
+    }
+
+    private static func readPort(from descriptor: Int32, timeout: Duration) throws -> UInt16 {
+        let deadline = DispatchTime.now() + Subprocess.dispatchInterval(timeout)
+        var line: [UInt8] = []
+        while !line.contains(UInt8(ascii: "\n")) {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline.uptimeNanoseconds else {
+                throw SubprocessError(description: "origin.py did not report its port within \(timeout)")
+            }
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let waitMilliseconds = Int32((deadline.uptimeNanoseconds - now) / 1_000_000 + 1)
+            guard poll(&entry, 1, waitMilliseconds) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                throw SubprocessError(description: "origin.py exited before reporting its port (see stderr)")
+            }
+            line += buffer[..<count]
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("PORT "), let port = UInt16(text.dropFirst(5)) else {
+            throw SubprocessError(description: "origin.py printed \(text.debugDescription) instead of PORT <n>")
+        }
+        return port
+    }
+}

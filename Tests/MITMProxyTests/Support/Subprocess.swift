@@ -1,0 +1,125 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a subprocess ended and what it printed.
+struct SubprocessResult: Sendable, CustomStringConvertible {
+    /// The exit code, or the signal number when `terminatedBySignal`.
+    var status: Int32
+    /// The process was ended by a signal (including the kill after a timeout).
+    var terminatedBySignal: Bool
+    /// The timeout expired and the process was killed.
+    var timedOut: Bool
+    /// Everything written to stdout.
+    var stdout: [UInt8]
+    /// Everything written to stderr.
+    var stderr: [UInt8]
+
+    /// stdout decoded as UTF-8.
+    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    /// stderr decoded as UTF-8.
+    var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+    /// Exited by itself with status 0.
+    var succeeded: Bool { !timedOut && !terminatedBySignal && status == 0 }
+
+    /// How it ended, with the start of each output as text, for test failure messages.
+    var description: String {
+        let ending = timedOut ? "timed out" : terminatedBySignal ? "killed by signal \(status)" : "exit status \(status)"
+        return "\(ending); stdout (\(stdout.count) bytes): \(stdoutText.prefix(500).debugDescription); "
+            + "stderr: \(stderrText.prefix(2000).debugDescription)"
+    }
+}
+
+/// A failure to start or find a subprocess.
+struct SubprocessError: Error, CustomStringConvertible {
+    /// What went wrong.
+    let description: String
+}
+
+/// Runs commands for tests: captured output, optional stdin, and a timeout that kills, so a test never hangs.
+enum Subprocess {
+    private static let ignoreBrokenPipes: Void = {
+        signal(SIGPIPE, SIG_IGN)
+    }()
+
+    /// Runs `executable` (a path, or a name looked up in PATH) on a thread of its own.
+    static func run(
+        _ executable: String,
+        _ arguments: [String] = [],
+        stdin: [UInt8]? = nil,
+        environment: [String: String]? = nil,
+        timeout: Duration = .seconds(30)
+    ) async throws -> SubprocessResult {
+        try await DedicatedThread.run {
+            try runBlocking(executable, arguments, stdin: stdin, environment: environment, timeout: timeout)
+        }
+    }
+
+    /// Runs `executable` on the calling thread; stdin is /dev/null when `stdin` is nil.
+    static func runBlocking(
+        _ executable: String,
+        _ arguments: [String] = [],
+        stdin: [UInt8]? = nil,
+        environment: [String: String]? = nil,
+        timeout: Duration = .seconds(30)
+    ) throws -> SubprocessResult {
+        _ = ignoreBrokenPipes
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try executablePath(executable))
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let stdinPipe = stdin.map { _ in Pipe() }
+        let stdoutPipe = Pipe()
+        let stderrPipe = Pipe()
+        process.standardInput = stdinPipe ?? FileHandle.nullDevice
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+
+        var pump = PipePump(
+            input: stdin ?? [],
+            stdin: stdinPipe?.fileHandleForWriting,
+            stdout: stdoutPipe.fileHandleForReading,
+            stderr: stderrPipe.fileHandleForReading
+        )
+        let deadline = DispatchTime.now() + dispatchInterval(timeout)
+        var timedOut = !pump.run(until: deadline)
+        if !timedOut && exited.wait(timeout: deadline) == .timedOut {
+            timedOut = true
+        }
+        if timedOut {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            exited.wait()
+            _ = pump.run(until: .now() + .seconds(1))
+        }
+        pump.closeAll()
+        return SubprocessResult(
+            status: process.terminationStatus,
+            terminatedBySignal: process.terminationReason == .uncaughtSignal,
+            timedOut: timedOut,
+            stdout: pump.stdout,
+            stderr: pump.stderr
+        )
+    }
+
+    /// `name` itself if it contains a slash, else the first executable of that name in PATH.
+    static func executablePath(_ name: String) throws -> String {
+        if name.contains("/") { return name }
+        let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in searchPath.split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw SubprocessError(description: "\(name) is not installed or not in PATH")
+    }
+
+    static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+    }
+}
