@@ -56,6 +56,9 @@ public struct ExchangeRecord: Sendable, Equatable {
         return "\(scheme)://\(authority)\(portPart)\(path)"
     }
 
+    /// The protocol the exchange travelled in, as HAR writes it: `HTTP/1.1`, `HTTP/2.0`.
+    public var httpVersion: String { request.version.description }
+
     /// Milliseconds from request head to the end of the response.
     public var durationMilliseconds: Int { max(0, Int((finished.timeIntervalSince(started) * 1000).rounded())) }
 }

@@ -36,7 +36,6 @@ final class HTTP2CallbackSink {
         block.size += field.listSize
         if block.size > maxHeaderListSize {
             block.exceedsLimit = true
-            block.fields = []
         } else {
             block.fields.append(field)
         }

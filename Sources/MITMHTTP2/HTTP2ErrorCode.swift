@@ -41,6 +41,20 @@ public struct HTTP2ErrorCode: RawRepresentable, Sendable, Hashable, CustomString
         "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED",
     ]
 
+    /// What a peer did to earn this code, for log lines when nghttp2 gave no details.
+    public var peerFault: String {
+        switch self {
+        case .protocolError: return "frames or header fields that break the protocol"
+        case .flowControlError: return "more DATA than the flow-control window allowed"
+        case .streamClosed: return "frames on a stream it had already closed"
+        case .frameSizeError: return "a frame of invalid size"
+        case .refusedStream: return "more concurrent streams than allowed"
+        case .compressionError: return "a header block that cannot be decompressed"
+        case .enhanceYourCalm: return "more frames than a well-behaved peer sends"
+        default: return "an error (\(description))"
+        }
+    }
+
     /// The RFC name (`PROTOCOL_ERROR`), or `0x..` for an unknown code.
     public var description: String {
         rawValue < Self.names.count ? Self.names[Int(rawValue)] : "0x" + String(rawValue, radix: 16)

@@ -14,11 +14,12 @@ public enum HTTP2HeaderBlockKind: Sendable, Equatable {
 public struct HTTP2HeaderBlock: Sendable, Equatable {
     /// What the block is.
     public var kind: HTTP2HeaderBlockKind
-    /// The fields in the order received, pseudo-headers first; empty when `exceedsLimit`.
+    /// The fields in the order received, pseudo-headers first; when `exceedsLimit`, only those that
+    /// fit within the limit (enough to name the request in a log line, not to forward it).
     public var fields: [HTTP2HeaderField]
     /// Whether the block ended the peer's side of the stream (END_STREAM).
     public var endStream: Bool
-    /// Whether the block was larger than the session's header list limit; its fields were dropped.
+    /// Whether the block was larger than the session's header list limit; the fields past it were dropped.
     public var exceedsLimit: Bool
 
     /// A header block.

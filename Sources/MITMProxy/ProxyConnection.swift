@@ -30,6 +30,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     private var upstreamLeg: TLSLeg?
     private var clientLeg: TLSLeg?
     private var httpRelay: HTTPRelay?
+    private var http2Relay: HTTP2Relay?
     private var rawRelay: RawRelay?
     private var timeoutWhat = "reading the proxy request"
     private var serverFirstWatcher: ServerFirstWatcher?
@@ -261,7 +262,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             let tls: TLSConnection
             do {
                 tls = try TLSConnection(client: context.upstreamTLS, serverName: HostName.isIPAddress(host) ? nil : host,
-                                        verifyName: host, alpn: ["http/1.1"])
+                                        verifyName: host, alpn: ALPNPolicy.upstreamOffer(clientOffered: hello.alpnProtocols))
             } catch {
                 socket.close()
                 upstreamFailedBeforeForging("cannot start TLS: \(error)")
@@ -272,6 +273,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             leg.onHandshake = { [unowned self, unowned leg] outcome in
                 switch outcome {
                 case .complete:
+                    // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
+                    leg.pauseReading()
                     startClientHandshake(names: ForgeNames.names(primary: host, upstream: leg.tls.peerCertificates.first),
                                          upstreamFailure: nil)
                 case .failed(let failure):
@@ -304,7 +307,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         let tls: TLSConnection
         do {
             let leaf = try context.forger.leaf(for: names)
-            tls = try TLSConnection(server: context.serverTLS, certificate: leaf, key: context.forger.leafKey, alpn: ["http/1.1"])
+            tls = try TLSConnection(server: context.serverTLS, certificate: leaf, key: context.forger.leafKey,
+                                    alpn: clientALPNOffer(upstreamFailed: upstreamFailure != nil))
         } catch {
             context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort, reason: "cannot forge a certificate: \(error)"))
             close(reason: "forging failed")
@@ -365,6 +369,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         touch()
         context.events.emit(.intercepted(connectionID: id, host: interceptHost, port: connectPort,
                                          tlsVersion: leg.tls.protocolVersion, alpn: leg.tls.negotiatedALPN))
+        if leg.tls.negotiatedALPN == "h2" {
+            startHTTP2Relay(client: leg, upstreamFailure: upstreamFailure)
+            return
+        }
         let mode: HTTPRelay.Mode
         if let upstreamLeg, upstreamFailure == nil {
             mode = .intercepted(host: interceptHost, port: connectPort, upstream: upstreamLeg)
@@ -374,6 +382,37 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg,
                               parser: HTTP1Parser(role: .request), mode: mode)
         adopt(relay)
+        relay.start()
+    }
+
+    // MARK: HTTP/2
+
+    /// ALPN for the client: exactly what the upstream chose, or the client's own choice when no upstream answered.
+    private func clientALPNOffer(upstreamFailed: Bool) -> [String] {
+        guard !upstreamFailed, let upstreamLeg else {
+            return ALPNPolicy.clientOfferWithoutUpstream(clientOffered: clientHello?.alpnProtocols ?? [])
+        }
+        return ALPNPolicy.clientOffer(upstreamChose: upstreamLeg.tls.negotiatedALPN)
+    }
+
+    private func startHTTP2Relay(client leg: TLSLeg, upstreamFailure: String?) {
+        let mode: HTTP2Relay.Mode
+        if let upstreamLeg, upstreamFailure == nil {
+            mode = .intercepted(host: interceptHost, port: connectPort, upstream: upstreamLeg)
+        } else {
+            mode = .failing(host: interceptHost, port: connectPort, reason: upstreamFailure ?? "no upstream connection")
+        }
+        let relay: HTTP2Relay
+        do {
+            relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: mode)
+        } catch {
+            close(reason: "cannot start HTTP/2: \(error)")
+            return
+        }
+        http2Relay = relay
+        relay.onActivity = { [unowned self] in touch() }
+        relay.onLinger = { [unowned self] in deadline = Clock.after(seconds: 2) }
+        relay.onClose = { [unowned self] _ in finished() }
         relay.start()
     }
 
@@ -405,6 +444,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         phase = .closed
         connector?.cancel()
         httpRelay?.close(reason: reason)
+        http2Relay?.close(reason: reason)
         rawRelay?.close(reason: reason)
         clientLeg?.close()
         upstreamLeg?.close()

@@ -94,3 +94,19 @@ import Testing
         #expect(SessionPair.blocks(pair.serverEvents, id).first?.fields.last == latin1)
     }
 }
+
+@Suite struct HTTP2DeferredBodyTests {
+    @Test func trailersAfterABodyThatWasAlreadySent() throws {
+        let pair = try SessionPair()
+        let id = try pair.client.submitRequest(Fields.get("/t"), endStream: true)
+        try pair.pump()
+        try pair.server.submitResponse(streamID: id, Fields.status(200), endStream: false)
+        pair.server.send(Array("first".utf8), on: id)
+        try pair.pump()
+        pair.server.finish(streamID: id, trailers: [HTTP2HeaderField("grpc-status", "0")])
+        try pair.pump()
+        #expect(SessionPair.blocks(pair.clientEvents, id).map(\.kind) == [.response, .trailers])
+        #expect(pair.clientBody(id) == Array("first".utf8))
+        #expect(pair.clientEvents.contains(.streamClosed(streamID: id, .noError)))
+    }
+}

@@ -1,0 +1,357 @@
+import Foundation
+import MITMCore
+import MITMHTTP2
+import MITMIO
+
+/// Relays one intercepted HTTP/2 connection: a server session toward the client, a client session
+/// toward the upstream, every client stream relayed to one upstream stream and back.
+///
+/// Flow control is the backpressure: body bytes received on a stream are handed to the other session's
+/// queue, and the receiving stream's window reopens only when the other session has put those bytes in
+/// DATA frames (its `dataSent` event). Each session's output is produced only while its socket holds
+/// less than `highWater` bytes, so a slow reader stops the sender through the windows instead of
+/// growing buffers: per stream the proxy holds at most one stream window of body, per connection at
+/// most the streams' windows. Confined to the connection's loop.
+final class HTTP2Relay {
+    /// Where streams go.
+    enum Mode {
+        /// To this upstream, which negotiated h2 too.
+        case intercepted(host: String, port: Int, upstream: Leg)
+        /// Nowhere: the upstream is unreachable or untrusted, so every stream gets a 502 naming `reason`.
+        case failing(host: String, port: Int, reason: String)
+    }
+
+    /// What both sessions advertise.
+    static let settings: HTTP2Settings = {
+        var settings = HTTP2Settings()
+        settings.maxConcurrentStreams = 100
+        settings.streamWindow = 256 * 1024
+        settings.connectionWindow = 1024 * 1024
+        settings.maxHeaderListSize = 64 * 1024
+        settings.enablePush = false
+        return settings
+    }()
+
+    /// Bytes a leg may hold unsent before the relay stops producing frames for it.
+    static let highWater = 256 * 1024
+
+    let connectionID: Int
+    let context: ProxyContext
+    let host: String
+    let port: Int
+    let client: Leg
+    let upstream: Leg?
+    /// Why there is no upstream (failing mode).
+    let unreachableReason: String?
+    let clientSession: HTTP2Session
+    let upstreamSession: HTTP2Session?
+    /// Relayed streams by client stream ID.
+    var streams: [Int32: HTTP2RelayStream] = [:]
+    /// Client stream ID by upstream stream ID, while the upstream stream is attached.
+    var clientStreamForUpstream: [Int32: Int32] = [:]
+    /// Streams the relay reset itself (as opposed to nghttp2 answering bad frames), per side.
+    var requestedClientResets: Set<Int32> = []
+    var requestedUpstreamResets: Set<Int32> = []
+    /// nghttp2's latest explanation of what a peer did wrong, for log lines.
+    var lastClientDiagnostic: String?
+    var lastUpstreamDiagnostic: String?
+    /// Whether new streams may still go upstream (false after its GOAWAY, close or protocol error).
+    var upstreamAvailable: Bool
+    private var finishing = false
+    private var finishReason = ""
+    private var clientInputEnded = false
+    private var upstreamInputEnded = false
+    private(set) var closed = false
+
+    /// Called once when the relay has closed both legs, with the reason.
+    var onClose: ((String) -> Void)?
+    /// Called on every read (idle deadlines).
+    var onActivity: (() -> Void)?
+    /// Called when the relay has said goodbye and only waits for the peers to hang up.
+    var onLinger: (() -> Void)?
+
+    init(connectionID: Int, context: ProxyContext, client: Leg, mode: Mode) throws(HTTP2SessionError) {
+        self.connectionID = connectionID
+        self.context = context
+        self.client = client
+        clientSession = try HTTP2Session(role: .server, settings: Self.settings)
+        switch mode {
+        case .intercepted(let host, let port, let leg):
+            self.host = host
+            self.port = port
+            upstream = leg
+            unreachableReason = nil
+            upstreamSession = try HTTP2Session(role: .client, settings: Self.settings)
+            upstreamAvailable = true
+        case .failing(let host, let port, let reason):
+            self.host = host
+            self.port = port
+            upstream = nil
+            unreachableReason = reason
+            upstreamSession = nil
+            upstreamAvailable = false
+        }
+    }
+
+    /// Sends both prefaces and starts reading both legs.
+    func start() {
+        client.onEvent = { [unowned self] event in self.clientLegEvent(event) }
+        upstream?.onEvent = { [unowned self] event in self.upstreamLegEvent(event) }
+        pump()
+        client.resumeReading()
+        upstream?.resumeReading()
+    }
+
+    // MARK: legs
+
+    private func clientLegEvent(_ event: LegEvent) {
+        if finishing {
+            linger(event, fromClient: true)
+            return
+        }
+        switch event {
+        case .data(let bytes):
+            onActivity?()
+            do {
+                try clientSession.receive(bytes)
+            } catch {
+                clientSessionFailed(error)
+                return
+            }
+            pump()
+        case .endOfInput:
+            clientInputEnded = true
+            finish(streams.isEmpty ? "the client closed the connection" : "the client closed the connection with streams open")
+        case .failed(let reason):
+            clientInputEnded = true
+            finish("client: \(reason)")
+        case .drained:
+            pump()
+        }
+    }
+
+    private func upstreamLegEvent(_ event: LegEvent) {
+        if finishing {
+            linger(event, fromClient: false)
+            return
+        }
+        switch event {
+        case .data(let bytes):
+            onActivity?()
+            do {
+                try upstreamSession?.receive(bytes)
+            } catch {
+                upstreamLost("HTTP/2: \(error.reason)")
+                return
+            }
+            pump()
+        case .endOfInput:
+            upstreamInputEnded = true
+            upstreamLost("closed the connection")
+        case .failed(let reason):
+            upstreamInputEnded = true
+            upstreamLost(reason)
+        case .drained:
+            pump()
+        }
+    }
+
+    /// The client sent something that is not HTTP/2 at all (no preface), or flooded the session.
+    private func clientSessionFailed(_ error: HTTP2SessionError) {
+        let what = error.isBadPreface
+            ? "it negotiated h2 but did not send the HTTP/2 connection preface"
+            : "HTTP/2: \(error.reason)"
+        context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription,
+                                        reason: "\(what); sent GOAWAY PROTOCOL_ERROR"))
+        clientSession.goAway(code: error.isFlood ? .enhanceYourCalm : .protocolError)
+        finish("client protocol error")
+    }
+
+    /// The upstream connection ended or broke: streams waiting for it fail, and the client is told to
+    /// open new streams elsewhere.
+    func upstreamLost(_ reason: String) {
+        upstreamAvailable = false
+        let waiting = clientStreamForUpstream
+        if !waiting.isEmpty {
+            context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port, reason: reason))
+        }
+        for (upstreamID, clientID) in waiting {
+            detachUpstream(upstreamID)
+            upstreamStreamFailed(clientID, code: nil, reason: "upstream \(reason)")
+        }
+        if clientSession.wantsRead { clientSession.goAway() }
+        pump()
+    }
+
+    var clientDescription: String {
+        SocketAddress.peer(of: client.socket.descriptor)?.description ?? "client"
+    }
+
+    // MARK: moving frames
+
+    /// Handles what both sessions reported and writes what they have to send, until nothing moves.
+    func pump() {
+        while !closed && !finishing {
+            var moved = false
+            let clientEvents = clientSession.takeEvents()
+            moved = !clientEvents.isEmpty
+            for event in clientEvents where !closed { handleClientEvent(event) }
+            if let upstreamSession {
+                let upstreamEvents = upstreamSession.takeEvents()
+                moved = moved || !upstreamEvents.isEmpty
+                for event in upstreamEvents where !closed { handleUpstreamEvent(event) }
+            }
+            if closed || finishing { return }
+            moved = write(clientSession, to: client) || moved
+            if let upstreamSession, let upstream { moved = write(upstreamSession, to: upstream) || moved }
+            if !moved { break }
+        }
+        if !closed && !finishing && clientSession.isFinished {
+            finish("the connection ended")
+        }
+    }
+
+    /// Writes the session's pending frames while the leg has room; whether anything was written.
+    private func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
+        let room = ignoringHighWater ? Self.highWater : Self.highWater - leg.bufferedOutputBytes
+        guard room > 0, !leg.socket.isClosed else { return false }
+        let bytes: [UInt8]
+        do {
+            bytes = try session.produceOutput(limit: room)
+        } catch {
+            close(reason: "HTTP/2: \(error)")
+            return false
+        }
+        guard !bytes.isEmpty else { return false }
+        // One TLS record's worth per write: TLSLeg.write drops what one SSL_write does not take.
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + 16_384)
+            leg.write(Array(bytes[start..<end]))
+            start = end
+        }
+        return true
+    }
+
+    // MARK: stream bookkeeping
+
+    /// Resets a client stream on purpose.
+    func resetClient(_ clientID: Int32, _ code: HTTP2ErrorCode) {
+        requestedClientResets.insert(clientID)
+        clientSession.reset(streamID: clientID, code: code)
+    }
+
+    /// Resets an upstream stream on purpose and detaches it from its client stream.
+    func resetUpstream(_ upstreamID: Int32, _ code: HTTP2ErrorCode) {
+        requestedUpstreamResets.insert(upstreamID)
+        upstreamSession?.reset(streamID: upstreamID, code: code)
+        detachUpstream(upstreamID)
+    }
+
+    /// Forgets the link between an upstream stream and its client stream.
+    func detachUpstream(_ upstreamID: Int32) {
+        guard let clientID = clientStreamForUpstream.removeValue(forKey: upstreamID) else { return }
+        streams[clientID]?.upstreamID = nil
+    }
+
+    /// Answers a client stream with a response the proxy makes itself.
+    func answerLocally(_ clientID: Int32, _ local: LocalResponse) {
+        guard var stream = streams[clientID], !stream.responseStarted else { return }
+        let head = local.head(keepAlive: true)
+        let body = stream.record.request.method == "HEAD" ? [] : local.body
+        stream.answeredLocally = true
+        stream.responseStarted = true
+        stream.responseEnded = true
+        stream.record.response = HTTPResponseHead(version: .http2, status: head.status, reason: "",
+                                                  headers: HTTP2Heads.response(HTTP2Heads.fields(head)).headers)
+        stream.record.responseBodyBytes = body.count
+        if head.status >= 400 { stream.fail(local.reasonText) }
+        streams[clientID] = stream
+        do {
+            try clientSession.submitResponse(streamID: clientID, HTTP2Heads.fields(head), endStream: body.isEmpty)
+            clientSession.send(body, on: clientID)
+            clientSession.finish(streamID: clientID)
+        } catch {
+            resetClient(clientID, .internalError)
+        }
+    }
+
+    /// Reports a finished client stream.
+    func report(_ stream: HTTP2RelayStream) {
+        var record = stream.record
+        record.finished = Date()
+        record.failure = stream.failure
+        context.events.emit(.exchange(record))
+    }
+
+    // MARK: ending
+
+    /// Ends the connection gracefully: streams still open fail with `reason`, GOAWAY goes to each side
+    /// still listening, then close_notify and FIN; the relay closes when both peers have hung up (or
+    /// the connection's linger deadline passes).
+    func finish(_ reason: String) {
+        guard !finishing, !closed else { return }
+        finishing = true
+        finishReason = reason
+        failRemainingStreams(reason)
+        if !clientInputEnded && clientSession.wantsRead { clientSession.goAway() }
+        if !upstreamInputEnded, let upstreamSession, upstreamSession.wantsRead { upstreamSession.goAway() }
+        _ = write(clientSession, to: client, ignoringHighWater: true)
+        if let upstreamSession, let upstream { _ = write(upstreamSession, to: upstream, ignoringHighWater: true) }
+        client.finishWriting()
+        upstream?.finishWriting()
+        if bothInputsEnded {
+            close(reason: reason)
+            return
+        }
+        client.resumeReading()
+        upstream?.resumeReading()
+        onLinger?()
+    }
+
+    private var bothInputsEnded: Bool { clientInputEnded && (upstream == nil || upstreamInputEnded) }
+
+    private func linger(_ event: LegEvent, fromClient: Bool) {
+        switch event {
+        case .data, .drained:
+            return
+        case .endOfInput, .failed:
+            if fromClient { clientInputEnded = true } else { upstreamInputEnded = true }
+            if bothInputsEnded { close(reason: finishReason) }
+        }
+    }
+
+    private func failRemainingStreams(_ reason: String) {
+        for (upstreamID, _) in clientStreamForUpstream {
+            upstreamSession?.reset(streamID: upstreamID, code: .cancel)
+        }
+        clientStreamForUpstream.removeAll()
+        for var stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) {
+            stream.fail(reason)
+            report(stream)
+        }
+        streams.removeAll()
+    }
+
+    /// Closes both legs now (after a best-effort GOAWAY to each side).
+    func close(reason: String) {
+        guard !closed else { return }
+        let graceful = !finishing
+        finishing = true
+        if graceful {
+            if clientSession.wantsRead { clientSession.goAway() }
+            if let upstreamSession, upstreamSession.wantsRead { upstreamSession.goAway() }
+            failRemainingStreams(reason)
+            _ = write(clientSession, to: client, ignoringHighWater: true)
+            if let upstreamSession, let upstream { _ = write(upstreamSession, to: upstream, ignoringHighWater: true) }
+        }
+        guard !closed else { return }
+        closed = true
+        client.onEvent = nil
+        upstream?.onEvent = nil
+        client.close()
+        upstream?.close()
+        onClose?(reason)
+        onClose = nil
+    }
+}
