@@ -13,6 +13,12 @@ enum RepositoryLayout {
     /// `Tests/MITMProxyTests/Fixtures/origin.py`.
     static let originScript = root + "/Tests/MITMProxyTests/Fixtures/origin.py"
 
+    /// `Tests/MITMProxyTests/Fixtures/h2_origin.py`, the HTTP/2 origin.
+    static let h2OriginScript = root + "/Tests/MITMProxyTests/Fixtures/h2_origin.py"
+
+    /// `Tests/MITMProxyTests/Fixtures/h2_client.py`, the scripted HTTP/2 client.
+    static let h2ClientScript = root + "/Tests/MITMProxyTests/Fixtures/h2_client.py"
+
     /// The `mitm-proxy` executable built beside the test bundle (`swift build --build-tests` builds it).
     static let builtExecutable: String = {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
