@@ -51,7 +51,7 @@ extension HTTP2Relay {
                 context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port,
                                                     reason: "sent GOAWAY \(code)\(debug.isEmpty ? "" : ": \(debug)")"))
             }
-            if clientSession.wantsRead { clientSession.goAway() }
+            clientGoAwayPending = true
         case .goAwaySent(_, let code, let debug):
             guard code != .noError else { return }
             let what = debug.isEmpty ? lastUpstreamDiagnostic ?? "it sent \(code.peerFault)" : debug

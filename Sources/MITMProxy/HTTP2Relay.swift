@@ -57,6 +57,9 @@ final class HTTP2Relay {
     var lastUpstreamDiagnostic: String?
     /// Whether new streams may still go upstream (false after its GOAWAY, close or protocol error).
     var upstreamAvailable: Bool
+    /// The client is to get a GOAWAY once the frames already queued for it are out (strict clients
+    /// stop reading at a GOAWAY, so the answers to streams in flight go first).
+    var clientGoAwayPending = false
     private var finishing = false
     private var finishReason = ""
     private var clientInputEnded = false
@@ -179,7 +182,7 @@ final class HTTP2Relay {
             detachUpstream(upstreamID)
             upstreamStreamFailed(clientID, code: nil, reason: "upstream \(reason)")
         }
-        if clientSession.wantsRead { clientSession.goAway() }
+        clientGoAwayPending = true
         pump()
     }
 
@@ -204,6 +207,11 @@ final class HTTP2Relay {
             if closed || finishing { return }
             moved = write(clientSession, to: client) || moved
             if let upstreamSession, let upstream { moved = write(upstreamSession, to: upstream) || moved }
+            if clientGoAwayPending && !clientSession.wantsWrite {
+                clientGoAwayPending = false
+                if clientSession.wantsRead { clientSession.goAway() }
+                moved = true
+            }
             if !moved { break }
         }
         if !closed && !finishing && clientSession.isFinished {

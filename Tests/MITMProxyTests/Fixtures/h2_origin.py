@@ -16,7 +16,8 @@ Endpoints:
   GET  /reset/CODE        response head and 1000 bytes, then RST_STREAM(CODE)
   GET  /refuse            RST_STREAM(REFUSED_STREAM) before any response
   GET  /goaway            200 "bye", then GOAWAY(NO_ERROR) naming this stream as the last
-  GET  /big-headers       a response head with a 100 KiB field
+  GET  /big-headers       a response head with ten 8 KiB fields (80 KiB in all)
+  GET  /huge-field        a response head with one 100 KiB field (more than an HPACK decoder takes)
   GET  /wait-stalled?path=P  answers once the stream serving P is stalled on flow control
                           ({"sent": n, "stalled": true}) or has sent everything ("stalled": false)
 """
@@ -216,7 +217,10 @@ class Connection:
             self.conn.close_connection(error_code=0, last_stream_id=stream_id)
             await self.flush()
         elif url.path == "/big-headers":
-            await self.send(stream_id, 200, b"too big", "text/plain", [("x-big", "b" * 100 * 1024)])
+            fields = [("x-big-%d" % index, "b" * 8 * 1024) for index in range(10)]
+            await self.send(stream_id, 200, b"too big", "text/plain", fields)
+        elif url.path == "/huge-field":
+            await self.send(stream_id, 200, b"too big", "text/plain", [("x-huge", "h" * 100 * 1024)])
         elif url.path == "/wait-stalled":
             path = parse_qs(url.query).get("path", ["/"])[0]
             answer = await self.progress.wait_stalled(path)
