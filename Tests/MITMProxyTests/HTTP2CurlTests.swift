@@ -95,6 +95,19 @@ import Testing
         await harness.stop()
     }
 
+    @Test func anUntrustedUpstreamGetsA502OverH2() async throws {
+        let harness = try await HTTP2Harness.start(.h2(leaf: .untrusted))
+        let result = try await harness.curl(["--http2", "-w", "\n%{http_code} %{http_version}", harness.url("/hello", host: "127.0.0.1")])
+        #expect(result.succeeded, "\(result)")
+        #expect(result.stdoutText.hasSuffix("\n502 2"))
+        #expect(result.stdoutText.contains("not trusted"))
+        #expect(harness.events.interceptedALPN == ["h2"])
+        let record = try #require(harness.events.exchange(endingWith: "/hello"))
+        #expect(record.response?.status == 502)
+        #expect(record.httpVersion == "HTTP/2.0")
+        await harness.stop()
+    }
+
     @Test func curlPinningTheOriginOverH2IsStillRefused() async throws {
         let harness = try await HTTP2Harness.start()
         let pem = try [UInt8](Data(contentsOf: URL(fileURLWithPath: harness.pki.certificate(.origin))))

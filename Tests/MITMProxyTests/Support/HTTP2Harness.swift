@@ -70,8 +70,8 @@ struct JSON: CustomStringConvertible {
 struct HTTP2Harness {
     /// Which origin to start.
     enum Origin {
-        /// h2_origin.py (ALPN h2 only), advertising this many concurrent streams.
-        case h2(maxConcurrentStreams: Int = 100)
+        /// h2_origin.py (ALPN h2 only) with `leaf`'s certificate, advertising this many concurrent streams.
+        case h2(maxConcurrentStreams: Int = 100, leaf: TestPKI.Leaf = .origin)
         /// origin.py (ALPN http/1.1 only).
         case http1
     }
@@ -85,8 +85,8 @@ struct HTTP2Harness {
         let pki = try await TestPKI.shared()
         let origin: OriginServer
         switch kind {
-        case .h2(let limit):
-            origin = try await OriginServer.start(.tls(.origin), script: RepositoryLayout.h2OriginScript,
+        case .h2(let limit, let leaf):
+            origin = try await OriginServer.start(.tls(leaf), script: RepositoryLayout.h2OriginScript,
                                                   extraArguments: ["--max-concurrent-streams", String(limit)])
         case .http1:
             origin = try await OriginServer.start(.tls(.origin))
