@@ -32,10 +32,12 @@ let package = Package(
         .target(name: "MITMIO", dependencies: ["CMITMShims"]),
         .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),
         .target(name: "MITMProxy", dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2"]),
+        .target(name: "MITMPins", dependencies: ["MITMTLS", "COpenSSL", "CMITMShims"]),
         .executableTarget(
             name: "mitm-proxy",
             dependencies: [
                 "MITMProxy",
+                "MITMPins",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -46,6 +48,11 @@ let package = Package(
             name: "MITMProxyTests",
             dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2"],
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "MITMPinsTests",
+            dependencies: ["MITMPins", "MITMTLS"],
+            exclude: ["Samples"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -24,6 +24,18 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var finished: Date
     /// Why the exchange did not complete normally, if it did not.
     public var failure: String?
+    /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2.0`.
+    public var httpVersion = "HTTP/1.1"
+    /// The request body's first bytes (empty unless body capture is on, e.g. for HAR).
+    public var requestBody = CapturedBody()
+    /// The response body's first bytes.
+    public var responseBody = CapturedBody()
+    /// The final response's trailers, if any.
+    public var responseTrailers: HTTPHeaders?
+    /// Phase timings.
+    public var timings = ExchangeTimings()
+    /// The upstream server's IP address, when one was contacted.
+    public var serverAddress: String?
 
     /// Creates a record.
     public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
@@ -55,9 +67,6 @@ public struct ExchangeRecord: Sendable, Equatable {
         }
         return "\(scheme)://\(authority)\(portPart)\(path)"
     }
-
-    /// The protocol the exchange travelled in, as HAR writes it: `HTTP/1.1`, `HTTP/2.0`.
-    public var httpVersion: String { request.version.description }
 
     /// Milliseconds from request head to the end of the response.
     public var durationMilliseconds: Int { max(0, Int((finished.timeIntervalSince(started) * 1000).rounded())) }

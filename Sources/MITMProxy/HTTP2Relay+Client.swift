@@ -11,6 +11,7 @@ extension HTTP2Relay {
             case .request:
                 openStream(clientID, block)
             case .trailers:
+                streams[clientID]?.requestEnded = Date()
                 guard let upstreamID = streams[clientID]?.upstreamID else { return }
                 upstreamSession?.finish(streamID: upstreamID, trailers: block.fields)
             case .informational, .response:
@@ -19,6 +20,7 @@ extension HTTP2Relay {
         case .data(let clientID, let bytes):
             requestBody(bytes, on: clientID)
         case .endStream(let clientID):
+            streams[clientID]?.requestEnded = Date()
             guard let upstreamID = streams[clientID]?.upstreamID else { return }
             upstreamSession?.finish(streamID: upstreamID)
         case .resetReceived(let clientID, let code):
@@ -55,10 +57,9 @@ extension HTTP2Relay {
     /// A request head arrived: relay it upstream, or answer it when it cannot go there.
     private func openStream(_ clientID: Int32, _ block: HTTP2HeaderBlock) {
         let head = HTTP2Heads.request(block.fields)
-        let now = Date()
-        let record = ExchangeRecord(connectionID: connectionID, scheme: "https", host: host, port: port,
-                                    request: head, started: now, finished: now)
+        let record = newRecord(head)
         streams[clientID] = HTTP2RelayStream(clientID: clientID, record: record)
+        if block.endStream { streams[clientID]?.requestEnded = record.started }
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         if block.exceedsLimit {
             let limit = Self.settings.maxHeaderListSize / 1024
@@ -91,6 +92,7 @@ extension HTTP2Relay {
             return
         }
         streams[clientID]?.record.requestBodyBytes += bytes.count
+        streams[clientID]?.record.requestBody.append(bytes)
         if let upstreamID = streams[clientID]?.upstreamID, let upstreamSession {
             upstreamSession.send(bytes, on: upstreamID)
         } else {

@@ -1,3 +1,4 @@
+import Foundation
 import MITMCore
 import MITMHTTP2
 
@@ -13,6 +14,7 @@ extension HTTP2Relay {
                 return
             }
             streams[clientID]?.record.responseBodyBytes += bytes.count
+            streams[clientID]?.record.responseBody.append(bytes)
             clientSession.send(bytes, on: clientID)
         case .endStream(let upstreamID):
             guard let clientID = clientStreamForUpstream[upstreamID] else { return }
@@ -81,6 +83,7 @@ extension HTTP2Relay {
             try? clientSession.submitInformational(streamID: clientID, block.fields)
         case .response:
             stream.record.response = HTTP2Heads.response(block.fields)
+            stream.responseHeadArrived = Date()
             stream.responseStarted = true
             stream.responseEnded = block.endStream
             streams[clientID] = stream
@@ -93,6 +96,7 @@ extension HTTP2Relay {
             }
         case .trailers:
             streams[clientID]?.responseEnded = true
+            streams[clientID]?.record.responseTrailers = HTTP2Heads.response(block.fields).headers
             clientSession.finish(streamID: clientID, trailers: block.fields)
         case .request:
             return

@@ -66,6 +66,11 @@ final class HTTP2Relay {
     private var upstreamInputEnded = false
     private(set) var closed = false
 
+    /// DNS/connect/TLS costs of the upstream connection, charged to the first stream (HAR timings).
+    var newConnectionTimings: UpstreamConnectionTimings?
+    /// The upstream's address, for every record.
+    var serverAddress: String?
+
     /// Called once when the relay has closed both legs, with the reason.
     var onClose: ((String) -> Void)?
     /// Called on every read (idle deadlines).
@@ -231,13 +236,7 @@ final class HTTP2Relay {
             return false
         }
         guard !bytes.isEmpty else { return false }
-        // One TLS record's worth per write: TLSLeg.write drops what one SSL_write does not take.
-        var start = 0
-        while start < bytes.count {
-            let end = min(bytes.count, start + 16_384)
-            leg.write(Array(bytes[start..<end]))
-            start = end
-        }
+        leg.write(bytes)
         return true
     }
 
@@ -273,6 +272,8 @@ final class HTTP2Relay {
         stream.record.response = HTTPResponseHead(version: .http2, status: head.status, reason: "",
                                                   headers: HTTP2Heads.response(HTTP2Heads.fields(head)).headers)
         stream.record.responseBodyBytes = body.count
+        stream.record.responseBody.append(body)
+        stream.responseHeadArrived = Date()
         if head.status >= 400 { stream.fail(local.reasonText) }
         streams[clientID] = stream
         do {
@@ -284,12 +285,30 @@ final class HTTP2Relay {
         }
     }
 
+    /// A record for a request that just arrived: HTTP/2.0, bodies captured as configured, and the
+    /// upstream connection's setup costs if this is its first stream.
+    func newRecord(_ head: HTTPRequestHead) -> ExchangeRecord {
+        let now = Date()
+        var record = ExchangeRecord(connectionID: connectionID, scheme: "https", host: host, port: port,
+                                    request: head, started: now, finished: now)
+        record.httpVersion = HTTPVersion.http2.description
+        let limit = context.configuration.bodyCaptureLimit
+        record.requestBody = CapturedBody(limit: limit)
+        record.responseBody = CapturedBody(limit: limit)
+        if let fresh = newConnectionTimings {
+            newConnectionTimings = nil
+            record.timings.dns = fresh.dns
+            record.timings.connect = fresh.connect
+            record.timings.ssl = fresh.ssl
+            serverAddress = fresh.address
+        }
+        record.serverAddress = serverAddress
+        return record
+    }
+
     /// Reports a finished client stream.
     func report(_ stream: HTTP2RelayStream) {
-        var record = stream.record
-        record.finished = Date()
-        record.failure = stream.failure
-        context.events.emit(.exchange(record))
+        context.events.emit(.exchange(stream.finishedRecord(at: Date())))
     }
 
     // MARK: ending

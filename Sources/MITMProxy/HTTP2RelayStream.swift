@@ -17,10 +17,27 @@ struct HTTP2RelayStream {
     var responseEnded = false
     /// Why the stream failed, once known (the first reason wins).
     var failure: String?
+    /// When the client's request ended (END_STREAM), for HAR's send phase.
+    var requestEnded: Date?
+    /// When the response head arrived, for HAR's wait phase.
+    var responseHeadArrived: Date?
 
     init(clientID: Int32, record: ExchangeRecord) {
         self.clientID = clientID
         self.record = record
+    }
+
+    /// The record as finished at `end`, with its failure and HAR phases.
+    func finishedRecord(at end: Date) -> ExchangeRecord {
+        var finished = record
+        finished.finished = end
+        finished.failure = failure
+        let sent = requestEnded ?? record.started
+        let firstByte = responseHeadArrived ?? end
+        finished.timings.send = max(0, sent.timeIntervalSince(record.started) * 1000)
+        finished.timings.wait = max(0, firstByte.timeIntervalSince(sent) * 1000)
+        finished.timings.receive = max(0, end.timeIntervalSince(firstByte) * 1000)
+        return finished
     }
 
     /// Notes `reason` unless a reason is already known.

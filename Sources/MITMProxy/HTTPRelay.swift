@@ -20,6 +20,18 @@ final class HTTPRelay {
         var record: ExchangeRecord
         var local: LocalResponse?
         var upgradeRequested: Bool
+        var requestEnded: Date?
+        var responseStarted: Date?
+
+        /// Fills the HAR phases from the instants seen.
+        mutating func complete(at end: Date) {
+            record.finished = end
+            let sent = requestEnded ?? record.started
+            let firstByte = responseStarted ?? end
+            record.timings.send = max(0, sent.timeIntervalSince(record.started) * 1000)
+            record.timings.wait = max(0, firstByte.timeIntervalSince(sent) * 1000)
+            record.timings.receive = max(0, end.timeIntervalSince(firstByte) * 1000)
+        }
     }
 
     let connectionID: Int
@@ -55,6 +67,9 @@ final class HTTPRelay {
     var onUpgrade: ((RawRelay) -> Void)?
     /// Called when the relay has sent its last byte and only waits for the client to hang up.
     var onLinger: (() -> Void)?
+    /// DNS/connect/TLS costs of a freshly made upstream connection, charged to the next exchange.
+    var newConnectionTimings: UpstreamConnectionTimings?
+    private var serverAddress: String?
 
     init(connectionID: Int, context: ProxyContext, loop: EventLoop, client: Leg, parser: HTTP1Parser, mode: Mode) {
         self.connectionID = connectionID
@@ -149,6 +164,7 @@ final class HTTPRelay {
         case .body(let bytes):
             guard let index = exchanges.indices.last else { return }
             exchanges[index].record.requestBodyBytes += bytes.count
+            exchanges[index].record.requestBody.append(bytes)
             guard exchanges[index].local == nil, let upstream else { return }
             upstream.write(requestChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
             if upstream.bufferedOutputBytes > Self.highWater && !clientPausedForUpstream {
@@ -158,6 +174,7 @@ final class HTTPRelay {
         case .end(let trailers):
             requestOpen = false
             guard let index = exchanges.indices.last else { return }
+            exchanges[index].requestEnded = Date()
             if exchanges[index].local != nil {
                 if index == 0 { sendLocalResponses() }
                 return
@@ -182,8 +199,10 @@ final class HTTPRelay {
         connecting = UpstreamConnector.connect(host: url.host, port: url.port, resolver: context.resolver, loop: loop) { [unowned self] result in
             connecting = nil
             switch result {
-            case .success(let socket):
-                attachUpstream(PlainLeg(socket: socket))
+            case .success(let connection):
+                newConnectionTimings = UpstreamConnectionTimings(
+                    dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds, ssl: -1, address: connection.address)
+                attachUpstream(PlainLeg(socket: connection.socket))
                 processQueuedClientEvents()
             case .failure(let failure):
                 upstreamTarget = nil
@@ -235,9 +254,15 @@ final class HTTPRelay {
 
     private func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool) {
         guard let upstream else { return }
-        let now = Date()
-        let record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
-                                    request: original ?? head, started: now, finished: now)
+        var record = newRecord(original ?? head, host: host, port: port, scheme: scheme)
+        if let fresh = newConnectionTimings {
+            newConnectionTimings = nil
+            record.timings.dns = fresh.dns
+            record.timings.connect = fresh.connect
+            record.timings.ssl = fresh.ssl
+            serverAddress = fresh.address
+        }
+        record.serverAddress = serverAddress
         exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         responseParser.expectResponse(toMethod: head.method)
@@ -245,23 +270,35 @@ final class HTTPRelay {
     }
 
     private func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse) {
-        let now = Date()
-        let record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
-                                    request: head, started: now, finished: now)
+        let record = newRecord(head, host: host, port: port, scheme: scheme)
         exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+    }
+
+    private func newRecord(_ head: HTTPRequestHead, host: String, port: Int, scheme: String) -> ExchangeRecord {
+        let now = Date()
+        var record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
+                                    request: head, started: now, finished: now)
+        record.httpVersion = head.version.description
+        let limit = context.configuration.bodyCaptureLimit
+        record.requestBody = CapturedBody(limit: limit)
+        record.responseBody = CapturedBody(limit: limit)
+        return record
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.
     private func sendLocalResponses() {
         while let first = exchanges.first, let local = first.local, !(requestOpen && exchanges.count == 1) {
             exchanges.removeFirst()
-            var record = first.record
+            var pending = first
             let response = local.head(keepAlive: first.record.request.keepAlive && !clientEnded)
             client.write(response.serialized() + (first.record.request.method == "HEAD" ? [] : local.body))
+            pending.responseStarted = Date()
+            pending.complete(at: Date())
+            var record = pending.record
             record.response = response
             record.responseBodyBytes = local.body.count
-            record.finished = Date()
+            record.responseBody.append(local.body)
             if local.head(keepAlive: true).status >= 400 { record.failure = local.reasonText }
             context.events.emit(.exchange(record))
             if !response.keepAlive {
@@ -340,6 +377,7 @@ final class HTTPRelay {
             case .body(let bytes):
                 guard !exchanges.isEmpty else { continue }
                 exchanges[0].record.responseBodyBytes += bytes.count
+                exchanges[0].record.responseBody.append(bytes)
                 client.write(responseChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
                 if client.bufferedOutputBytes > Self.highWater && !upstreamPausedForClient {
                     upstreamPausedForClient = true
@@ -359,6 +397,7 @@ final class HTTPRelay {
         client.write(head.serialized())
         if head.status >= 100 && head.status < 200 && head.status != 101 { return }
         exchanges[0].record.response = head
+        exchanges[0].responseStarted = Date()
         responseHeadSent = true
         responseChunked = head.headers.tokens("transfer-encoding").last == "chunked"
         if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
@@ -376,7 +415,8 @@ final class HTTPRelay {
         guard let response else { return }  // the end of a 1xx
         if responseChunked { client.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
         var finished = exchanges.removeFirst()
-        finished.record.finished = Date()
+        finished.record.responseTrailers = trailers
+        finished.complete(at: Date())
         responseHeadSent = false
         context.events.emit(.exchange(finished.record))
         if response.status == 101 {

@@ -1,3 +1,4 @@
+import Foundation
 import MITMCore
 import MITMIO
 import MITMTLS
@@ -26,7 +27,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     private var peeked: [UInt8] = []
     private var clientHello: ClientHello?
     private var connector: UpstreamConnector?
-    private var upstreamResult: Result<StreamSocket, UpstreamFailure>?
+    private var upstreamResult: Result<UpstreamConnection, UpstreamFailure>?
+    private var upstreamHandshakeStarted = Date()
     private var upstreamLeg: TLSLeg?
     private var clientLeg: TLSLeg?
     private var httpRelay: HTTPRelay?
@@ -185,13 +187,14 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         }
     }
 
-    private func upstreamConnected(_ result: Result<StreamSocket, UpstreamFailure>) {
+    private func upstreamConnected(_ result: Result<UpstreamConnection, UpstreamFailure>) {
         upstreamResult = result
         if let hello = clientHello {
             intercept(hello, upstream: result)
         } else if case .notTLS = ClientHelloParser.parse(peeked), !peeked.isEmpty {
             startRawTunnelWhenConnected()
-        } else if case .success(let socket) = result {
+        } else if case .success(let connection) = result {
+            let socket = connection.socket
             // Server-speaks-first protocols (SMTP, FTP) never send a ClientHello: watch the upstream too.
             let watcher = ServerFirstWatcher(owner: self)
             serverFirstWatcher = watcher
@@ -201,9 +204,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     }
 
     fileprivate func upstreamSpokeFirst(_ bytes: [UInt8]) {
-        guard phase == .peeking, case .success(let socket)? = upstreamResult else { return }
-        socket.pauseReading()
-        startRawTunnel(upstream: socket, initialDown: bytes)
+        guard phase == .peeking, case .success(let connection)? = upstreamResult else { return }
+        connection.socket.pauseReading()
+        startRawTunnel(upstream: connection.socket, initialDown: bytes)
     }
 
     fileprivate func upstreamClosedWhilePeeking() {
@@ -216,8 +219,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         case .failure(let failure):
             context.events.emit(.upstreamFailed(connectionID: id, host: connectHost, port: connectPort, reason: failure.reason))
             close(reason: "upstream unreachable")
-        case .success(let socket):
-            startRawTunnel(upstream: socket, initialDown: [])
+        case .success(let connection):
+            startRawTunnel(upstream: connection.socket, initialDown: [])
         }
     }
 
@@ -245,7 +248,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         return connectHost
     }
 
-    private func intercept(_ hello: ClientHello, upstream: Result<StreamSocket, UpstreamFailure>) {
+    private func intercept(_ hello: ClientHello, upstream: Result<UpstreamConnection, UpstreamFailure>) {
         if let name = hello.serverName, HostName.validate(name) == nil {
             verdict?.observe(.handshakeFailed("invalid server name (SNI)"))
             context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
@@ -257,12 +260,15 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         switch upstream {
         case .failure(let failure):
             upstreamFailedBeforeForging(failure.reason)
-        case .success(let socket):
+        case .success(let connection):
+            let socket = connection.socket
             timeoutWhat = "the TLS handshake with \(host):\(connectPort)"
+            upstreamHandshakeStarted = Date()
             let tls: TLSConnection
             do {
                 tls = try TLSConnection(client: context.upstreamTLS, serverName: HostName.isIPAddress(host) ? nil : host,
-                                        verifyName: host, alpn: ALPNPolicy.upstreamOffer(clientOffered: hello.alpnProtocols))
+                                        verifyName: host, port: connectPort,
+                                        alpn: ALPNPolicy.upstreamOffer(clientOffered: hello.alpnProtocols))
             } catch {
                 socket.close()
                 upstreamFailedBeforeForging("cannot start TLS: \(error)")
@@ -273,6 +279,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             leg.onHandshake = { [unowned self, unowned leg] outcome in
                 switch outcome {
                 case .complete:
+                    upstreamHandshakeMilliseconds = Date().timeIntervalSince(upstreamHandshakeStarted) * 1000
                     // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
                     leg.pauseReading()
                     startClientHandshake(names: ForgeNames.names(primary: host, upstream: leg.tls.peerCertificates.first),
@@ -290,6 +297,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             leg.startHandshake()
         }
     }
+
+    private var upstreamHandshakeMilliseconds: Double = -1
 
     private static func describeUpstream(_ failure: TLSFailure) -> String {
         if let verifyError = failure.verifyError { return "its certificate is not trusted: \(verifyError)" }
@@ -381,6 +390,11 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         }
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg,
                               parser: HTTP1Parser(role: .request), mode: mode)
+        if case .success(let connection)? = upstreamResult {
+            relay.newConnectionTimings = UpstreamConnectionTimings(
+                dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
+                ssl: upstreamHandshakeMilliseconds, address: connection.address)
+        }
         adopt(relay)
         relay.start()
     }
@@ -408,6 +422,11 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         } catch {
             close(reason: "cannot start HTTP/2: \(error)")
             return
+        }
+        if case .success(let connection)? = upstreamResult {
+            relay.newConnectionTimings = UpstreamConnectionTimings(
+                dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
+                ssl: upstreamHandshakeMilliseconds, address: connection.address)
         }
         http2Relay = relay
         relay.onActivity = { [unowned self] in touch() }
@@ -448,7 +467,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         rawRelay?.close(reason: reason)
         clientLeg?.close()
         upstreamLeg?.close()
-        if case .success(let socket)? = upstreamResult { socket.close() }
+        if case .success(let connection)? = upstreamResult { connection.socket.close() }
         clientSocket.close()
         context.registry(for: loop).remove(self)
     }

@@ -14,7 +14,7 @@ struct MITMProxyCommand: ParsableCommand {
         connections the client accepted and which it refused.
         """,
         version: LibraryVersions.summary,
-        subcommands: [RunCommand.self, CACommand.self, VerifyCommand.self],
+        subcommands: [RunCommand.self, CACommand.self, VerifyCommand.self, PinsCommand.self, HARCommand.self],
         defaultSubcommand: RunCommand.self
     )
 }

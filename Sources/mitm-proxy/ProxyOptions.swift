@@ -55,6 +55,17 @@ struct ProxyOptions: ParsableArguments {
         "Keep a JSON report of verdicts and expectations in FILE (rewritten atomically; final on exit).", valueName: "file"))
     var reportPath: String?
 
+    @Option(name: .customLong("har"), help: ArgumentHelp(
+        "Record every exchange, and refused or failed TLS connections, into a HAR 1.2 file (complete after Ctrl-C).", valueName: "file"))
+    var harPath: String?
+
+    @Option(name: .customLong("body-limit"), help: ArgumentHelp(
+        "Bytes of each body kept in the HAR; larger bodies are relayed whole and truncated in the record.", valueName: "bytes"))
+    var bodyLimit = 1_048_576
+
+    @Flag(name: .customLong("redact"), help: "Mask Authorization, Proxy-Authorization, Cookie and Set-Cookie values in the HAR.")
+    var redact = false
+
     @Flag(name: .shortAndLong, help: "Only print problems.")
     var quiet = false
 
@@ -63,6 +74,7 @@ struct ProxyOptions: ParsableArguments {
 
     mutating func validate() throws {
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port \(port) is not a port number (0-65535)") }
+        guard bodyLimit >= 0 else { throw ValidationError("--body-limit must be 0 or more bytes") }
         guard silenceWindow > 0 else { throw ValidationError("--silence-window must be a positive number of seconds") }
         _ = try parsedExpectations()
         guard IPAddressText.parse(host) != nil else {
@@ -112,6 +124,7 @@ struct ProxyOptions: ParsableArguments {
         configuration.host = host
         configuration.port = port ?? (runsClient ? 0 : 8888)
         configuration.silenceWindow = silenceWindow
+        configuration.bodyCaptureLimit = harPath == nil ? 0 : bodyLimit
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure

@@ -18,12 +18,14 @@ struct ProxyRunner {
         let server: ProxyServer
         let events: EventLogWriter?
         let report: ReportWriter?
+        let har: HARWriter?
         do {
             server = try ProxyServer(configuration: try options.makeConfiguration(runsClient: !command.isEmpty))
             events = try options.eventsPath.map { try EventLogWriter(path: $0) { console.err("mitm-proxy: \($0)") } }
             report = try options.reportPath.map {
                 try ReportWriter(path: $0, server: server, expectations: expectations) { console.err("mitm-proxy: \($0)") }
             }
+            har = try options.harPath.map { try HARWriter(path: $0, redact: options.redact) { console.err("mitm-proxy: \($0)") } }
         } catch let error as ProxyStartError {
             console.err("mitm-proxy: \(error.message)")
             return 2
@@ -32,6 +34,7 @@ struct ProxyRunner {
         server.subscribe { event in
             if let line = log.line(for: event) { say(line) }
             events?.write(event)
+            har?.record(event)
             if case .verdict = event { report?.scheduleUpdate() }
         }
         for warning in server.authority.warnings { console.err("warning: \(warning)") }
@@ -63,6 +66,7 @@ struct ProxyRunner {
             server.settleVerdicts()
         }
         server.stop()
+        har?.finish()
         let final = report?.writeFinal()
             ?? VerdictReport(final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
                              silenceWindowSeconds: options.silenceWindow, connections: server.connectionVerdicts,
