@@ -95,6 +95,29 @@ import Testing
         await harness.stop()
     }
 
+    @Test func streamsAreHTTP2EntriesInAValidHAR() async throws {
+        let harness = try await HTTP2Harness.start { $0.bodyCaptureLimit = 1024 }
+        let path = FileManager.default.temporaryDirectory.path + "/mitm-proxy-h2-\(UUID().uuidString).har"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let har = try HARWriter(path: path, redact: false) { error in Issue.record("HAR: \(error)") }
+        harness.proxy.subscribe { har.record($0) }
+        let result = try await harness.curl(["--http2", harness.url("/trailers"), "-o", "/dev/null",
+                                             "--next"] + harness.curlProxyOptions + ["--http2", "--data-binary", "posted", harness.url("/digest")])
+        #expect(result.succeeded, "\(result)")
+        har.finish()
+        let summary = try await HARRecordingTests.validated(path)
+        #expect(summary.entries.map(\.status) == [200, 200])
+        #expect(summary.entries[0].trailers?.contains(["name": "grpc-status", "value": "0"]) == true)
+        #expect(summary.entries[1].postLength == 6)
+        #expect(Set(summary.entries.compactMap(\.connection)).count == 1)
+        let log = JSON(parsing: try String(contentsOfFile: path, encoding: .utf8))["log"]
+        #expect(log["entries"].array.map { $0["request"]["httpVersion"].string } == ["HTTP/2.0", "HTTP/2.0"])
+        #expect(log["entries"].array.map { $0["response"]["httpVersion"].string } == ["HTTP/2.0", "HTTP/2.0"])
+        #expect(log["entries"][0]["response"]["content"]["text"].string == "trailers follow\n")
+        #expect((log["entries"][0]["timings"]["ssl"].int ?? -1) >= 0)
+        await harness.stop()
+    }
+
     @Test func anUntrustedUpstreamGetsA502OverH2() async throws {
         let harness = try await HTTP2Harness.start(.h2(leaf: .untrusted))
         let result = try await harness.curl(["--http2", "-w", "\n%{http_code} %{http_version}", harness.url("/hello", host: "127.0.0.1")])

@@ -81,7 +81,10 @@ struct HTTP2Harness {
     let pki: TestPKI
     let events: EventRecorder
 
-    static func start(_ kind: Origin = .h2()) async throws -> HTTP2Harness {
+    static func start(
+        _ kind: Origin = .h2(),
+        configure: @Sendable (inout ProxyConfiguration) -> Void = { _ in }
+    ) async throws -> HTTP2Harness {
         let pki = try await TestPKI.shared()
         let origin: OriginServer
         switch kind {
@@ -95,6 +98,7 @@ struct HTTP2Harness {
         let proxy = try ProxyServer.forTesting { configuration in
             configuration.upstreamCAFiles = [root]
             configuration.resolveOverrides = ["origin.test": "127.0.0.1", "pinned.test": "127.0.0.1"]
+            configure(&configuration)
         }
         let events = EventRecorder()
         proxy.subscribe { event in events.record(event) }
@@ -105,10 +109,14 @@ struct HTTP2Harness {
     /// `https://origin.test:<port><path>`.
     func url(_ path: String, host: String = "origin.test") -> String { "https://\(host):\(origin.port)\(path)" }
 
+    /// curl's options for going through the proxy and trusting its CA (repeat them after `--next`).
+    var curlProxyOptions: [String] {
+        ["-sS", "--max-time", "25", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", proxy.caCertificatePath]
+    }
+
     /// Runs curl through the proxy, trusting the proxy's CA.
     func curl(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> SubprocessResult {
-        try await Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "25", "--proxy", "http://127.0.0.1:\(proxy.port)",
-                                                   "--cacert", proxy.caCertificatePath] + arguments, timeout: timeout)
+        try await Subprocess.run("/usr/bin/curl", curlProxyOptions + arguments, timeout: timeout)
     }
 
     /// Runs one h2_client.py scenario through the proxy and returns its JSON (null JSON if it printed none).
