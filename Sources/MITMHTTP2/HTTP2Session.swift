@@ -235,24 +235,6 @@ public final class HTTP2Session {
                                   &debugBytes, debugBytes.count)
     }
 
-    /// Server role: announces a coming shutdown (GOAWAY with the maximum stream ID), so the client stops
-    /// opening streams while those in flight finish.
-    public func announceShutdown() {
-        _ = nghttp2_submit_shutdown_notice(session)
-    }
-
-    /// Advertises a new SETTINGS_MAX_CONCURRENT_STREAMS.
-    public func advertise(maxConcurrentStreams: UInt32) {
-        var entry = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
-                                           value: maxConcurrentStreams)
-        _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entry, 1)
-    }
-
-    /// Sends a PING (the peer must answer it; nghttp2 answers the peer's pings by itself).
-    public func ping() {
-        _ = nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
-    }
-
     /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS (nghttp2 assumes 100 until its SETTINGS arrive).
     public var peerMaxConcurrentStreams: UInt32 {
         nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)

@@ -6,6 +6,18 @@ import Testing
 
 /// Stream-level behaviour through the proxy, driven by h2_client.py where curl cannot reach.
 @Suite struct HTTP2StreamTests {
+    @Test func theConnectionPrefaceAloneCountsAsApplicationData() async throws {
+        let harness = try await HTTP2Harness.start()
+        let (json, result) = try await harness.h2Client("preface-only")
+        #expect(json["closed"].bool == true, "\(result)")
+        let verdict = try #require(await harness.proxy.waitForVerdict(host: "origin.test"))
+        #expect(verdict.verdict == .intercepted)
+        #expect(harness.proxy.connectionVerdicts.last?.verdict.reason == .applicationData)
+        #expect(harness.events.exchanges.isEmpty)
+        #expect(await harness.connectionsClosed())
+        await harness.stop()
+    }
+
     @Test func manyConcurrentStreamsPastTheUpstreamsLimit() async throws {
         let harness = try await HTTP2Harness.start(.h2(maxConcurrentStreams: 4))
         let (json, result) = try await harness.h2Client("concurrent", ["60", "100000"])

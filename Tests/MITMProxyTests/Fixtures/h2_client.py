@@ -19,6 +19,7 @@ Scenarios:
   flow-violation        POST with 300 KiB of DATA beyond a 256 KiB stream window, beside /hello
   stream-zero-data      a DATA frame on stream 0 after the preface
   preface-missing       HTTP/1.1 request bytes instead of the HTTP/2 preface
+  preface-only          the connection preface and SETTINGS, then close
 """
 
 import argparse
@@ -296,6 +297,11 @@ def scenario_preface_missing(client):
     return {"goaway_code": code, "closed": True}
 
 
+def scenario_preface_only(client):
+    client.sock.close()
+    return {"closed": True}
+
+
 def main():
     parser = argparse.ArgumentParser(description="mitm-proxy HTTP/2 test client")
     parser.add_argument("--proxy-host", default="127.0.0.1")
@@ -327,6 +333,7 @@ def main():
         "flow-violation": lambda: scenario_flow_violation(client),
         "stream-zero-data": lambda: scenario_stream_zero_data(client),
         "preface-missing": lambda: scenario_preface_missing(client),
+        "preface-only": lambda: scenario_preface_only(client),
     }
     result = runners[arguments.scenario]()
     result["alpn"] = client.alpn

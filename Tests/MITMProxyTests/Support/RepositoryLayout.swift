@@ -19,6 +19,9 @@ enum RepositoryLayout {
     /// `Tests/MITMProxyTests/Fixtures/h2_client.py`, the scripted HTTP/2 client.
     static let h2ClientScript = root + "/Tests/MITMProxyTests/Fixtures/h2_client.py"
 
+    /// `Tests/MITMProxyTests/Fixtures/H2JavaClient.java`, Java's HttpClient asking for HTTP/2.
+    static let h2JavaClient = root + "/Tests/MITMProxyTests/Fixtures/H2JavaClient.java"
+
     /// The `mitm-proxy` executable built beside the test bundle (`swift build --build-tests` builds it).
     static let builtExecutable: String = {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
