@@ -13,6 +13,11 @@ extension HTTP2Relay {
             case .trailers:
                 streams[clientID]?.requestEnded = Date()
                 guard let upstreamID = streams[clientID]?.upstreamID else { return }
+                if block.exceedsLimit {
+                    resetUpstream(upstreamID, .cancel)
+                    refuseOversizedHeaders(clientID, what: "trailer section")
+                    return
+                }
                 upstreamSession?.finish(streamID: upstreamID, trailers: block.fields)
             case .informational, .response:
                 return
@@ -62,8 +67,7 @@ extension HTTP2Relay {
         if block.endStream { streams[clientID]?.requestEnded = record.started }
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         if block.exceedsLimit {
-            let limit = Self.settings.maxHeaderListSize / 1024
-            answerLocally(clientID, .error(status: 431, reason: "the request's header section is larger than \(limit) KiB"))
+            refuseOversizedHeaders(clientID, what: "header section")
             return
         }
         if let unreachableReason {
@@ -81,6 +85,17 @@ extension HTTP2Relay {
             clientStreamForUpstream[upstreamID] = clientID
         } catch {
             answerLocally(clientID, .badGateway(host: host, port: port, reason: "cannot open an HTTP/2 stream: \(error.reason)"))
+        }
+    }
+
+    /// A request whose header or trailer section is over the limit gets a 431 (a reset once a response started).
+    private func refuseOversizedHeaders(_ clientID: Int32, what: String) {
+        let reason = "the request's \(what) is larger than \(Self.settings.maxHeaderListSize / 1024) KiB"
+        streams[clientID]?.fail(reason)
+        if streams[clientID]?.responseStarted == true {
+            resetClient(clientID, .cancel)
+        } else {
+            answerLocally(clientID, .error(status: 431, reason: reason))
         }
     }
 

@@ -18,6 +18,15 @@ import Testing
         await harness.stop()
     }
 
+    @Test func requestTrailersOverTheLimitGet431() async throws {
+        let harness = try await HTTP2Harness.start()
+        let (json, result) = try await harness.h2Client("big-request-trailers")
+        #expect(json["big"]["status"].int == 431, "\(result)")
+        #expect(json["sibling"]["status"].int == 200)
+        #expect(harness.events.exchange(endingWith: "/digest")?.failure == "the request's trailer section is larger than 64 KiB")
+        await harness.stop()
+    }
+
     @Test func responseHeadersOverTheLimitGet502() async throws {
         let harness = try await HTTP2Harness.start()
         let (json, result) = try await harness.h2Client("get", ["/big-headers", "/hello"])

@@ -16,6 +16,7 @@ Scenarios:
   early-hints           GET /early-hints: interim and final status
   goaway                GET /goaway, then a GET on the same connection after the GOAWAY
   big-request-headers   GET /hello with a 70 KiB header field
+  big-request-trailers  POST /digest with a 70 KiB trailer field
   flow-violation        POST with 300 KiB of DATA beyond a 256 KiB stream window, beside /hello
   stream-zero-data      a DATA frame on stream 0 after the preface
   preface-missing       HTTP/1.1 request bytes instead of the HTTP/2 preface
@@ -254,6 +255,16 @@ def scenario_big_request_headers(client):
     return {"big": client.summary(stream_id), "sibling": client.summary(sibling)}
 
 
+def scenario_big_request_trailers(client):
+    stream_id = client.request("/digest", method="POST", end_stream=False)
+    client.conn.send_data(stream_id, b"body")
+    client.conn.send_headers(stream_id, [("x-big", "t" * 70 * 1024)], end_stream=True)
+    client.flush()
+    sibling = client.request("/hello")
+    client.run_until(lambda: client.finished(stream_id) and client.finished(sibling))
+    return {"big": client.summary(stream_id), "sibling": client.summary(sibling)}
+
+
 def scenario_flow_violation(client):
     stream_id = client.request("/digest", method="POST", end_stream=False)
     client.run_until(lambda: client.conn.remote_settings.initial_window_size > 65535)
@@ -330,6 +341,7 @@ def main():
         "early-hints": lambda: scenario_get(client, ["/early-hints"]),
         "goaway": lambda: scenario_goaway(client),
         "big-request-headers": lambda: scenario_big_request_headers(client),
+        "big-request-trailers": lambda: scenario_big_request_trailers(client),
         "flow-violation": lambda: scenario_flow_violation(client),
         "stream-zero-data": lambda: scenario_stream_zero_data(client),
         "preface-missing": lambda: scenario_preface_missing(client),
