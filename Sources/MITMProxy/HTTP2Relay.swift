@@ -60,11 +60,13 @@ final class HTTP2Relay {
     /// The client is to get a GOAWAY once the frames already queued for it are out (strict clients
     /// stop reading at a GOAWAY, so the answers to streams in flight go first).
     var clientGoAwayPending = false
-    private var finishing = false
-    private var finishReason = ""
-    private var clientInputEnded = false
-    private var upstreamInputEnded = false
-    private(set) var closed = false
+    /// Goodbyes are said; the relay only waits for the peers to hang up (see `finish`).
+    var finishing = false
+    var finishReason = ""
+    /// Each peer's input ended (FIN, close_notify or a reset).
+    var clientInputEnded = false
+    var upstreamInputEnded = false
+    var closed = false
 
     /// DNS/connect/TLS costs of the upstream connection, charged to the first stream (HAR timings).
     var newConnectionTimings: UpstreamConnectionTimings?
@@ -149,7 +151,9 @@ final class HTTP2Relay {
             do {
                 try upstreamSession?.receive(bytes)
             } catch {
-                upstreamLost("HTTP/2: \(error.reason)")
+                let code: HTTP2ErrorCode = error.isFlood ? .enhanceYourCalm : .protocolError
+                upstreamSession?.goAway(code: code)
+                upstreamLost("HTTP/2: \(error.reason); sent GOAWAY \(code)")
                 return
             }
             pump()
@@ -169,9 +173,10 @@ final class HTTP2Relay {
         let what = error.isBadPreface
             ? "it negotiated h2 but did not send the HTTP/2 connection preface"
             : "HTTP/2: \(error.reason)"
+        let code: HTTP2ErrorCode = error.isFlood ? .enhanceYourCalm : .protocolError
         context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription,
-                                        reason: "\(what); sent GOAWAY PROTOCOL_ERROR"))
-        clientSession.goAway(code: error.isFlood ? .enhanceYourCalm : .protocolError)
+                                        reason: "\(what); sent GOAWAY \(code)"))
+        clientSession.goAway(code: code)
         finish("client protocol error")
     }
 
@@ -225,7 +230,7 @@ final class HTTP2Relay {
     }
 
     /// Writes the session's pending frames while the leg has room; whether anything was written.
-    private func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
+    func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
         let room = ignoringHighWater ? Self.highWater : Self.highWater - leg.bufferedOutputBytes
         guard room > 0, !leg.socket.isClosed else { return false }
         let bytes: [UInt8]
@@ -238,147 +243,5 @@ final class HTTP2Relay {
         guard !bytes.isEmpty else { return false }
         leg.write(bytes)
         return true
-    }
-
-    // MARK: stream bookkeeping
-
-    /// Resets a client stream on purpose.
-    func resetClient(_ clientID: Int32, _ code: HTTP2ErrorCode) {
-        requestedClientResets.insert(clientID)
-        clientSession.reset(streamID: clientID, code: code)
-    }
-
-    /// Resets an upstream stream on purpose and detaches it from its client stream.
-    func resetUpstream(_ upstreamID: Int32, _ code: HTTP2ErrorCode) {
-        requestedUpstreamResets.insert(upstreamID)
-        upstreamSession?.reset(streamID: upstreamID, code: code)
-        detachUpstream(upstreamID)
-    }
-
-    /// Forgets the link between an upstream stream and its client stream.
-    func detachUpstream(_ upstreamID: Int32) {
-        guard let clientID = clientStreamForUpstream.removeValue(forKey: upstreamID) else { return }
-        streams[clientID]?.upstreamID = nil
-    }
-
-    /// Answers a client stream with a response the proxy makes itself.
-    func answerLocally(_ clientID: Int32, _ local: LocalResponse) {
-        guard var stream = streams[clientID], !stream.responseStarted else { return }
-        let head = local.head(keepAlive: true)
-        let body = stream.record.request.method == "HEAD" ? [] : local.body
-        stream.answeredLocally = true
-        stream.responseStarted = true
-        stream.responseEnded = true
-        stream.record.response = HTTPResponseHead(version: .http2, status: head.status, reason: "",
-                                                  headers: HTTP2Heads.response(HTTP2Heads.fields(head)).headers)
-        stream.record.responseBodyBytes = body.count
-        stream.record.responseBody.append(body)
-        stream.responseHeadArrived = Date()
-        if head.status >= 400 { stream.fail(local.reasonText) }
-        streams[clientID] = stream
-        do {
-            try clientSession.submitResponse(streamID: clientID, HTTP2Heads.fields(head), endStream: body.isEmpty)
-            clientSession.send(body, on: clientID)
-            clientSession.finish(streamID: clientID)
-        } catch {
-            resetClient(clientID, .internalError)
-        }
-    }
-
-    /// A record for a request that just arrived: HTTP/2.0, bodies captured as configured, and the
-    /// upstream connection's setup costs if this is its first stream.
-    func newRecord(_ head: HTTPRequestHead) -> ExchangeRecord {
-        let now = Date()
-        var record = ExchangeRecord(connectionID: connectionID, scheme: "https", host: host, port: port,
-                                    request: head, started: now, finished: now)
-        record.httpVersion = HTTPVersion.http2.description
-        let limit = context.configuration.bodyCaptureLimit
-        record.requestBody = CapturedBody(limit: limit)
-        record.responseBody = CapturedBody(limit: limit)
-        if let fresh = newConnectionTimings {
-            newConnectionTimings = nil
-            record.timings.dns = fresh.dns
-            record.timings.connect = fresh.connect
-            record.timings.ssl = fresh.ssl
-            serverAddress = fresh.address
-        }
-        record.serverAddress = serverAddress
-        return record
-    }
-
-    /// Reports a finished client stream.
-    func report(_ stream: HTTP2RelayStream) {
-        context.events.emit(.exchange(stream.finishedRecord(at: Date())))
-    }
-
-    // MARK: ending
-
-    /// Ends the connection gracefully: streams still open fail with `reason`, GOAWAY goes to each side
-    /// still listening, then close_notify and FIN; the relay closes when both peers have hung up (or
-    /// the connection's linger deadline passes).
-    func finish(_ reason: String) {
-        guard !finishing, !closed else { return }
-        finishing = true
-        finishReason = reason
-        failRemainingStreams(reason)
-        if !clientInputEnded && clientSession.wantsRead { clientSession.goAway() }
-        if !upstreamInputEnded, let upstreamSession, upstreamSession.wantsRead { upstreamSession.goAway() }
-        _ = write(clientSession, to: client, ignoringHighWater: true)
-        if let upstreamSession, let upstream { _ = write(upstreamSession, to: upstream, ignoringHighWater: true) }
-        client.finishWriting()
-        upstream?.finishWriting()
-        if bothInputsEnded {
-            close(reason: reason)
-            return
-        }
-        client.resumeReading()
-        upstream?.resumeReading()
-        onLinger?()
-    }
-
-    private var bothInputsEnded: Bool { clientInputEnded && (upstream == nil || upstreamInputEnded) }
-
-    private func linger(_ event: LegEvent, fromClient: Bool) {
-        switch event {
-        case .data, .drained:
-            return
-        case .endOfInput, .failed:
-            if fromClient { clientInputEnded = true } else { upstreamInputEnded = true }
-            if bothInputsEnded { close(reason: finishReason) }
-        }
-    }
-
-    private func failRemainingStreams(_ reason: String) {
-        for (upstreamID, _) in clientStreamForUpstream {
-            upstreamSession?.reset(streamID: upstreamID, code: .cancel)
-        }
-        clientStreamForUpstream.removeAll()
-        for var stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) {
-            stream.fail(reason)
-            report(stream)
-        }
-        streams.removeAll()
-    }
-
-    /// Closes both legs now (after a best-effort GOAWAY to each side).
-    func close(reason: String) {
-        guard !closed else { return }
-        let graceful = !finishing
-        finishing = true
-        if graceful {
-            if clientSession.wantsRead { clientSession.goAway() }
-            if let upstreamSession, upstreamSession.wantsRead { upstreamSession.goAway() }
-            failRemainingStreams(reason)
-            _ = write(clientSession, to: client, ignoringHighWater: true)
-            if let upstreamSession, let upstream { _ = write(upstreamSession, to: upstream, ignoringHighWater: true) }
-        }
-        guard !closed else { return }
-        closed = true
-        client.onEvent = nil
-        upstream?.onEvent = nil
-        client.close()
-        upstream?.close()
-        onClose?(reason)
-        onClose = nil
     }
 }
