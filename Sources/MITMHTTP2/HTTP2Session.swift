@@ -35,6 +35,7 @@ public final class HTTP2Session {
         defer { nghttp2_option_del(option) }
         nghttp2_option_set_no_auto_window_update(option, 1)
         nghttp2_option_set_no_closed_streams(option, 1)
+        nghttp2_option_set_peer_max_concurrent_streams(option, settings.streamsBeforePeerSettings)
         var pointer: OpaquePointer?
         let userData = Unmanaged.passUnretained(sink).toOpaque()
         let created = role == .server

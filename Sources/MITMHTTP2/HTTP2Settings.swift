@@ -19,6 +19,9 @@ public struct HTTP2Settings: Sendable, Equatable {
     public var maxHeaderListSize: UInt32 = 64 * 1024
     /// SETTINGS_ENABLE_PUSH for a client session (the proxy refuses server push).
     public var enablePush = false
+    /// How many streams to open before the peer's SETTINGS arrive (nghttp2 assumes 100). 0 holds every
+    /// new stream back until the peer has said its limit, so a burst never exceeds it.
+    public var streamsBeforePeerSettings: UInt32 = 100
 
     /// The defaults above.
     public init() {}

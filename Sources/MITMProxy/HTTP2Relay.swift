@@ -91,7 +91,9 @@ final class HTTP2Relay {
             self.port = port
             upstream = leg
             unreachableReason = nil
-            upstreamSession = try HTTP2Session(role: .client, settings: Self.settings)
+            var upstreamSettings = Self.settings
+            upstreamSettings.streamsBeforePeerSettings = 0
+            upstreamSession = try HTTP2Session(role: .client, settings: upstreamSettings)
             upstreamAvailable = true
         case .failing(let host, let port, let reason):
             self.host = host
@@ -108,8 +110,8 @@ final class HTTP2Relay {
         client.onEvent = { [unowned self] event in self.clientLegEvent(event) }
         upstream?.onEvent = { [unowned self] event in self.upstreamLegEvent(event) }
         pump()
-        client.resumeReading()
         upstream?.resumeReading()
+        client.resumeReading()
     }
 
     // MARK: legs

@@ -90,4 +90,21 @@ import Testing
         try pair.pump()
         #expect(answered.sorted() == ids)
     }
+
+    @Test func streamsWaitForThePeersSettingsWhenToldTo() throws {
+        var clientSettings = HTTP2Settings()
+        clientSettings.streamsBeforePeerSettings = 0
+        var serverSettings = HTTP2Settings()
+        serverSettings.maxConcurrentStreams = 3
+        let pair = try SessionPair(client: clientSettings, server: serverSettings)
+        let ids = try (0..<5).map { index in try pair.client.submitRequest(Fields.get("/\(index)"), endStream: true) }
+        let early = RawFrame.parse(try pair.client.produceOutput())
+        #expect(!early.contains { $0.type == 0x1 })
+        try pair.server.receive(RawFrame.clientPreface + RawFrame.settings())
+        try pair.client.receive(try pair.server.produceOutput())
+        try pair.server.receive(try pair.client.produceOutput())
+        let opened = pair.server.takeEvents().filter { if case .headers = $0 { return true } else { return false } }
+        #expect(opened.count == 3)
+        #expect(ids.count == 5)
+    }
 }

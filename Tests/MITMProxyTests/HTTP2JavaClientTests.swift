@@ -4,7 +4,7 @@ import MITMTLS
 import Testing
 
 /// Java's HttpClient negotiates h2 through the proxy; its pinned variant is still refused.
-@Suite(.enabled(if: (try? Subprocess.executablePath("java")) != nil, "needs a JDK (java on PATH)"))
+@Suite(.serialized, .enabled(if: (try? Subprocess.executablePath("java")) != nil, "needs a JDK (java on PATH)"))
 struct HTTP2JavaClientTests {
     private func java(_ harness: HTTP2Harness, url: String, pin: String? = nil) async throws -> SubprocessResult {
         try await Subprocess.run("java", [RepositoryLayout.h2JavaClient, String(harness.proxy.port), url,
