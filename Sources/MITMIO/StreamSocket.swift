@@ -112,15 +112,18 @@ public final class StreamSocket: @unchecked Sendable {
     }
 
     /// Starts a nonblocking connect to `address` on `loop`; `completion` runs on the loop.
+    /// Returns the socket while the connect is in progress (nil when it already completed or failed):
+    /// closing it abandons the attempt, and `completion` then never runs.
+    @discardableResult
     public static func connect(
         to address: SocketAddress,
         on loop: EventLoop,
         _ completion: @escaping (Result<StreamSocket, SystemCallError>) -> Void
-    ) {
-        let descriptor = Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    ) -> StreamSocket? {
+        let descriptor = Glibc.socket(address.family, mitm_sock_stream_nonblocking, 0)
         guard descriptor >= 0 else {
             completion(.failure(SystemCallError(call: "socket", errno: errno)))
-            return
+            return nil
         }
         let result: SystemCallResult<Int32>
         do {
@@ -128,12 +131,12 @@ public final class StreamSocket: @unchecked Sendable {
         } catch {
             Glibc.close(descriptor)
             completion(.failure(error))
-            return
+            return nil
         }
         let socket = StreamSocket(descriptor: descriptor, loop: loop)
         if case .done = result {
             completion(.success(socket))
-            return
+            return nil
         }
         // The completion keeps the socket alive until the connect finishes; running it breaks the cycle.
         socket.connectCompletion = { error in
@@ -144,11 +147,20 @@ public final class StreamSocket: @unchecked Sendable {
                 completion(.success(socket))
             }
         }
+        // Linux reports a refused connect as EPOLLERR|EPOLLHUP without EPOLLOUT, which Dispatch does not
+        // always deliver to a write source: watch for readability too, and finish on whichever fires first.
         socket.writeSuspended = false
         socket.writeSource.resume()
+        socket.readSuspended = false
+        socket.readSource.resume()
+        return socket
     }
 
     private func readAvailable() {
+        if connectCompletion != nil {
+            finishConnect()
+            return
+        }
         guard !isClosed, !readSuspended else { return }
         let scratch = loop.readScratch
         for _ in 0..<4 {
@@ -176,17 +188,30 @@ public final class StreamSocket: @unchecked Sendable {
     }
 
     private func writable() {
-        if let completion = connectCompletion {
-            connectCompletion = nil
-            var code: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
-            writeSource.suspend()
-            writeSuspended = true
-            completion(code == 0 ? nil : SystemCallError(call: "connect", errno: code))
+        if connectCompletion != nil {
+            finishConnect()
             return
         }
         flush()
+    }
+
+    /// The nonblocking connect ended (either source fired): suspends both sources and reports SO_ERROR.
+    private func finishConnect() {
+        guard let completion = connectCompletion else { return }
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
+        if code == 0 && SocketAddress.peer(of: descriptor) == nil { return }  // not connected yet: keep waiting
+        connectCompletion = nil
+        if !writeSuspended {
+            writeSuspended = true
+            writeSource.suspend()
+        }
+        if !readSuspended {
+            readSuspended = true
+            readSource.suspend()
+        }
+        completion(code == 0 ? nil : SystemCallError(call: "connect", errno: code))
     }
 
     private func flush() {

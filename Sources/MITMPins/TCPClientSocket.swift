@@ -1,3 +1,4 @@
+import CMITMShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -109,7 +110,7 @@ final class TCPClientSocket {
 }
 
 #if canImport(Glibc)
-private let streamSocketType = Int32(SOCK_STREAM.rawValue)
+private let streamSocketType = mitm_sock_stream
 private let noSignalFlag = Int32(MSG_NOSIGNAL)
 #else
 private let streamSocketType = SOCK_STREAM

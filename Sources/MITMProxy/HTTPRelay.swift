@@ -67,6 +67,9 @@ final class HTTPRelay {
     var onUpgrade: ((RawRelay) -> Void)?
     /// Called when the relay has sent its last byte and only waits for the client to hang up.
     var onLinger: (() -> Void)?
+    /// Called with the upstream leg when the client left while that upstream is idle and reusable.
+    var onUpstreamReusable: ((Leg) -> Void)?
+    private var upstreamEndedInput = false
     /// DNS/connect/TLS costs of a freshly made upstream connection, charged to the next exchange.
     var newConnectionTimings: UpstreamConnectionTimings?
     private var serverAddress: String?
@@ -96,6 +99,9 @@ final class HTTPRelay {
     // MARK: client side
 
     private func clientEvent(_ event: LegEvent) {
+        let target = upstream
+        target?.cork()
+        defer { target?.uncork() }
         if closing {
             lingerEvent(event)
             return
@@ -111,7 +117,10 @@ final class HTTPRelay {
                 close(reason: "client closed mid-request: \(error.reason)")
                 return
             }
-            if exchanges.isEmpty && !requestOpen { close(reason: "client closed the connection") }
+            if exchanges.isEmpty && !requestOpen {
+                offerUpstreamForReuse()
+                close(reason: "client closed the connection")
+            }
         case .failed(let reason): close(reason: "client: \(reason)")
         case .drained:
             if upstreamPausedForClient {
@@ -196,7 +205,8 @@ final class HTTPRelay {
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (url.host, url.port)
-        connecting = UpstreamConnector.connect(host: url.host, port: url.port, resolver: context.resolver, loop: loop) { [unowned self] result in
+        connecting = UpstreamConnector.connect(host: url.host, port: url.port, resolver: context.resolver, loop: loop,
+                                               timeout: context.configuration.handshakeTimeout) { [unowned self] result in
             connecting = nil
             switch result {
             case .success(let connection):
@@ -345,6 +355,8 @@ final class HTTPRelay {
     }
 
     private func upstreamEvent(_ event: LegEvent) {
+        client.cork()
+        defer { client.uncork() }
         onActivity?()
         switch event {
         case .data(let bytes):
@@ -452,7 +464,17 @@ final class HTTPRelay {
     /// Parsed-but-unhandled client events cannot exist after an Upgrade request (the parser paused), so nothing is lost.
     private func queuedClientEventsAsBytes() -> [UInt8] { [] }
 
+    /// Hands an idle, healthy intercepted upstream to the owner for reuse instead of closing it.
+    private func offerUpstreamForReuse() {
+        guard case .intercepted = mode, let upstream, let reuse = onUpstreamReusable, !closing, !upstreamEndedInput,
+              responseParser.isIdle, upstream.bufferedOutputBytes == 0 else { return }
+        upstream.onEvent = nil
+        self.upstream = nil
+        reuse(upstream)
+    }
+
     private func upstreamEnded() {
+        upstreamEndedInput = true
         if exchanges.contains(where: { $0.local == nil }) {
             upstreamBroke("closed the connection before responding")
             return

@@ -37,6 +37,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     private var timeoutWhat = "reading the proxy request"
     private var serverFirstWatcher: ServerFirstWatcher?
     private var verdict: VerdictTracker?
+    private var pooled: PooledUpstream?
+    private var upstreamCertificate: X509Certificate?
+    private var reusedUpstreamAddress: String?
 
     init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
         self.id = context.makeConnectionID()
@@ -122,12 +125,24 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         phase = .peeking
         timeoutWhat = "waiting for the client's first bytes in the tunnel to \(host):\(port)"
-        connector = UpstreamConnector.connect(host: host, port: port, resolver: context.resolver, loop: loop) { [unowned self] result in
-            connector = nil
-            upstreamConnected(result)
+        if let entry = context.pool(for: loop).take(host: host, port: port) {
+            pooled = entry
+        } else {
+            startConnecting()
         }
         if !leftover.isEmpty { peek(leftover) }
     }
+
+    private func startConnecting() {
+        connector = UpstreamConnector.connect(host: connectHost, port: connectPort, resolver: context.resolver, loop: loop,
+                                             timeout: context.configuration.handshakeTimeout) { [unowned self] result in
+            connector = nil
+            upstreamConnected(result)
+        }
+    }
+
+    /// The ALPN protocols offered to the upstream for a client that offered `clientOffer`.
+    private func upstreamALPN(for clientOffer: [String]) -> [String] { ALPNPolicy.upstreamOffer(clientOffered: clientOffer) }
 
     private func connectTargetError(_ target: String) -> String {
         do {
@@ -167,6 +182,11 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             return
         case .notTLS:
             clientSocket.pauseReading()
+            if let entry = pooled {
+                pooled = nil
+                entry.leg.close()
+                startConnecting()
+            }
             startRawTunnelWhenConnected()
         case .clientHello(let hello):
             clientSocket.pauseReading()
@@ -176,7 +196,12 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             timeoutWhat = "connecting to \(connectHost):\(connectPort)"
             phase = .handshaking
             deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
-            if let upstreamResult { intercept(hello, upstream: upstreamResult) }
+            if let entry = pooled {
+                pooled = nil
+                interceptReusing(entry, hello: hello)
+            } else if let upstreamResult {
+                intercept(hello, upstream: upstreamResult)
+            }
         case .malformed(let reason):
             let tracker = VerdictTracker(context: context, connectionID: id, host: connectHost, port: connectPort, offeredALPN: [])
             verdict = tracker
@@ -248,6 +273,22 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         return connectHost
     }
 
+    /// Intercepts over an idle pooled upstream when it was opened the same way this client asks.
+    private func interceptReusing(_ entry: PooledUpstream, hello: ClientHello) {
+        let host = interceptHost
+        let serverName = HostName.isIPAddress(host) ? nil : host
+        guard entry.serverName == serverName, entry.offeredALPN == upstreamALPN(for: hello.alpnProtocols),
+              hello.serverName.map({ HostName.validate($0) != nil }) ?? true else {
+            entry.leg.close()
+            startConnecting()
+            return
+        }
+        upstreamLeg = entry.leg
+        upstreamCertificate = entry.certificate
+        reusedUpstreamAddress = entry.address
+        startClientHandshake(names: ForgeNames.names(primary: host, upstream: entry.certificate), upstreamFailure: nil)
+    }
+
     private func intercept(_ hello: ClientHello, upstream: Result<UpstreamConnection, UpstreamFailure>) {
         if let name = hello.serverName, HostName.validate(name) == nil {
             verdict?.observe(.handshakeFailed("invalid server name (SNI)"))
@@ -267,8 +308,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             let tls: TLSConnection
             do {
                 tls = try TLSConnection(client: context.upstreamTLS, serverName: HostName.isIPAddress(host) ? nil : host,
-                                        verifyName: host, port: connectPort,
-                                        alpn: ALPNPolicy.upstreamOffer(clientOffered: hello.alpnProtocols))
+                                        verifyName: host, port: connectPort, alpn: upstreamALPN(for: hello.alpnProtocols))
             } catch {
                 socket.close()
                 upstreamFailedBeforeForging("cannot start TLS: \(error)")
@@ -280,9 +320,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
                 switch outcome {
                 case .complete:
                     upstreamHandshakeMilliseconds = Date().timeIntervalSince(upstreamHandshakeStarted) * 1000
+                    upstreamCertificate = leg.tls.peerCertificates.first
                     // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
                     leg.pauseReading()
-                    startClientHandshake(names: ForgeNames.names(primary: host, upstream: leg.tls.peerCertificates.first),
+                    startClientHandshake(names: ForgeNames.names(primary: host, upstream: upstreamCertificate),
                                          upstreamFailure: nil)
                 case .failed(let failure):
                     leg.close()
@@ -394,9 +435,31 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             relay.newConnectionTimings = UpstreamConnectionTimings(
                 dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
                 ssl: upstreamHandshakeMilliseconds, address: connection.address)
+        } else if let reusedUpstreamAddress {
+            relay.newConnectionTimings = UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: reusedUpstreamAddress)
         }
+        if upstreamFailure == nil, let hello = clientHello { offerUpstreamReuse(from: relay, hello: hello) }
         adopt(relay)
         relay.start()
+    }
+
+    /// Lets the relay hand back an idle upstream when the client leaves, for the next client of the origin.
+    private func offerUpstreamReuse(from relay: HTTPRelay, hello: ClientHello) {
+        let offered = upstreamALPN(for: hello.alpnProtocols)
+        let host = interceptHost
+        relay.onUpstreamReusable = { [unowned self] leg in
+            guard let tlsLeg = leg as? TLSLeg, tlsLeg === upstreamLeg else {
+                leg.close()
+                return
+            }
+            let address: String
+            if case .success(let connection)? = upstreamResult { address = connection.address } else { address = reusedUpstreamAddress ?? "" }
+            upstreamLeg = nil
+            upstreamResult = nil
+            context.pool(for: loop).park(PooledUpstream(
+                leg: tlsLeg, host: connectHost, port: connectPort, serverName: HostName.isIPAddress(host) ? nil : host,
+                certificate: upstreamCertificate, address: address, offeredALPN: offered))
+        }
     }
 
     // MARK: HTTP/2
@@ -462,6 +525,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         verdict?.finish()
         phase = .closed
         connector?.cancel()
+        pooled?.leg.close()
+        pooled = nil
         httpRelay?.close(reason: reason)
         http2Relay?.close(reason: reason)
         rawRelay?.close(reason: reason)

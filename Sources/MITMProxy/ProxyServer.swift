@@ -109,7 +109,10 @@ public final class ProxyServer: Sendable {
     public func stop() {
         listener.close()
         for loop in context.loops.loops {
-            loop.queue.sync { context.registry(for: loop).closeAll() }
+            loop.queue.sync {
+                context.registry(for: loop).closeAll()
+                context.pool(for: loop).closeAll()
+            }
         }
     }
 }

@@ -26,6 +26,10 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     /// Called once when input ends after the handshake: the alert that ended it (close_notify or fatal), and whether it was a reset.
     var onInputEnd: ((_ alert: TLSAlert?, _ reset: Bool) -> Void)?
     private var paused = false
+    private var corked = false
+    private var held: [UInt8] = []
+    /// Plaintext held while corked, at most: one TLS record's worth.
+    private static let corkLimit = 16_384
     private var inputEnded = false
 
     init(socket: StreamSocket, tls: TLSConnection) {
@@ -45,11 +49,33 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func write(_ bytes: [UInt8]) {
         guard !socket.isClosed else { return }
-        if case .failure(let failure) = tls.write(bytes) {
-            onEvent?(.failed(failure.description))
+        if corked && held.count + bytes.count <= Self.corkLimit {
+            held.append(contentsOf: bytes)
             return
         }
+        encryptHeld()
+        encrypt(bytes)
+        if !corked { flushOutput() }
+    }
+
+    func cork() { corked = true }
+
+    func uncork() {
+        corked = false
+        guard !socket.isClosed else { return }
+        encryptHeld()
         flushOutput()
+    }
+
+    private func encryptHeld() {
+        guard !held.isEmpty else { return }
+        let bytes = held
+        held.removeAll(keepingCapacity: true)
+        encrypt(bytes)
+    }
+
+    private func encrypt(_ bytes: [UInt8]) {
+        if case .failure(let failure) = tls.write(bytes) { onEvent?(.failed(failure.description)) }
     }
 
     func pauseReading() {
@@ -66,6 +92,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func finishWriting() {
         guard !socket.isClosed else { return }
+        encryptHeld()
         tls.shutdown()
         flushOutput()
         socket.shutdownWriteAfterFlush()

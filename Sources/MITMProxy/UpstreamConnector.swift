@@ -1,7 +1,7 @@
 import MITMIO
 
 /// A TCP connection attempt to an upstream: resolves (honouring `--resolve`), then tries each address
-/// in turn. The completion runs once, on the loop; `cancel()` suppresses it.
+/// in turn, all within `timeout` seconds. The completion runs once, on the loop; `cancel()` suppresses it.
 final class UpstreamConnector {
     private let loop: EventLoop
     private var completion: ((Result<UpstreamConnection, UpstreamFailure>) -> Void)?
@@ -12,6 +12,8 @@ final class UpstreamConnector {
     private var lastError: SystemCallError?
     private let host: String
     private let port: Int
+    private var attempt: StreamSocket?
+    private var timer: LoopTimer?
 
     private init(host: String, port: Int, loop: EventLoop, completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
         self.host = host
@@ -20,25 +22,43 @@ final class UpstreamConnector {
         self.completion = completion
     }
 
-    /// Starts connecting to `host:port`.
+    /// Starts connecting to `host:port`; after `timeout` seconds without a connection it fails with a timeout.
     @discardableResult
     static func connect(
         host: String,
         port: Int,
         resolver: NameResolver,
         loop: EventLoop,
+        timeout: Double,
         _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
     ) -> UpstreamConnector {
         let connector = UpstreamConnector(host: host, port: port, loop: loop, completion: completion)
         nonisolated(unsafe) let unsafeConnector = connector
+        connector.timer = loop.schedule(after: timeout) {
+            unsafeConnector.timedOut(after: timeout)
+        }
         resolver.resolve(host: host, port: port, on: loop) { result in
             unsafeConnector.resolved(result)
         }
         return connector
     }
 
-    /// Abandons the attempt; a socket that connects later is closed.
-    func cancel() { completion = nil }
+    /// Abandons the attempt: closes a connect in progress; a socket that connects later is closed.
+    func cancel() {
+        completion = nil
+        timer?.cancel()
+        timer = nil
+        attempt?.close()
+        attempt = nil
+    }
+
+    private func timedOut(after seconds: Double) {
+        guard completion != nil else { return }
+        attempt?.close()
+        attempt = nil
+        let shown = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        finish(.failure(UpstreamFailure(host: host, port: port, reason: "connection timed out (no answer within \(shown) s)")))
+    }
 
     private func resolved(_ result: Result<[SocketAddress], NameResolutionError>) {
         guard completion != nil else { return }
@@ -61,7 +81,8 @@ final class UpstreamConnector {
         }
         let address = addresses.removeFirst()
         connectStarted = Date()
-        StreamSocket.connect(to: address, on: loop) { [self] result in
+        attempt = StreamSocket.connect(to: address, on: loop) { [self] result in
+            attempt = nil
             switch result {
             case .success(let socket):
                 if completion == nil {
@@ -83,6 +104,8 @@ final class UpstreamConnector {
     private func finish(_ result: Result<UpstreamConnection, UpstreamFailure>) {
         let callback = completion
         completion = nil
+        timer?.cancel()
+        timer = nil
         callback?(result)
     }
 

@@ -1,41 +1,30 @@
 import Foundation
 import MITMCore
 import MITMProxy
-import Synchronization
 
-/// Events a proxy emitted, collected from its loops.
-final class EventRecorder: Sendable {
-    private let events = Mutex<[ProxyEvent]>([])
-
-    func record(_ event: ProxyEvent) { events.withLock { $0.append(event) } }
-
-    var all: [ProxyEvent] { events.withLock { $0 } }
-
-    var exchanges: [ExchangeRecord] {
-        all.compactMap { if case .exchange(let record) = $0 { return record } else { return nil } }
-    }
-
+/// What the HTTP/2 tests ask of the recorded events.
+extension EventRecorder {
     /// Reasons of `badRequest` events (what the proxy logged about clients).
     var badRequests: [String] {
-        all.compactMap { if case .badRequest(_, _, let reason) = $0 { return reason } else { return nil } }
+        events.compactMap { if case .badRequest(_, _, let reason) = $0 { return reason } else { return nil } }
     }
 
     /// Reasons of `upstreamFailed` events.
     var upstreamFailures: [String] {
-        all.compactMap { if case .upstreamFailed(_, _, _, let reason) = $0 { return reason } else { return nil } }
+        events.compactMap { if case .upstreamFailed(_, _, _, let reason) = $0 { return reason } else { return nil } }
     }
 
     /// ALPN of every intercepted client connection.
     var interceptedALPN: [String?] {
-        all.compactMap { if case .intercepted(_, _, _, _, let alpn) = $0 { return .some(alpn) } else { return nil } }
+        events.compactMap { if case .intercepted(_, _, _, _, let alpn) = $0 { return .some(alpn) } else { return nil } }
     }
 
     /// How many CONNECT tunnels clients opened.
     var tunnelsOpened: Int {
-        all.filter { if case .connectionOpened = $0 { return true } else { return false } }.count
+        events.filter { if case .connectionOpened = $0 { return true } else { return false } }.count
     }
 
-    /// The exchange whose URL ends with `path`.
+    /// The last exchange whose URL ends with `path`.
     func exchange(endingWith path: String) -> ExchangeRecord? {
         exchanges.last { $0.url.hasSuffix(path) }
     }
@@ -65,8 +54,8 @@ struct JSON: CustomStringConvertible {
     var description: String { String(describing: value ?? "nil") }
 }
 
-/// A proxy started in-process in front of a test origin, with the clients the HTTP/2 tests drive
-/// through it: curl, and h2_client.py for what curl cannot do.
+/// A proxy started in-process (``ProxyHarness``) in front of a test origin, with the clients the HTTP/2
+/// tests drive through it: curl, and h2_client.py for what curl cannot do.
 struct HTTP2Harness {
     /// Which origin to start.
     enum Origin {
@@ -76,14 +65,18 @@ struct HTTP2Harness {
         case http1
     }
 
-    let proxy: ProxyServer
+    let harness: ProxyHarness
     let origin: OriginServer
     let pki: TestPKI
-    let events: EventRecorder
+
+    /// The proxy under test.
+    var proxy: ProxyServer { harness.server }
+    /// Everything it reported.
+    var events: EventRecorder { harness.recorder }
 
     static func start(
         _ kind: Origin = .h2(),
-        configure: @Sendable (inout ProxyConfiguration) -> Void = { _ in }
+        configure: @escaping @Sendable (inout ProxyConfiguration) -> Void = { _ in }
     ) async throws -> HTTP2Harness {
         let pki = try await TestPKI.shared()
         let origin: OriginServer
@@ -94,52 +87,40 @@ struct HTTP2Harness {
         case .http1:
             origin = try await OriginServer.start(.tls(.origin))
         }
-        let root = pki.root
-        let proxy = try ProxyServer.forTesting { configuration in
-            configuration.upstreamCAFiles = [root]
+        let harness = try await ProxyHarness.start { configuration in
             configuration.resolveOverrides = ["origin.test": "127.0.0.1", "pinned.test": "127.0.0.1"]
             configure(&configuration)
         }
-        let events = EventRecorder()
-        proxy.subscribe { event in events.record(event) }
-        proxy.start()
-        return HTTP2Harness(proxy: proxy, origin: origin, pki: pki, events: events)
+        return HTTP2Harness(harness: harness, origin: origin, pki: pki)
     }
 
     /// `https://origin.test:<port><path>`.
     func url(_ path: String, host: String = "origin.test") -> String { "https://\(host):\(origin.port)\(path)" }
 
     /// curl's options for going through the proxy and trusting its CA (repeat them after `--next`).
-    var curlProxyOptions: [String] {
-        ["-sS", "--max-time", "25", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", proxy.caCertificatePath]
-    }
+    var curlProxyOptions: [String] { ["-sS", "--max-time", "30", "--proxy", harness.url, "--cacert", harness.caCertificate] }
 
     /// Runs curl through the proxy, trusting the proxy's CA.
-    func curl(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> SubprocessResult {
-        try await Subprocess.run("/usr/bin/curl", curlProxyOptions + arguments, timeout: timeout)
+    func curl(_ arguments: [String]) async throws -> SubprocessResult {
+        try await Curl.run(through: harness, arguments)
     }
 
     /// Runs one h2_client.py scenario through the proxy and returns its JSON (null JSON if it printed none).
     func h2Client(_ scenario: String, _ arguments: [String] = []) async throws -> (JSON, SubprocessResult) {
         let result = try await Subprocess.run("python3", [
-            RepositoryLayout.h2ClientScript, "--proxy-port", String(proxy.port), "--host", "origin.test",
-            "--port", String(origin.port), "--cafile", proxy.caCertificatePath, scenario,
+            RepositoryLayout.h2ClientScript, "--proxy-port", String(harness.port), "--host", "origin.test",
+            "--port", String(origin.port), "--cafile", harness.caCertificate, scenario,
         ] + arguments, timeout: .seconds(30))
         return (JSON(parsing: result.stdoutText), result)
     }
 
-    /// Waits until the proxy has no connection open (polling the count; false if `timeout` passes first).
+    /// Waits until the proxy has no connection open (false if `timeout` passes first).
     func connectionsClosed(timeout: Duration = .seconds(10)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if proxy.openConnectionCount == 0 { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return proxy.openConnectionCount == 0
+        await harness.waitUntilIdle(timeout: timeout)
     }
 
     func stop() async {
-        proxy.stop()
+        harness.stop()
         await origin.stop()
     }
 }

@@ -10,17 +10,20 @@ enum RepositoryLayout {
     /// `certs/make-test-pki.sh`.
     static let testPKIScript = root + "/certs/make-test-pki.sh"
 
+    /// `Tests/MITMProxyTests/Fixtures`.
+    static let fixtures = root + "/Tests/MITMProxyTests/Fixtures"
+
     /// `Tests/MITMProxyTests/Fixtures/origin.py`.
-    static let originScript = root + "/Tests/MITMProxyTests/Fixtures/origin.py"
+    static let originScript = fixtures + "/origin.py"
 
     /// `Tests/MITMProxyTests/Fixtures/h2_origin.py`, the HTTP/2 origin.
-    static let h2OriginScript = root + "/Tests/MITMProxyTests/Fixtures/h2_origin.py"
+    static let h2OriginScript = fixtures + "/h2_origin.py"
 
     /// `Tests/MITMProxyTests/Fixtures/h2_client.py`, the scripted HTTP/2 client.
-    static let h2ClientScript = root + "/Tests/MITMProxyTests/Fixtures/h2_client.py"
+    static let h2ClientScript = fixtures + "/h2_client.py"
 
     /// `Tests/MITMProxyTests/Fixtures/H2JavaClient.java`, Java's HttpClient asking for HTTP/2.
-    static let h2JavaClient = root + "/Tests/MITMProxyTests/Fixtures/H2JavaClient.java"
+    static let h2JavaClient = fixtures + "/H2JavaClient.java"
 
     /// The `mitm-proxy` executable built beside the test bundle (`swift build --build-tests` builds it).
     static let builtExecutable: String = {
