@@ -104,6 +104,32 @@ import Testing
         await harness.stop()
     }
 
+    @Test func aClientGoAwayEndsBothLegsGracefully() async throws {
+        let harness = try await HTTP2Harness.start()
+        let (json, result) = try await harness.h2Client("client-goaway")
+        #expect(json["first"]["status"].int == 200, "\(result)")
+        #expect(json["closed"].bool == true)
+        #expect(await harness.connectionsClosed())
+        #expect(harness.events.exchanges.count == 1)
+        await harness.stop()
+    }
+
+    @Test func aStoppingProxySendsGoAway() async throws {
+        let harness = try await HTTP2Harness.start()
+        async let client = harness.h2Client("wait-for-goaway")
+        let answered = await harness.events.first { event in
+            if case .exchange(let record) = event { return record.url.hasSuffix("/hello") }
+            return false
+        }
+        #expect(answered != nil)
+        harness.proxy.stop()
+        let (json, result) = try await client
+        #expect(json["first"]["status"].int == 200, "\(result)")
+        #expect(json["goaway"]["code"].int == 0)
+        #expect(json["closed"].bool == true)
+        await harness.stop()
+    }
+
     @Test func anUpstreamGoAwayEndsTheClientConnectionGracefully() async throws {
         let harness = try await HTTP2Harness.start()
         let (json, result) = try await harness.h2Client("goaway")

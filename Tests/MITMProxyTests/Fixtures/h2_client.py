@@ -21,6 +21,8 @@ Scenarios:
   stream-zero-data      a DATA frame on stream 0 after the preface
   preface-missing       HTTP/1.1 request bytes instead of the HTTP/2 preface
   preface-only          the connection preface and SETTINGS, then close
+  client-goaway         GET /hello, then GOAWAY(NO_ERROR) from the client; reads until the proxy hangs up
+  wait-for-goaway       GET /hello, then waits for the proxy's GOAWAY (when it stops) and the close
 """
 
 import argparse
@@ -322,6 +324,33 @@ def scenario_preface_only(client):
     return {"closed": True}
 
 
+def scenario_client_goaway(client):
+    first = client.request("/hello")
+    client.run_until(lambda: client.finished(first))
+    client.conn.close_connection(error_code=0)
+    client.flush()
+    while not client.closed:
+        try:
+            data = client.sock.recv(65536)
+        except (ConnectionError, ssl.SSLError, OSError):
+            data = b""
+        client.closed = not data
+    return {"first": client.summary(first), "closed": client.closed}
+
+
+def scenario_wait_for_goaway(client):
+    first = client.request("/hello")
+    client.run_until(lambda: client.finished(first))
+    client.run_until(lambda: client.goaway is not None)
+    while not client.closed:
+        try:
+            data = client.sock.recv(65536)
+        except (ConnectionError, ssl.SSLError, OSError):
+            data = b""
+        client.closed = not data
+    return {"first": client.summary(first), "goaway": client.goaway, "closed": client.closed}
+
+
 def main():
     parser = argparse.ArgumentParser(description="mitm-proxy HTTP/2 test client")
     parser.add_argument("--proxy-host", default="127.0.0.1")
@@ -355,6 +384,8 @@ def main():
         "stream-zero-data": lambda: scenario_stream_zero_data(client),
         "preface-missing": lambda: scenario_preface_missing(client),
         "preface-only": lambda: scenario_preface_only(client),
+        "client-goaway": lambda: scenario_client_goaway(client),
+        "wait-for-goaway": lambda: scenario_wait_for_goaway(client),
     }
     result = runners[arguments.scenario]()
     result["alpn"] = client.alpn
