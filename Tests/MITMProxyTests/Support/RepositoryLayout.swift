@@ -25,6 +25,9 @@ enum RepositoryLayout {
     /// `Tests/MITMProxyTests/Fixtures/H2JavaClient.java`, Java's HttpClient asking for HTTP/2.
     static let h2JavaClient = fixtures + "/H2JavaClient.java"
 
+    /// `Tests/MITMProxyTests/Fixtures/h2_go_client.go`, Go's net/http client.
+    static let h2GoClient = fixtures + "/h2_go_client.go"
+
     /// The `mitm-proxy` executable built beside the test bundle (`swift build --build-tests` builds it).
     static let builtExecutable: String = {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
