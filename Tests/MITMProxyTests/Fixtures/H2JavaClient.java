@@ -64,5 +64,7 @@ public class H2JavaClient {
             System.out.println("FAILED " + error);
             System.exit(1);
         }
+        // The client's connection threads would keep the JVM up until the proxy's idle timeout.
+        System.exit(0);
     }
 }

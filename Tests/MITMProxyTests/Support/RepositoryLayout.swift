@@ -25,6 +25,9 @@ enum RepositoryLayout {
     /// `Tests/MITMProxyTests/Fixtures/H2JavaClient.java`, Java's HttpClient asking for HTTP/2.
     static let h2JavaClient = fixtures + "/H2JavaClient.java"
 
+    /// `Tests/MITMProxyTests/Fixtures/H2OkHttpClient.java`, OkHttp as Android apps use it.
+    static let h2OkHttpClient = fixtures + "/H2OkHttpClient.java"
+
     /// `Tests/MITMProxyTests/Fixtures/h2_go_client.go`, Go's net/http client.
     static let h2GoClient = fixtures + "/h2_go_client.go"
 
