@@ -30,6 +30,14 @@ public final class ClientTLSContext: @unchecked Sendable {
         }
     }
 
+    /// A context that accepts any chain, weak keys included (security level 0): for reading what a
+    /// server presents (`mitm-proxy pins --connect`), never for relaying traffic.
+    public static func chainReader() throws(TLSError) -> ClientTLSContext {
+        let context = try ClientTLSContext(verify: false, extraCAFiles: [])
+        SSL_CTX_set_security_level(context.pointer, 0)
+        return context
+    }
+
     deinit { SSL_CTX_free(pointer) }
 }
 
