@@ -77,6 +77,7 @@ struct options {
     int connect_port; /* port in CONNECT for first mode */
     double timeout;   /* seconds a single exchange may take */
     double gap_ms;    /* first mode: pause between connections, so each starts on an idle proxy */
+    double stall;     /* seconds without any event before a connection counts as failed */
 };
 
 struct conn {
@@ -106,6 +107,7 @@ struct conn {
     int registered;
     uint64_t started_ns;   /* request (or connection, newconn/first) start */
     uint64_t conn_started_ns;
+    uint64_t progress_ns;  /* last event on this connection (stall detection) */
     long long body_bytes;
     int requests_on_conn;
     const char *name;      /* host name of this connection */
@@ -251,6 +253,7 @@ static void start_conn(struct conn *c) {
     c->want_write = -1;
     c->conn_started_ns = now_ns();
     c->started_ns = c->conn_started_ns;
+    c->progress_ns = c->conn_started_ns;
     c->requests_on_conn = 0;
     reset_response(c);
     int r = connect(fd, (struct sockaddr *)&opt.target, sizeof opt.target);
@@ -369,6 +372,7 @@ static void schedule_next(struct conn *c);
 /* Runs the connection's state machine until it would block. */
 static void drive(struct conn *c) {
     static char buf[65536];
+    c->progress_ns = now_ns();
     for (;;) {
         switch (c->state) {
         case ST_IDLE:
@@ -676,14 +680,37 @@ static void usage(void) {
             "usage: bench-loadgen --mode keepalive|newconn|download|hold|first --connect IP:PORT\n"
             "         [--proxy HOST:PORT (send CONNECT HOST:PORT first)] --host NAME [--path /p]\n"
             "         [--concurrency N] [--warmup S] [--duration S] [--count N] [--no-resume]\n"
-            "         [--names PREFIX,SUFFIX,CONNECTPORT (first mode)] [--gap-ms MS (first mode)] [--timeout S]\n");
+            "         [--names PREFIX,SUFFIX,CONNECTPORT (first mode)] [--gap-ms MS (first mode)] [--timeout S]\n"
+            "         [--stall S (a connection without any event for S seconds fails; default 5)]\n");
     exit(2);
+}
+
+/* Connections with no event for --stall seconds (a peer that lost our bytes) fail instead of holding
+   the run until the peer's own timeout. Checked every 50 ms at most. */
+static void check_stalls(void) {
+    static uint64_t last_check;
+    uint64_t t = now_ns();
+    if (t - last_check < 50000000ull) return;
+    last_check = t;
+    int slots = opt.mode == MODE_HOLD ? opt.count : opt.concurrency;
+    for (int i = 0; i < slots; i++) {
+        struct conn *c = &conns[i];
+        if (c->fd < 0 || c->state == ST_IDLE || c->state == ST_HELD) continue;
+        if ((double)(t - c->progress_ns) / 1e9 < opt.stall) continue;
+        errno = 0;
+        char what[96];
+        snprintf(what, sizeof what, "stalled for %.0f s (state %d): counted as failed", opt.stall, (int)c->state);
+        note_error(c, what);
+        close_conn(c);
+        schedule_next(c);
+    }
 }
 
 static void run_loop_until(int (*done)(void), double max_seconds) {
     struct epoll_event events[256];
     uint64_t deadline = now_ns() + (uint64_t)(max_seconds * 1e9);
     while (!done()) {
+        check_stalls();
         if (now_ns() > deadline) die("gave up after %.0f s (%lld done, %lld errors)", max_seconds, completed, errors);
         int wait_ms = 50;
         if (pending_conn) {
@@ -732,6 +759,7 @@ int main(int argc, char **argv) {
     opt.resume = 1;
     opt.path = "/";
     opt.timeout = 120;
+    opt.stall = 5;
     const char *mode = NULL, *target = NULL, *names = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -748,6 +776,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--timeout") && v) opt.timeout = atof(argv[++i]);
         else if (!strcmp(a, "--names") && v) names = argv[++i];
         else if (!strcmp(a, "--gap-ms") && v) opt.gap_ms = atof(argv[++i]);
+        else if (!strcmp(a, "--stall") && v) opt.stall = atof(argv[++i]);
         else if (!strcmp(a, "--no-resume")) opt.resume = 0;
         else usage();
     }
@@ -828,6 +857,9 @@ int main(int argc, char **argv) {
         struct epoll_event events[256];
         uint64_t deadline = now_ns() + (uint64_t)(opt.timeout * 1e9);
         while (hold_established + errors < opt.count) {
+            int errors_before = (int)errors;
+            check_stalls();
+            for (int e = errors_before; e < (int)errors && hold_started < opt.count; e++) start_conn(&conns[hold_started++]);
             if (now_ns() > deadline) die("hold: only %d of %d connections after %.0f s", hold_established, opt.count, opt.timeout);
             int n = epoll_wait(epfd, events, 256, 50);
             if (n < 0 && errno != EINTR) die("epoll_wait: %s", strerror(errno));

@@ -137,6 +137,8 @@ def main() -> int:
                          "--duration", "60"]
         else:
             arguments = ["--mode", "download", *target, "--path", "/100m", "--count", "1" if slow else "5"]
+        if slow:
+            arguments += ["--stall", "120"]  # valgrind slows every event down
         if args.scenario == "idle":
             def on_held(_: dict) -> None:
                 time.sleep(5 if slow else 1)
