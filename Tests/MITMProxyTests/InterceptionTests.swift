@@ -132,21 +132,4 @@ import Testing
         #expect(result.succeeded, "\(result)")
         #expect(result.stdoutText == "hello from origin")
     }
-
-    @Test func bytesThatAreNotTLSAreRelayedAsARawTunnel() async throws {
-        let proxy = try await ProxyHarness.start()
-        defer { proxy.stop() }
-        let origin = try await OriginServer.start(.plainHTTP)
-        // -p: curl sends CONNECT even for http://, then plain HTTP inside the tunnel.
-        let result = try await Curl.run(through: proxy, ["-p", origin.url("/bytes/300000"), "-o", "/dev/null", "-w", "%{http_code} %{size_download}"])
-        #expect(result.stdoutText == "200 300000", "\(result)")
-        let tunnel = await proxy.recorder.first { if case .tunnel = $0 { true } else { false } }
-        guard case .tunnel(_, let host, let port, let up, let down, _)? = tunnel else {
-            Issue.record("no tunnel event in \(proxy.events)")
-            return
-        }
-        #expect(host == "127.0.0.1" && port == Int(origin.port))
-        #expect(up > 0 && down > 300_000)
-        #expect(proxy.server.forgedCertificateCount == 0)
-    }
 }

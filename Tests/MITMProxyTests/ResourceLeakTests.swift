@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func theBinarysDescriptorCountReturnsToItsStartAfterHundredsOfAbortedConnections() async throws {
-        let proxy = try await ProxyProcess.start(["--handshake-timeout", "5", "-q"])
+        let proxy = try await ProxyProcess.start(["-q"])
         let origin = try await OriginServer.start()
         let fresh = try proxy.openDescriptorCount()
         // Warm up: the first interception may create what lives as long as the process (e.g. DNS threads).
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func openConnectionsReturnToZeroAfterAbortedConnections() async throws {
-        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 5 }
+        let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
         try await abort(proxyPort: proxy.port, originPort: origin.port, caFile: proxy.caCertificate, rounds: 30)

@@ -38,19 +38,31 @@ final class UnansweredPort: @unchecked Sendable {
     deinit { descriptors.forEach { close($0) } }
 }
 
-extension UnansweredPort {
-    /// A loopback port nothing listens on (bound, then released).
-    static func closedPort() throws -> UInt16 {
+/// A loopback port that refuses connections: bound but not listening, so a connect gets a reset, and held
+/// until deinit so no other test can take it meanwhile.
+final class RefusingPort: @unchecked Sendable {
+    /// The bound port.
+    let port: UInt16
+    private let descriptor: Int32
+
+    init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+            }
         }
-        guard bound else { throw SubprocessError(description: "cannot bind a loopback port") }
-        return UInt16(bigEndian: address.sin_port)
+        guard bound else {
+            close(descriptor)
+            throw SubprocessError(description: "cannot bind a loopback port")
+        }
+        self.descriptor = descriptor
+        port = UInt16(bigEndian: address.sin_port)
     }
+
+    deinit { close(descriptor) }
 }
