@@ -51,6 +51,11 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     // MARK: ManagedConnection
 
     func timedOut() {
+        if connector != nil {
+            // The upstream connect has its own timer (the same timeout) and answers the client with a 502.
+            deadline = Clock.after(seconds: 1)
+            return
+        }
         switch phase {
         case .relaying:
             close(reason: "idle for \(Int(context.configuration.idleTimeout)) s")
