@@ -8,14 +8,14 @@ import Testing
     private static let kinds = ["connect_and_close", "half_request", "connect_then_close", "half_client_hello",
                                 "garbage_in_tunnel", "handshake_then_reset", "reset_mid_response"]
 
-    private func abort(proxyPort: Int, originPort: UInt16, caFile: String, rounds: Int) async throws {
+    private func abort(proxyPort: Int, originPort: UInt16, caFile: String, rounds: Int, log: () -> String) async throws {
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONPATH"] = RepositoryLayout.fixtures
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
         let result = try await Subprocess.run("python3", [
             RepositoryLayout.fixtures + "/abort_connections.py", String(proxyPort), String(originPort), caFile, String(rounds),
         ], environment: environment, timeout: .seconds(120))
-        #expect(result.stdoutText == Self.kinds.map { "\($0) \(rounds)\n" }.joined(), "\(result)")
+        #expect(result.stdoutText == Self.kinds.map { "\($0) \(rounds)\n" }.joined(), "\(result); proxy: \(log())")
     }
 
     @Test func theBinarysDescriptorCountReturnsToItsStartAfterHundredsOfAbortedConnections() async throws {
@@ -35,7 +35,7 @@ import Testing
             baseline = (try? proxy.openDescriptorCount()) ?? -1
             return baseline == fresh
         }
-        try await abort(proxyPort: proxy.port, originPort: origin.port, caFile: caFile, rounds: 60)
+        try await abort(proxyPort: proxy.port, originPort: origin.port, caFile: caFile, rounds: 60) { String(proxy.outputText.suffix(3000)) }
         var current = -1
         let settled = await Poll.until(timeout: .seconds(20)) {
             current = (try? proxy.openDescriptorCount()) ?? -1
@@ -49,7 +49,7 @@ import Testing
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
-        try await abort(proxyPort: proxy.port, originPort: origin.port, caFile: proxy.caCertificate, rounds: 30)
+        try await abort(proxyPort: proxy.port, originPort: origin.port, caFile: proxy.caCertificate, rounds: 30) { "\(proxy.events.suffix(20))" }
         #expect(await proxy.waitUntilIdle(timeout: .seconds(20)), "still open: \(proxy.server.openConnectionCount)")
         let after = try await Curl.run(through: proxy, [origin.url("/hello", hostname: "localhost")])
         #expect(after.stdoutText == "hello from origin", "\(after)")
