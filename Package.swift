@@ -31,10 +31,12 @@ let package = Package(
         .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMShims", "MITMCore"]),
         .target(name: "MITMIO", dependencies: ["CMITMShims"]),
         .target(name: "MITMProxy", dependencies: ["MITMCore", "MITMTLS", "MITMIO", "CNGHTTP2"]),
+        .target(name: "MITMPins", dependencies: ["MITMTLS", "COpenSSL", "CMITMShims"]),
         .executableTarget(
             name: "mitm-proxy",
             dependencies: [
                 "MITMProxy",
+                "MITMPins",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -44,6 +46,11 @@ let package = Package(
             name: "MITMProxyTests",
             dependencies: ["MITMProxy", "MITMTLS", "MITMCore"],
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "MITMPinsTests",
+            dependencies: ["MITMPins", "MITMTLS"],
+            exclude: ["Samples"]
         ),
     ],
     swiftLanguageModes: [.v6]

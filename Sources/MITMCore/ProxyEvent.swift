@@ -24,6 +24,18 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var finished: Date
     /// Why the exchange did not complete normally, if it did not.
     public var failure: String?
+    /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2.0`.
+    public var httpVersion = "HTTP/1.1"
+    /// The request body's first bytes (empty unless body capture is on, e.g. for HAR).
+    public var requestBody = CapturedBody()
+    /// The response body's first bytes.
+    public var responseBody = CapturedBody()
+    /// The final response's trailers, if any.
+    public var responseTrailers: HTTPHeaders?
+    /// Phase timings.
+    public var timings = ExchangeTimings()
+    /// The upstream server's IP address, when one was contacted.
+    public var serverAddress: String?
 
     /// Creates a record.
     public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
@@ -76,4 +88,10 @@ public enum ProxyEvent: Sendable, Equatable {
     case intercepted(connectionID: Int, host: String, port: Int, tlsVersion: String, alpn: String?)
     /// A connection ended on a timeout.
     case timedOut(connectionID: Int, host: String?, what: String)
+    /// A request head arrived from a client and is being relayed (or answered by the proxy).
+    case request(connectionID: Int, host: String, port: Int, method: String, url: String)
+    /// A client opened a CONNECT tunnel to `host:port`.
+    case connectionOpened(connectionID: Int, host: String, port: Int, peer: String)
+    /// The pinning verdict of an intercepted connection was decided (or an inconclusive one upgraded).
+    case verdict(ConnectionVerdict)
 }

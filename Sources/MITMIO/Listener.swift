@@ -30,7 +30,7 @@ public final class Listener: @unchecked Sendable {
         guard let requested = SocketAddress.numeric(host: host, port: port) else {
             throw ListenError(message: "cannot listen on \(host):\(port): \(host) is not an IP address (use 127.0.0.1, 0.0.0.0 or ::)")
         }
-        let descriptor = socket(requested.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(requested.family, mitm_sock_stream_nonblocking, 0)
         guard descriptor >= 0 else {
             throw ListenError(message: "cannot create a socket: \(SystemCallError(call: "socket", errno: errno))")
         }

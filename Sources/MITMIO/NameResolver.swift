@@ -1,3 +1,4 @@
+import CMITMShims
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -42,7 +43,7 @@ public final class NameResolver: Sendable {
 
     private static func lookUp(host: String, port: Int) -> Result<[SocketAddress], NameResolutionError> {
         var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = mitm_sock_stream
         hints.ai_flags = AI_ADDRCONFIG | AI_NUMERICSERV
         var result: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &result)

@@ -1,3 +1,4 @@
+import CMITMShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,7 +62,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     public static func numeric(host: String, port: Int) -> SocketAddress? {
         var hints = addrinfo()
         hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = mitm_sock_stream
         var result: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &result) == 0, let result else { return nil }
         defer { freeaddrinfo(result) }

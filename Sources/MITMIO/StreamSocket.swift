@@ -123,7 +123,7 @@ public final class StreamSocket: @unchecked Sendable {
         on loop: EventLoop,
         _ completion: @escaping (Result<StreamSocket, SystemCallError>) -> Void
     ) -> StreamSocket? {
-        let descriptor = Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = Glibc.socket(address.family, mitm_sock_stream_nonblocking, 0)
         guard descriptor >= 0 else {
             completion(.failure(SystemCallError(call: "socket", errno: errno)))
             return nil

@@ -32,7 +32,8 @@ public struct ConsoleLog: Sendable {
             guard verbosity >= .normal else { return nil }
             return "TUNNEL \(host):\(port) (not TLS, relayed as is): \(ByteCountText.format(up)) up, \(ByteCountText.format(down)) down; \(reason)"
         case .clientTLSFailed(_, let host, let port, let reason):
-            return "\(host):\(port): client TLS failed: \(reason)"
+            guard verbosity >= .verbose else { return nil }
+            return "\(host):\(port): client TLS: \(reason)"
         case .upstreamFailed(_, let host, let port, let reason):
             return "\(host):\(port): upstream failed: \(reason)"
         case .badRequest(_, let peer, let reason):
@@ -43,6 +44,14 @@ public struct ConsoleLog: Sendable {
         case .timedOut(_, let host, let what):
             guard verbosity >= .verbose else { return nil }
             return "\(host ?? "client"): timed out \(what)"
+        case .request:
+            return nil
+        case .connectionOpened(_, let host, let port, let peer):
+            guard verbosity >= .verbose else { return nil }
+            return "CONNECT \(host):\(port) from \(peer)"
+        case .verdict(let record):
+            guard verbosity >= .normal || record.verdict.kind != .intercepted else { return nil }
+            return VerdictText.line(record)
         }
     }
 

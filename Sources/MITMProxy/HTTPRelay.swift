@@ -20,6 +20,18 @@ final class HTTPRelay {
         var record: ExchangeRecord
         var local: LocalResponse?
         var upgradeRequested: Bool
+        var requestEnded: Date?
+        var responseStarted: Date?
+
+        /// Fills the HAR phases from the instants seen.
+        mutating func complete(at end: Date) {
+            record.finished = end
+            let sent = requestEnded ?? record.started
+            let firstByte = responseStarted ?? end
+            record.timings.send = max(0, sent.timeIntervalSince(record.started) * 1000)
+            record.timings.wait = max(0, firstByte.timeIntervalSince(sent) * 1000)
+            record.timings.receive = max(0, end.timeIntervalSince(firstByte) * 1000)
+        }
     }
 
     let connectionID: Int
@@ -55,6 +67,12 @@ final class HTTPRelay {
     var onUpgrade: ((RawRelay) -> Void)?
     /// Called when the relay has sent its last byte and only waits for the client to hang up.
     var onLinger: (() -> Void)?
+    /// Called with the upstream leg when the client left while that upstream is idle and reusable.
+    var onUpstreamReusable: ((Leg) -> Void)?
+    private var upstreamEndedInput = false
+    /// DNS/connect/TLS costs of a freshly made upstream connection, charged to the next exchange.
+    var newConnectionTimings: UpstreamConnectionTimings?
+    private var serverAddress: String?
 
     init(connectionID: Int, context: ProxyContext, loop: EventLoop, client: Leg, parser: HTTP1Parser, mode: Mode) {
         self.connectionID = connectionID
@@ -81,6 +99,9 @@ final class HTTPRelay {
     // MARK: client side
 
     private func clientEvent(_ event: LegEvent) {
+        let target = upstream
+        target?.cork()
+        defer { target?.uncork() }
         if closing {
             lingerEvent(event)
             return
@@ -96,7 +117,10 @@ final class HTTPRelay {
                 close(reason: "client closed mid-request: \(error.reason)")
                 return
             }
-            if exchanges.isEmpty && !requestOpen { close(reason: "client closed the connection") }
+            if exchanges.isEmpty && !requestOpen {
+                offerUpstreamForReuse()
+                close(reason: "client closed the connection")
+            }
         case .failed(let reason): close(reason: "client: \(reason)")
         case .drained:
             if upstreamPausedForClient {
@@ -149,6 +173,7 @@ final class HTTPRelay {
         case .body(let bytes):
             guard let index = exchanges.indices.last else { return }
             exchanges[index].record.requestBodyBytes += bytes.count
+            exchanges[index].record.requestBody.append(bytes)
             guard exchanges[index].local == nil, let upstream else { return }
             upstream.write(requestChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
             if upstream.bufferedOutputBytes > Self.highWater && !clientPausedForUpstream {
@@ -158,6 +183,7 @@ final class HTTPRelay {
         case .end(let trailers):
             requestOpen = false
             guard let index = exchanges.indices.last else { return }
+            exchanges[index].requestEnded = Date()
             if exchanges[index].local != nil {
                 if index == 0 { sendLocalResponses() }
                 return
@@ -183,8 +209,10 @@ final class HTTPRelay {
                                                timeout: context.configuration.handshakeTimeout) { [unowned self] result in
             connecting = nil
             switch result {
-            case .success(let socket):
-                attachUpstream(PlainLeg(socket: socket))
+            case .success(let connection):
+                newConnectionTimings = UpstreamConnectionTimings(
+                    dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds, ssl: -1, address: connection.address)
+                attachUpstream(PlainLeg(socket: connection.socket))
                 processQueuedClientEvents()
             case .failure(let failure):
                 upstreamTarget = nil
@@ -236,31 +264,51 @@ final class HTTPRelay {
 
     private func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool) {
         guard let upstream else { return }
-        let now = Date()
-        let record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
-                                    request: original ?? head, started: now, finished: now)
+        var record = newRecord(original ?? head, host: host, port: port, scheme: scheme)
+        if let fresh = newConnectionTimings {
+            newConnectionTimings = nil
+            record.timings.dns = fresh.dns
+            record.timings.connect = fresh.connect
+            record.timings.ssl = fresh.ssl
+            serverAddress = fresh.address
+        }
+        record.serverAddress = serverAddress
         exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade))
+        context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         responseParser.expectResponse(toMethod: head.method)
         upstream.write(head.serialized())
     }
 
     private func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse) {
-        let now = Date()
-        let record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
-                                    request: head, started: now, finished: now)
+        let record = newRecord(head, host: host, port: port, scheme: scheme)
         exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false))
+        context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+    }
+
+    private func newRecord(_ head: HTTPRequestHead, host: String, port: Int, scheme: String) -> ExchangeRecord {
+        let now = Date()
+        var record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
+                                    request: head, started: now, finished: now)
+        record.httpVersion = head.version.description
+        let limit = context.configuration.bodyCaptureLimit
+        record.requestBody = CapturedBody(limit: limit)
+        record.responseBody = CapturedBody(limit: limit)
+        return record
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.
     private func sendLocalResponses() {
         while let first = exchanges.first, let local = first.local, !(requestOpen && exchanges.count == 1) {
             exchanges.removeFirst()
-            var record = first.record
+            var pending = first
             let response = local.head(keepAlive: first.record.request.keepAlive && !clientEnded)
             client.write(response.serialized() + (first.record.request.method == "HEAD" ? [] : local.body))
+            pending.responseStarted = Date()
+            pending.complete(at: Date())
+            var record = pending.record
             record.response = response
             record.responseBodyBytes = local.body.count
-            record.finished = Date()
+            record.responseBody.append(local.body)
             if local.head(keepAlive: true).status >= 400 { record.failure = local.reasonText }
             context.events.emit(.exchange(record))
             if !response.keepAlive {
@@ -307,6 +355,8 @@ final class HTTPRelay {
     }
 
     private func upstreamEvent(_ event: LegEvent) {
+        client.cork()
+        defer { client.uncork() }
         onActivity?()
         switch event {
         case .data(let bytes):
@@ -339,6 +389,7 @@ final class HTTPRelay {
             case .body(let bytes):
                 guard !exchanges.isEmpty else { continue }
                 exchanges[0].record.responseBodyBytes += bytes.count
+                exchanges[0].record.responseBody.append(bytes)
                 client.write(responseChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
                 if client.bufferedOutputBytes > Self.highWater && !upstreamPausedForClient {
                     upstreamPausedForClient = true
@@ -358,6 +409,7 @@ final class HTTPRelay {
         client.write(head.serialized())
         if head.status >= 100 && head.status < 200 && head.status != 101 { return }
         exchanges[0].record.response = head
+        exchanges[0].responseStarted = Date()
         responseHeadSent = true
         responseChunked = head.headers.tokens("transfer-encoding").last == "chunked"
         if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
@@ -375,7 +427,8 @@ final class HTTPRelay {
         guard let response else { return }  // the end of a 1xx
         if responseChunked { client.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
         var finished = exchanges.removeFirst()
-        finished.record.finished = Date()
+        finished.record.responseTrailers = trailers
+        finished.complete(at: Date())
         responseHeadSent = false
         context.events.emit(.exchange(finished.record))
         if response.status == 101 {
@@ -411,7 +464,17 @@ final class HTTPRelay {
     /// Parsed-but-unhandled client events cannot exist after an Upgrade request (the parser paused), so nothing is lost.
     private func queuedClientEventsAsBytes() -> [UInt8] { [] }
 
+    /// Hands an idle, healthy intercepted upstream to the owner for reuse instead of closing it.
+    private func offerUpstreamForReuse() {
+        guard case .intercepted = mode, let upstream, let reuse = onUpstreamReusable, !closing, !upstreamEndedInput,
+              responseParser.isIdle, upstream.bufferedOutputBytes == 0 else { return }
+        upstream.onEvent = nil
+        self.upstream = nil
+        reuse(upstream)
+    }
+
     private func upstreamEnded() {
+        upstreamEndedInput = true
         if exchanges.contains(where: { $0.local == nil }) {
             upstreamBroke("closed the connection before responding")
             return

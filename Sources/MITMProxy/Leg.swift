@@ -32,6 +32,10 @@ protocol Leg: AnyObject {
     var socket: StreamSocket { get }
     /// Drops idle buffers (TLS record buffers) to keep idle connections small.
     func releaseIdleMemory()
+    /// Holds small writes until `uncork()`, so one event's output leaves as one record and one send.
+    func cork()
+    /// Sends what `cork()` held.
+    func uncork()
 }
 
 /// A leg that is the socket itself.
@@ -51,6 +55,8 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     func finishWriting() { socket.shutdownWriteAfterFlush() }
     func close() { socket.close() }
     func releaseIdleMemory() {}
+    func cork() {}
+    func uncork() {}
 
     func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) { onEvent?(.data(bytes)) }
     func socketDidReadEOF(_ socket: StreamSocket) { onEvent?(.endOfInput) }

@@ -19,6 +19,12 @@ public struct ProxyConfiguration: Sendable {
     public var handshakeTimeout: Double = 10
     /// Seconds a connection may stay silent in both directions before it is closed.
     public var idleTimeout: Double = 60
+    /// Seconds after a completed handshake within which a client that sends nothing and closes counts
+    /// as `refused/closed-after-handshake`; still silent and open after it, `inconclusive/idle`.
+    public var silenceWindow: Double = 3
+    /// Bytes of each request and response body kept in `ExchangeRecord` (for HAR); 0 keeps none.
+    /// Bodies are always streamed; larger ones are relayed whole and truncated only in the record.
+    public var bodyCaptureLimit = 0
     /// Number of event loops (default one per core).
     public var loopCount = System.coreCount
 

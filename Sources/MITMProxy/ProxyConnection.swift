@@ -1,3 +1,4 @@
+import Foundation
 import MITMCore
 import MITMIO
 import MITMTLS
@@ -26,13 +27,18 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     private var peeked: [UInt8] = []
     private var clientHello: ClientHello?
     private var connector: UpstreamConnector?
-    private var upstreamResult: Result<StreamSocket, UpstreamFailure>?
+    private var upstreamResult: Result<UpstreamConnection, UpstreamFailure>?
+    private var upstreamHandshakeStarted = Date()
     private var upstreamLeg: TLSLeg?
     private var clientLeg: TLSLeg?
     private var httpRelay: HTTPRelay?
     private var rawRelay: RawRelay?
     private var timeoutWhat = "reading the proxy request"
     private var serverFirstWatcher: ServerFirstWatcher?
+    private var verdict: VerdictTracker?
+    private var pooled: PooledUpstream?
+    private var upstreamCertificate: X509Certificate?
+    private var reusedUpstreamAddress: String?
 
     init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
         self.id = context.makeConnectionID()
@@ -117,17 +123,30 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         }
         connectHost = host
         connectPort = port
+        let peer = SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client"
+        context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
         let leftover = parser.takeBufferedBytes()
         clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         phase = .peeking
         timeoutWhat = "waiting for the client's first bytes in the tunnel to \(host):\(port)"
-        connector = UpstreamConnector.connect(host: host, port: port, resolver: context.resolver, loop: loop,
+        if let entry = context.pool(for: loop).take(host: host, port: port) {
+            pooled = entry
+        } else {
+            startConnecting()
+        }
+        if !leftover.isEmpty { peek(leftover) }
+    }
+
+    private func startConnecting() {
+        connector = UpstreamConnector.connect(host: connectHost, port: connectPort, resolver: context.resolver, loop: loop,
                                              timeout: context.configuration.handshakeTimeout) { [unowned self] result in
             connector = nil
             upstreamConnected(result)
         }
-        if !leftover.isEmpty { peek(leftover) }
     }
+
+    /// The ALPN protocols offered to the upstream for a client that offered `clientOffer`.
+    private func upstreamALPN(for clientOffer: [String]) -> [String] { ["http/1.1"] }
 
     private func connectTargetError(_ target: String) -> String {
         do {
@@ -167,28 +186,44 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             return
         case .notTLS:
             clientSocket.pauseReading()
+            if let entry = pooled {
+                pooled = nil
+                entry.leg.close()
+                startConnecting()
+            }
             startRawTunnelWhenConnected()
         case .clientHello(let hello):
             clientSocket.pauseReading()
             clientHello = hello
+            verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
+                                     offeredALPN: hello.alpnProtocols)
             timeoutWhat = "connecting to \(connectHost):\(connectPort)"
             phase = .handshaking
             deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
-            if let upstreamResult { intercept(hello, upstream: upstreamResult) }
+            if let entry = pooled {
+                pooled = nil
+                interceptReusing(entry, hello: hello)
+            } else if let upstreamResult {
+                intercept(hello, upstream: upstreamResult)
+            }
         case .malformed(let reason):
+            let tracker = VerdictTracker(context: context, connectionID: id, host: connectHost, port: connectPort, offeredALPN: [])
+            verdict = tracker
+            tracker.observe(.handshakeFailed("the client sent a broken TLS ClientHello: \(reason)"))
             context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
                                                  reason: "the client sent a broken TLS ClientHello: \(reason)"))
             close(reason: "malformed ClientHello")
         }
     }
 
-    private func upstreamConnected(_ result: Result<StreamSocket, UpstreamFailure>) {
+    private func upstreamConnected(_ result: Result<UpstreamConnection, UpstreamFailure>) {
         upstreamResult = result
         if let hello = clientHello {
             intercept(hello, upstream: result)
         } else if case .notTLS = ClientHelloParser.parse(peeked), !peeked.isEmpty {
             startRawTunnelWhenConnected()
-        } else if case .success(let socket) = result {
+        } else if case .success(let connection) = result {
+            let socket = connection.socket
             // Server-speaks-first protocols (SMTP, FTP) never send a ClientHello: watch the upstream too.
             let watcher = ServerFirstWatcher(owner: self)
             serverFirstWatcher = watcher
@@ -198,9 +233,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     }
 
     fileprivate func upstreamSpokeFirst(_ bytes: [UInt8]) {
-        guard phase == .peeking, case .success(let socket)? = upstreamResult else { return }
-        socket.pauseReading()
-        startRawTunnel(upstream: socket, initialDown: bytes)
+        guard phase == .peeking, case .success(let connection)? = upstreamResult else { return }
+        connection.socket.pauseReading()
+        startRawTunnel(upstream: connection.socket, initialDown: bytes)
     }
 
     fileprivate func upstreamClosedWhilePeeking() {
@@ -213,8 +248,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         case .failure(let failure):
             context.events.emit(.upstreamFailed(connectionID: id, host: connectHost, port: connectPort, reason: failure.reason))
             close(reason: "upstream unreachable")
-        case .success(let socket):
-            startRawTunnel(upstream: socket, initialDown: [])
+        case .success(let connection):
+            startRawTunnel(upstream: connection.socket, initialDown: [])
         }
     }
 
@@ -242,8 +277,25 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         return connectHost
     }
 
-    private func intercept(_ hello: ClientHello, upstream: Result<StreamSocket, UpstreamFailure>) {
+    /// Intercepts over an idle pooled upstream when it was opened the same way this client asks.
+    private func interceptReusing(_ entry: PooledUpstream, hello: ClientHello) {
+        let host = interceptHost
+        let serverName = HostName.isIPAddress(host) ? nil : host
+        guard entry.serverName == serverName, entry.offeredALPN == upstreamALPN(for: hello.alpnProtocols),
+              hello.serverName.map({ HostName.validate($0) != nil }) ?? true else {
+            entry.leg.close()
+            startConnecting()
+            return
+        }
+        upstreamLeg = entry.leg
+        upstreamCertificate = entry.certificate
+        reusedUpstreamAddress = entry.address
+        startClientHandshake(names: ForgeNames.names(primary: host, upstream: entry.certificate), upstreamFailure: nil)
+    }
+
+    private func intercept(_ hello: ClientHello, upstream: Result<UpstreamConnection, UpstreamFailure>) {
         if let name = hello.serverName, HostName.validate(name) == nil {
+            verdict?.observe(.handshakeFailed("invalid server name (SNI)"))
             context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
                                                  reason: "the client sent an invalid server name (SNI) \"\(name.prefix(80))\""))
             close(reason: "invalid SNI")
@@ -253,12 +305,14 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         switch upstream {
         case .failure(let failure):
             upstreamFailedBeforeForging(failure.reason)
-        case .success(let socket):
+        case .success(let connection):
+            let socket = connection.socket
             timeoutWhat = "the TLS handshake with \(host):\(connectPort)"
+            upstreamHandshakeStarted = Date()
             let tls: TLSConnection
             do {
                 tls = try TLSConnection(client: context.upstreamTLS, serverName: HostName.isIPAddress(host) ? nil : host,
-                                        verifyName: host, alpn: ["http/1.1"])
+                                        verifyName: host, port: connectPort, alpn: upstreamALPN(for: hello.alpnProtocols))
             } catch {
                 socket.close()
                 upstreamFailedBeforeForging("cannot start TLS: \(error)")
@@ -269,7 +323,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             leg.onHandshake = { [unowned self, unowned leg] outcome in
                 switch outcome {
                 case .complete:
-                    startClientHandshake(names: ForgeNames.names(primary: host, upstream: leg.tls.peerCertificates.first),
+                    upstreamHandshakeMilliseconds = Date().timeIntervalSince(upstreamHandshakeStarted) * 1000
+                    upstreamCertificate = leg.tls.peerCertificates.first
+                    startClientHandshake(names: ForgeNames.names(primary: host, upstream: upstreamCertificate),
                                          upstreamFailure: nil)
                 case .failed(let failure):
                     leg.close()
@@ -284,6 +340,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             leg.startHandshake()
         }
     }
+
+    private var upstreamHandshakeMilliseconds: Double = -1
 
     private static func describeUpstream(_ failure: TLSFailure) -> String {
         if let verifyError = failure.verifyError { return "its certificate is not trusted: \(verifyError)" }
@@ -312,19 +370,35 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         let leg = TLSLeg(socket: clientSocket, tls: tls)
         clientLeg = leg
         leg.onHandshake = { [unowned self, unowned leg] outcome in
+            if leg.tls.certificateSent { verdict?.observe(.certificateSent) }
             switch outcome {
             case .complete:
+                verdict?.handshakeCompleted(leg, loop: loop)
                 clientHandshakeCompleted(leg, upstreamFailure: upstreamFailure)
             case .failed(let failure):
+                if let alert = failure.receivedAlert {
+                    verdict?.observe(.alertReceived(alert))
+                } else {
+                    verdict?.observe(.handshakeFailed(failure.reason))
+                }
                 context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort,
                                                      reason: Self.describeClient(failure)))
                 close(reason: "client TLS handshake failed")
             case .peerClosed(let reset):
+                verdict?.observe(.peerClosed(reset: reset))
                 let how = reset ? "reset the connection" : "closed the connection"
                 let when = leg.tls.certificateSent ? "after receiving the certificate" : "before the certificate was sent"
                 context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort,
                                                      reason: "the client \(how) during the TLS handshake, \(when), without an alert"))
                 close(reason: "client left during the handshake")
+            }
+        }
+        leg.onFirstData = { [unowned self] in verdict?.observe(.applicationData) }
+        leg.onInputEnd = { [unowned self] alert, reset in
+            if let alert {
+                verdict?.observe(.alertReceived(alert))
+            } else {
+                verdict?.observe(.peerClosed(reset: reset))
             }
         }
         let hello = peeked
@@ -354,8 +428,35 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         }
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg,
                               parser: HTTP1Parser(role: .request), mode: mode)
+        if case .success(let connection)? = upstreamResult {
+            relay.newConnectionTimings = UpstreamConnectionTimings(
+                dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
+                ssl: upstreamHandshakeMilliseconds, address: connection.address)
+        } else if let reusedUpstreamAddress {
+            relay.newConnectionTimings = UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: reusedUpstreamAddress)
+        }
+        if upstreamFailure == nil, let hello = clientHello { offerUpstreamReuse(from: relay, hello: hello) }
         adopt(relay)
         relay.start()
+    }
+
+    /// Lets the relay hand back an idle upstream when the client leaves, for the next client of the origin.
+    private func offerUpstreamReuse(from relay: HTTPRelay, hello: ClientHello) {
+        let offered = upstreamALPN(for: hello.alpnProtocols)
+        let host = interceptHost
+        relay.onUpstreamReusable = { [unowned self] leg in
+            guard let tlsLeg = leg as? TLSLeg, tlsLeg === upstreamLeg else {
+                leg.close()
+                return
+            }
+            let address: String
+            if case .success(let connection)? = upstreamResult { address = connection.address } else { address = reusedUpstreamAddress ?? "" }
+            upstreamLeg = nil
+            upstreamResult = nil
+            context.pool(for: loop).park(PooledUpstream(
+                leg: tlsLeg, host: connectHost, port: connectPort, serverName: HostName.isIPAddress(host) ? nil : host,
+                certificate: upstreamCertificate, address: address, offeredALPN: offered))
+        }
     }
 
     // MARK: lifecycle
@@ -375,19 +476,23 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
 
     private func finished() {
         guard phase != .closed else { return }
+        verdict?.finish()
         phase = .closed
         context.registry(for: loop).remove(self)
     }
 
     private func close(reason: String) {
         guard phase != .closed else { return }
+        verdict?.finish()
         phase = .closed
         connector?.cancel()
+        pooled?.leg.close()
+        pooled = nil
         httpRelay?.close(reason: reason)
         rawRelay?.close(reason: reason)
         clientLeg?.close()
         upstreamLeg?.close()
-        if case .success(let socket)? = upstreamResult { socket.close() }
+        if case .success(let connection)? = upstreamResult { connection.socket.close() }
         clientSocket.close()
         context.registry(for: loop).remove(self)
     }

@@ -15,6 +15,8 @@ final class ProxyContext: Sendable {
     let events: EventFanOut
     let loops: EventLoopGroup
     let registries: [ConnectionRegistry]
+    let verdicts = VerdictBook()
+    let pools: [UpstreamPool]
     private let nextConnectionID = Atomic<Int>(1)
 
     init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut) throws(ProxyStartError) {
@@ -45,11 +47,14 @@ final class ProxyContext: Sendable {
         resolver = NameResolver(overrides: configuration.resolveOverrides)
         loops = EventLoopGroup(count: configuration.loopCount)
         registries = loops.loops.map { ConnectionRegistry(loop: $0) }
+        pools = loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, 15)) }
     }
 
     func makeConnectionID() -> Int { nextConnectionID.add(1, ordering: .relaxed).oldValue }
 
     func registry(for loop: EventLoop) -> ConnectionRegistry { registries[loop.index] }
+
+    func pool(for loop: EventLoop) -> UpstreamPool { pools[loop.index] }
 }
 
 /// Why the proxy could not start, phrased for the user.

@@ -14,6 +14,15 @@ public final class ProxyServer: Sendable {
     private let context: ProxyContext
     private let listener: Listener
 
+    /// A proxy for a test: port 0, a fresh temporary CA directory, 127.0.0.1. Call `start()`.
+    public static func forTesting(configure: (inout ProxyConfiguration) -> Void = { _ in }) throws(ProxyStartError) -> ProxyServer {
+        var configuration = ProxyConfiguration()
+        configuration.port = 0
+        configuration.caDirectory = FileManager.default.temporaryDirectory.path + "/mitm-proxy-ca-" + UUID().uuidString
+        configure(&configuration)
+        return try ProxyServer(configuration: configuration)
+    }
+
     /// Loads (or creates) the CA and binds the listening socket; call `start()` to accept connections.
     public init(configuration: ProxyConfiguration) throws(ProxyStartError) {
         signal(SIGPIPE, SIG_IGN)
@@ -64,11 +73,46 @@ public final class ProxyServer: Sendable {
         }
     }
 
-    /// Stops accepting and closes every connection.
+    /// Every intercepted connection's verdict so far, in the order they were decided.
+    public var connectionVerdicts: [ConnectionVerdict] { context.verdicts.connections }
+
+    /// Per-host verdicts so far (hosts never contacted are absent: see `evaluate` for `unseen`).
+    public var hostVerdicts: [HostVerdict] { context.verdicts.hosts }
+
+    /// The verdict of `host` so far, or nil when no connection to it was decided yet.
+    public func verdict(for host: String) -> HostVerdict? {
+        hostVerdicts.first { $0.host == host.lowercased() }
+    }
+
+    /// Waits until at least one connection to `host` has a verdict; nil after `timeout`.
+    public func waitForVerdict(host: String, timeout: Duration = .seconds(10)) async -> HostVerdict? {
+        await context.verdicts.waitForVerdict(host: host, timeout: timeout)
+    }
+
+    /// Intercepted connections whose verdict is still open (handshaking, or inside the silence window).
+    public var undecidedConnectionCount: Int { context.verdicts.pendingCount }
+
+    /// Waits (blocking) until no verdict is open, at most `timeout` seconds (default: the silence window
+    /// plus a margin). Returns whether everything settled.
+    @discardableResult
+    public func settleVerdicts(timeout: Double? = nil) -> Bool {
+        context.verdicts.settle(timeout: timeout ?? configuration.silenceWindow + 1)
+    }
+
+    /// Checks expectations against the verdicts so far.
+    public func evaluate(_ expectations: [Expectation]) -> [ExpectationResult] {
+        let hosts = hostVerdicts
+        return expectations.map { $0.evaluate(hosts) }
+    }
+
+    /// Stops accepting and closes every connection; open verdicts become `inconclusive`.
     public func stop() {
         listener.close()
         for loop in context.loops.loops {
-            loop.queue.sync { context.registry(for: loop).closeAll() }
+            loop.queue.sync {
+                context.registry(for: loop).closeAll()
+                context.pool(for: loop).closeAll()
+            }
         }
     }
 }

@@ -1,3 +1,4 @@
+import MITMCore
 import MITMIO
 import MITMTLS
 
@@ -20,7 +21,15 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     /// Called once when the handshake ends.
     var onHandshake: ((TLSHandshakeOutcome) -> Void)?
     private(set) var isHandshaking = true
+    /// Called once, before the first plaintext is delivered (the verdict's "application data").
+    var onFirstData: (() -> Void)?
+    /// Called once when input ends after the handshake: the alert that ended it (close_notify or fatal), and whether it was a reset.
+    var onInputEnd: ((_ alert: TLSAlert?, _ reset: Bool) -> Void)?
     private var paused = false
+    private var corked = false
+    private var held: [UInt8] = []
+    /// Plaintext held while corked, at most: one TLS record's worth.
+    private static let corkLimit = 16_384
     private var inputEnded = false
 
     init(socket: StreamSocket, tls: TLSConnection) {
@@ -40,11 +49,33 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func write(_ bytes: [UInt8]) {
         guard !socket.isClosed else { return }
-        if case .failure(let failure) = tls.write(bytes) {
-            onEvent?(.failed(failure.description))
+        if corked && held.count + bytes.count <= Self.corkLimit {
+            held.append(contentsOf: bytes)
             return
         }
+        encryptHeld()
+        encrypt(bytes)
+        if !corked { flushOutput() }
+    }
+
+    func cork() { corked = true }
+
+    func uncork() {
+        corked = false
+        guard !socket.isClosed else { return }
+        encryptHeld()
         flushOutput()
+    }
+
+    private func encryptHeld() {
+        guard !held.isEmpty else { return }
+        let bytes = held
+        held.removeAll(keepingCapacity: true)
+        encrypt(bytes)
+    }
+
+    private func encrypt(_ bytes: [UInt8]) {
+        if case .failure(let failure) = tls.write(bytes) { onEvent?(.failed(failure.description)) }
     }
 
     func pauseReading() {
@@ -61,6 +92,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func finishWriting() {
         guard !socket.isClosed else { return }
+        encryptHeld()
         tls.shutdown()
         flushOutput()
         socket.shutdownWriteAfterFlush()
@@ -80,14 +112,23 @@ final class TLSLeg: Leg, StreamSocketDelegate {
             endHandshake(.peerClosed(reset: false))
         } else if !inputEnded {
             inputEnded = true
+            signalInputEnd(alert: nil, reset: false)
             onEvent?(.endOfInput)
         }
+    }
+
+    private func signalInputEnd(alert: TLSAlert?, reset: Bool) {
+        let callback = onInputEnd
+        onInputEnd = nil
+        onFirstData = nil
+        callback?(alert, reset)
     }
 
     func socket(_ socket: StreamSocket, didFail error: SystemCallError) {
         if isHandshaking {
             endHandshake(.peerClosed(reset: true))
         } else {
+            signalInputEnd(alert: nil, reset: true)
             onEvent?(.failed(error.description))
         }
     }
@@ -121,6 +162,11 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         while !paused && !socket.isClosed && !inputEnded {
             switch tls.read(into: scratch) {
             case .data(let count):
+                if let first = onFirstData {
+                    onFirstData = nil
+                    onInputEnd = nil
+                    first()
+                }
                 onEvent?(.data(UnsafeRawBufferPointer(rebasing: scratch[0..<count])))
             case .needsInput:
                 flushOutput()
@@ -128,10 +174,12 @@ final class TLSLeg: Leg, StreamSocketDelegate {
             case .closed:
                 inputEnded = true
                 flushOutput()
+                signalInputEnd(alert: .closeNotify, reset: false)
                 onEvent?(.endOfInput)
                 return
             case .failed(let failure):
                 flushOutput()
+                signalInputEnd(alert: failure.receivedAlert, reset: false)
                 onEvent?(.failed(failure.description))
                 return
             }

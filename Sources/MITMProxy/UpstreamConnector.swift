@@ -4,7 +4,10 @@ import MITMIO
 /// in turn, all within `timeout` seconds. The completion runs once, on the loop; `cancel()` suppresses it.
 final class UpstreamConnector {
     private let loop: EventLoop
-    private var completion: ((Result<StreamSocket, UpstreamFailure>) -> Void)?
+    private var completion: ((Result<UpstreamConnection, UpstreamFailure>) -> Void)?
+    private let started = Date()
+    private var resolved: Date?
+    private var connectStarted = Date()
     private var addresses: [SocketAddress] = []
     private var lastError: SystemCallError?
     private let host: String
@@ -12,7 +15,7 @@ final class UpstreamConnector {
     private var attempt: StreamSocket?
     private var timer: LoopTimer?
 
-    private init(host: String, port: Int, loop: EventLoop, completion: @escaping (Result<StreamSocket, UpstreamFailure>) -> Void) {
+    private init(host: String, port: Int, loop: EventLoop, completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
         self.host = host
         self.port = port
         self.loop = loop
@@ -27,7 +30,7 @@ final class UpstreamConnector {
         resolver: NameResolver,
         loop: EventLoop,
         timeout: Double,
-        _ completion: @escaping (Result<StreamSocket, UpstreamFailure>) -> Void
+        _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
     ) -> UpstreamConnector {
         let connector = UpstreamConnector(host: host, port: port, loop: loop, completion: completion)
         nonisolated(unsafe) let unsafeConnector = connector
@@ -59,6 +62,7 @@ final class UpstreamConnector {
 
     private func resolved(_ result: Result<[SocketAddress], NameResolutionError>) {
         guard completion != nil else { return }
+        resolved = Date()
         switch result {
         case .failure(let error):
             finish(.failure(UpstreamFailure(host: host, port: port, reason: error.description)))
@@ -76,6 +80,7 @@ final class UpstreamConnector {
             return
         }
         let address = addresses.removeFirst()
+        connectStarted = Date()
         attempt = StreamSocket.connect(to: address, on: loop) { [self] result in
             attempt = nil
             switch result {
@@ -83,7 +88,11 @@ final class UpstreamConnector {
                 if completion == nil {
                     socket.close()
                 } else {
-                    finish(.success(socket))
+                    let dnsEnd = resolved ?? started
+                    finish(.success(UpstreamConnection(
+                        socket: socket, address: address.host,
+                        dnsMilliseconds: dnsEnd.timeIntervalSince(started) * 1000,
+                        connectMilliseconds: Date().timeIntervalSince(connectStarted) * 1000)))
                 }
             case .failure(let error):
                 lastError = error
@@ -92,7 +101,7 @@ final class UpstreamConnector {
         }
     }
 
-    private func finish(_ result: Result<StreamSocket, UpstreamFailure>) {
+    private func finish(_ result: Result<UpstreamConnection, UpstreamFailure>) {
         let callback = completion
         completion = nil
         timer?.cancel()
@@ -110,6 +119,15 @@ final class UpstreamConnector {
     }
 }
 
+/// A connected upstream socket and what it took to get it.
+struct UpstreamConnection {
+    let socket: StreamSocket
+    /// The IP address connected to.
+    let address: String
+    let dnsMilliseconds: Double
+    let connectMilliseconds: Double
+}
+
 /// A failure to reach or talk to an upstream server.
 struct UpstreamFailure: Error, CustomStringConvertible {
     let host: String
@@ -121,3 +139,12 @@ struct UpstreamFailure: Error, CustomStringConvertible {
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
+
+/// What making an upstream connection cost, for the first exchange over it.
+struct UpstreamConnectionTimings {
+    let dns: Double
+    let connect: Double
+    let ssl: Double
+    let address: String
+}

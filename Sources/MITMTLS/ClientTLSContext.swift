@@ -8,6 +8,7 @@ public final class ClientTLSContext: @unchecked Sendable {
     let pointer: OpaquePointer
     /// Whether upstream certificates are verified.
     public let verifies: Bool
+    let sessions = TLSSessionCache()
 
     /// Creates the upstream context. Each `extraCAFiles` entry must be a readable PEM with certificates.
     public init(verify: Bool, extraCAFiles: [String]) throws(TLSError) {
@@ -15,6 +16,7 @@ public final class ClientTLSContext: @unchecked Sendable {
         pointer = context
         verifies = verify
         guard mitm_ssl_ctx_configure_client(context) == 1 else { throw TLSError("configuring the client TLS context") }
+        SSL_CTX_sess_set_new_cb(context, rememberSession)
         guard verify else {
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
             return
@@ -28,5 +30,21 @@ public final class ClientTLSContext: @unchecked Sendable {
         }
     }
 
+    /// A context that accepts any chain, weak keys included (security level 0): for reading what a
+    /// server presents (`mitm-proxy pins --connect`), never for relaying traffic.
+    public static func chainReader() throws(TLSError) -> ClientTLSContext {
+        let context = try ClientTLSContext(verify: false, extraCAFiles: [])
+        SSL_CTX_set_security_level(context.pointer, 0)
+        return context
+    }
+
     deinit { SSL_CTX_free(pointer) }
+}
+
+/// OpenSSL's new-session callback: keeps the session for the connection's upstream key.
+private func rememberSession(ssl: OpaquePointer?, session: OpaquePointer?) -> Int32 {
+    guard let ssl, let session, let connection = TLSConnection.owner(of: ssl), let cache = connection.sessionCache,
+          let key = connection.sessionKey else { return 0 }
+    cache.store(TLSSessionBox(taking: session), for: key)
+    return 1
 }

@@ -16,6 +16,9 @@ public final class LeafForger: Sendable {
 
     private let now: @Sendable () -> Date
     private let fixedExtensions: FixedLeafExtensions
+    /// Legacy-backed copies of the keys, used for encoding and signing (see `PrivateKey.legacyCopy`).
+    private let encodingLeafKey: PrivateKey
+    private let signingKey: PrivateKey
     private let cache = Mutex(LeafCache())
 
     /// Creates a forger; `now` is injectable for tests of expiry.
@@ -32,6 +35,8 @@ public final class LeafForger: Sendable {
         self.leafPin = SHA256Digest.base64(try key.subjectPublicKeyInfoDER())
         self.validity = validity
         self.now = now
+        self.encodingLeafKey = key.legacyCopy() ?? key
+        self.signingKey = authority.key.legacyCopy() ?? authority.key
         self.fixedExtensions = try FixedLeafExtensions(authority: authority.certificate, keyIsRSA: key.algorithm == "RSA")
     }
 
@@ -63,12 +68,12 @@ public final class LeafForger: Sendable {
         }
         if let commonName { try X509Extensions.setName(subject, [("O", "mitm-proxy"), ("CN", commonName)]) }
         guard X509_set_issuer_name(raw, X509_get_subject_name(authority.certificate.pointer)) == 1,
-              X509_set_pubkey(raw, leafKey.pointer) == 1 else {
+              X509_set_pubkey(raw, encodingLeafKey.pointer) == 1 else {
             throw TLSError("setting issuer and public key")
         }
         try SubjectAlternativeNameExtension.add(names, critical: commonName == nil, to: raw)
         try fixedExtensions.add(to: raw)
-        guard X509_sign(raw, authority.key.pointer, EVP_sha256()) > 0 else { throw TLSError("signing a forged certificate") }
+        guard X509_sign(raw, signingKey.pointer, EVP_sha256()) > 0 else { throw TLSError("signing a forged certificate") }
         return certificate
     }
 }

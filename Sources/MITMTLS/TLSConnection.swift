@@ -63,6 +63,10 @@ public final class TLSConnection {
     public private(set) var certificateSent = false
     /// Whether the handshake completed.
     public private(set) var isHandshakeComplete = false
+    /// Client role: where new sessions are kept, and under which key.
+    private var failed = false
+    fileprivate(set) var sessionCache: TLSSessionCache?
+    fileprivate(set) var sessionKey: String?
 
     private init(context: OpaquePointer, offeredALPN: [String]) throws(TLSError) {
         guard let ssl = SSL_new(context) else { throw TLSError("creating a TLS connection") }
@@ -99,12 +103,17 @@ public final class TLSConnection {
         client context: ClientTLSContext,
         serverName: String?,
         verifyName: String,
+        port: Int = 0,
         alpn: [String]
     ) throws(TLSError) {
         try self.init(context: context.pointer, offeredALPN: [])
         if let serverName, mitm_ssl_set_host_name(ssl, serverName) != 1 {
             throw TLSError("setting SNI \(serverName)")
         }
+        let key = "\(verifyName)|\(port)|\(serverName ?? "")|\(alpn.joined(separator: ","))"
+        sessionCache = context.sessions
+        sessionKey = key
+
         if context.verifies {
             let parameters = SSL_get0_param(ssl)
             let ok = IPAddressText.parse(verifyName) != nil
@@ -120,10 +129,16 @@ public final class TLSConnection {
             }
             guard SSL_set_alpn_protos(ssl, wire, UInt32(wire.count)) == 0 else { throw TLSError("setting ALPN") }
         }
+        if let session = context.sessions.session(for: key) { SSL_set_session(ssl, session.pointer) }
         SSL_set_connect_state(ssl)
     }
 
-    deinit { SSL_free(ssl) }
+    deinit {
+        // Freeing a connection that never sent close_notify makes OpenSSL mark its session unusable;
+        // a connection that completed and never failed keeps its session resumable.
+        if isHandshakeComplete && !failed { SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN) }
+        SSL_free(ssl)
+    }
 
     static func owner(of ssl: OpaquePointer) -> TLSConnection? {
         guard let raw = SSL_get_ex_data(ssl, 0) else { return nil }
@@ -275,6 +290,7 @@ public final class TLSConnection {
     }
 
     private func failure() -> TLSFailure {
+        failed = true
         let stack = OpenSSLErrorStack.drain()
         let verifyFailed = stack.entries.contains { $0.contains("certificate verify failed") }
         return TLSFailure(

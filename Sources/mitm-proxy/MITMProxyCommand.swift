@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import MITMProxy
 
-/// The `mitm-proxy` root command: runs the proxy.
+/// The `mitm-proxy` root command; without a subcommand it runs the proxy (`run`).
 struct MITMProxyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mitm-proxy",
@@ -14,12 +14,36 @@ struct MITMProxyCommand: ParsableCommand {
         connections the client accepted and which it refused.
         """,
         version: LibraryVersions.summary,
-        subcommands: [CACommand.self]
+        subcommands: [RunCommand.self, CACommand.self, VerifyCommand.self, PinsCommand.self, HARCommand.self],
+        defaultSubcommand: RunCommand.self
+    )
+}
+
+/// `mitm-proxy run` (the default): runs the proxy, optionally around a client command.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the proxy (the default command): until Ctrl-C, or around a client command given after --.",
+        discussion: """
+        Examples:
+          mitm-proxy --port 8888
+          mitm-proxy --expect refused:api.example.com --expect intercepted:www.example.com -- ./run-app-tests.sh
+        With a command, the proxy starts on a free port, runs it with HTTPS_PROXY/HTTP_PROXY pointing at itself and \
+        SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and MITM_PROXY_CA set to its CA, \
+        waits for open verdicts, prints the table and exits 0 when every expectation holds, 1 when one does not, \
+        2 on a usage or setup error.
+        """
     )
 
     @OptionGroup var proxy: ProxyOptions
 
+    @Argument(parsing: .postTerminator, help: ArgumentHelp(
+        "A client command to run through the proxy (after --); the proxy exits when it ends, with the expectations' result.",
+        valueName: "command"))
+    var command: [String] = []
+
     func run() throws {
-        try ProxyRunner(options: proxy).runUntilStopped()
+        let status = try ProxyRunner(options: proxy, command: command).run()
+        if status != 0 { throw ExitCode(status) }
     }
 }

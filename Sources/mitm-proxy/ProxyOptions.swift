@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MITMCore
 import MITMProxy
 import MITMTLS
 
@@ -15,8 +16,8 @@ struct ProxyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Address to listen on. Use 0.0.0.0 to let a phone on your network connect.", valueName: "address"))
     var host = "127.0.0.1"
 
-    @Option(help: ArgumentHelp("Port to listen on (0 picks a free one).", valueName: "port"))
-    var port = 8888
+    @Option(help: ArgumentHelp("Port to listen on (0 picks a free one). Default 8888, or a free port when running a client command.", valueName: "port"))
+    var port: Int?
 
     @OptionGroup var ca: CADirectoryOption
 
@@ -37,6 +38,34 @@ struct ProxyOptions: ParsableArguments {
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds a silent connection stays open.", valueName: "seconds"))
     var idleTimeout: Double = 60
 
+    @Option(name: .customLong("silence-window"), help: ArgumentHelp(
+        "Seconds after a handshake in which a client that sends nothing and hangs up counts as refused; still silent after it, inconclusive.",
+        valueName: "seconds"))
+    var silenceWindow: Double = 3
+
+    @Option(name: .customLong("expect"), help: ArgumentHelp(
+        "refused:HOST or intercepted:HOST (HOST may be *.example.com); repeatable. Exit 0 when all hold, 1 when one does not.",
+        valueName: "outcome:host"))
+    var expectations: [String] = []
+
+    @Option(name: .customLong("events"), help: ArgumentHelp("Write every event as JSON Lines to FILE (- for stdout).", valueName: "file"))
+    var eventsPath: String?
+
+    @Option(name: .customLong("report"), help: ArgumentHelp(
+        "Keep a JSON report of verdicts and expectations in FILE (rewritten atomically; final on exit).", valueName: "file"))
+    var reportPath: String?
+
+    @Option(name: .customLong("har"), help: ArgumentHelp(
+        "Record every exchange, and refused or failed TLS connections, into a HAR 1.2 file (complete after Ctrl-C).", valueName: "file"))
+    var harPath: String?
+
+    @Option(name: .customLong("body-limit"), help: ArgumentHelp(
+        "Bytes of each body kept in the HAR; larger bodies are relayed whole and truncated in the record.", valueName: "bytes"))
+    var bodyLimit = 1_048_576
+
+    @Flag(name: .customLong("redact"), help: "Mask Authorization, Proxy-Authorization, Cookie and Set-Cookie values in the HAR.")
+    var redact = false
+
     @Flag(name: .shortAndLong, help: "Only print problems.")
     var quiet = false
 
@@ -44,7 +73,10 @@ struct ProxyOptions: ParsableArguments {
     var verbose = false
 
     mutating func validate() throws {
-        guard (0...65_535).contains(port) else { throw ValidationError("--port \(port) is not a port number (0-65535)") }
+        if let port, !(0...65_535).contains(port) { throw ValidationError("--port \(port) is not a port number (0-65535)") }
+        guard bodyLimit >= 0 else { throw ValidationError("--body-limit must be 0 or more bytes") }
+        guard silenceWindow > 0 else { throw ValidationError("--silence-window must be a positive number of seconds") }
+        _ = try parsedExpectations()
         guard IPAddressText.parse(host) != nil else {
             throw ValidationError("--host \(host) is not an IP address; use 127.0.0.1 (this machine only) or 0.0.0.0 (all interfaces)")
         }
@@ -76,10 +108,23 @@ struct ProxyOptions: ParsableArguments {
 
     var verbosity: ConsoleVerbosity { quiet ? .quiet : verbose ? .verbose : .normal }
 
-    func makeConfiguration() throws -> ProxyConfiguration {
+    /// `--expect` values, parsed.
+    func parsedExpectations() throws -> [Expectation] {
+        try expectations.map { text in
+            do {
+                return try Expectation(parsing: text)
+            } catch {
+                throw ValidationError(String(describing: error))
+            }
+        }
+    }
+
+    func makeConfiguration(runsClient: Bool) throws -> ProxyConfiguration {
         var configuration = ProxyConfiguration()
         configuration.host = host
-        configuration.port = port
+        configuration.port = port ?? (runsClient ? 0 : 8888)
+        configuration.silenceWindow = silenceWindow
+        configuration.bodyCaptureLimit = harPath == nil ? 0 : bodyLimit
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure

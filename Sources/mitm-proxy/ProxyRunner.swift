@@ -1,58 +1,77 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import MITMCore
 import MITMProxy
 
-/// Runs the proxy in the foreground until SIGINT or SIGTERM.
+/// Runs the proxy in the foreground: until SIGINT/SIGTERM, or until a client command ends. Returns the
+/// exit status: 0 when every expectation holds, 1 when one does not, 2 on a setup error.
 struct ProxyRunner {
     let options: ProxyOptions
+    let command: [String]
 
-    func runUntilStopped() throws {
+    func run() throws -> Int32 {
         let console = ConsoleWriter()
+        // The console moves to stderr when stdout carries the events or belongs to the client command.
+        let say: @Sendable (String) -> Void = (options.eventsPath == "-" || !command.isEmpty) ? console.err : console.out
+        let expectations = try options.parsedExpectations()
         let server: ProxyServer
+        let events: EventLogWriter?
+        let report: ReportWriter?
+        let har: HARWriter?
         do {
-            server = try ProxyServer(configuration: try options.makeConfiguration())
+            server = try ProxyServer(configuration: try options.makeConfiguration(runsClient: !command.isEmpty))
+            events = try options.eventsPath.map { try EventLogWriter(path: $0) { console.err("mitm-proxy: \($0)") } }
+            report = try options.reportPath.map {
+                try ReportWriter(path: $0, server: server, expectations: expectations) { console.err("mitm-proxy: \($0)") }
+            }
+            har = try options.harPath.map { try HARWriter(path: $0, redact: options.redact) { console.err("mitm-proxy: \($0)") } }
         } catch let error as ProxyStartError {
             console.err("mitm-proxy: \(error.message)")
-            throw ExitCode(2)
+            return 2
         }
         let log = ConsoleLog(verbosity: options.verbosity)
         server.subscribe { event in
-            if let line = log.line(for: event) { console.out(line) }
+            if let line = log.line(for: event) { say(line) }
+            events?.write(event)
+            har?.record(event)
+            if case .verdict = event { report?.scheduleUpdate() }
         }
         for warning in server.authority.warnings { console.err("warning: \(warning)") }
-        if server.authority.wasCreated { console.out("Created a new CA in \(server.authority.files.directory)") }
+        if server.authority.wasCreated { say("Created a new CA in \(server.authority.files.directory)") }
         server.start()
-        console.out("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
-        console.out("CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))")
-        console.out("Devices behind the proxy can download it from http://mitm.proxy/")
+        report?.scheduleUpdate()
+        say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
+        say("CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))")
+        if command.isEmpty { say("Devices behind the proxy can download it from http://mitm.proxy/") }
         if options.upstreamInsecure {
             console.err("warning: --upstream-insecure: upstream certificates are NOT verified; anyone on the path can impersonate them")
         }
         if options.host != "127.0.0.1" && options.host != "::1" {
             console.err("warning: listening on \(options.host): anyone who can reach this address can use the proxy")
         }
-        SignalWaiter.waitForTermination()
-        server.stop()
-        console.out("mitm-proxy stopped")
-    }
-}
 
-/// Blocks until SIGINT or SIGTERM arrives.
-enum SignalWaiter {
-    static func waitForTermination() {
-        signal(SIGPIPE, SIG_IGN)
-        let semaphore = DispatchSemaphore(value: 0)
-        let queue = DispatchQueue(label: "mitm-proxy.signals")
-        var sources: [DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { @Sendable in semaphore.signal() }
-            source.activate()
-            sources.append(source)
+        if command.isEmpty {
+            SignalWaiter.waitForTermination()
+        } else {
+            let client = ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath)
+            do {
+                let status = try client.runToCompletion()
+                say("client command exited with status \(status); waiting for open verdicts to settle")
+            } catch {
+                console.err("mitm-proxy: \(error)")
+                server.stop()
+                return 2
+            }
+            server.settleVerdicts()
         }
-        semaphore.wait()
-        sources.forEach { $0.cancel() }
+        server.stop()
+        har?.finish()
+        let final = report?.writeFinal()
+            ?? VerdictReport(final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
+                             silenceWindowSeconds: options.silenceWindow, connections: server.connectionVerdicts,
+                             expectations: expectations)
+        say(VerdictText.table(final.hosts, expectations: final.expectations))
+        return final.result == "fail" ? 1 : 0
     }
 }

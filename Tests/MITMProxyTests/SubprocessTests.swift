@@ -36,7 +36,8 @@ import Testing
         #expect(result.timedOut)
         #expect(result.terminatedBySignal && result.status == SIGKILL)
         #expect(result.stdoutText == "started\n")
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Killed long before the child would have ended by itself (a bound, not a speed test).
+        #expect(ContinuousClock.now - started < .seconds(50))
     }
 
     @Test func reportsAMissingExecutable() async {

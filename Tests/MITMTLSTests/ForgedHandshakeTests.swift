@@ -103,3 +103,25 @@ final class TestClock: @unchecked Sendable {
     private(set) var now = Date()
     func advance(by interval: TimeInterval) { now = now.addingTimeInterval(interval) }
 }
+
+@Suite struct SessionResumptionTests {
+    @Test func aSecondConnectionToTheSameUpstreamResumesTheSession() throws {
+        let fixture = try ForgedHandshakeTests.fixture.get()
+        let leaf = try fixture.forger.leaf(for: [.dns("resume.test")])
+        let client = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
+        var resumed: [Bool] = []
+        for _ in 0..<2 {
+            let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [])
+            let connection = try TLSConnection(client: client, serverName: "resume.test", verifyName: "resume.test", port: 443, alpn: [])
+            let result = interactInMemory(client: connection, server: server)
+            #expect(result.client == .complete && result.server == .complete)
+            // TLS 1.3 tickets arrive after the handshake: reading processes them.
+            connection.receive(server.takeOutput())
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
+            defer { scratch.deallocate() }
+            _ = connection.read(into: scratch)
+            resumed.append(connection.isResumed)
+        }
+        #expect(resumed == [false, true])
+    }
+}

@@ -46,4 +46,9 @@ int mitm_ssl_release_buffers(SSL *ssl);
 // accept4 needs _GNU_SOURCE, which Swift's Glibc module does not define.
 int mitm_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length);
 
+// glibc's socket types are enum members behind macros; Swift resolves them inconsistently across
+// modules (whole-module builds fail to find SOCK_STREAM), so they are exported as plain constants.
+static const int mitm_sock_stream = SOCK_STREAM;
+static const int mitm_sock_stream_nonblocking = SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC;
+
 #endif

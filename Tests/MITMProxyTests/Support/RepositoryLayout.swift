@@ -15,4 +15,11 @@ enum RepositoryLayout {
 
     /// `Tests/MITMProxyTests/Fixtures/origin.py`.
     static let originScript = fixtures + "/origin.py"
+    /// The `mitm-proxy` executable built beside the test bundle (`swift build --build-tests` builds it).
+    static let builtExecutable: String = {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        return testBinary.deletingLastPathComponent().appendingPathComponent("mitm-proxy").path
+    }()
 }
+
+import Foundation

@@ -1,0 +1,38 @@
+/// The first bytes of a message body kept for the record (HAR), with the full size relayed.
+/// Bodies are streamed through the proxy untouched; only up to `limit` bytes are copied here.
+public struct CapturedBody: Sendable, Equatable {
+    /// The kept bytes (at most `limit`).
+    public private(set) var bytes: [UInt8] = []
+    /// How many bytes to keep; 0 keeps nothing.
+    public let limit: Int
+    /// The body's full size as relayed (decoded from chunked framing).
+    public private(set) var totalSize = 0
+
+    /// An empty capture keeping at most `limit` bytes.
+    public init(limit: Int = 0) { self.limit = limit }
+
+    /// Whether bytes beyond `limit` were relayed but not kept.
+    public var isTruncated: Bool { totalSize > bytes.count }
+
+    /// Counts `piece` and keeps what fits under the limit.
+    public mutating func append(_ piece: [UInt8]) {
+        totalSize += piece.count
+        let room = limit - bytes.count
+        guard room > 0 else { return }
+        bytes.append(contentsOf: piece.prefix(room))
+    }
+}
+
+/// HAR-style phase timings of one exchange, in milliseconds; -1 where a phase did not apply
+/// (a reused connection has no dns/connect/ssl).
+public struct ExchangeTimings: Sendable, Equatable {
+    public var dns: Double = -1
+    public var connect: Double = -1
+    public var ssl: Double = -1
+    public var send: Double = 0
+    public var wait: Double = 0
+    public var receive: Double = 0
+
+    /// All phases unknown/zero.
+    public init() {}
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// One line of the `--events` JSON Lines stream: every event has `time`, `type`, `connection`,
+/// `host` and `port`; the other fields depend on the type.
+public struct EventLine: Sendable, Encodable, Equatable {
+    /// When the event happened.
+    public var time: Date
+    /// `connection`, `request`, `response`, `verdict`, `tunnel`, `handshake` or `error`.
+    public var type: String
+    /// The proxy's connection id.
+    public var connection: Int
+    /// The host concerned (`-` when unknown).
+    public var host: String
+    /// The port concerned (0 when unknown).
+    public var port: Int
+    public var peer: String?
+    public var method: String?
+    public var url: String?
+    public var status: Int?
+    public var requestBytes: Int?
+    public var responseBytes: Int?
+    public var durationMs: Int?
+    public var verdict: String?
+    public var reason: String?
+    public var alert: String?
+    public var detail: String?
+    public var tlsVersion: String?
+    public var alpn: String?
+    public var offeredALPN: [String]?
+    public var shownCertificatePin: String?
+    public var handshakeMs: Double?
+    public var bytesUp: Int?
+    public var bytesDown: Int?
+    public var error: String?
+
+    init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
+        self.time = time
+        self.type = type
+        self.connection = connection
+        self.host = host
+        self.port = port
+    }
+
+    /// The line for `event`, stamped `time`.
+    public init(_ event: ProxyEvent, time: Date = Date()) {
+        switch event {
+        case .connectionOpened(let id, let host, let port, let peer):
+            self.init("connection", id, host, port, time: time)
+            self.peer = peer
+        case .request(let id, let host, let port, let method, let url):
+            self.init("request", id, host, port, time: time)
+            self.method = method
+            self.url = url
+        case .exchange(let record):
+            self.init("response", record.connectionID, record.host, record.port, time: time)
+            method = record.request.method
+            url = record.url
+            status = record.response?.status
+            requestBytes = record.requestBodyBytes
+            responseBytes = record.responseBodyBytes
+            durationMs = record.durationMilliseconds
+            error = record.failure
+        case .verdict(let record):
+            self.init("verdict", record.connectionID, record.host, record.port, time: time)
+            verdict = record.verdict.kind.rawValue
+            reason = record.verdict.reason.rawValue
+            alert = record.verdict.alert
+            detail = record.verdict.detail
+            tlsVersion = record.tlsVersion
+            alpn = record.alpn
+            offeredALPN = record.offeredALPN
+            shownCertificatePin = record.shownCertificatePin
+            handshakeMs = record.handshakeMilliseconds
+        case .tunnel(let id, let host, let port, let up, let down, let reason):
+            self.init("tunnel", id, host, port, time: time)
+            bytesUp = up
+            bytesDown = down
+            self.reason = reason
+        case .intercepted(let id, let host, let port, let version, let alpn):
+            self.init("handshake", id, host, port, time: time)
+            tlsVersion = version
+            self.alpn = alpn
+        case .clientTLSFailed(let id, let host, let port, let reason):
+            self.init("error", id, host, port, time: time)
+            error = "client TLS: \(reason)"
+        case .upstreamFailed(let id, let host, let port, let reason):
+            self.init("error", id, host, port, time: time)
+            error = "upstream: \(reason)"
+        case .badRequest(let id, let peer, let reason):
+            self.init("error", id, "-", 0, time: time)
+            self.peer = peer
+            error = "bad request: \(reason)"
+        case .timedOut(let id, let host, let what):
+            self.init("error", id, host ?? "-", 0, time: time)
+            error = "timed out \(what)"
+        }
+    }
+
+    /// The line as compact JSON (no trailing newline).
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601.format(date))
+        }
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(self) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// ISO 8601 timestamps with milliseconds, UTC.
+public enum ISO8601 {
+    /// `2026-11-21T06:41:59.123Z`.
+    public static func format(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+}

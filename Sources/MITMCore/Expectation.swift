@@ -1,0 +1,77 @@
+/// A CI expectation: `refused:HOST` or `intercepted:HOST` (HOST may be a pattern like `*.example.com`).
+public struct Expectation: Sendable, Equatable, CustomStringConvertible {
+    /// What the matching hosts must show.
+    public enum Outcome: String, Sendable, Codable {
+        /// The client must have accepted the forged certificate (a control host).
+        case intercepted
+        /// The client must have refused it (a pinned host).
+        case refused
+    }
+
+    /// The required outcome.
+    public let outcome: Outcome
+    /// Which hosts it applies to.
+    public let pattern: HostPattern
+
+    /// Parses `refused:HOST` / `intercepted:HOST`.
+    public init(parsing text: String) throws(ExpectationError) {
+        guard let colon = text.firstIndex(of: ":") else { throw ExpectationError(text, "expected OUTCOME:HOST, e.g. refused:api.example.com") }
+        guard let outcome = Outcome(rawValue: String(text[..<colon]).lowercased()) else {
+            throw ExpectationError(text, "the outcome must be `refused` or `intercepted`")
+        }
+        do {
+            pattern = try HostPattern(String(text[text.index(after: colon)...]))
+        } catch {
+            throw ExpectationError(text, error.description)
+        }
+        self.outcome = outcome
+    }
+
+    public var description: String { "\(outcome.rawValue):\(pattern)" }
+
+    /// Checks the expectation against per-host verdicts: at least one host must match, and every
+    /// matching host must show the outcome (`unseen` and `inconclusive` never satisfy it).
+    public func evaluate(_ hosts: [HostVerdict]) -> ExpectationResult {
+        let matching = hosts.filter { pattern.matches($0.host) }
+        guard !matching.isEmpty else {
+            return ExpectationResult(expectation: description, met: false, hosts: [:],
+                                     explanation: "no connection to \(pattern) was seen (unseen): the client never contacted it through the proxy")
+        }
+        let wanted: HostVerdictKind = outcome == .refused ? .refused : .intercepted
+        let failing = matching.filter { $0.verdict != wanted }
+        let verdicts = Dictionary(uniqueKeysWithValues: matching.map { ($0.host, $0.verdict.rawValue) })
+        guard let first = failing.first else {
+            return ExpectationResult(expectation: description, met: true, hosts: verdicts,
+                                     explanation: "\(matching.map(\.host).joined(separator: ", ")): \(wanted.rawValue)")
+        }
+        return ExpectationResult(expectation: description, met: false, hosts: verdicts,
+                                 explanation: "\(first.host) was \(first.verdict.rawValue), not \(wanted.rawValue)")
+    }
+}
+
+/// A malformed `--expect` value.
+public struct ExpectationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The whole message.
+    public let description: String
+    init(_ text: String, _ problem: String) { description = "--expect \(text): \(problem)" }
+}
+
+/// The outcome of one expectation.
+public struct ExpectationResult: Sendable, Equatable, Codable {
+    /// The expectation as written (`refused:pinned.example.com`).
+    public var expectation: String
+    /// Whether it holds.
+    public var met: Bool
+    /// Matching hosts and their verdicts.
+    public var hosts: [String: String]
+    /// Why it holds or not.
+    public var explanation: String
+
+    /// Creates a result.
+    public init(expectation: String, met: Bool, hosts: [String: String], explanation: String) {
+        self.expectation = expectation
+        self.met = met
+        self.hosts = hosts
+        self.explanation = explanation
+    }
+}

@@ -1,0 +1,105 @@
+/// HAR 1.2 structures (http://www.softwareishard.com/blog/har-12-spec/), encoded as the spec names them.
+/// Custom fields start with `_` as the spec allows.
+public struct HARNameValue: Encodable, Sendable, Equatable {
+    public var name: String
+    public var value: String
+}
+
+/// A HAR cookie.
+public struct HARCookie: Encodable, Sendable, Equatable {
+    public var name: String
+    public var value: String
+    public var path: String?
+    public var domain: String?
+    public var expires: String?
+    public var httpOnly: Bool?
+    public var secure: Bool?
+}
+
+/// A HAR request.
+public struct HARRequest: Encodable, Sendable {
+    public var method: String
+    public var url: String
+    public var httpVersion: String
+    public var cookies: [HARCookie]
+    public var headers: [HARNameValue]
+    public var queryString: [HARNameValue]
+    public var postData: HARPostData?
+    public var headersSize: Int
+    public var bodySize: Int
+}
+
+/// A HAR request body.
+public struct HARPostData: Encodable, Sendable {
+    public var mimeType: String
+    public var params: [HARNameValue]
+    public var text: String
+    public var comment: String?
+    public var _encoding: String?
+    public var _truncated: Bool?
+}
+
+/// A HAR response.
+public struct HARResponse: Encodable, Sendable {
+    public var status: Int
+    public var statusText: String
+    public var httpVersion: String
+    public var cookies: [HARCookie]
+    public var headers: [HARNameValue]
+    public var content: HARContent
+    public var redirectURL: String
+    public var headersSize: Int
+    public var bodySize: Int
+    public var _error: String?
+    public var _trailers: [HARNameValue]?
+}
+
+/// A HAR response body.
+public struct HARContent: Encodable, Sendable {
+    public var size: Int
+    public var mimeType: String
+    public var text: String?
+    public var encoding: String?
+    public var comment: String?
+    public var _truncated: Bool?
+}
+
+/// HAR phase timings in milliseconds (-1 = not applicable).
+public struct HARTimings: Encodable, Sendable {
+    public var blocked: Double
+    public var dns: Double
+    public var connect: Double
+    public var send: Double
+    public var wait: Double
+    public var receive: Double
+    public var ssl: Double
+}
+
+/// An empty HAR cache object (the proxy has no cache).
+public struct HARCache: Encodable, Sendable {}
+
+/// One HAR entry: a request and its response.
+public struct HAREntry: Encodable, Sendable {
+    public var startedDateTime: String
+    public var time: Double
+    public var request: HARRequest
+    public var response: HARResponse
+    public var cache: HARCache
+    public var timings: HARTimings
+    public var serverIPAddress: String?
+    public var connection: String?
+}
+
+/// A refused or failed TLS connection, recorded in the custom `log._tlsErrors` section.
+public struct HARTLSError: Encodable, Sendable {
+    public var time: String
+    public var connection: String
+    public var host: String
+    public var port: Int
+    public var verdict: String
+    public var reason: String
+    public var alert: String?
+    public var detail: String?
+    public var tlsVersion: String?
+    public var offeredALPN: [String]
+}

@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// A minimal element tree built with Foundation's `XMLParser`.
+enum XMLTree {
+    /// One element: name, attributes, direct text, children.
+    final class Element {
+        let name: String
+        let attributes: [String: String]
+        var text = ""
+        var children: [Element] = []
+
+        init(name: String, attributes: [String: String]) {
+            self.name = name
+            self.attributes = attributes
+        }
+    }
+
+    /// The root element of `data`, or an error naming `path`, the line and the problem.
+    static func parse(_ data: Data, path: String) throws(PinsError) -> Element {
+        let parser = XMLParser(data: data)
+        let builder = Builder()
+        parser.delegate = builder
+        // On Linux `parse()` can return true after a fatal error, so errors are collected by the delegate.
+        let finished = parser.parse()
+        if let failure = builder.failure ?? (finished ? nil : parser.parserError.map { ($0, parser.lineNumber) }) {
+            throw PinsError("\(path) is not well-formed XML (line \(failure.line)): \(describe(failure.error))")
+        }
+        guard let root = builder.root else { throw PinsError("\(path) is not well-formed XML: no root element") }
+        return root
+    }
+
+    private static func describe(_ error: Error) -> String {
+        let code = (error as NSError).code
+        switch XMLParser.ErrorCode(rawValue: code) {
+        case .tagNameMismatchError?: return "an end tag does not match its start tag"
+        case .prematureDocumentEndError?: return "the document ends before every element is closed"
+        case .undeclaredEntityError?: return "an undeclared entity (&name;)"
+        case .emptyDocumentError?: return "no XML content"
+        case .documentStartError?: return "it does not start like an XML document"
+        case .attributeNotStartedError?, .attributeNotFinishedError?: return "a malformed attribute"
+        default: return "XML error \(code)"
+        }
+    }
+
+    private final class Builder: NSObject, XMLParserDelegate {
+        var root: Element?
+        var failure: (error: Error, line: Int)?
+        private var stack: [Element] = []
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+            if failure == nil { failure = (parseError, parser.lineNumber) }
+        }
+
+        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                    qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+            let element = Element(name: elementName, attributes: attributeDict)
+            if let parent = stack.last { parent.children.append(element) } else if root == nil { root = element }
+            stack.append(element)
+        }
+
+        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+            _ = stack.popLast()
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            stack.last?.text += string
+        }
+    }
+}

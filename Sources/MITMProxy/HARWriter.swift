@@ -1,0 +1,97 @@
+import Foundation
+import MITMCore
+import Synchronization
+
+/// Records exchanges into a HAR 1.2 file as the run goes: each entry is written (and handed to the
+/// kernel) when its exchange ends; `finish()` closes the JSON, adding refused and failed TLS
+/// connections under the custom `log._tlsErrors`. A write error is reported at once.
+public final class HARWriter: Sendable {
+    private struct State {
+        var entries = 0
+        var tlsErrors: [Int: ConnectionVerdict] = [:]
+        var tlsErrorOrder: [Int] = []
+        var failed = false
+        var finished = false
+    }
+
+    private let path: String
+    private let descriptor: Int32
+    private let builder: HARBuilder
+    private let state = Mutex(State())
+    private let onError: @Sendable (String) -> Void
+
+    /// Creates `path` and writes the HAR header; fails now if the file cannot be written.
+    public init(path: String, redact: Bool, onError: @escaping @Sendable (String) -> Void) throws(ProxyStartError) {
+        self.path = path
+        self.builder = HARBuilder(redact: redact)
+        self.onError = onError
+        let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard opened >= 0 else {
+            throw ProxyStartError("--har \(path): cannot open for writing: \(String(cString: strerror(errno)))")
+        }
+        descriptor = opened
+        let header = #"{"log":{"version":"1.2","creator":{"name":"mitm-proxy","version":"\#(LibraryVersions.mitmProxy)"},"pages":[],"entries":["# + "\n"
+        let ok = state.withLock { Self.write(header, to: opened, state: &$0) }
+        guard ok else {
+            close(opened)
+            throw ProxyStartError("--har \(path): cannot write: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Records what the event carries: an exchange as an entry, a non-intercepted verdict for `_tlsErrors`.
+    public func record(_ event: ProxyEvent) {
+        switch event {
+        case .exchange(let exchange):
+            guard let data = try? JSONEncoder().encode(builder.entry(exchange)) else { return }
+            let text = String(decoding: data, as: UTF8.self)
+            let failure: String? = state.withLock { state in
+                guard !state.finished, !state.failed else { return nil }
+                let ok = Self.write((state.entries == 0 ? "" : ",\n") + text, to: descriptor, state: &state)
+                state.entries += 1
+                return ok ? nil : String(cString: strerror(errno))
+            }
+            if let failure { onError("cannot write HAR \(path): \(failure); exchanges are no longer recorded") }
+        case .verdict(let verdict):
+            state.withLock { state in
+                if verdict.verdict.kind == .intercepted {
+                    state.tlsErrors.removeValue(forKey: verdict.connectionID)
+                    return
+                }
+                if state.tlsErrors[verdict.connectionID] == nil { state.tlsErrorOrder.append(verdict.connectionID) }
+                state.tlsErrors[verdict.connectionID] = verdict
+            }
+        default:
+            return
+        }
+    }
+
+    /// Writes the end of the JSON and closes the file. Later events are ignored.
+    public func finish() {
+        let failure: String? = state.withLock { state in
+            guard !state.finished else { return nil }
+            state.finished = true
+            let errors = state.tlsErrorOrder.compactMap { state.tlsErrors[$0] }.map(builder.tlsError)
+            let encoded = (try? JSONEncoder().encode(errors)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+            let ok = !state.failed && Self.write("\n],\"_tlsErrors\":\(encoded)}}\n", to: descriptor, state: &state)
+            fsync(descriptor)
+            close(descriptor)
+            return ok || state.failed ? nil : String(cString: strerror(errno))
+        }
+        if let failure { onError("cannot finish HAR \(path): \(failure)") }
+    }
+
+    private static func write(_ text: String, to descriptor: Int32, state: inout State) -> Bool {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 {
+                state.failed = true
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+}

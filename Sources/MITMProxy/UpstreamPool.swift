@@ -1,0 +1,112 @@
+import MITMIO
+import MITMTLS
+
+/// An upstream TLS connection left idle by a client that went away, kept for the next client of the
+/// same origin so it skips the TCP connect and the TLS handshake. One pool per loop: a socket cannot
+/// change loops.
+// @unchecked Sendable: touched only on its loop's queue, like the pool that holds it.
+final class PooledUpstream: @unchecked Sendable {
+    let leg: TLSLeg
+    /// The CONNECT host and port it was opened for, and the SNI it sent.
+    let host: String
+    let port: Int
+    let serverName: String?
+    /// The upstream's leaf, whose names the forged certificate copies.
+    let certificate: X509Certificate?
+    /// The upstream's IP address.
+    let address: String
+    /// The ALPN protocols offered when it was opened (a client offering others needs a new connection).
+    let offeredALPN: [String]
+    fileprivate var expiry: LoopTimer?
+
+    init(leg: TLSLeg, host: String, port: Int, serverName: String?, certificate: X509Certificate?, address: String,
+         offeredALPN: [String]) {
+        self.leg = leg
+        self.host = host
+        self.port = port
+        self.serverName = serverName
+        self.certificate = certificate
+        self.address = address
+        self.offeredALPN = offeredALPN
+    }
+}
+
+/// Idle upstream connections of one loop, by origin, bounded in number and idle time.
+/// Confined to its loop.
+// @unchecked Sendable: touched only on its loop's queue; expiry timers fire there.
+final class UpstreamPool: @unchecked Sendable {
+    private struct Key: Hashable {
+        let host: String
+        let port: Int
+    }
+
+    private let loop: EventLoop
+    private let idleSeconds: Double
+    private var idle: [Key: [PooledUpstream]] = [:]
+    private var count = 0
+    private static let perOrigin = 8
+    private static let total = 256
+
+    init(loop: EventLoop, idleSeconds: Double) {
+        self.loop = loop
+        self.idleSeconds = idleSeconds
+    }
+
+    /// An idle connection to `host:port`, removed from the pool, or nil.
+    func take(host: String, port: Int) -> PooledUpstream? {
+        let key = Key(host: host, port: port)
+        guard var entries = idle[key], let entry = entries.popLast() else { return nil }
+        idle[key] = entries.isEmpty ? nil : entries
+        count -= 1
+        entry.expiry?.cancel()
+        entry.expiry = nil
+        entry.leg.onEvent = nil
+        return entry
+    }
+
+    /// Keeps `entry` until it expires, its server closes it, or it is taken.
+    func park(_ entry: PooledUpstream) {
+        let key = Key(host: entry.host, port: entry.port)
+        guard count < Self.total, idle[key, default: []].count < Self.perOrigin else {
+            entry.leg.close()
+            return
+        }
+        idle[key, default: []].append(entry)
+        count += 1
+        entry.leg.releaseIdleMemory()
+        entry.leg.onEvent = { [unowned self, unowned entry] event in
+            // Anything from an idle server (a close, an unsolicited byte) makes the connection unusable.
+            if case .drained = event { return }
+            evict(entry)
+        }
+        entry.leg.resumeReading()
+        entry.expiry = loop.schedule(after: idleSeconds) { [weak self, weak entry] in
+            guard let self, let entry else { return }
+            evict(entry)
+        }
+    }
+
+    /// Closes every idle connection.
+    func closeAll() {
+        for entries in idle.values {
+            for entry in entries {
+                entry.expiry?.cancel()
+                entry.leg.onEvent = nil
+                entry.leg.close()
+            }
+        }
+        idle.removeAll()
+        count = 0
+    }
+
+    private func evict(_ entry: PooledUpstream) {
+        let key = Key(host: entry.host, port: entry.port)
+        guard let index = idle[key]?.firstIndex(where: { $0 === entry }) else { return }
+        idle[key]?.remove(at: index)
+        if idle[key]?.isEmpty == true { idle[key] = nil }
+        count -= 1
+        entry.expiry?.cancel()
+        entry.leg.onEvent = nil
+        entry.leg.close()
+    }
+}

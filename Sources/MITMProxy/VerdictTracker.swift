@@ -1,0 +1,76 @@
+import Foundation
+import MITMCore
+import MITMIO
+import MITMTLS
+
+/// Feeds one intercepted connection's observations to its `VerdictMachine` and publishes the verdict,
+/// with the connection's TLS facts, when it is decided. Confined to the connection's loop.
+// @unchecked Sendable: confined to one loop's queue; its silence timer fires on that queue.
+final class VerdictTracker: @unchecked Sendable {
+    private var machine = VerdictMachine()
+    private let context: ProxyContext
+    private let connectionID: Int
+    private let port: Int
+    private let offeredALPN: [String]
+    private let startedAt = Date()
+    private var handshakeMilliseconds: Double?
+    private var tlsVersion: String?
+    private var alpn: String?
+    private var silenceTimer: LoopTimer?
+    private var counted = true
+    /// The host the verdict is about (set once the SNI is known).
+    var host: String
+
+    init(context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String]) {
+        self.context = context
+        self.connectionID = connectionID
+        self.host = host
+        self.port = port
+        self.offeredALPN = offeredALPN
+        context.verdicts.connectionStarted()
+    }
+
+    /// Whether a verdict was decided.
+    var isDecided: Bool { machine.verdict != nil }
+
+    /// The handshake completed on `leg`: start the silence window.
+    func handshakeCompleted(_ leg: TLSLeg, loop: EventLoop) {
+        handshakeMilliseconds = Date().timeIntervalSince(startedAt) * 1000
+        tlsVersion = leg.tls.protocolVersion
+        alpn = leg.tls.negotiatedALPN
+        observe(.certificateSent)
+        observe(.handshakeCompleted)
+        guard !isDecided else { return }
+        silenceTimer = loop.schedule(after: context.configuration.silenceWindow) { [weak self] in
+            self?.observe(.silenceWindowElapsed)
+        }
+    }
+
+    /// Feeds an observation; publishes the verdict if it decides one.
+    func observe(_ observation: ClientTLSObservation) {
+        guard let verdict = machine.receive(observation) else { return }
+        silenceTimer?.cancel()
+        silenceTimer = nil
+        if counted {
+            counted = false
+            context.verdicts.connectionDecided()
+        }
+        let record = ConnectionVerdict(
+            connectionID: connectionID, host: host, port: port, verdict: verdict, tlsVersion: tlsVersion, alpn: alpn,
+            offeredALPN: offeredALPN, shownCertificatePin: context.forger.leafPin, startedAt: startedAt,
+            handshakeMilliseconds: handshakeMilliseconds, decidedAt: Date())
+        context.verdicts.record(record)
+        context.events.emit(.verdict(record))
+    }
+
+    /// The connection is going away: an undecided verdict becomes inconclusive.
+    func finish() {
+        if !isDecided { observe(.stopped) }
+        silenceTimer?.cancel()
+    }
+
+    deinit {
+        silenceTimer?.cancel()
+        if counted { context.verdicts.connectionDecided() }
+    }
+}

@@ -1,0 +1,34 @@
+import Dispatch
+import Foundation
+
+/// SIGINT/SIGTERM handling through Dispatch sources (the default handlers would kill the process
+/// before the report is written).
+enum SignalWaiter {
+    private static let queue = DispatchQueue(label: "mitm-proxy.signals")
+
+    /// Blocks until SIGINT or SIGTERM arrives.
+    static func waitForTermination() {
+        let semaphore = DispatchSemaphore(value: 0)
+        let watcher = forward { semaphore.signal() }
+        semaphore.wait()
+        watcher.cancel()
+    }
+
+    /// Calls `action` on every SIGINT/SIGTERM until the returned watcher is cancelled.
+    static func forward(_ action: @escaping @Sendable () -> Void) -> SignalWatcher {
+        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler(handler: action)
+            source.activate()
+            return source
+        }
+        return SignalWatcher(sources: sources)
+    }
+}
+
+/// Active signal sources; `cancel()` stops them.
+struct SignalWatcher {
+    let sources: [DispatchSourceSignal]
+    func cancel() { sources.forEach { $0.cancel() } }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import MITMPins
+
+@Suite struct BadInputTests {
+    private func listing(_ path: String) -> PinsToolResult {
+        var options = PinsListOptions()
+        options.files = [path]
+        return PinsTool.list(options)
+    }
+
+    @Test func missingFileIsNamed() throws {
+        let directory = try TemporaryDirectory()
+        let result = listing(directory.file("absent.pem"))
+        #expect(result.exitStatus == 2)
+        #expect(result.standardError.contains("cannot read certificate file \(directory.file("absent.pem")): no such file"))
+    }
+
+    @Test func directoryIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let result = listing(directory.path)
+        #expect(result.exitStatus == 2)
+        #expect(result.standardError.contains("is a directory"))
+    }
+
+    @Test func unreadableFileIsNamed() throws {
+        guard getuid() != 0 else { return }  // root reads anything
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("locked.pem", "x")
+        try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: path)
+        let result = listing(path)
+        #expect(result.exitStatus == 2)
+        #expect(result.standardError.contains("permission denied"))
+    }
+
+    @Test func emptyFileIsNamed() throws {
+        let directory = try TemporaryDirectory()
+        let result = listing(try directory.write("empty.pem", ""))
+        #expect(result.exitStatus == 2)
+        #expect(result.standardError.contains("empty.pem is empty"))
+    }
+
+    @Test func pemWithoutCertificateSaysWhatItHolds() throws {
+        let pki = try TestPKI.shared()
+        let result = listing(pki.path("leaf.key"))
+        #expect(result.exitStatus == 2)
+        #expect(result.standardError.contains("leaf.key has no certificate: it holds -----BEGIN PRIVATE KEY-----"))
+    }
+
+    @Test func truncatedDERIsNamed() throws {
+        let pki = try TestPKI.shared()
+        let directory = try TemporaryDirectory()
+        let der = try Data(contentsOf: URL(fileURLWithPath: pki.path("leaf.der")))
+        let path = try directory.write("cut.der", der.prefix(der.count - 20))
+        let result = listing(path)
+        #expect(result.exitStatus == 2)
+        #expect(result.standardError.contains("cut.der is not a valid DER certificate"))
+    }
+
+    @Test func damagedPEMIsNamed() throws {
+        let pki = try TestPKI.shared()
+        let directory = try TemporaryDirectory()
+        let pem = try String(contentsOfFile: pki.path("leaf.pem"), encoding: .utf8)
+        let lines = pem.split(separator: "\n")
+        let damaged = ([lines[0]] + lines[1...4] + [lines.last!]).joined(separator: "\n") + "\n"
+        let result = listing(try directory.write("damaged.pem", damaged))
+        #expect(result.exitStatus == 2)
+        #expect(result.standardError.contains("damaged.pem holds a damaged PEM certificate"))
+    }
+
+    @Test func plainTextIsNotACertificate() throws {
+        let directory = try TemporaryDirectory()
+        let result = listing(try directory.write("notes.txt", "hello, this is not a certificate\n"))
+        #expect(result.exitStatus == 2)
+        #expect(result.standardError.contains("notes.txt is not a certificate"))
+    }
+
+    @Test func missingProxyCAExplainsWhereItLooked() throws {
+        let directory = try TemporaryDirectory()
+        var options = PinsListOptions()
+        options.proxyCADirectory = directory.path
+        let result = PinsTool.list(options)
+        #expect(result.exitStatus == 2)
+        #expect(result.standardError.contains("no proxy CA at \(directory.file("ca.pem"))"))
+    }
+
+    @Test func proxyCAIsRead() throws {
+        let pki = try TestPKI.shared()
+        let directory = try TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: pki.path("root.pem"), toPath: directory.file("ca.pem"))
+        var options = PinsListOptions()
+        options.proxyCADirectory = directory.path
+        let result = PinsTool.list(options)
+        #expect(result.exitStatus == 0)
+        #expect(result.standardOutput.contains("proxy CA \(directory.file("ca.pem")): 1 certificate"))
+        #expect(result.standardOutput.contains(try pki.opensslPin("root.pem")))
+        #expect(result.standardOutput.contains("[0] root"))
+    }
+
+    @Test func badHostArgumentsAreRejected() {
+        #expect(throws: PinsError.self) { try HostAndPort(parsing: "host:0") }
+        #expect(throws: PinsError.self) { try HostAndPort(parsing: "host:http") }
+        #expect(throws: PinsError.self) { try HostAndPort(parsing: "[::1") }
+        #expect(throws: PinsError.self) { try HostAndPort(parsing: ":443") }
+    }
+
+    @Test func hostArgumentsParse() throws {
+        #expect(try HostAndPort(parsing: "example.com") == HostAndPort(host: "example.com", port: 443))
+        #expect(try HostAndPort(parsing: "example.com:8443") == HostAndPort(host: "example.com", port: 8443))
+        #expect(try HostAndPort(parsing: "[::1]:4433") == HostAndPort(host: "::1", port: 4433))
+        #expect(try HostAndPort(parsing: "::1") == HostAndPort(host: "::1", port: 443))
+        #expect(try HostAndPort(parsing: "[::1]:4433").description == "[::1]:4433")
+    }
+}

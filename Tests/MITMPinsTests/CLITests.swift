@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import MITMPins
+
+/// The real `mitm-proxy` binary: argument parsing, output streams and exit statuses.
+@Suite struct CLITests {
+    @Test func pinsPrintsThePinAndExitsZero() throws {
+        let pki = try TestPKI.shared()
+        let result = try CLIBinary.run(["pins", pki.path("p384.pem")])
+        #expect(result.status == 0)
+        #expect(result.text.contains("SPKI-SHA256-BASE64  \(try pki.opensslPin("p384.pem"))"))
+    }
+
+    @Test func checkExitStatusesAreZeroOneTwo() throws {
+        let pki = try TestPKI.shared()
+        let directory = try TemporaryDirectory()
+        let matching = try SampleFiles.instantiate("nsc-match.xml", in: directory)
+        let mismatching = try SampleFiles.instantiate("nsc-mismatch.xml", in: directory)
+        #expect(try CLIBinary.run(["pins", "check", matching, "--cert", pki.path("chain.pem")]).status == 0)
+        #expect(try CLIBinary.run(["pins", "check", mismatching, "--cert", pki.path("chain.pem")]).status == 1)
+        let bad = try CLIBinary.run(["pins", "check", (SampleFiles.directory as NSString).appendingPathComponent("no-ats.plist"), "--cert", pki.path("chain.pem")])
+        #expect(bad.status == 2)
+        #expect(bad.standardError.contains("no-ats.plist has no NSAppTransportSecurity dictionary"))
+        #expect(bad.text.isEmpty)
+    }
+
+    @Test func unreadableCertificateIsExitTwo() throws {
+        let directory = try TemporaryDirectory()
+        let result = try CLIBinary.run(["pins", directory.file("missing.pem")])
+        #expect(result.status == 2)
+        #expect(result.standardError == "error: cannot read certificate file \(directory.file("missing.pem")): no such file or directory\n")
+    }
+
+    @Test func snippetFormatsAreAccepted() throws {
+        let pki = try TestPKI.shared()
+        let result = try CLIBinary.run(["pins", pki.path("chain.pem"), "--format", "curl", "--only", "leaf", "--backup-pin", SampleFiles.backupPin])
+        #expect(result.status == 0)
+        #expect(result.text == "curl --pinnedpubkey 'sha256//\(try pki.opensslPin("leaf.pem"));sha256//\(SampleFiles.backupPin)' 'https://leaf.test/'\n")
+    }
+
+    @Test func helpListsTheCheckSubcommand() throws {
+        let result = try CLIBinary.run(["pins", "--help"])
+        #expect(result.status == 0)
+        #expect(result.text.contains("check"))
+        #expect(result.text.contains("show (default)"))
+        let show = try CLIBinary.run(["pins", "show", "--help"])
+        #expect(show.text.contains("--raw-key"))
+        #expect(show.text.contains("NOT a"))
+    }
+}

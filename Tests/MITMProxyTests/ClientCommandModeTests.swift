@@ -1,0 +1,75 @@
+import Foundation
+import MITMCore
+import MITMTLS
+import Testing
+
+/// `mitm-proxy --expect ... -- COMMAND`: the CI mode, run as the real binary.
+@Suite struct ClientCommandModeTests {
+    private func run(_ arguments: [String]) async throws -> SubprocessResult {
+        try await Subprocess.run(RepositoryLayout.builtExecutable, arguments, timeout: .seconds(60))
+    }
+
+    private func originPin(_ pki: TestPKI) throws -> String {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.certificate(.origin))))
+        return try X509Certificate.certificates(inFileBytes: bytes)[0].spkiSHA256Base64
+    }
+
+    private func clientScript(origin: OriginServer, pin: String) -> String {
+        // curl finds the proxy and the CA in the environment the proxy sets.
+        """
+        curl -sS --max-time 10 -o /dev/null https://control.test:\(origin.port)/hello || exit 3
+        curl -sS --max-time 10 -o /dev/null --pinnedpubkey 'sha256//\(pin)' https://pinned.test:\(origin.port)/hello && exit 4
+        exit 0
+        """
+    }
+
+    @Test func exitsZeroWhenThePinnedHostIsRefusedAndTheControlHostIntercepted() async throws {
+        let pki = try await TestPKI.shared()
+        let origin = try await OriginServer.start(.tls(.origin))
+        let directory = FileManager.default.temporaryDirectory.path + "/mitm-proxy-cli-\(UUID().uuidString)"
+        let reportPath = directory + "-report.json"
+        let result = try await run([
+            "--ca-dir", directory, "--upstream-ca", pki.root, "--silence-window", "1",
+            "--resolve", "control.test:127.0.0.1", "--resolve", "pinned.test:127.0.0.1",
+            "--expect", "refused:pinned.test", "--expect", "intercepted:control.test", "--report", reportPath,
+            "--", "/bin/sh", "-c", clientScript(origin: origin, pin: try originPin(pki)),
+        ])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderrText.contains("PASS  expect refused:pinned.test"))
+        let report = try VerdictReport.decode(try Data(contentsOf: URL(fileURLWithPath: reportPath)))
+        #expect(report.final)
+        #expect(report.result == "pass")
+        #expect(Set(report.hosts.map(\.host)) == ["control.test", "pinned.test"])
+        let verify = try await run(["verify", "--report", reportPath, "--expect", "refused:pinned.test"])
+        #expect(verify.status == 0, "\(verify)")
+        let wrong = try await run(["verify", "--report", reportPath, "--expect", "intercepted:pinned.test"])
+        #expect(wrong.status == 1, "\(wrong)")
+        await origin.stop()
+    }
+
+    @Test func exitsOneWhenAnExpectationFailsOrAHostIsUnseen() async throws {
+        let pki = try await TestPKI.shared()
+        let origin = try await OriginServer.start(.tls(.origin))
+        let directory = FileManager.default.temporaryDirectory.path + "/mitm-proxy-cli-\(UUID().uuidString)"
+        let result = try await run([
+            "--ca-dir", directory, "--upstream-ca", pki.root, "--silence-window", "1",
+            "--resolve", "control.test:127.0.0.1",
+            "--expect", "refused:control.test", "--expect", "refused:never-contacted.test",
+            "--", "/usr/bin/curl", "-sS", "--max-time", "10", "-o", "/dev/null", "https://control.test:\(origin.port)/hello",
+        ])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderrText.contains("FAIL  expect refused:control.test: control.test was intercepted, not refused"))
+        #expect(result.stderrText.contains("never-contacted.test  unseen"))
+        await origin.stop()
+    }
+
+    @Test func exitsTwoOnUsageAndSetupErrors() async throws {
+        let badFlag = try await run(["--expect", "pinned:a.test", "--", "/bin/true"])
+        #expect(badFlag.status == 2)
+        #expect(badFlag.stderrText.contains("the outcome must be `refused` or `intercepted`"))
+        let missingCommand = try await run(["--port", "0", "--ca-dir", FileManager.default.temporaryDirectory.path + "/mitm-proxy-cli-\(UUID().uuidString)",
+                                            "--", "/nonexistent/client"])
+        #expect(missingCommand.status == 2)
+        #expect(missingCommand.stderrText.contains("/nonexistent/client is not an executable file"))
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import MITMCore
+import Testing
+
+/// Idle upstream connections are reused by the next client of the same origin.
+@Suite struct UpstreamReuseTests {
+    private func exchanges(_ harness: ProxyHarness) -> [ExchangeRecord] {
+        harness.events.compactMap { event in
+            if case .exchange(let record) = event { return record }
+            return nil
+        }
+    }
+
+    private func fetch(_ harness: ProxyHarness, _ url: String) async throws -> SubprocessResult {
+        try await Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "--proxy", harness.url,
+                                                   "--cacert", harness.caCertificate, url], timeout: .seconds(20))
+    }
+
+    @Test func aSecondClientReusesTheUpstreamConnectionTheFirstLeftIdle() async throws {
+        let origin = try await OriginServer.start(.tls(.origin))
+        let harness = try await ProxyHarness.start { $0.loopCount = 1 }
+        let first = try await fetch(harness, "https://localhost:\(origin.port)/hello")
+        #expect(first.stdoutText == "hello from origin", "\(first)")
+        #expect(await harness.waitUntilIdle())
+        let second = try await fetch(harness, "https://localhost:\(origin.port)/bytes/10")
+        #expect(second.succeeded, "\(second)")
+        let records = exchanges(harness)
+        try #require(records.count == 2)
+        #expect(records[0].timings.connect >= 0, "the first exchange opened the upstream connection")
+        #expect(records[1].timings.connect == -1 && records[1].timings.ssl == -1, "the second reused it: no connect, no handshake")
+        #expect(records[1].serverAddress == "127.0.0.1")
+        #expect(harness.server.connectionVerdicts.map(\.verdict.kind) == [.intercepted, .intercepted])
+        harness.stop()
+        await origin.stop()
+    }
+
+    @Test func aClientAskingForAnotherNameGetsItsOwnUpstreamConnection() async throws {
+        let origin = try await OriginServer.start(.tls(.origin))
+        let harness = try await ProxyHarness.start {
+            $0.loopCount = 1
+            $0.resolveOverrides = ["origin.test": "127.0.0.1"]
+        }
+        _ = try await fetch(harness, "https://localhost:\(origin.port)/hello")
+        #expect(await harness.waitUntilIdle())
+        // Same CONNECT host and port, different SNI: the pooled connection's name does not match.
+        let python = """
+        import socket, ssl, sys
+        s = socket.create_connection(("127.0.0.1", \(harness.port)))
+        s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+        assert s.recv(1024).startswith(b"HTTP/1.1 200")
+        t = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="origin.test")
+        t.sendall(b"GET /hello HTTP/1.1\\r\\nHost: origin.test\\r\\nConnection: close\\r\\n\\r\\n")
+        print(t.recv(4096).split(b"\\r\\n")[0].decode())
+        """
+        let result = try await Subprocess.run("/usr/bin/env", ["python3", "-c", python, harness.caCertificate], timeout: .seconds(20))
+        #expect(result.stdoutText.hasPrefix("HTTP/1.1 200"), "\(result)")
+        let records = exchanges(harness)
+        try #require(records.count == 2)
+        #expect(records[1].timings.connect >= 0, "a new upstream connection was made for the other name")
+        harness.stop()
+        await origin.stop()
+    }
+}
