@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 /// Client stacks beyond curl and python that trust the proxy CA succeed through it, and fail without it:
-/// Java 17 (HttpsURLConnection and java.net.http.HttpClient, trust store made by keytool) and Node 20
-/// (`https.request` over a CONNECT tunnel from the `http` module, `NODE_EXTRA_CA_CERTS`).
+/// Java 17 (HttpsURLConnection and java.net.http.HttpClient, trust store made by keytool), Node 20
+/// (`https.request` over a CONNECT tunnel from the `http` module, `NODE_EXTRA_CA_CERTS`) and Go's net/http
+/// (an explicit proxy and a root pool holding only the proxy CA).
 @Suite(.serialized) struct ClientStackTests {
     /// A PKCS#12 trust store holding the proxy CA, made by keytool.
     private func trustStore(for proxy: ProxyHarness) async throws -> String {
@@ -101,5 +102,25 @@ import Testing
         let result = try await node(through: proxy, trusting: false, host: "localhost", port: origin.port, path: "/hello")
         #expect(result.stdoutText.hasPrefix("failed "), "\(result)")
         #expect(await proxy.recorder.first { if case .clientTLSFailed = $0 { true } else { false } } != nil)
+    }
+
+    private func go(through proxy: ProxyHarness, caFile: String, url: String) async throws -> SubprocessResult {
+        var environment = ProcessInfo.processInfo.environment
+        environment["GO111MODULE"] = "off"
+        return try await Subprocess.run("go", ["run", RepositoryLayout.fixtures + "/proxy_client.go", proxy.url, caFile, url],
+                                        environment: environment, timeout: .seconds(120))
+    }
+
+    @Test func goTrustingOnlyTheProxyCASucceedsAndWithoutItFails() async throws {
+        let proxy = try await ProxyHarness.start()
+        defer { proxy.stop() }
+        let origin = try await OriginServer.start()
+        let hello = try await go(through: proxy, caFile: proxy.caCertificate, url: origin.url("/hello", hostname: "localhost"))
+        // Go offers h2 and http/1.1; the proxy selects http/1.1.
+        #expect(hello.stdoutText == "200 HTTP/1.1 17 hello from origin\n", "\(hello)")
+        let untrusting = try await go(through: proxy, caFile: "-", url: origin.url("/hello", hostname: "localhost"))
+        #expect(untrusting.stdoutText.contains("x509: certificate signed by unknown authority"), "\(untrusting)")
+        let refusal = await proxy.recorder.first { if case .clientTLSFailed = $0 { true } else { false } }
+        #expect(refusal?.failureReason?.contains("bad_certificate") == true, "\(proxy.events)")
     }
 }
