@@ -62,6 +62,14 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             deadline = Clock.after(seconds: 1)
             return
         }
+        if phase == .handshaking, clientLeg == nil, let leg = upstreamLeg, leg.isHandshaking {
+            // The upstream accepted the connection but never finished TLS: a 502 for the client, like any upstream failure.
+            leg.onHandshake = nil
+            leg.close()
+            upstreamLeg = nil
+            upstreamFailedBeforeForging("TLS handshake timed out (no answer within \(Int(context.configuration.handshakeTimeout)) s)")
+            return
+        }
         switch phase {
         case .relaying:
             close(reason: "idle for \(Int(context.configuration.idleTimeout)) s")
