@@ -89,6 +89,15 @@ import Testing
         }
     }
 
+    @Test func anUpstreamThatNeverAnswersTheTLSHandshakeGivesA502() async throws {
+        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 1; $0.idleTimeout = 30 }
+        defer { proxy.stop() }
+        let silent = try UnansweredPort(acceptsConnections: true)
+        let answer = try await fetch(through: proxy, "https://127.0.0.1:\(silent.port)/")
+        #expect(answer.status == "502", "\(answer); events \(proxy.events)")
+        #expect(answer.body.contains("127.0.0.1:\(silent.port)") && answer.body.contains("TLS handshake timed out"), "\(answer.body)")
+    }
+
     @Test func anUpstreamThatDoesNotSpeakTLSGivesA502() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
