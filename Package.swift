@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "MITMCore"),
         .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMShims", "MITMCore"]),
         .target(name: "MITMIO", dependencies: ["CMITMShims"]),
-        .target(name: "MITMProxy", dependencies: ["MITMCore", "MITMTLS", "MITMIO", "CNGHTTP2"]),
+        .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),
+        .target(name: "MITMProxy", dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2"]),
         .target(name: "MITMPins", dependencies: ["MITMTLS", "COpenSSL", "CMITMShims"]),
         .executableTarget(
             name: "mitm-proxy",
@@ -42,9 +43,10 @@ let package = Package(
         ),
         .testTarget(name: "MITMCoreTests", dependencies: ["MITMCore"]),
         .testTarget(name: "MITMTLSTests", dependencies: ["MITMTLS", "MITMCore"]),
+        .testTarget(name: "MITMHTTP2Tests", dependencies: ["MITMHTTP2", "MITMCore"]),
         .testTarget(
             name: "MITMProxyTests",
-            dependencies: ["MITMProxy", "MITMTLS", "MITMCore"],
+            dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2"],
             exclude: ["Fixtures"]
         ),
         .testTarget(

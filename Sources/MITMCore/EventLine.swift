@@ -17,6 +17,8 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var method: String?
     public var url: String?
     public var status: Int?
+    /// `HTTP/1.1` or `HTTP/2.0` (response lines).
+    public var httpVersion: String?
     public var requestBytes: Int?
     public var responseBytes: Int?
     public var durationMs: Int?
@@ -56,6 +58,7 @@ public struct EventLine: Sendable, Encodable, Equatable {
             method = record.request.method
             url = record.url
             status = record.response?.status
+            httpVersion = record.httpVersion
             requestBytes = record.requestBodyBytes
             responseBytes = record.responseBodyBytes
             durationMs = record.durationMilliseconds

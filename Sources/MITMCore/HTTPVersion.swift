@@ -15,6 +15,8 @@ public struct HTTPVersion: Sendable, Equatable, Hashable, CustomStringConvertibl
     public static let http1_0 = HTTPVersion(major: 1, minor: 0)
     /// HTTP/1.1.
     public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+    /// HTTP/2 (the version HAR and the logs give streams relayed over h2).
+    public static let http2 = HTTPVersion(major: 2, minor: 0)
 
     /// The version as written on the wire: `HTTP/1.1`.
     public var description: String { "HTTP/\(major).\(minor)" }

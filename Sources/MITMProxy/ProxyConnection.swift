@@ -32,6 +32,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     private var upstreamLeg: TLSLeg?
     private var clientLeg: TLSLeg?
     private var httpRelay: HTTPRelay?
+    private var http2Relay: HTTP2Relay?
     private var rawRelay: RawRelay?
     private var timeoutWhat = "reading the proxy request"
     private var serverFirstWatcher: ServerFirstWatcher?
@@ -154,7 +155,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     }
 
     /// The ALPN protocols offered to the upstream for a client that offered `clientOffer`.
-    private func upstreamALPN(for clientOffer: [String]) -> [String] { ["http/1.1"] }
+    private func upstreamALPN(for clientOffer: [String]) -> [String] { ALPNPolicy.upstreamOffer(clientOffered: clientOffer) }
 
     private func connectTargetError(_ target: String) -> String {
         do {
@@ -333,6 +334,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
                 case .complete:
                     upstreamHandshakeMilliseconds = Date().timeIntervalSince(upstreamHandshakeStarted) * 1000
                     upstreamCertificate = leg.tls.peerCertificates.first
+                    // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
+                    leg.pauseReading()
                     startClientHandshake(names: ForgeNames.names(primary: host, upstream: upstreamCertificate),
                                          upstreamFailure: nil)
                 case .failed(let failure):
@@ -367,7 +370,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         let tls: TLSConnection
         do {
             let leaf = try context.forger.leaf(for: names)
-            tls = try TLSConnection(server: context.serverTLS, certificate: leaf, key: context.forger.leafKey, alpn: ["http/1.1"])
+            tls = try TLSConnection(server: context.serverTLS, certificate: leaf, key: context.forger.leafKey,
+                                    alpn: clientALPNOffer(upstreamFailed: upstreamFailure != nil))
         } catch {
             context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort, reason: "cannot forge a certificate: \(error)"))
             close(reason: "forging failed")
@@ -428,6 +432,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         touch()
         context.events.emit(.intercepted(connectionID: id, host: interceptHost, port: connectPort,
                                          tlsVersion: leg.tls.protocolVersion, alpn: leg.tls.negotiatedALPN))
+        if leg.tls.negotiatedALPN == "h2" {
+            startHTTP2Relay(client: leg, upstreamFailure: upstreamFailure)
+            return
+        }
         let mode: HTTPRelay.Mode
         if let upstreamLeg, upstreamFailure == nil {
             mode = .intercepted(host: interceptHost, port: connectPort, upstream: upstreamLeg)
@@ -467,6 +475,42 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         }
     }
 
+    // MARK: HTTP/2
+
+    /// ALPN for the client: exactly what the upstream chose, or the client's own choice when no upstream answered.
+    private func clientALPNOffer(upstreamFailed: Bool) -> [String] {
+        guard !upstreamFailed, let upstreamLeg else {
+            return ALPNPolicy.clientOfferWithoutUpstream(clientOffered: clientHello?.alpnProtocols ?? [])
+        }
+        return ALPNPolicy.clientOffer(upstreamChose: upstreamLeg.tls.negotiatedALPN)
+    }
+
+    private func startHTTP2Relay(client leg: TLSLeg, upstreamFailure: String?) {
+        let mode: HTTP2Relay.Mode
+        if let upstreamLeg, upstreamFailure == nil {
+            mode = .intercepted(host: interceptHost, port: connectPort, upstream: upstreamLeg)
+        } else {
+            mode = .failing(host: interceptHost, port: connectPort, reason: upstreamFailure ?? "no upstream connection")
+        }
+        let relay: HTTP2Relay
+        do {
+            relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: mode)
+        } catch {
+            close(reason: "cannot start HTTP/2: \(error)")
+            return
+        }
+        if case .success(let connection)? = upstreamResult {
+            relay.newConnectionTimings = UpstreamConnectionTimings(
+                dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
+                ssl: upstreamHandshakeMilliseconds, address: connection.address)
+        }
+        http2Relay = relay
+        relay.onActivity = { [unowned self] in touch() }
+        relay.onLinger = { [unowned self] in deadline = Clock.after(seconds: 2) }
+        relay.onClose = { [unowned self] _ in finished() }
+        relay.start()
+    }
+
     // MARK: lifecycle
 
     private func adopt(_ relay: HTTPRelay) {
@@ -497,6 +541,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         pooled?.leg.close()
         pooled = nil
         httpRelay?.close(reason: reason)
+        http2Relay?.close(reason: reason)
         rawRelay?.close(reason: reason)
         clientLeg?.close()
         upstreamLeg?.close()

@@ -4,7 +4,8 @@ import Testing
 
 /// CONNECT tunnels carrying TLS are intercepted: real clients that trust the proxy CA accept the forged
 /// chain (curl, python's default context, strict `openssl verify`), clients that do not trust it fail,
-/// clients without SNI still get a certificate, and ALPN never offers more than http/1.1.
+/// clients without SNI still get a certificate, and ALPN offers the client only what the upstream chose
+/// (the test origin speaks HTTP/1.1 only, so h2 is never offered).
 @Suite struct InterceptionTests {
     @Test func curlTrustingTheProxyCAGetsTheOriginsResponse() async throws {
         let proxy = try await ProxyHarness.start()
@@ -94,7 +95,7 @@ import Testing
         #expect(byAddress.verified, "\(byAddress.text)")
     }
 
-    @Test func alpnOffersTheClientOnlyHTTP11() async throws {
+    @Test func alpnOffersTheClientOnlyWhatAnHTTP11UpstreamChose() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let origin = try await OriginServer.start()

@@ -40,13 +40,16 @@ final class OriginServer: @unchecked Sendable {
         }
     }
 
-    /// Starts origin.py with python3 and waits up to `timeout` for it to report its port.
+    /// Starts origin.py (or another fixture `script` with the same command line and PORT line, such as
+    /// h2_origin.py, with `extraArguments`) with python3 and waits up to `timeout` for it to report its port.
     static func start(
         _ transport: Transport = .tls(.origin),
         host: String = "127.0.0.1",
+        script: String = RepositoryLayout.originScript,
+        extraArguments: [String] = [],
         timeout: Duration = .seconds(10)
     ) async throws -> OriginServer {
-        var arguments = [RepositoryLayout.originScript, "--host", host]
+        var arguments = [script, "--host", host] + extraArguments
         if case .tls(let leaf) = transport {
             let pki = try await TestPKI.shared()
             arguments += ["--cert", pki.chain(leaf), "--key", pki.key(leaf)]

@@ -1,0 +1,89 @@
+/// Everything nghttp2's callbacks may touch during a `mem_recv`/`mem_send` call. Callbacks only append
+/// here (and data providers read queued body bytes); the session acts on it after the call returns, so
+/// nothing re-enters nghttp2 from inside a callback.
+final class HTTP2CallbackSink {
+    /// A header block being received, field by field.
+    struct PartialBlock {
+        var fields: [HTTP2HeaderField] = []
+        var size = 0
+        var exceedsLimit = false
+    }
+
+    let role: HTTP2Role
+    let maxHeaderListSize: Int
+    var events: [HTTP2Event] = []
+    var partialBlocks: [Int32: PartialBlock] = [:]
+    /// Client role: streams whose final (non-1xx) response head arrived, so a later block is trailers.
+    var finalResponseReceived: Set<Int32> = []
+    var outbound: [Int32: HTTP2OutboundBody] = [:]
+    /// Streams whose body ended with trailers still to submit (DATA went out without END_STREAM).
+    var trailersDue: [Int32] = []
+    /// DATA payload received in the current call, for connection-level flow control.
+    var receivedDataBytes = 0
+    var closedStreams: [Int32] = []
+
+    init(role: HTTP2Role, maxHeaderListSize: Int) {
+        self.role = role
+        self.maxHeaderListSize = maxHeaderListSize
+    }
+
+    func beginBlock(streamID: Int32) {
+        partialBlocks[streamID] = PartialBlock()
+    }
+
+    func addField(streamID: Int32, _ field: HTTP2HeaderField) {
+        guard var block = partialBlocks[streamID], !block.exceedsLimit else { return }
+        block.size += field.listSize
+        if block.size > maxHeaderListSize {
+            block.exceedsLimit = true
+        } else {
+            block.fields.append(field)
+        }
+        partialBlocks[streamID] = block
+    }
+
+    /// A header block completed; `opensStream` is nghttp2's category (request, or first response block).
+    func endBlock(streamID: Int32, opensStream: Bool, endStream: Bool) {
+        guard let block = partialBlocks.removeValue(forKey: streamID) else { return }
+        events.append(.headers(streamID: streamID, HTTP2HeaderBlock(
+            kind: kind(of: block, streamID: streamID, opensStream: opensStream), fields: block.fields,
+            endStream: endStream, exceedsLimit: block.exceedsLimit)))
+    }
+
+    private func kind(of block: PartialBlock, streamID: Int32, opensStream: Bool) -> HTTP2HeaderBlockKind {
+        switch role {
+        case .server:
+            return opensStream ? .request : .trailers
+        case .client:
+            if finalResponseReceived.contains(streamID) { return .trailers }
+            if let status = block.fields.value(of: ":status"), status.hasPrefix("1") { return .informational }
+            finalResponseReceived.insert(streamID)
+            return .response
+        }
+    }
+
+    func received(_ bytes: UnsafeBufferPointer<UInt8>, streamID: Int32) {
+        receivedDataBytes += bytes.count
+        if case .data(let lastID, var data)? = events.last, lastID == streamID {
+            events.removeLast()
+            data.append(contentsOf: bytes)
+            events.append(.data(streamID: streamID, data))
+        } else {
+            events.append(.data(streamID: streamID, Array(bytes)))
+        }
+    }
+
+    func sent(_ count: Int, streamID: Int32) {
+        if case .dataSent(let lastID, let previous)? = events.last, lastID == streamID {
+            events[events.count - 1] = .dataSent(streamID: streamID, count: previous + count)
+        } else {
+            events.append(.dataSent(streamID: streamID, count: count))
+        }
+    }
+
+    func streamClosed(_ streamID: Int32, code: HTTP2ErrorCode) {
+        partialBlocks[streamID] = nil
+        closedStreams.append(streamID)
+        events.append(.streamClosed(streamID: streamID, code))
+    }
+}

@@ -1,0 +1,42 @@
+/// One HTTP/2 header field exactly as it travels: name and value as bytes (HTTP/2 names are lowercase;
+/// values may hold bytes that are not UTF-8), plus whether HPACK must never index it.
+public struct HTTP2HeaderField: Sendable, Equatable {
+    /// The field name (`:method`, `content-type`).
+    public var name: [UInt8]
+    /// The field value.
+    public var value: [UInt8]
+    /// Sent as "literal never indexed" (a secret such as a cookie or a token); kept when forwarding.
+    public var neverIndexed: Bool
+
+    /// A field from raw bytes.
+    public init(name: [UInt8], value: [UInt8], neverIndexed: Bool = false) {
+        self.name = name
+        self.value = value
+        self.neverIndexed = neverIndexed
+    }
+
+    /// A field from text.
+    public init(_ name: String, _ value: String, neverIndexed: Bool = false) {
+        self.init(name: Array(name.utf8), value: Array(value.utf8), neverIndexed: neverIndexed)
+    }
+
+    /// The name as text.
+    public var nameText: String { String(decoding: name, as: UTF8.self) }
+
+    /// The value as text (bytes that are not UTF-8 become U+FFFD).
+    public var valueText: String { String(decoding: value, as: UTF8.self) }
+
+    /// Whether this is a pseudo-header (`:status`, `:path`, ...).
+    public var isPseudo: Bool { name.first == UInt8(ascii: ":") }
+
+    /// The size HTTP/2 counts against SETTINGS_MAX_HEADER_LIST_SIZE: name + value + 32 (RFC 9113 §6.5.2).
+    public var listSize: Int { name.count + value.count + 32 }
+}
+
+extension Array where Element == HTTP2HeaderField {
+    /// The value of the first field called `name` (exact, lowercase), as text.
+    public func value(of name: String) -> String? {
+        let wanted = [UInt8](name.utf8)
+        return first { $0.name == wanted }?.valueText
+    }
+}

@@ -1,0 +1,250 @@
+import CNGHTTP2
+
+/// One HTTP/2 connection endpoint over nghttp2, sans I/O: bytes in with `receive`, bytes out with
+/// `produceOutput`, what happened from `takeEvents`. Callbacks never re-enter: they record into a sink
+/// that this class acts on after each nghttp2 call returns.
+///
+/// Flow control is manual: the connection-level window reopens as soon as DATA arrives, but a stream's
+/// window reopens only when the owner calls `consume` (when the bytes have moved on), so a stream never
+/// holds more unconsumed body than `HTTP2Settings.streamWindow`.
+/// Not thread-safe: use it from one queue (the connection's event loop).
+public final class HTTP2Session {
+    /// Which end this session is.
+    public let role: HTTP2Role
+    /// What it advertised.
+    public let settings: HTTP2Settings
+    private let session: OpaquePointer
+    private let sink: HTTP2CallbackSink
+
+    /// Creates a session and queues its SETTINGS (and, for a client, the connection preface).
+    public init(role: HTTP2Role, settings: HTTP2Settings = HTTP2Settings()) throws(HTTP2SessionError) {
+        self.role = role
+        self.settings = settings
+        let sink = HTTP2CallbackSink(role: role, maxHeaderListSize: Int(settings.maxHeaderListSize))
+        self.sink = sink
+        var callbacks: OpaquePointer?
+        var option: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else {
+            throw HTTP2SessionError(code: NGHTTP2_ERR_NOMEM.rawValue, operation: "creating nghttp2 callbacks")
+        }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        HTTP2Callbacks.install(on: callbacks)
+        guard nghttp2_option_new(&option) == 0, let option else {
+            throw HTTP2SessionError(code: NGHTTP2_ERR_NOMEM.rawValue, operation: "creating nghttp2 options")
+        }
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_no_closed_streams(option, 1)
+        nghttp2_option_set_peer_max_concurrent_streams(option, settings.streamsBeforePeerSettings)
+        var pointer: OpaquePointer?
+        let userData = Unmanaged.passUnretained(sink).toOpaque()
+        let created = role == .server
+            ? nghttp2_session_server_new2(&pointer, callbacks, userData, option)
+            : nghttp2_session_client_new2(&pointer, callbacks, userData, option)
+        guard created == 0, let pointer else {
+            throw HTTP2SessionError(code: created, operation: "creating an HTTP/2 session")
+        }
+        session = pointer
+        try submitInitialSettings()
+    }
+
+    deinit { nghttp2_session_del(session) }
+
+    private func submitInitialSettings() throws(HTTP2SessionError) {
+        var entries = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                                   value: settings.maxConcurrentStreams),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                                   value: UInt32(settings.streamWindow)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                                   value: settings.maxHeaderListSize),
+        ]
+        if role == .client {
+            entries.append(nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue),
+                                                  value: settings.enablePush ? 1 : 0))
+        }
+        try check(nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count),
+                  "submitting SETTINGS")
+        if settings.connectionWindow > 65_535 {  // the protocol's initial connection window
+            try check(nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0,
+                                                            settings.connectionWindow),
+                      "raising the connection window")
+        }
+    }
+
+    // MARK: input and output
+
+    /// Processes bytes from the peer. Throws only when the connection cannot go on (a bad client
+    /// preface, a flood, nghttp2 out of memory); protocol errors it can answer become a GOAWAY in the
+    /// output and `goAwaySent` in the events.
+    public func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2SessionError) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        let result = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        settle()
+        if result < 0 { throw HTTP2SessionError(code: Int32(result), operation: "reading HTTP/2 frames") }
+    }
+
+    /// Processes bytes from the peer.
+    public func receive(_ bytes: [UInt8]) throws(HTTP2SessionError) {
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(HTTP2SessionError) in try receive(buffer) }
+        }
+        try result.get()
+    }
+
+    /// Serializes frames to send, up to about `limit` bytes (stops after the frame that crosses it).
+    /// Body bytes leave their stream's queue here, reported as `dataSent`.
+    public func produceOutput(limit: Int = 256 * 1024) throws(HTTP2SessionError) -> [UInt8] {
+        var output: [UInt8] = []
+        while output.count < limit {
+            var chunk: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &chunk)
+            if count < 0 {
+                settle()
+                throw HTTP2SessionError(code: Int32(count), operation: "writing HTTP/2 frames")
+            }
+            if count > 0, let chunk { output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: count)) }
+            let submittedTrailers = try submitDueTrailers()
+            if count == 0 && !submittedTrailers { break }
+        }
+        settle()
+        return output
+    }
+
+    /// Moves everything the session buffered into `takeEvents()`, drops state of closed streams and
+    /// reopens the connection window for DATA just received.
+    private func settle() {
+        if sink.receivedDataBytes > 0 {
+            _ = nghttp2_session_consume_connection(session, sink.receivedDataBytes)
+            sink.receivedDataBytes = 0
+        }
+        for streamID in sink.closedStreams {
+            sink.outbound[streamID] = nil
+            sink.finalResponseReceived.remove(streamID)
+        }
+        sink.closedStreams.removeAll()
+    }
+
+    private func submitDueTrailers() throws(HTTP2SessionError) -> Bool {
+        guard !sink.trailersDue.isEmpty else { return false }
+        let due = sink.trailersDue
+        sink.trailersDue.removeAll()
+        for streamID in due {
+            guard let body = sink.outbound[streamID], let trailers = body.trailers else { continue }
+            body.trailers = nil
+            let result = trailers.withNameValuePairs { nghttp2_submit_trailer(session, streamID, $0, $1) }
+            try check(result, "submitting trailers on stream \(streamID)")
+        }
+        return true
+    }
+
+    /// What happened since the last call, in order.
+    public func takeEvents() -> [HTTP2Event] {
+        let events = sink.events
+        sink.events.removeAll()
+        return events
+    }
+
+    /// Whether the session still expects frames from the peer.
+    public var wantsRead: Bool { nghttp2_session_want_read(session) != 0 }
+    /// Whether the session has frames to send.
+    public var wantsWrite: Bool { nghttp2_session_want_write(session) != 0 }
+    /// Whether the connection is over: nothing to read and nothing to write (after GOAWAY).
+    public var isFinished: Bool { !wantsRead && !wantsWrite }
+
+    // MARK: streams
+
+    /// Client role: opens a stream with `fields` (pseudo-headers first); the body follows with `send`
+    /// and `finish` unless `endStream`. nghttp2 holds the HEADERS back while the peer's concurrency
+    /// limit is reached. Returns the stream ID.
+    public func submitRequest(_ fields: [HTTP2HeaderField], endStream: Bool) throws(HTTP2SessionError) -> Int32 {
+        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: HTTP2Callbacks.readBody)
+        let streamID = fields.withNameValuePairs { pairs, count in
+            endStream
+                ? nghttp2_submit_request(session, nil, pairs, count, nil, nil)
+                : nghttp2_submit_request(session, nil, pairs, count, &provider, nil)
+        }
+        try check(streamID, "submitting a request")
+        if !endStream { sink.outbound[streamID] = HTTP2OutboundBody() }
+        return streamID
+    }
+
+    /// Server role: sends the final response head on `streamID`; the body follows unless `endStream`.
+    public func submitResponse(streamID: Int32, _ fields: [HTTP2HeaderField], endStream: Bool) throws(HTTP2SessionError) {
+        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: HTTP2Callbacks.readBody)
+        let result = fields.withNameValuePairs { pairs, count in
+            endStream
+                ? nghttp2_submit_response(session, streamID, pairs, count, nil)
+                : nghttp2_submit_response(session, streamID, pairs, count, &provider)
+        }
+        try check(result, "submitting a response on stream \(streamID)")
+        if !endStream { sink.outbound[streamID] = HTTP2OutboundBody() }
+    }
+
+    /// Server role: sends an interim `1xx` response head on `streamID`.
+    public func submitInformational(streamID: Int32, _ fields: [HTTP2HeaderField]) throws(HTTP2SessionError) {
+        let result = fields.withNameValuePairs { pairs, count in
+            nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, nil, pairs, count, nil)
+        }
+        try check(result, "submitting an interim response on stream \(streamID)")
+    }
+
+    /// Queues body bytes on a stream opened with a body; they leave as the peer's windows allow.
+    public func send(_ bytes: [UInt8], on streamID: Int32) {
+        guard let body = sink.outbound[streamID], !body.ended, !bytes.isEmpty else { return }
+        body.append(bytes)
+        _ = nghttp2_session_resume_data(session, streamID)
+    }
+
+    /// Ends the body queued on `streamID`, with trailer fields when `trailers` is not empty.
+    public func finish(streamID: Int32, trailers: [HTTP2HeaderField] = []) {
+        guard let body = sink.outbound[streamID], !body.ended else { return }
+        body.ended = true
+        body.trailers = trailers.isEmpty ? nil : trailers
+        _ = nghttp2_session_resume_data(session, streamID)
+    }
+
+    /// Body bytes queued on `streamID` and not yet sent.
+    public func queuedBytes(on streamID: Int32) -> Int { sink.outbound[streamID]?.buffered ?? 0 }
+
+    /// Resets `streamID` with `code` (RST_STREAM).
+    public func reset(streamID: Int32, code: HTTP2ErrorCode) {
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, code.rawValue)
+    }
+
+    /// Tells the session that `count` bytes received on `streamID` moved on: its window reopens by that much.
+    public func consume(streamID: Int32, count: Int) {
+        guard count > 0 else { return }
+        _ = nghttp2_session_consume_stream(session, streamID, count)
+    }
+
+    /// Whether `streamID` is open in the session.
+    public func isOpen(streamID: Int32) -> Bool { nghttp2_session_find_stream(session, streamID) != nil }
+
+    // MARK: connection
+
+    /// Sends GOAWAY with `code`, naming the last stream the peer opened that this side processed.
+    /// With `noError` the open streams finish; otherwise the session stops reading at once.
+    public func goAway(code: HTTP2ErrorCode = .noError, debug: String = "") {
+        if code != .noError {
+            _ = nghttp2_session_terminate_session(session, code.rawValue)
+            return
+        }
+        let lastStreamID = nghttp2_session_get_last_proc_stream_id(session)
+        var debugBytes = Array(debug.utf8)
+        _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStreamID, code.rawValue,
+                                  &debugBytes, debugBytes.count)
+    }
+
+    /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS (nghttp2 assumes 100 until its SETTINGS arrive).
+    public var peerMaxConcurrentStreams: UInt32 {
+        nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+    }
+
+    /// The highest stream ID the peer opened that this side processed.
+    public var lastProcessedStreamID: Int32 { nghttp2_session_get_last_proc_stream_id(session) }
+
+    private func check(_ result: Int32, _ operation: @autoclosure () -> String) throws(HTTP2SessionError) {
+        if result < 0 { throw HTTP2SessionError(code: result, operation: operation()) }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import MITMCore
+import MITMHTTP2
+
+/// The client side of the relay: requests, request bodies and what the client does to its streams.
+extension HTTP2Relay {
+    func handleClientEvent(_ event: HTTP2Event) {
+        switch event {
+        case .headers(let clientID, let block):
+            switch block.kind {
+            case .request:
+                openStream(clientID, block)
+            case .trailers:
+                streams[clientID]?.requestEnded = Date()
+                guard let upstreamID = streams[clientID]?.upstreamID else { return }
+                if block.exceedsLimit {
+                    resetUpstream(upstreamID, .cancel)
+                    refuseOversizedHeaders(clientID, what: "trailer section")
+                    return
+                }
+                upstreamSession?.finish(streamID: upstreamID, trailers: block.fields)
+            case .informational, .response:
+                return
+            }
+        case .data(let clientID, let bytes):
+            requestBody(bytes, on: clientID)
+        case .endStream(let clientID):
+            streams[clientID]?.requestEnded = Date()
+            guard let upstreamID = streams[clientID]?.upstreamID else { return }
+            upstreamSession?.finish(streamID: upstreamID)
+        case .resetReceived(let clientID, let code):
+            guard var stream = streams[clientID] else { return }
+            if code != .noError || !stream.responseEnded { stream.fail("the client reset the stream (\(code))") }
+            streams[clientID] = stream
+            if let upstreamID = stream.upstreamID { resetUpstream(upstreamID, code == .noError ? .cancel : code) }
+        case .resetSent(let clientID, let code):
+            guard requestedClientResets.remove(clientID) == nil, code != .noError else { return }
+            let what = lastClientDiagnostic ?? "the client sent \(code.peerFault)"
+            lastClientDiagnostic = nil
+            context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription,
+                                            reason: "HTTP/2 stream \(clientID): \(what); reset it with \(code)"))
+            streams[clientID]?.fail("\(what) (reset with \(code))")
+        case .streamClosed(let clientID, let code):
+            clientStreamClosed(clientID, code)
+        case .dataSent(let clientID, let count):
+            guard let upstreamID = streams[clientID]?.upstreamID else { return }
+            upstreamSession?.consume(streamID: upstreamID, count: count)
+        case .goAwaySent(_, let code, let debug):
+            guard code != .noError else { return }
+            let what = debug.isEmpty ? lastClientDiagnostic ?? "the client sent \(code.peerFault)" : debug
+            lastClientDiagnostic = nil
+            context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription,
+                                            reason: "HTTP/2 protocol error: \(what); sent GOAWAY \(code)"))
+            finish("the client broke the HTTP/2 protocol (\(code))")
+        case .goAwayReceived, .settingsReceived:
+            return
+        case .diagnostic(let text):
+            lastClientDiagnostic = text
+        }
+    }
+
+    /// A request head arrived: relay it upstream, or answer it when it cannot go there.
+    private func openStream(_ clientID: Int32, _ block: HTTP2HeaderBlock) {
+        let head = HTTP2Heads.request(block.fields)
+        let record = newRecord(head)
+        streams[clientID] = HTTP2RelayStream(clientID: clientID, record: record)
+        if block.endStream { streams[clientID]?.requestEnded = record.started }
+        context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+        if block.exceedsLimit {
+            refuseOversizedHeaders(clientID, what: "header section")
+            return
+        }
+        if let unreachableReason {
+            answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
+            return
+        }
+        guard upstreamAvailable, let upstreamSession else {
+            streams[clientID]?.fail("the upstream connection is going away (the client may retry on a new connection)")
+            resetClient(clientID, .refusedStream)
+            return
+        }
+        do {
+            let upstreamID = try upstreamSession.submitRequest(block.fields, endStream: block.endStream)
+            streams[clientID]?.upstreamID = upstreamID
+            clientStreamForUpstream[upstreamID] = clientID
+        } catch {
+            answerLocally(clientID, .badGateway(host: host, port: port, reason: "cannot open an HTTP/2 stream: \(error.reason)"))
+        }
+    }
+
+    /// A request whose header or trailer section is over the limit gets a 431 (a reset once a response started).
+    private func refuseOversizedHeaders(_ clientID: Int32, what: String) {
+        let reason = "the request's \(what) is larger than \(Self.settings.maxHeaderListSize / 1024) KiB"
+        streams[clientID]?.fail(reason)
+        if streams[clientID]?.responseStarted == true {
+            resetClient(clientID, .cancel)
+        } else {
+            answerLocally(clientID, .error(status: 431, reason: reason))
+        }
+    }
+
+    /// Request body bytes: queued upstream, where they leave as the upstream's window allows; the
+    /// client's window reopens as they leave. Bytes nobody will read are consumed at once.
+    private func requestBody(_ bytes: [UInt8], on clientID: Int32) {
+        guard streams[clientID] != nil else {
+            clientSession.consume(streamID: clientID, count: bytes.count)
+            return
+        }
+        streams[clientID]?.record.requestBodyBytes += bytes.count
+        streams[clientID]?.record.requestBody.append(bytes)
+        if let upstreamID = streams[clientID]?.upstreamID, let upstreamSession {
+            upstreamSession.send(bytes, on: upstreamID)
+        } else {
+            clientSession.consume(streamID: clientID, count: bytes.count)
+        }
+    }
+
+    private func clientStreamClosed(_ clientID: Int32, _ code: HTTP2ErrorCode) {
+        requestedClientResets.remove(clientID)
+        guard var stream = streams.removeValue(forKey: clientID) else { return }
+        if let upstreamID = stream.upstreamID, code != .noError {
+            resetUpstream(upstreamID, .cancel)
+        } else if let upstreamID = stream.upstreamID {
+            // Both directions ended toward the client; the upstream stream closes on its own.
+            clientStreamForUpstream[upstreamID] = nil
+        }
+        if code != .noError { stream.fail("the stream was reset (\(code))") }
+        if stream.record.response == nil { stream.fail("no response") }
+        report(stream)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import MITMCore
+import MITMHTTP2
+
+/// Bookkeeping shared by both sides: linking, resetting, answering and reporting streams.
+extension HTTP2Relay {
+    /// Resets a client stream on purpose.
+    func resetClient(_ clientID: Int32, _ code: HTTP2ErrorCode) {
+        requestedClientResets.insert(clientID)
+        clientSession.reset(streamID: clientID, code: code)
+    }
+
+    /// Resets an upstream stream on purpose and detaches it from its client stream.
+    func resetUpstream(_ upstreamID: Int32, _ code: HTTP2ErrorCode) {
+        requestedUpstreamResets.insert(upstreamID)
+        upstreamSession?.reset(streamID: upstreamID, code: code)
+        detachUpstream(upstreamID)
+    }
+
+    /// Forgets the link between an upstream stream and its client stream.
+    func detachUpstream(_ upstreamID: Int32) {
+        guard let clientID = clientStreamForUpstream.removeValue(forKey: upstreamID) else { return }
+        streams[clientID]?.upstreamID = nil
+    }
+
+    /// Answers a client stream with a response the proxy makes itself.
+    func answerLocally(_ clientID: Int32, _ local: LocalResponse) {
+        guard var stream = streams[clientID], !stream.responseStarted else { return }
+        let head = local.head(keepAlive: true)
+        let body = stream.record.request.method == "HEAD" ? [] : local.body
+        stream.answeredLocally = true
+        stream.responseStarted = true
+        stream.responseEnded = true
+        stream.record.response = HTTPResponseHead(version: .http2, status: head.status, reason: "",
+                                                  headers: HTTP2Heads.response(HTTP2Heads.fields(head)).headers)
+        stream.record.responseBodyBytes = body.count
+        stream.record.responseBody.append(body)
+        stream.responseHeadArrived = Date()
+        if head.status >= 400 { stream.fail(local.reasonText) }
+        streams[clientID] = stream
+        do {
+            try clientSession.submitResponse(streamID: clientID, HTTP2Heads.fields(head), endStream: body.isEmpty)
+            clientSession.send(body, on: clientID)
+            clientSession.finish(streamID: clientID)
+        } catch {
+            resetClient(clientID, .internalError)
+        }
+    }
+
+    /// A record for a request that just arrived: HTTP/2.0, bodies captured as configured, and the
+    /// upstream connection's setup costs if this is its first stream.
+    func newRecord(_ head: HTTPRequestHead) -> ExchangeRecord {
+        let now = Date()
+        var record = ExchangeRecord(connectionID: connectionID, scheme: "https", host: host, port: port,
+                                    request: head, started: now, finished: now)
+        record.httpVersion = HTTPVersion.http2.description
+        let limit = context.configuration.bodyCaptureLimit
+        record.requestBody = CapturedBody(limit: limit)
+        record.responseBody = CapturedBody(limit: limit)
+        if let fresh = newConnectionTimings {
+            newConnectionTimings = nil
+            record.timings.dns = fresh.dns
+            record.timings.connect = fresh.connect
+            record.timings.ssl = fresh.ssl
+            serverAddress = fresh.address
+        }
+        record.serverAddress = serverAddress
+        return record
+    }
+
+    /// Reports a finished client stream.
+    func report(_ stream: HTTP2RelayStream) {
+        context.events.emit(.exchange(stream.finishedRecord(at: Date())))
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import MITMCore
+import MITMHTTP2
+
+/// The upstream side of the relay: responses, response bodies and what the upstream does to its streams.
+extension HTTP2Relay {
+    func handleUpstreamEvent(_ event: HTTP2Event) {
+        switch event {
+        case .headers(let upstreamID, let block):
+            responseHeaders(block, on: upstreamID)
+        case .data(let upstreamID, let bytes):
+            guard let clientID = clientStreamForUpstream[upstreamID], streams[clientID] != nil else {
+                upstreamSession?.consume(streamID: upstreamID, count: bytes.count)
+                return
+            }
+            streams[clientID]?.record.responseBodyBytes += bytes.count
+            streams[clientID]?.record.responseBody.append(bytes)
+            clientSession.send(bytes, on: clientID)
+        case .endStream(let upstreamID):
+            guard let clientID = clientStreamForUpstream[upstreamID] else { return }
+            streams[clientID]?.responseEnded = true
+            clientSession.finish(streamID: clientID)
+        case .resetReceived(let upstreamID, let code):
+            guard let clientID = clientStreamForUpstream[upstreamID], let stream = streams[clientID] else { return }
+            detachUpstream(upstreamID)
+            // RST_STREAM(NO_ERROR) after a complete response only asks the client to stop sending.
+            if code == .noError && stream.responseEnded { return }
+            streams[clientID]?.fail("the upstream reset the stream (\(code))")
+            resetClient(clientID, code)
+        case .resetSent(let upstreamID, let code):
+            guard requestedUpstreamResets.remove(upstreamID) == nil, code != .noError else { return }
+            let what = lastUpstreamDiagnostic ?? "it sent \(code.peerFault)"
+            lastUpstreamDiagnostic = nil
+            context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port,
+                                                reason: "HTTP/2 stream \(upstreamID): \(what); reset it with \(code)"))
+            guard let clientID = clientStreamForUpstream[upstreamID] else { return }
+            detachUpstream(upstreamID)
+            upstreamStreamFailed(clientID, code: nil, reason: "the upstream broke HTTP/2: \(what)")
+        case .streamClosed(let upstreamID, let code):
+            requestedUpstreamResets.remove(upstreamID)
+            guard let clientID = clientStreamForUpstream[upstreamID] else { return }
+            detachUpstream(upstreamID)
+            guard code != .noError else { return }
+            upstreamStreamFailed(clientID, code: code, reason: code == .refusedStream
+                ? "the upstream did not process the stream (REFUSED_STREAM)"
+                : "the upstream stream closed with \(code)")
+        case .dataSent(let upstreamID, let count):
+            guard let clientID = clientStreamForUpstream[upstreamID] else { return }
+            clientSession.consume(streamID: clientID, count: count)
+        case .goAwayReceived(_, let code, let debug):
+            upstreamAvailable = false
+            if code != .noError {
+                context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port,
+                                                    reason: "sent GOAWAY \(code)\(debug.isEmpty ? "" : ": \(debug)")"))
+            }
+            clientGoAwayPending = true
+        case .goAwaySent(_, let code, let debug):
+            guard code != .noError else { return }
+            let what = debug.isEmpty ? lastUpstreamDiagnostic ?? "it sent \(code.peerFault)" : debug
+            lastUpstreamDiagnostic = nil
+            upstreamLost("broke the HTTP/2 protocol: \(what); sent GOAWAY \(code)")
+        case .settingsReceived:
+            return
+        case .diagnostic(let text):
+            lastUpstreamDiagnostic = text
+        }
+    }
+
+    private func responseHeaders(_ block: HTTP2HeaderBlock, on upstreamID: Int32) {
+        guard let clientID = clientStreamForUpstream[upstreamID], var stream = streams[clientID] else {
+            // A stream the relay never opened (a push that raced the SETTINGS) or one it gave up on.
+            resetUpstream(upstreamID, .refusedStream)
+            return
+        }
+        if block.exceedsLimit {
+            resetUpstream(upstreamID, .cancel)
+            let limit = Self.settings.maxHeaderListSize / 1024
+            upstreamStreamFailed(clientID, code: nil, reason: "the upstream's header section is larger than \(limit) KiB")
+            return
+        }
+        switch block.kind {
+        case .informational:
+            try? clientSession.submitInformational(streamID: clientID, block.fields)
+        case .response:
+            stream.record.response = HTTP2Heads.response(block.fields)
+            stream.responseHeadArrived = Date()
+            stream.responseStarted = true
+            stream.responseEnded = block.endStream
+            streams[clientID] = stream
+            do {
+                try clientSession.submitResponse(streamID: clientID, block.fields, endStream: block.endStream)
+            } catch {
+                streams[clientID]?.fail("cannot relay the response: \(error.reason)")
+                resetUpstream(upstreamID, .cancel)
+                resetClient(clientID, .internalError)
+            }
+        case .trailers:
+            streams[clientID]?.responseEnded = true
+            streams[clientID]?.record.responseTrailers = HTTP2Heads.response(block.fields).headers
+            clientSession.finish(streamID: clientID, trailers: block.fields)
+        case .request:
+            return
+        }
+    }
+
+    /// The upstream side of a stream failed: the client gets a 502 if no response started, a reset
+    /// otherwise (REFUSED_STREAM stays REFUSED_STREAM, so the client knows it may retry).
+    func upstreamStreamFailed(_ clientID: Int32, code: HTTP2ErrorCode?, reason: String) {
+        guard let stream = streams[clientID] else { return }
+        streams[clientID]?.fail(reason)
+        if code == .refusedStream && !stream.responseStarted {
+            resetClient(clientID, .refusedStream)
+        } else if !stream.responseStarted {
+            answerLocally(clientID, .badGateway(host: host, port: port, reason: reason))
+        } else if !stream.responseEnded {
+            resetClient(clientID, .internalError)
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import MITMCore
+import MITMHTTP2
+import MITMIO
+
+/// Relays one intercepted HTTP/2 connection: a server session toward the client, a client session
+/// toward the upstream, every client stream relayed to one upstream stream and back.
+///
+/// Flow control is the backpressure: body bytes received on a stream are handed to the other session's
+/// queue, and the receiving stream's window reopens only when the other session has put those bytes in
+/// DATA frames (its `dataSent` event). Each session's output is produced only while its socket holds
+/// less than `highWater` bytes, so a slow reader stops the sender through the windows instead of
+/// growing buffers: per stream the proxy holds at most one stream window of body, per connection at
+/// most the streams' windows. Confined to the connection's loop.
+final class HTTP2Relay {
+    /// Where streams go.
+    enum Mode {
+        /// To this upstream, which negotiated h2 too.
+        case intercepted(host: String, port: Int, upstream: Leg)
+        /// Nowhere: the upstream is unreachable or untrusted, so every stream gets a 502 naming `reason`.
+        case failing(host: String, port: Int, reason: String)
+    }
+
+    /// What both sessions advertise.
+    static let settings: HTTP2Settings = {
+        var settings = HTTP2Settings()
+        settings.maxConcurrentStreams = 100
+        settings.streamWindow = 256 * 1024
+        settings.connectionWindow = 1024 * 1024
+        settings.maxHeaderListSize = 64 * 1024
+        settings.enablePush = false
+        return settings
+    }()
+
+    /// Bytes a leg may hold unsent before the relay stops producing frames for it.
+    static let highWater = 256 * 1024
+
+    let connectionID: Int
+    let context: ProxyContext
+    let host: String
+    let port: Int
+    let client: Leg
+    let upstream: Leg?
+    /// Why there is no upstream (failing mode).
+    let unreachableReason: String?
+    let clientSession: HTTP2Session
+    let upstreamSession: HTTP2Session?
+    /// Relayed streams by client stream ID.
+    var streams: [Int32: HTTP2RelayStream] = [:]
+    /// Client stream ID by upstream stream ID, while the upstream stream is attached.
+    var clientStreamForUpstream: [Int32: Int32] = [:]
+    /// Streams the relay reset itself (as opposed to nghttp2 answering bad frames), per side.
+    var requestedClientResets: Set<Int32> = []
+    var requestedUpstreamResets: Set<Int32> = []
+    /// nghttp2's latest explanation of what a peer did wrong, for log lines.
+    var lastClientDiagnostic: String?
+    var lastUpstreamDiagnostic: String?
+    /// Whether new streams may still go upstream (false after its GOAWAY, close or protocol error).
+    var upstreamAvailable: Bool
+    /// The client is to get a GOAWAY once the frames already queued for it are out (strict clients
+    /// stop reading at a GOAWAY, so the answers to streams in flight go first).
+    var clientGoAwayPending = false
+    /// Goodbyes are said; the relay only waits for the peers to hang up (see `finish`).
+    var finishing = false
+    var finishReason = ""
+    /// Each peer's input ended (FIN, close_notify or a reset).
+    var clientInputEnded = false
+    var upstreamInputEnded = false
+    var closed = false
+
+    /// DNS/connect/TLS costs of the upstream connection, charged to the first stream (HAR timings).
+    var newConnectionTimings: UpstreamConnectionTimings?
+    /// The upstream's address, for every record.
+    var serverAddress: String?
+
+    /// Called once when the relay has closed both legs, with the reason.
+    var onClose: ((String) -> Void)?
+    /// Called on every read (idle deadlines).
+    var onActivity: (() -> Void)?
+    /// Called when the relay has said goodbye and only waits for the peers to hang up.
+    var onLinger: (() -> Void)?
+
+    init(connectionID: Int, context: ProxyContext, client: Leg, mode: Mode) throws(HTTP2SessionError) {
+        self.connectionID = connectionID
+        self.context = context
+        self.client = client
+        clientSession = try HTTP2Session(role: .server, settings: Self.settings)
+        switch mode {
+        case .intercepted(let host, let port, let leg):
+            self.host = host
+            self.port = port
+            upstream = leg
+            unreachableReason = nil
+            var upstreamSettings = Self.settings
+            upstreamSettings.streamsBeforePeerSettings = 0
+            upstreamSession = try HTTP2Session(role: .client, settings: upstreamSettings)
+            upstreamAvailable = true
+        case .failing(let host, let port, let reason):
+            self.host = host
+            self.port = port
+            upstream = nil
+            unreachableReason = reason
+            upstreamSession = nil
+            upstreamAvailable = false
+        }
+    }
+
+    /// Sends both prefaces and starts reading both legs.
+    func start() {
+        client.onEvent = { [unowned self] event in self.clientLegEvent(event) }
+        upstream?.onEvent = { [unowned self] event in self.upstreamLegEvent(event) }
+        pump()
+        upstream?.resumeReading()
+        client.resumeReading()
+    }
+
+    // MARK: legs
+
+    private func clientLegEvent(_ event: LegEvent) {
+        if finishing {
+            linger(event, fromClient: true)
+            return
+        }
+        switch event {
+        case .data(let bytes):
+            onActivity?()
+            do {
+                try clientSession.receive(bytes)
+            } catch {
+                clientSessionFailed(error)
+                return
+            }
+            pump()
+        case .endOfInput:
+            clientInputEnded = true
+            finish(streams.isEmpty ? "the client closed the connection" : "the client closed the connection with streams open")
+        case .failed(let reason):
+            clientInputEnded = true
+            finish("client: \(reason)")
+        case .drained:
+            pump()
+        }
+    }
+
+    private func upstreamLegEvent(_ event: LegEvent) {
+        if finishing {
+            linger(event, fromClient: false)
+            return
+        }
+        switch event {
+        case .data(let bytes):
+            onActivity?()
+            do {
+                try upstreamSession?.receive(bytes)
+            } catch {
+                let code: HTTP2ErrorCode = error.isFlood ? .enhanceYourCalm : .protocolError
+                upstreamSession?.goAway(code: code)
+                upstreamLost("HTTP/2: \(error.reason); sent GOAWAY \(code)")
+                return
+            }
+            pump()
+        case .endOfInput:
+            upstreamInputEnded = true
+            upstreamLost("closed the connection")
+        case .failed(let reason):
+            upstreamInputEnded = true
+            upstreamLost(reason)
+        case .drained:
+            pump()
+        }
+    }
+
+    /// The client sent something that is not HTTP/2 at all (no preface), or flooded the session.
+    private func clientSessionFailed(_ error: HTTP2SessionError) {
+        let what = error.isBadPreface
+            ? "it negotiated h2 but did not send the HTTP/2 connection preface"
+            : "HTTP/2: \(error.reason)"
+        let code: HTTP2ErrorCode = error.isFlood ? .enhanceYourCalm : .protocolError
+        context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription,
+                                        reason: "\(what); sent GOAWAY \(code)"))
+        clientSession.goAway(code: code)
+        finish("client protocol error")
+    }
+
+    /// The upstream connection ended or broke: streams waiting for it fail, and the client is told to
+    /// open new streams elsewhere.
+    func upstreamLost(_ reason: String) {
+        upstreamAvailable = false
+        let waiting = clientStreamForUpstream
+        if !waiting.isEmpty {
+            context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port, reason: reason))
+        }
+        for (upstreamID, clientID) in waiting {
+            detachUpstream(upstreamID)
+            upstreamStreamFailed(clientID, code: nil, reason: "upstream \(reason)")
+        }
+        clientGoAwayPending = true
+        pump()
+    }
+
+    var clientDescription: String {
+        SocketAddress.peer(of: client.socket.descriptor)?.description ?? "client"
+    }
+
+    // MARK: moving frames
+
+    /// Handles what both sessions reported and writes what they have to send, until nothing moves.
+    func pump() {
+        while !closed && !finishing {
+            var moved = false
+            let clientEvents = clientSession.takeEvents()
+            moved = !clientEvents.isEmpty
+            for event in clientEvents where !closed { handleClientEvent(event) }
+            if let upstreamSession {
+                let upstreamEvents = upstreamSession.takeEvents()
+                moved = moved || !upstreamEvents.isEmpty
+                for event in upstreamEvents where !closed { handleUpstreamEvent(event) }
+            }
+            if closed || finishing { return }
+            moved = write(clientSession, to: client) || moved
+            if let upstreamSession, let upstream { moved = write(upstreamSession, to: upstream) || moved }
+            if clientGoAwayPending && !clientSession.wantsWrite {
+                clientGoAwayPending = false
+                if clientSession.wantsRead { clientSession.goAway() }
+                moved = true
+            }
+            if !moved { break }
+        }
+        if !closed && !finishing && clientSession.isFinished {
+            finish("the connection ended")
+        }
+    }
+
+    /// Writes the session's pending frames while the leg has room; whether anything was written.
+    func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
+        let room = ignoringHighWater ? Self.highWater : Self.highWater - leg.bufferedOutputBytes
+        guard room > 0, !leg.socket.isClosed else { return false }
+        let bytes: [UInt8]
+        do {
+            bytes = try session.produceOutput(limit: room)
+        } catch {
+            close(reason: "HTTP/2: \(error)")
+            return false
+        }
+        guard !bytes.isEmpty else { return false }
+        leg.write(bytes)
+        return true
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import MITMCore
+
+/// One client stream of an HTTP/2 relay and what became of it.
+struct HTTP2RelayStream {
+    /// The stream's ID toward the client.
+    let clientID: Int32
+    /// Its twin toward the upstream, while that one is open.
+    var upstreamID: Int32?
+    /// The exchange as it will be reported.
+    var record: ExchangeRecord
+    /// The proxy answered the stream itself (a 502, a 431); request bytes are discarded.
+    var answeredLocally = false
+    /// The final response head went to the client.
+    var responseStarted = false
+    /// The response's last byte (or its trailers) went to the client's queue.
+    var responseEnded = false
+    /// Why the stream failed, once known (the first reason wins).
+    var failure: String?
+    /// When the client's request ended (END_STREAM), for HAR's send phase.
+    var requestEnded: Date?
+    /// When the response head arrived, for HAR's wait phase.
+    var responseHeadArrived: Date?
+
+    init(clientID: Int32, record: ExchangeRecord) {
+        self.clientID = clientID
+        self.record = record
+    }
+
+    /// The record as finished at `end`, with its failure and HAR phases.
+    func finishedRecord(at end: Date) -> ExchangeRecord {
+        var finished = record
+        finished.finished = end
+        finished.failure = failure
+        let sent = requestEnded ?? record.started
+        let firstByte = responseHeadArrived ?? end
+        finished.timings.send = max(0, sent.timeIntervalSince(record.started) * 1000)
+        finished.timings.wait = max(0, firstByte.timeIntervalSince(sent) * 1000)
+        finished.timings.receive = max(0, end.timeIntervalSince(firstByte) * 1000)
+        return finished
+    }
+
+    /// Notes `reason` unless a reason is already known.
+    mutating func fail(_ reason: String) {
+        if failure == nil { failure = reason }
+    }
+}
