@@ -18,13 +18,14 @@ import Testing
                     start.wait()
                     tls = proxyclient.tls_tunnel(proxy, "localhost", port, ca)
                     reader = proxyclient.Reader(tls)
-                    good = True
+                    problems = []
                     for size in (1000 + index, 70000 + index, 5 + index):
                         tls.sendall(proxyclient.request("GET", "/bytes/%d" % size))
                         status, _, body, _, _ = reader.response()
-                        good = good and status == 200 and body == proxyclient.pattern(size)
+                        if status != 200 or body != proxyclient.pattern(size):
+                            problems.append("/bytes/%d: %d, %d bytes: %r" % (size, status, len(body), body[:200]))
                     tls.close()
-                    results.append(good)
+                    results.append(problems or True)
                 except Exception as error:
                     results.append(repr(error))
             threads = [threading.Thread(target=client, args=(index,)) for index in range(40)]
