@@ -46,21 +46,18 @@ import Testing
     }
 
     @Test func aRefusedConnectionGivesA502AtOnceEveryTime() async throws {
-        // Timeouts far above the bound below: a refusal must be answered at once, not when a timer fires.
+        // Timeouts (60 s) beyond curl's --max-time (30 s): a refusal noticed only when a timer fires would
+        // leave curl without an answer, so every 502 here was answered because the refusal was seen.
         let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 60; $0.idleTimeout = 60 }
         defer { proxy.stop() }
         let refusing = try RefusingPort()
-        let closedPort = refusing.port
-        for url in ["https://localhost:\(closedPort)/", "http://127.0.0.1:\(closedPort)/"] {
+        for url in ["https://localhost:\(refusing.port)/", "http://127.0.0.1:\(refusing.port)/"] {
             for _ in 0..<8 {
-                let started = ContinuousClock.now
                 let answer = try await fetch(through: proxy, url)
-                #expect(answer.status == "502", "\(url): \(answer)")
-                #expect(answer.body.contains(":\(closedPort): connection refused"), "\(answer.body)")
-                #expect(ContinuousClock.now - started < .seconds(15), "\(url): events \(proxy.events.suffix(6))")
+                #expect(answer.status == "502", "\(url): \(answer); events \(proxy.events.suffix(6))")
+                #expect(answer.body.contains(":\(refusing.port): connection refused"), "\(answer.body)")
             }
         }
-        withExtendedLifetime(refusing) {}
     }
 
     @Test func anUnknownHostGivesA502NamingTheLookup() async throws {
