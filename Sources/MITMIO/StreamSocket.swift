@@ -156,6 +156,9 @@ public final class StreamSocket: @unchecked Sendable {
         return socket
     }
 
+    /// Reads until the kernel has nothing more (`EAGAIN`) or the peer closed: readiness may be reported
+    /// once per arrival (edge-triggered), so stopping early could leave a FIN unseen. After a few
+    /// buffers it yields to other sockets and continues in a fresh turn of the loop.
     private func readAvailable() {
         if connectCompletion != nil {
             finishConnect()
@@ -163,11 +166,11 @@ public final class StreamSocket: @unchecked Sendable {
         }
         guard !isClosed, !readSuspended else { return }
         let scratch = loop.readScratch
-        for _ in 0..<4 {
+        for _ in 0..<8 {
             let count = Glibc.recv(descriptor, scratch.baseAddress, scratch.count, 0)
             if count > 0 {
                 delegate?.socket(self, didRead: UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
-                if isClosed || readSuspended || count < scratch.count { return }
+                if isClosed || readSuspended { return }
                 continue
             }
             if count == 0 {
@@ -185,6 +188,7 @@ public final class StreamSocket: @unchecked Sendable {
                 return
             }
         }
+        loop.execute { [weak self] in self?.readAvailable() }
     }
 
     private func writable() {
