@@ -73,7 +73,7 @@ public final class StreamSocket: @unchecked Sendable {
         readSource.resume()
         // After EPOLLHUP Dispatch no longer watches the descriptor (see readAvailable), so a source resumed
         // after that would never fire: read once now; EAGAIN just means "wait for the source".
-        loop.queue.async { [weak self] in self?.readAvailable() }
+        loop.execute { [weak self] in self?.readAvailable() }
     }
 
     /// Stops delivering reads until `resumeReading()` (backpressure).
@@ -163,15 +163,16 @@ public final class StreamSocket: @unchecked Sendable {
     ///
     /// Dispatch on Linux turns EPOLLHUP (our FIN sent and the peer's received) into one last event and then
     /// removes the descriptor from epoll for good: whatever that last run leaves unread, the FIN included,
-    /// is never announced again. So a run never stops at a short read; after a few full buffers it yields
-    /// to the loop and continues on its own rather than waiting for the source.
+    /// is never announced again (and readiness may be reported once per arrival). So a run never stops at a
+    /// short read; after a few full buffers it yields to the loop and continues on its own rather than
+    /// waiting for the source.
     private func readAvailable() {
         if connectCompletion != nil {
             finishConnect()
             return
         }
         let scratch = loop.readScratch
-        for _ in 0..<16 {
+        for _ in 0..<8 {
             guard !isClosed, !readSuspended else { return }
             let count = Glibc.recv(descriptor, scratch.baseAddress, scratch.count, 0)
             if count > 0 {
@@ -193,7 +194,7 @@ public final class StreamSocket: @unchecked Sendable {
                 return
             }
         }
-        loop.queue.async { [weak self] in self?.readAvailable() }
+        loop.execute { [weak self] in self?.readAvailable() }
     }
 
     private func writable() {
