@@ -71,6 +71,9 @@ public final class StreamSocket: @unchecked Sendable {
         guard !isClosed, readSuspended else { return }
         readSuspended = false
         readSource.resume()
+        // After EPOLLHUP Dispatch no longer watches the descriptor (see readAvailable), so a source resumed
+        // after that would never fire: read once now; EAGAIN just means "wait for the source".
+        loop.execute { [weak self] in self?.readAvailable() }
     }
 
     /// Stops delivering reads until `resumeReading()` (backpressure).
@@ -156,18 +159,24 @@ public final class StreamSocket: @unchecked Sendable {
         return socket
     }
 
+    /// Reads until the kernel has nothing more (EAGAIN), the peer's FIN, an error, or the owner pauses.
+    ///
+    /// Dispatch on Linux turns EPOLLHUP (our FIN sent and the peer's received) into one last event and then
+    /// removes the descriptor from epoll for good: whatever that last run leaves unread, the FIN included,
+    /// is never announced again (and readiness may be reported once per arrival). So a run never stops at a
+    /// short read; after a few full buffers it yields to the loop and continues on its own rather than
+    /// waiting for the source.
     private func readAvailable() {
         if connectCompletion != nil {
             finishConnect()
             return
         }
-        guard !isClosed, !readSuspended else { return }
         let scratch = loop.readScratch
-        for _ in 0..<4 {
+        for _ in 0..<8 {
+            guard !isClosed, !readSuspended else { return }
             let count = Glibc.recv(descriptor, scratch.baseAddress, scratch.count, 0)
             if count > 0 {
                 delegate?.socket(self, didRead: UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
-                if isClosed || readSuspended || count < scratch.count { return }
                 continue
             }
             if count == 0 {
@@ -185,6 +194,7 @@ public final class StreamSocket: @unchecked Sendable {
                 return
             }
         }
+        loop.execute { [weak self] in self?.readAvailable() }
     }
 
     private func writable() {

@@ -41,5 +41,6 @@ struct LocalResponse {
     static let reasonPhrases: [Int: String] = [
         200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
         431: "Request Header Fields Too Large", 501: "Not Implemented", 502: "Bad Gateway", 504: "Gateway Timeout",
+        505: "HTTP Version Not Supported",
     ]
 }

@@ -58,6 +58,19 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     // MARK: ManagedConnection
 
     func timedOut() {
+        if connector != nil {
+            // The upstream connect has its own timer (the same timeout) and answers the client with a 502.
+            deadline = Clock.after(seconds: 1)
+            return
+        }
+        if phase == .handshaking, clientLeg == nil, let leg = upstreamLeg, leg.isHandshaking {
+            // The upstream accepted the connection but never finished TLS: a 502 for the client, like any upstream failure.
+            leg.onHandshake = nil
+            leg.close()
+            upstreamLeg = nil
+            upstreamFailedBeforeForging("TLS handshake timed out (no answer within \(Int(context.configuration.handshakeTimeout)) s)")
+            return
+        }
         switch phase {
         case .relaying:
             close(reason: "idle for \(Int(context.configuration.idleTimeout)) s")

@@ -46,17 +46,25 @@ final class RawRelay {
         case .data(let bytes):
             forward(Array(bytes), to: destination, from: source, up: up)
         case .endOfInput:
+            guard !(up ? clientDone : upstreamDone) else { return }
             if up { clientDone = true } else { upstreamDone = true }
             destination.finishWriting()
-            if clientDone && upstreamDone { close(reason: "both sides closed") }
+            closeIfFinished()
         case .failed(let reason):
             close(reason: up ? "client: \(reason)" : "upstream: \(reason)")
         case .drained:
-            // `source` drained its output: the leg feeding it may read again.
-            let feeder = source === client ? upstream : client
-            feeder.resumeReading()
-            if clientDone && upstreamDone { close(reason: "both sides closed") }
+            // `source` drained its output: the leg feeding it may read again, unless it already ended.
+            let feederDone = source === client ? upstreamDone : clientDone
+            if !feederDone { (source === client ? upstream : client).resumeReading() }
+            closeIfFinished()
         }
+    }
+
+    /// Closes once both directions ended and everything relayed has been handed to the kernel: closing
+    /// earlier would drop bytes still queued toward a slow reader.
+    private func closeIfFinished() {
+        guard clientDone && upstreamDone, client.bufferedOutputBytes == 0, upstream.bufferedOutputBytes == 0 else { return }
+        close(reason: "both sides closed")
     }
 
     private func forward(_ bytes: [UInt8], to destination: Leg, from source: Leg, up: Bool) {

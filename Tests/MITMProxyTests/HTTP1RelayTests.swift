@@ -173,4 +173,15 @@ import Testing
         #expect(names.contains("X-First") && names.contains("x-second"), "\(names)")
         #expect(!names.contains { $0.lowercased().hasPrefix("proxy-") })
     }
+
+    @Test func aRequestHeadLargerThanATLSRecordArrivesWhole() async throws {
+        let proxy = try await ProxyHarness.start()
+        defer { proxy.stop() }
+        let origin = try await OriginServer.start()
+        let value = String(repeating: "v", count: 40_000)
+        let result = try await Curl.run(through: proxy, ["-H", "X-Big: \(value)", origin.url("/headers", hostname: "localhost")])
+        let echoed = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any]
+        let fields = (echoed?["headers"] as? [[String]]) ?? []
+        #expect(fields.contains { $0[0] == "X-Big" && $0[1] == value }, "\(result.stdoutText.prefix(300))")
+    }
 }

@@ -107,7 +107,7 @@ import Testing
             print(status, echoed == sent)
             """
         let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)])
-        #expect(result.stdoutText == "101 True\n", "\(result)")
+        #expect(result.stdoutText == "101 True\n", "\(result); events \(proxy.events)")
         #expect(await proxy.waitUntilIdle())
     }
 
@@ -121,5 +121,25 @@ import Testing
         #expect(converted.stdoutText.contains("mitm-proxy CA"), "\(converted)")
         let index = try await Curl.run(through: proxy, ["-w", " %{http_code}", "http://mitm.proxy/"])
         #expect(index.stdoutText.contains("ca.pem") && index.stdoutText.hasSuffix(" 200"))
+    }
+
+    @Test func pipelinedRequestsToTwoOriginsAreAnsweredInOrder() async throws {
+        let proxy = try await ProxyHarness.start()
+        defer { proxy.stop() }
+        let first = try await OriginServer.start(.plainHTTP)
+        let second = try await OriginServer.start(.plainHTTP)
+        let script = """
+            import socket, sys, proxyclient
+            proxy, a, b = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+            sock = socket.create_connection(("127.0.0.1", proxy), timeout=20)
+            requests = [(a, "/hello"), (b, "/bytes/5"), (a, "/chunked/10"), (b, "/hello")]
+            sock.sendall(b"".join(proxyclient.request("GET", "http://127.0.0.1:%d%s" % (port, path)) for port, path in requests))
+            reader = proxyclient.Reader(sock)
+            for port, path in requests:
+                status, _, body, _, _ = reader.response()
+                print("a" if port == a else "b", path, status, len(body))
+            """
+        let result = try await PythonClient.run(script, [String(proxy.port), String(first.port), String(second.port)])
+        #expect(result.stdoutText == "a /hello 200 17\nb /bytes/5 200 5\na /chunked/10 200 10\nb /hello 200 17\n", "\(result)")
     }
 }

@@ -314,6 +314,8 @@ def count(text):
 class OriginServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    # socketserver's default backlog of 5 drops SYNs when dozens of clients connect at once.
+    request_queue_size = 128
 
     def __init__(self, address, tls_context, verbose):
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// The built `mitm-proxy` binary: usage errors exit 2 with a clear message, `--port 0` prints the bound
+/// port, `ca path` and `ca export` work, and a damaged CA directory is an error naming the file.
+@Suite struct CLITests {
+    private func run(_ arguments: [String]) async throws -> SubprocessResult {
+        try await Subprocess.run(try BuiltBinary.path(), arguments, timeout: .seconds(20))
+    }
+
+    /// A CA directory with a CA in it, made by the binary itself.
+    private func makeCADirectory() async throws -> String {
+        let directory = TemporaryDirectory.path("cli-ca")
+        let created = try await run(["ca", "path", "--ca-dir", directory])
+        #expect(created.succeeded, "\(created)")
+        return directory
+    }
+
+    @Test(arguments: [
+        (["--port", "70000"], "--port 70000 is not a port number"),
+        (["--bogus"], "Unknown option '--bogus'"),
+        (["--host", "example.com"], "--host example.com is not an IP address"),
+        (["--resolve", "api.example.com"], "--resolve api.example.com: expected HOST:ADDRESS"),
+        (["--resolve", "api.example.com:not-an-ip"], "not-an-ip is not an IP address"),
+        (["--upstream-ca", "/nonexistent/ca.pem"], "--upstream-ca /nonexistent/ca.pem: no readable file there"),
+        (["--quiet", "--verbose"], "--quiet and --verbose cannot be used together"),
+        (["--idle-timeout", "0"], "timeouts must be positive"),
+        (["ca", "export", "--format", "der"], "--format der is binary: give a file with --output"),
+        (["ca", "export", "--format", "p12", "-o", "/tmp/x.p12"], "--format p12 needs --password"),
+    ])
+    func badFlagsExitWith2AndSayWhy(arguments: [String], message: String) async throws {
+        let result = try await run(arguments + ["--ca-dir", TemporaryDirectory.path("unused-ca")])
+        #expect(result.status == 2 && !result.terminatedBySignal, "\(result)")
+        #expect(result.stderrText.contains(message), "\(result)")
+    }
+
+    @Test func portZeroPrintsTheBoundPortAndStopsCleanlyOnSIGTERM() async throws {
+        let proxy = try await ProxyProcess.start(["--upstream-insecure"])
+        #expect(proxy.port > 0)
+        let page = try await Subprocess.run("curl", ["-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "http://mitm.proxy/ca.pem"])
+        let caFile = proxy.caDirectory + "/ca.pem"
+        #expect(page.stdoutText == (try String(contentsOfFile: caFile, encoding: .utf8)), "\(page)")
+        let output = proxy.outputText
+        #expect(output.contains("Created a new CA in \(proxy.caDirectory)"), "\(output)")
+        #expect(output.contains("CA certificate: \(caFile)"), "\(output)")
+        #expect(output.contains("upstream certificates are NOT verified"), "\(output)")
+        proxy.process.terminate()
+        #expect(await Poll.until { !proxy.process.isRunning })
+        #expect(proxy.process.terminationStatus == 0, "\(proxy.outputText)")
+        await proxy.stop()
+    }
+
+    @Test func caPathNamesTheFilesAndTheFingerprint() async throws {
+        let directory = try await makeCADirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try await run(["ca", "path", "--ca-dir", directory])
+        #expect(result.succeeded, "\(result)")
+        let fingerprint = try await Subprocess.run("openssl", ["x509", "-in", directory + "/ca.pem", "-noout", "-fingerprint", "-sha256"])
+        let hex = fingerprint.stdoutText.split(separator: "=").last.map { $0.replacingOccurrences(of: ":", with: "").lowercased() } ?? "?"
+        #expect(result.stdoutText.contains("certificate PEM:  \(directory)/ca.pem"), "\(result)")
+        #expect(result.stdoutText.contains("SHA-256:          \(hex.trimmingCharacters(in: .whitespacesAndNewlines))"), "\(result) vs \(fingerprint)")
+        var info = stat()
+        #expect(stat(directory, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(stat(directory + "/ca-key.pem", &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
+    @Test func caExportWritesDERAndAPasswordProtectedP12() async throws {
+        let directory = try await makeCADirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let der = directory + "/export.cer"
+        let p12 = directory + "/export.p12"
+        #expect(try await run(["ca", "export", "--ca-dir", directory, "--format", "der", "-o", der]).succeeded)
+        #expect(try await run(["ca", "export", "--ca-dir", directory, "--format", "p12", "-o", p12, "--password", "s3cret"]).succeeded)
+        let pem = try await run(["ca", "export", "--ca-dir", directory])
+        #expect(pem.stdoutText == (try String(contentsOfFile: directory + "/ca.pem", encoding: .utf8)))
+
+        let fromDER = try await Subprocess.run("openssl", ["x509", "-inform", "DER", "-in", der, "-noout", "-fingerprint", "-sha256"])
+        let fromPEM = try await Subprocess.run("openssl", ["x509", "-in", directory + "/ca.pem", "-noout", "-fingerprint", "-sha256"])
+        #expect(fromDER.succeeded && fromDER.stdoutText == fromPEM.stdoutText, "\(fromDER) \(fromPEM)")
+
+        for legacy in [["-legacy"], []] {
+            let info = try await Subprocess.run("openssl", ["pkcs12"] + legacy + ["-info", "-in", p12, "-passin", "pass:s3cret", "-nodes"])
+            #expect(info.succeeded, "\(legacy): \(info)")
+            #expect(info.stderrText.contains("pbeWithSHA1And3-KeyTripleDES-CBC") && info.stderrText.contains("MAC: sha1"), "\(info)")
+            #expect(info.stdoutText.contains("BEGIN CERTIFICATE") && info.stdoutText.contains("BEGIN PRIVATE KEY"), "\(info)")
+        }
+        let wrong = try await Subprocess.run("openssl", ["pkcs12", "-legacy", "-info", "-in", p12, "-passin", "pass:wrong", "-nokeys"])
+        #expect(!wrong.succeeded)
+        var info = stat()
+        #expect(stat(p12, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
+    @Test func aHalfWrittenCADirectoryIsAnErrorNamingTheMissingFile() async throws {
+        let directory = try await makeCADirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.removeItem(atPath: directory + "/ca-key.pem")
+        for arguments in [["--port", "0"], ["ca", "path"]] {
+            let result = try await run(arguments + ["--ca-dir", directory])
+            #expect(result.status == 2, "\(arguments): \(result)")
+            #expect(result.stderrText.contains("\(directory)/ca-key.pem is missing"), "\(result)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory + "/ca-key.pem"), "the proxy must not silently make a new CA")
+    }
+
+    @Test func anUnreadableCACertificateIsAnErrorNamingTheFile() async throws {
+        let directory = try await makeCADirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Tests may run as root, which reads any file whatever its mode: a directory in its place cannot be read.
+        try FileManager.default.removeItem(atPath: directory + "/ca.pem")
+        try FileManager.default.createDirectory(atPath: directory + "/ca.pem", withIntermediateDirectories: false)
+        let unreadable = try await run(["--port", "0", "--ca-dir", directory])
+        #expect(unreadable.status == 2, "\(unreadable)")
+        #expect(unreadable.stderrText.contains("cannot read CA certificate \(directory)/ca.pem"), "\(unreadable)")
+
+        try FileManager.default.removeItem(atPath: directory + "/ca.pem")
+        try "-----BEGIN CERTIFICATE-----\nnot base64\n".write(toFile: directory + "/ca.pem", atomically: true, encoding: .utf8)
+        let corrupt = try await run(["ca", "path", "--ca-dir", directory])
+        #expect(corrupt.status == 2, "\(corrupt)")
+        #expect(corrupt.stderrText.contains("\(directory)/ca.pem is not a readable PEM certificate"), "\(corrupt)")
+    }
+}
