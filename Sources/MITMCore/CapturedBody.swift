@@ -36,3 +36,18 @@ public struct ExchangeTimings: Sendable, Equatable {
     /// All phases unknown/zero.
     public init() {}
 }
+
+extension ExchangeRecord {
+    /// Ends the exchange at `end`, filling send/wait/receive from when the request was fully sent and
+    /// when the response began (either unknown: the phase collapses to zero).
+    public mutating func complete(at end: Date, requestEnded: Date?, responseStarted: Date?) {
+        finished = end
+        let sent = requestEnded ?? started
+        let firstByte = responseStarted ?? end
+        timings.send = max(0, sent.timeIntervalSince(started) * 1000)
+        timings.wait = max(0, firstByte.timeIntervalSince(sent) * 1000)
+        timings.receive = max(0, end.timeIntervalSince(firstByte) * 1000)
+    }
+}
+
+import Foundation

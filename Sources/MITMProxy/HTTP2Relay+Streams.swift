@@ -50,22 +50,7 @@ extension HTTP2Relay {
     /// A record for a request that just arrived: HTTP/2.0, bodies captured as configured, and the
     /// upstream connection's setup costs if this is its first stream.
     func newRecord(_ head: HTTPRequestHead) -> ExchangeRecord {
-        let now = Date()
-        var record = ExchangeRecord(connectionID: connectionID, scheme: "https", host: host, port: port,
-                                    request: head, started: now, finished: now)
-        record.httpVersion = HTTPVersion.http2.description
-        let limit = context.configuration.bodyCaptureLimit
-        record.requestBody = CapturedBody(limit: limit)
-        record.responseBody = CapturedBody(limit: limit)
-        if let fresh = newConnectionTimings {
-            newConnectionTimings = nil
-            record.timings.dns = fresh.dns
-            record.timings.connect = fresh.connect
-            record.timings.ssl = fresh.ssl
-            serverAddress = fresh.address
-        }
-        record.serverAddress = serverAddress
-        return record
+        records.record(for: head, host: host, port: port, scheme: "https", version: .http2)
     }
 
     /// Reports a finished client stream.

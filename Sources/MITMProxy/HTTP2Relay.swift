@@ -68,10 +68,12 @@ final class HTTP2Relay {
     var upstreamInputEnded = false
     var closed = false
 
+    var records: ExchangeRecordFactory
     /// DNS/connect/TLS costs of the upstream connection, charged to the first stream (HAR timings).
-    var newConnectionTimings: UpstreamConnectionTimings?
-    /// The upstream's address, for every record.
-    var serverAddress: String?
+    var newConnectionTimings: UpstreamConnectionTimings? {
+        get { records.pendingConnectionTimings }
+        set { records.pendingConnectionTimings = newValue }
+    }
 
     /// Called once when the relay has closed both legs, with the reason.
     var onClose: ((String) -> Void)?
@@ -84,6 +86,7 @@ final class HTTP2Relay {
         self.connectionID = connectionID
         self.context = context
         self.client = client
+        records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
         case .intercepted(let host, let port, let leg):

@@ -30,13 +30,8 @@ struct HTTP2RelayStream {
     /// The record as finished at `end`, with its failure and HAR phases.
     func finishedRecord(at end: Date) -> ExchangeRecord {
         var finished = record
-        finished.finished = end
         finished.failure = failure
-        let sent = requestEnded ?? record.started
-        let firstByte = responseHeadArrived ?? end
-        finished.timings.send = max(0, sent.timeIntervalSince(record.started) * 1000)
-        finished.timings.wait = max(0, firstByte.timeIntervalSince(sent) * 1000)
-        finished.timings.receive = max(0, end.timeIntervalSince(firstByte) * 1000)
+        finished.complete(at: end, requestEnded: requestEnded, responseStarted: responseHeadArrived)
         return finished
     }
 

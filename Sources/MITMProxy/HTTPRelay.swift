@@ -23,14 +23,8 @@ final class HTTPRelay {
         var requestEnded: Date?
         var responseStarted: Date?
 
-        /// Fills the HAR phases from the instants seen.
         mutating func complete(at end: Date) {
-            record.finished = end
-            let sent = requestEnded ?? record.started
-            let firstByte = responseStarted ?? end
-            record.timings.send = max(0, sent.timeIntervalSince(record.started) * 1000)
-            record.timings.wait = max(0, firstByte.timeIntervalSince(sent) * 1000)
-            record.timings.receive = max(0, end.timeIntervalSince(firstByte) * 1000)
+            record.complete(at: end, requestEnded: requestEnded, responseStarted: responseStarted)
         }
     }
 
@@ -70,9 +64,12 @@ final class HTTPRelay {
     /// Called with the upstream leg when the client left while that upstream is idle and reusable.
     var onUpstreamReusable: ((Leg) -> Void)?
     private var upstreamEndedInput = false
+    private var records: ExchangeRecordFactory
     /// DNS/connect/TLS costs of a freshly made upstream connection, charged to the next exchange.
-    var newConnectionTimings: UpstreamConnectionTimings?
-    private var serverAddress: String?
+    var newConnectionTimings: UpstreamConnectionTimings? {
+        get { records.pendingConnectionTimings }
+        set { records.pendingConnectionTimings = newValue }
+    }
 
     init(connectionID: Int, context: ProxyContext, loop: EventLoop, client: Leg, parser: HTTP1Parser, mode: Mode) {
         self.connectionID = connectionID
@@ -81,6 +78,7 @@ final class HTTPRelay {
         self.client = client
         self.clientParser = parser
         self.mode = mode
+        self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit)
         if case .intercepted(let host, let port, let leg) = mode {
             upstream = leg
             upstreamTarget = (host, port)
@@ -264,15 +262,7 @@ final class HTTPRelay {
 
     private func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool) {
         guard let upstream else { return }
-        var record = newRecord(original ?? head, host: host, port: port, scheme: scheme)
-        if let fresh = newConnectionTimings {
-            newConnectionTimings = nil
-            record.timings.dns = fresh.dns
-            record.timings.connect = fresh.connect
-            record.timings.ssl = fresh.ssl
-            serverAddress = fresh.address
-        }
-        record.serverAddress = serverAddress
+        let record = records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version)
         exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         responseParser.expectResponse(toMethod: head.method)
@@ -280,20 +270,9 @@ final class HTTPRelay {
     }
 
     private func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse) {
-        let record = newRecord(head, host: host, port: port, scheme: scheme)
+        let record = records.record(for: head, host: host, port: port, scheme: scheme, version: head.version)
         exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
-    }
-
-    private func newRecord(_ head: HTTPRequestHead, host: String, port: Int, scheme: String) -> ExchangeRecord {
-        let now = Date()
-        var record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
-                                    request: head, started: now, finished: now)
-        record.httpVersion = head.version.description
-        let limit = context.configuration.bodyCaptureLimit
-        record.requestBody = CapturedBody(limit: limit)
-        record.responseBody = CapturedBody(limit: limit)
-        return record
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.

@@ -48,10 +48,18 @@ public final class LeafForger: Sendable {
         precondition(!names.isEmpty, "a forged leaf needs at least one name")
         let cacheKey = names.map(\.description).sorted().joined(separator: ",")
         let current = now()
-        if let cached = cache.withLock({ $0.valid(for: cacheKey, at: current) }) { return cached }
-        let leaf = try sign(names: names, at: current)
-        cache.withLock { $0.store(leaf, for: cacheKey) }
-        return leaf
+        // Signing (~30 µs) happens under the lock, so two loops asking at once still forge one leaf.
+        let result: Result<X509Certificate, TLSError> = cache.withLock { cache in
+            if let cached = cache.valid(for: cacheKey, at: current) { return .success(cached) }
+            do throws(TLSError) {
+                let leaf = try sign(names: names, at: current)
+                cache.store(leaf, for: cacheKey)
+                return .success(leaf)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     private func sign(names: [SubjectAlternativeName], at current: Date) throws(TLSError) -> X509Certificate {

@@ -39,5 +39,6 @@ import Testing
         #expect(result.stdoutText == "40 []\n", "\(result)")
         #expect(await Poll.until { proxy.recorder.exchanges.count == 120 }, "\(proxy.recorder.exchanges.count) exchanges")
         #expect(await proxy.waitUntilIdle())
+        #expect(proxy.server.forgedCertificateCount == 1, "forty simultaneous clients of one host share one forged leaf")
     }
 }
