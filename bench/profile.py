@@ -55,6 +55,8 @@ def main() -> int:
     parser.add_argument("--out", default="bench-results/profile")
     parser.add_argument("--duration", type=float, default=None)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--peer", choices=["mitm-proxy", "nginx"], default="mitm-proxy",
+                        help="nginx: the reference reverse proxy, for comparison (perf and strace only)")
     args = parser.parse_args()
 
     root = Path(__file__).resolve().parent.parent
@@ -91,8 +93,19 @@ def main() -> int:
             wrapper = ["valgrind", "--tool=massif", f"--massif-out-file={out / 'massif.out'}", "--threshold=0.5",
                        "--peak-inaccuracy=0.5", "--max-snapshots=200"]
         names = [bench.ORIGIN_NAME] + [f"p-n{i}.bench.test" for i in range(40)]
-        server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, names, processes, wrapper=wrapper)
-        peer = bench.Peer("mitm-proxy", server, server.port, explicit=True)
+        if args.peer == "nginx":
+            if args.tool not in ("perf", "strace"):
+                raise SystemExit("profile.py: --peer nginx works with --tool perf or strace")
+            server = bench.start_nginx("reference", bench.HERE / "nginx" / "reference.conf.in", work / "reference",
+                                       {"WORKERS": "2", "PKI": str(pki), "ORIGIN_PORT": str(origin.port)}, processes,
+                                       shutil.which("nginx") or "/usr/sbin/nginx")
+            peer = bench.Peer("nginx", server, server.port, explicit=False)
+            out = Path(args.out) / f"{args.tool}-{args.scenario}-nginx"
+            out.mkdir(parents=True, exist_ok=True)
+        else:
+            server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, names, processes, wrapper=wrapper)
+            peer = bench.Peer("mitm-proxy", server, server.port, explicit=True)
+        pids = ",".join(str(pid) for pid in server.pids)
         runner = bench.Runner(loadgen, origin, work, timeout=1800)
         slow = args.tool in ("callgrind", "massif")
         perf: list[subprocess.Popen] = []
@@ -106,19 +119,19 @@ def main() -> int:
                                capture_output=True)
             elif args.tool == "strace":
                 if mark == "START":
-                    perf.append(subprocess.Popen(["strace", "-c", "-f", "-o", str(out / "strace.txt"), "-p", str(server.process.pid)],
+                    perf.append(subprocess.Popen(["strace", "-c", "-f", "-o", str(out / "strace.txt")] + [a for pid in server.pids for a in ("-p", str(pid))],
                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-                    switches.append(context_switches(server.process.pid))
+                    switches.append(sum(context_switches(pid) for pid in server.pids))
                 elif perf:
-                    switches.append(context_switches(server.process.pid))
+                    switches.append(sum(context_switches(pid) for pid in server.pids))
                     perf[0].send_signal(signal.SIGINT)
                     perf[0].wait(timeout=60)
             elif mark == "START":
-                switches.append(context_switches(server.process.pid))
+                switches.append(sum(context_switches(pid) for pid in server.pids))
                 perf.append(subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "4000", "-g", "-o", str(out / "perf.data"),
-                                              "-p", str(server.process.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                              "-p", pids], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             elif perf:
-                switches.append(context_switches(server.process.pid))
+                switches.append(sum(context_switches(pid) for pid in server.pids))
                 perf[0].send_signal(signal.SIGINT)
                 perf[0].wait(timeout=60)
 
@@ -155,8 +168,8 @@ def main() -> int:
             print(f"first contact: median first {sorted(result['first_us'])[20] / 1000:.2f} ms, "
                   f"repeat {sorted(result['repeat_us'])[20] / 1000:.2f} ms")
         unit = "request" if args.scenario != "download" else "MiB"
-        print(f"{result['requests']} requests, {result.get('bytes', 0) / 1048576:.1f} MiB; "
-              f"proxy CPU {result['proxy_cpu_us'] / max(units, 1):,.1f} µs per {unit} (inflated under valgrind)")
+        print(f"{args.peer}: {result['requests']} requests, {result.get('bytes', 0) / 1048576:.1f} MiB; "
+              f"proxy CPU {result['proxy_cpu_us'] / max(units, 1):,.1f} µs per {unit} (inflated by the profiler)")
         if len(switches) == 2:
             print(f"context switches of the proxy's live threads: {(switches[1] - switches[0]) / max(units, 1):.2f} per {unit}")
         server.process.send_signal(signal.SIGTERM)
