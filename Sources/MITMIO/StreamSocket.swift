@@ -29,8 +29,10 @@ public final class StreamSocket: @unchecked Sendable {
 
     private let readSource: DispatchSourceRead
     private let writeSource: DispatchSourceWrite
-    private var readSuspended = true
-    private var writeSuspended = true
+    private var readGate: SourceGate
+    private var writeGate: SourceGate
+    private var readSuspended: Bool { !readGate.isRunning }
+    private var writeSuspended: Bool { !writeGate.isRunning }
     private var pendingWrites: [[UInt8]] = []
     private var firstWriteOffset = 0
     private var shutdownAfterFlush = false
@@ -47,6 +49,8 @@ public final class StreamSocket: @unchecked Sendable {
         self.loop = loop
         readSource = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
         writeSource = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
+        readGate = SourceGate(readSource)
+        writeGate = SourceGate(writeSource)
         let remaining = Mutexless(count: 2)
         let closeOnce: @Sendable () -> Void = {
             if remaining.decrement() == 0 { Glibc.close(descriptor) }
@@ -57,11 +61,6 @@ public final class StreamSocket: @unchecked Sendable {
         writeSource.setEventHandler { [unowned self] in self.writable() }
         var one: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        // Activated here, on the loop, and suspended at once: handlers cannot run before this returns.
-        readSource.activate()
-        readSource.suspend()
-        writeSource.activate()
-        writeSource.suspend()
     }
 
     deinit { close() }
@@ -69,8 +68,7 @@ public final class StreamSocket: @unchecked Sendable {
     /// Starts (or resumes) delivering reads.
     public func resumeReading() {
         guard !isClosed, readSuspended else { return }
-        readSuspended = false
-        readSource.resume()
+        readGate.run()
         // After EPOLLHUP Dispatch no longer watches the descriptor (see readAvailable), so a source resumed
         // after that would never fire: read once now; EAGAIN just means "wait for the source".
         loop.execute { [weak self] in self?.readAvailable() }
@@ -79,8 +77,7 @@ public final class StreamSocket: @unchecked Sendable {
     /// Stops delivering reads until `resumeReading()` (backpressure).
     public func pauseReading() {
         guard !isClosed, !readSuspended else { return }
-        readSuspended = true
-        readSource.suspend()
+        readGate.hold()
     }
 
     /// Whether reads are currently delivered.
@@ -107,10 +104,8 @@ public final class StreamSocket: @unchecked Sendable {
         isClosed = true
         pendingWrites = []
         bufferedOutputBytes = 0
-        if readSuspended { readSource.resume() }
-        if writeSuspended { writeSource.resume() }
-        readSource.cancel()
-        writeSource.cancel()
+        readGate.cancel()
+        writeGate.cancel()
         connectCompletion = nil
     }
 
@@ -152,10 +147,7 @@ public final class StreamSocket: @unchecked Sendable {
         }
         // Linux reports a refused connect as EPOLLERR|EPOLLHUP without EPOLLOUT, which Dispatch does not
         // always deliver to a write source: watch for readability too, and finish on whichever fires first.
-        socket.writeSuspended = false
-        socket.writeSource.resume()
-        socket.readSuspended = false
-        socket.readSource.resume()
+        socket.writeGate.run()
         return socket
     }
 
@@ -213,14 +205,7 @@ public final class StreamSocket: @unchecked Sendable {
         getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
         if code == 0 && SocketAddress.peer(of: descriptor) == nil { return }  // not connected yet: keep waiting
         connectCompletion = nil
-        if !writeSuspended {
-            writeSuspended = true
-            writeSource.suspend()
-        }
-        if !readSuspended {
-            readSuspended = true
-            readSource.suspend()
-        }
+        writeGate.hold()
         completion(code == 0 ? nil : SystemCallError(call: "connect", errno: code))
     }
 
@@ -241,10 +226,7 @@ public final class StreamSocket: @unchecked Sendable {
             switch errno {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK:
-                if writeSuspended {
-                    writeSuspended = false
-                    writeSource.resume()
-                }
+                writeGate.run()
                 return
             default:
                 let error = SystemCallError(call: "send", errno: errno)
@@ -255,10 +237,7 @@ public final class StreamSocket: @unchecked Sendable {
             }
         }
         guard !isClosed else { return }
-        if !writeSuspended {
-            writeSuspended = true
-            writeSource.suspend()
-        }
+        writeGate.hold()
         if shutdownAfterFlush { Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
         delegate?.socketDidDrain(self)
     }
