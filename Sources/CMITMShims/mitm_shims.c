@@ -1,6 +1,7 @@
 #include "mitm_shims.h"
 #include <openssl/x509.h>
 #include <sys/socket.h>
+#include <malloc.h>
 
 static const char *server_ciphers_tls12 =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
@@ -70,4 +71,8 @@ int mitm_ssl_release_buffers(SSL *ssl) {
 
 int mitm_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length) {
     return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int mitm_release_free_memory(void) {
+    return malloc_trim(0);
 }

@@ -1,3 +1,4 @@
+import CMITMShims
 import Dispatch
 import Synchronization
 
@@ -84,6 +85,11 @@ public final class EventLoopGroup: Sendable {
 
 /// Machine facts.
 public enum System {
+    /// Returns freed heap pages to the system (glibc keeps them in its arenas otherwise).
+    public static func releaseFreeMemory() {
+        _ = mitm_release_free_memory()
+    }
+
     /// Number of cores available to this process.
     public static var coreCount: Int {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))

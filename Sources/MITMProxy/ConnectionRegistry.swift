@@ -9,6 +9,8 @@ protocol ManagedConnection: AnyObject {
     func timedOut()
     /// The proxy is stopping: close at once.
     func closeForShutdown()
+    /// Called about every quarter second: a chance to shrink an idle connection's buffers.
+    func sweep(now: UInt64)
 }
 
 /// The connections living on one loop, with one sweeper timer that enforces their deadlines
@@ -54,6 +56,8 @@ final class ConnectionRegistry: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let expired = connections.values.filter { $0.deadline <= now }
         expired.forEach { $0.timedOut() }
+        connections.values.forEach { $0.sweep(now: now) }
+        MemoryTrim.trimIfDue(now: now)
     }
 }
 
@@ -62,3 +66,19 @@ enum Clock {
     static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
     static func after(seconds: Double) -> UInt64 { now + UInt64(max(0, seconds) * 1_000_000_000) }
 }
+
+/// Hands freed heap pages back to the system now and then: buffers given back by idle connections
+/// otherwise stay in the allocator's arenas and in the process's resident size.
+enum MemoryTrim {
+    private static let lastTrim = Atomic<UInt64>(0)
+    private static let interval: UInt64 = 2_000_000_000
+
+    static func trimIfDue(now: UInt64) {
+        let last = lastTrim.load(ordering: .relaxed)
+        guard now - last >= interval,
+              lastTrim.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged else { return }
+        System.releaseFreeMemory()
+    }
+}
+
+import Synchronization

@@ -249,4 +249,11 @@ final class HTTP2Relay {
         leg.write(bytes)
         return true
     }
+
+    /// Gives back grown buffers when no stream is open.
+    func compactIfIdle() {
+        guard !closed, !finishing, streams.isEmpty else { return }
+        client.compactIdleMemory()
+        upstream?.compactIdleMemory()
+    }
 }

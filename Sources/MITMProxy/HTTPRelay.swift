@@ -501,6 +501,13 @@ final class HTTPRelay {
 
     // MARK: lifecycle
 
+    /// Gives back grown buffers of a connection with nothing in flight.
+    func compactIfIdle() {
+        guard !closed, !closing, exchanges.isEmpty, !requestOpen, queuedClientEvents.isEmpty else { return }
+        client.compactIdleMemory()
+        upstream?.compactIdleMemory()
+    }
+
     private func becameIdle() {
         client.releaseIdleMemory()
         upstream?.releaseIdleMemory()

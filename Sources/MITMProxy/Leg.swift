@@ -32,6 +32,8 @@ protocol Leg: AnyObject {
     var socket: StreamSocket { get }
     /// Drops idle buffers (TLS record buffers) to keep idle connections small.
     func releaseIdleMemory()
+    /// Also gives back grown buffers; for connections idle for a while.
+    func compactIdleMemory()
     /// Holds small writes until `uncork()`, so one event's output leaves as one record and one send.
     func cork()
     /// Sends what `cork()` held.
@@ -55,6 +57,7 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     func finishWriting() { socket.shutdownWriteAfterFlush() }
     func close() { socket.close() }
     func releaseIdleMemory() {}
+    func compactIdleMemory() {}
     func cork() {}
     func uncork() {}
 

@@ -37,6 +37,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     private var timeoutWhat = "reading the proxy request"
     private var serverFirstWatcher: ServerFirstWatcher?
     private var verdict: VerdictTracker?
+    /// Whether buffers were already given back since the last activity.
+    private var compacted = false
     private var pooled: PooledUpstream?
     private var upstreamCertificate: X509Certificate?
     private var reusedUpstreamAddress: String?
@@ -88,7 +90,18 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
 
     func closeForShutdown() { close(reason: "proxy stopping") }
 
-    private func touch() { deadline = Clock.after(seconds: context.configuration.idleTimeout) }
+    private func touch() {
+        deadline = Clock.after(seconds: context.configuration.idleTimeout)
+        compacted = false
+    }
+
+    func sweep(now: UInt64) {
+        guard phase == .relaying, !compacted,
+              deadline > now, deadline - now < UInt64((context.configuration.idleTimeout - 1) * 1_000_000_000) else { return }
+        compacted = true
+        httpRelay?.compactIfIdle()
+        http2Relay?.compactIfIdle()
+    }
 
     // MARK: client socket before hand-off
 

@@ -102,6 +102,11 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func releaseIdleMemory() { tls.releaseBuffers() }
 
+    func compactIdleMemory() {
+        held = []
+        tls.compactBuffers()
+    }
+
     func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) {
         tls.receive(bytes)
         if isHandshaking { stepHandshake() } else { drainPlaintext() }

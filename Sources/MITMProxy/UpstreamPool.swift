@@ -73,7 +73,7 @@ final class UpstreamPool: @unchecked Sendable {
         }
         idle[key, default: []].append(entry)
         count += 1
-        entry.leg.releaseIdleMemory()
+        entry.leg.compactIdleMemory()
         entry.leg.onEvent = { [unowned self, unowned entry] event in
             // Anything from an idle server (a close, an unsolicited byte) makes the connection unusable.
             if case .drained = event { return }

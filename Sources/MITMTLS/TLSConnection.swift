@@ -51,8 +51,8 @@ public struct TLSFailure: Error, Sendable, Equatable, CustomStringConvertible {
 /// Not thread-safe: use it from one queue (the connection's event loop).
 public final class TLSConnection {
     private let ssl: OpaquePointer
-    private let networkIn: OpaquePointer
-    private let networkOut: OpaquePointer
+    private var networkIn: OpaquePointer
+    private var networkOut: OpaquePointer
     /// Protocols the server role may select, most preferred first (ALPN).
     public let offeredALPN: [String]
     /// The last alert the peer sent (fatal or close_notify).
@@ -248,6 +248,21 @@ public final class TLSConnection {
     /// Releases OpenSSL's record buffers while the connection is idle.
     public func releaseBuffers() {
         _ = mitm_ssl_release_buffers(ssl)
+    }
+
+    /// Swaps in fresh memory BIOs when both are empty: a memory BIO keeps the largest buffer it ever
+    /// held, which would otherwise stay allocated for the life of an idle connection.
+    public func compactBuffers() {
+        releaseBuffers()
+        guard BIO_ctrl_pending(networkIn) == 0, BIO_ctrl_pending(networkOut) == 0,
+              let freshIn = BIO_new(BIO_s_mem()) else { return }
+        guard let freshOut = BIO_new(BIO_s_mem()) else {
+            BIO_free(freshIn)
+            return
+        }
+        SSL_set_bio(ssl, freshIn, freshOut)
+        networkIn = freshIn
+        networkOut = freshOut
     }
 
     /// The ALPN protocol agreed on, if any.

@@ -51,4 +51,7 @@ int mitm_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length)
 static const int mitm_sock_stream = SOCK_STREAM;
 static const int mitm_sock_stream_nonblocking = SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC;
 
+// malloc_trim lives in <malloc.h>, which Swift's Glibc module does not expose.
+int mitm_release_free_memory(void);
+
 #endif
