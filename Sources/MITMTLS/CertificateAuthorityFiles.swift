@@ -16,6 +16,9 @@ public struct CertificateAuthorityFiles: Sendable, Equatable {
         self.directory = (directory as NSString).expandingTildeInPath
     }
 
-    /// `~/.mitm-proxy`.
-    public static var defaultDirectory: String { NSHomeDirectory() + "/.mitm-proxy" }
+    /// `$HOME/.mitm-proxy` (the account's home directory when `HOME` is unset).
+    public static var defaultDirectory: String {
+        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.mitm-proxy"
+    }
 }
