@@ -430,7 +430,8 @@ final class HTTPRelay {
 
     private func upgrade() {
         guard let upstream else { return }
-        let up = clientParser.takeBufferedBytes() + queuedClientEventsAsBytes()
+        // The request parser paused after the Upgrade request, so every later client byte is still buffered there.
+        let up = clientParser.takeBufferedBytes()
         let down = responseParser.takeBufferedBytes()
         client.onEvent = nil
         upstream.onEvent = nil
@@ -439,9 +440,6 @@ final class HTTPRelay {
         onUpgrade?(raw)
         raw.start(initialUp: up, initialDown: down)
     }
-
-    /// Parsed-but-unhandled client events cannot exist after an Upgrade request (the parser paused), so nothing is lost.
-    private func queuedClientEventsAsBytes() -> [UInt8] { [] }
 
     /// Hands an idle, healthy intercepted upstream to the owner for reuse instead of closing it.
     private func offerUpstreamForReuse() {
