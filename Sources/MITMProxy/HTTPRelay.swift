@@ -16,7 +16,7 @@ final class HTTPRelay {
         case failing(host: String, port: Int, reason: String)
     }
 
-    private struct PendingExchange {
+    struct PendingExchange {
         var record: ExchangeRecord
         var local: LocalResponse?
         var upgradeRequested: Bool
@@ -29,29 +29,29 @@ final class HTTPRelay {
     }
 
     let connectionID: Int
-    private let context: ProxyContext
-    private let loop: EventLoop
-    private let client: Leg
-    private var mode: Mode
-    private var clientParser: HTTP1Parser
-    private var responseParser = HTTP1Parser(role: .response)
-    private var upstream: Leg?
-    private var upstreamTarget: (host: String, port: Int)?
-    private var connecting: UpstreamConnector?
-    private var exchanges: [PendingExchange] = []
-    private var queuedClientEvents: [HTTP1Event] = []
-    private var queuedIndex = 0
-    private var requestChunked = false
-    private var requestOpen = false
-    private var responseChunked = false
-    private var responseHeadSent = false
-    private var clientEnded = false
-    private var closing = false
-    private var closed = false
-    private var upstreamPausedForClient = false
-    private var clientPausedForUpstream = false
-    private var clientPausedForQueue = false
-    private static let highWater = 512 * 1024
+    let context: ProxyContext
+    let loop: EventLoop
+    let client: Leg
+    var mode: Mode
+    var clientParser: HTTP1Parser
+    var responseParser = HTTP1Parser(role: .response)
+    var upstream: Leg?
+    var upstreamTarget: (host: String, port: Int)?
+    var connecting: UpstreamConnector?
+    var exchanges: [PendingExchange] = []
+    var queuedClientEvents: [HTTP1Event] = []
+    var queuedIndex = 0
+    var requestChunked = false
+    var requestOpen = false
+    var responseChunked = false
+    var responseHeadSent = false
+    var clientEnded = false
+    var closing = false
+    var closed = false
+    var upstreamPausedForClient = false
+    var clientPausedForUpstream = false
+    var clientPausedForQueue = false
+    static let highWater = 512 * 1024
 
     /// Called once when the relay ends, with a reason for the log.
     var onClose: ((String) -> Void)?
@@ -63,8 +63,8 @@ final class HTTPRelay {
     var onLinger: (() -> Void)?
     /// Called with the upstream leg when the client left while that upstream is idle and reusable.
     var onUpstreamReusable: ((Leg) -> Void)?
-    private var upstreamEndedInput = false
-    private var records: ExchangeRecordFactory
+    var upstreamEndedInput = false
+    var records: ExchangeRecordFactory
     /// DNS/connect/TLS costs of a freshly made upstream connection, charged to the next exchange.
     var newConnectionTimings: UpstreamConnectionTimings? {
         get { records.pendingConnectionTimings }
@@ -96,7 +96,7 @@ final class HTTPRelay {
 
     // MARK: client side
 
-    private func clientEvent(_ event: LegEvent) {
+    func clientEvent(_ event: LegEvent) {
         let target = upstream
         target?.cork()
         defer { target?.uncork() }
@@ -128,7 +128,7 @@ final class HTTPRelay {
         }
     }
 
-    private func feedClient(_ bytes: [UInt8]) {
+    func feedClient(_ bytes: [UInt8]) {
         do {
             enqueue(try clientParser.feed(bytes))
         } catch {
@@ -136,14 +136,14 @@ final class HTTPRelay {
         }
     }
 
-    private func enqueue(_ events: [HTTP1Event]) {
+    func enqueue(_ events: [HTTP1Event]) {
         guard !events.isEmpty else { return }
         queuedClientEvents.append(contentsOf: events)
         processQueuedClientEvents()
     }
 
     /// Handles client events in order; stops (pausing client reads) when a request must wait for an upstream.
-    private func processQueuedClientEvents() {
+    func processQueuedClientEvents() {
         while !closed && queuedIndex < queuedClientEvents.count {
             let event = queuedClientEvents[queuedIndex]
             if case .requestHead(let head) = event, !prepareUpstream(for: head) {
@@ -164,7 +164,7 @@ final class HTTPRelay {
         }
     }
 
-    private func handleClientEvent(_ event: HTTP1Event) {
+    func handleClientEvent(_ event: HTTP1Event) {
         switch event {
         case .requestHead(let head): beginRequest(head)
         case .responseHead: break
@@ -191,7 +191,7 @@ final class HTTPRelay {
     }
 
     /// Whether the request can go now; if not, starts what it waits for (an upstream, earlier responses).
-    private func prepareUpstream(for head: HTTPRequestHead) -> Bool {
+    func prepareUpstream(for head: HTTPRequestHead) -> Bool {
         guard case .plain = mode else { return true }
         guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
               url.scheme == "http", !LocalPages.handles(host: url.host) else {
@@ -220,7 +220,7 @@ final class HTTPRelay {
         return false
     }
 
-    private func beginRequest(_ head: HTTPRequestHead) {
+    func beginRequest(_ head: HTTPRequestHead) {
         requestOpen = true
         requestChunked = head.headers.tokens("transfer-encoding").last == "chunked"
         let upgrade = head.headers.contains("upgrade") && head.headers.tokens("connection").contains("upgrade")
@@ -260,7 +260,7 @@ final class HTTPRelay {
         }
     }
 
-    private func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool) {
+    func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool) {
         guard let upstream else { return }
         let record = records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version)
         exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade))
@@ -269,14 +269,14 @@ final class HTTPRelay {
         upstream.write(head.serialized())
     }
 
-    private func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse) {
+    func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse) {
         let record = records.record(for: head, host: host, port: port, scheme: scheme, version: head.version)
         exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.
-    private func sendLocalResponses() {
+    func sendLocalResponses() {
         while let first = exchanges.first, let local = first.local, !(requestOpen && exchanges.count == 1) {
             exchanges.removeFirst()
             var pending = first
@@ -298,7 +298,7 @@ final class HTTPRelay {
         if exchanges.isEmpty { becameIdle() }
     }
 
-    private func failQueuedRequest(with failure: UpstreamFailure) {
+    func failQueuedRequest(with failure: UpstreamFailure) {
         context.events.emit(.upstreamFailed(connectionID: connectionID, host: failure.host, port: failure.port, reason: failure.reason))
         guard queuedIndex < queuedClientEvents.count, case .requestHead(let head) = queuedClientEvents[queuedIndex] else { return }
         queuedIndex += 1
@@ -309,7 +309,7 @@ final class HTTPRelay {
         processQueuedClientEvents()
     }
 
-    private func rejectClient(_ error: HTTP1ParseError) {
+    func rejectClient(_ error: HTTP1ParseError) {
         context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription, reason: error.reason))
         let local = LocalResponse.error(status: error.suggestedStatus, reason: error.reason)
         if responseHeadSent || exchanges.contains(where: { $0.local == nil }) {
@@ -320,181 +320,9 @@ final class HTTPRelay {
         closeAfterFlush()
     }
 
-    private var clientDescription: String {
+    var clientDescription: String {
         guard let peer = SocketAddress.peer(of: client.socket.descriptor) else { return "client" }
         return peer.description
-    }
-
-    // MARK: upstream side
-
-    private func attachUpstream(_ leg: Leg) {
-        upstream = leg
-        leg.onEvent = { [unowned self] event in self.upstreamEvent(event) }
-        leg.resumeReading()
-    }
-
-    private func upstreamEvent(_ event: LegEvent) {
-        client.cork()
-        defer { client.uncork() }
-        onActivity?()
-        switch event {
-        case .data(let bytes):
-            do {
-                handleResponseEvents(try responseParser.feed(Array(bytes)))
-            } catch {
-                upstreamBroke("sent a malformed response: \(error.reason)")
-            }
-        case .endOfInput:
-            do {
-                handleResponseEvents(try responseParser.finish())
-            } catch {
-                upstreamBroke("closed the connection in the middle of a response")
-                return
-            }
-            upstreamEnded()
-        case .failed(let reason): upstreamBroke(reason)
-        case .drained:
-            if clientPausedForUpstream {
-                clientPausedForUpstream = false
-                if !clientPausedForQueue { client.resumeReading() }
-            }
-        }
-    }
-
-    private func handleResponseEvents(_ events: [HTTP1Event]) {
-        for event in events where !closed {
-            switch event {
-            case .responseHead(let head): responseHead(head)
-            case .body(let bytes):
-                guard !exchanges.isEmpty else { continue }
-                exchanges[0].record.responseBodyBytes += bytes.count
-                exchanges[0].record.responseBody.append(bytes)
-                client.write(responseChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
-                if client.bufferedOutputBytes > Self.highWater && !upstreamPausedForClient {
-                    upstreamPausedForClient = true
-                    upstream?.pauseReading()
-                }
-            case .end(let trailers): responseEnded(trailers: trailers)
-            case .requestHead: continue
-            }
-        }
-    }
-
-    private func responseHead(_ head: HTTPResponseHead) {
-        guard !exchanges.isEmpty else {
-            upstreamBroke("sent a response nobody asked for")
-            return
-        }
-        client.write(head.serialized())
-        if head.status >= 100 && head.status < 200 && head.status != 101 { return }
-        exchanges[0].record.response = head
-        exchanges[0].responseStarted = Date()
-        responseHeadSent = true
-        responseChunked = head.headers.tokens("transfer-encoding").last == "chunked"
-        if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
-            do {
-                queuedClientEvents.append(contentsOf: try clientParser.resume())
-            } catch {
-                rejectClient(error)
-            }
-        }
-    }
-
-    private func responseEnded(trailers: HTTPHeaders?) {
-        guard !exchanges.isEmpty else { return }
-        let response = exchanges[0].record.response
-        guard let response else { return }  // the end of a 1xx
-        if responseChunked { client.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
-        var finished = exchanges.removeFirst()
-        finished.record.responseTrailers = trailers
-        finished.complete(at: Date())
-        responseHeadSent = false
-        context.events.emit(.exchange(finished.record))
-        if response.status == 101 {
-            upgrade()
-            return
-        }
-        let closeDelimited = !responseChunked && response.headers.first("content-length") == nil
-            && finished.record.request.method != "HEAD" && response.status != 204 && response.status != 304
-        if closeDelimited || !response.keepAlive || !finished.record.request.keepAlive {
-            closeAfterFlush()
-            return
-        }
-        sendLocalResponses()
-        if exchanges.isEmpty {
-            becameIdle()
-            if clientEnded && !requestOpen { closeAfterFlush() }
-            processQueuedClientEvents()
-        }
-    }
-
-    private func upgrade() {
-        guard let upstream else { return }
-        // The request parser paused after the Upgrade request, so every later client byte is still buffered there.
-        let up = clientParser.takeBufferedBytes()
-        let down = responseParser.takeBufferedBytes()
-        client.onEvent = nil
-        upstream.onEvent = nil
-        let raw = RawRelay(client: client, upstream: upstream)
-        closed = true
-        onUpgrade?(raw)
-        raw.start(initialUp: up, initialDown: down)
-    }
-
-    /// Hands an idle, healthy intercepted upstream to the owner for reuse instead of closing it.
-    private func offerUpstreamForReuse() {
-        guard case .intercepted = mode, let upstream, let reuse = onUpstreamReusable, !closing, !upstreamEndedInput,
-              responseParser.isIdle, upstream.bufferedOutputBytes == 0 else { return }
-        upstream.onEvent = nil
-        self.upstream = nil
-        reuse(upstream)
-    }
-
-    private func upstreamEnded() {
-        upstreamEndedInput = true
-        if exchanges.contains(where: { $0.local == nil }) {
-            upstreamBroke("closed the connection before responding")
-            return
-        }
-        switch mode {
-        case .plain:
-            upstream?.close()
-            upstream = nil
-            upstreamTarget = nil
-            responseParser = HTTP1Parser(role: .response)
-        case .intercepted, .failing:
-            closeAfterFlush()
-        }
-    }
-
-    private func upstreamBroke(_ reason: String) {
-        let target = upstreamTarget.map { "\($0.host):\($0.port)" } ?? "upstream"
-        guard let first = exchanges.first, first.local == nil else {
-            close(reason: "upstream \(target) \(reason)")
-            return
-        }
-        if responseHeadSent {
-            var record = first.record
-            record.failure = "upstream \(reason)"
-            record.finished = Date()
-            context.events.emit(.exchange(record))
-            close(reason: "upstream \(target) \(reason) (response truncated)")
-            return
-        }
-        let host = upstreamTarget?.host ?? first.record.host
-        let port = upstreamTarget?.port ?? first.record.port
-        context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port, reason: reason))
-        let local = LocalResponse.badGateway(host: host, port: port, reason: reason)
-        var record = first.record
-        let head = local.head(keepAlive: false)
-        record.response = head
-        record.finished = Date()
-        record.failure = "upstream \(reason)"
-        context.events.emit(.exchange(record))
-        exchanges.removeAll()
-        client.write(head.serialized() + local.body)
-        upstream?.close()
-        closeAfterFlush()
     }
 
     // MARK: lifecycle
@@ -506,14 +334,14 @@ final class HTTPRelay {
         upstream?.compactIdleMemory()
     }
 
-    private func becameIdle() {
+    func becameIdle() {
         client.releaseIdleMemory()
         upstream?.releaseIdleMemory()
     }
 
     /// Sends what is queued, then FIN, and keeps reading (discarding) until the client hangs up: closing
     /// a socket with unread input would reset it and could destroy the response in flight.
-    private func closeAfterFlush() {
+    func closeAfterFlush() {
         guard !closing else { return }
         closing = true
         connecting?.cancel()
@@ -525,7 +353,7 @@ final class HTTPRelay {
         onLinger?()
     }
 
-    private func lingerEvent(_ event: LegEvent) {
+    func lingerEvent(_ event: LegEvent) {
         switch event {
         case .data, .drained: return
         case .endOfInput: close(reason: "done")

@@ -1,0 +1,109 @@
+import Foundation
+import MITMCore
+import MITMIO
+import MITMTLS
+
+/// A CONNECT tunnel before interception: the peek at the first bytes, raw tunnels, server-speaks-first.
+extension ProxyConnection {
+    func peek(_ bytes: [UInt8]) {
+        peeked.append(contentsOf: bytes)
+        switch ClientHelloParser.parse(peeked) {
+        case .needMoreData:
+            return
+        case .notTLS:
+            clientSocket.pauseReading()
+            if let entry = pooled {
+                pooled = nil
+                entry.leg.close()
+                startConnecting()
+            }
+            startRawTunnelWhenConnected()
+        case .clientHello(let hello):
+            clientSocket.pauseReading()
+            clientHello = hello
+            verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
+                                     offeredALPN: hello.alpnProtocols)
+            timeoutWhat = "connecting to \(connectHost):\(connectPort)"
+            phase = .handshaking
+            deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
+            if let entry = pooled {
+                pooled = nil
+                interceptReusing(entry, hello: hello)
+            } else if let upstreamResult {
+                intercept(hello, upstream: upstreamResult)
+            }
+        case .malformed(let reason):
+            let tracker = VerdictTracker(context: context, connectionID: id, host: connectHost, port: connectPort, offeredALPN: [])
+            verdict = tracker
+            tracker.observe(.handshakeFailed("the client sent a broken TLS ClientHello: \(reason)"))
+            context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
+                                                 reason: "the client sent a broken TLS ClientHello: \(reason)"))
+            close(reason: "malformed ClientHello")
+        }
+    }
+
+    func upstreamConnected(_ result: Result<UpstreamConnection, UpstreamFailure>) {
+        upstreamResult = result
+        if let hello = clientHello {
+            intercept(hello, upstream: result)
+        } else if case .notTLS = ClientHelloParser.parse(peeked), !peeked.isEmpty {
+            startRawTunnelWhenConnected()
+        } else if case .success(let connection) = result {
+            let socket = connection.socket
+            // Server-speaks-first protocols (SMTP, FTP) never send a ClientHello: watch the upstream too.
+            let watcher = ServerFirstWatcher(owner: self)
+            serverFirstWatcher = watcher
+            socket.delegate = watcher
+            socket.resumeReading()
+        }
+    }
+
+    func upstreamSpokeFirst(_ bytes: [UInt8]) {
+        guard phase == .peeking, case .success(let connection)? = upstreamResult else { return }
+        connection.socket.pauseReading()
+        startRawTunnel(upstream: connection.socket, initialDown: bytes)
+    }
+
+    func upstreamClosedWhilePeeking() {
+        close(reason: "upstream \(connectHost):\(connectPort) closed the connection before the client spoke")
+    }
+
+    func startRawTunnelWhenConnected() {
+        guard let upstreamResult else { return }
+        switch upstreamResult {
+        case .failure(let failure):
+            context.events.emit(.upstreamFailed(connectionID: id, host: connectHost, port: connectPort, reason: failure.reason))
+            close(reason: "upstream unreachable")
+        case .success(let connection):
+            startRawTunnel(upstream: connection.socket, initialDown: [])
+        }
+    }
+
+    func startRawTunnel(upstream socket: StreamSocket, initialDown: [UInt8]) {
+        phase = .relaying
+        touch()
+        let relay = RawRelay(client: PlainLeg(socket: clientSocket), upstream: PlainLeg(socket: socket))
+        rawRelay = relay
+        relay.onActivity = { [unowned self] in touch() }
+        relay.onClose = { [unowned self, unowned relay] reason in
+            context.events.emit(.tunnel(connectionID: id, host: connectHost, port: connectPort,
+                                        bytesUp: relay.bytesUp, bytesDown: relay.bytesDown, reason: reason))
+            finished()
+        }
+        let initialUp = peeked
+        peeked = []
+        relay.start(initialUp: initialUp, initialDown: initialDown)
+    }
+}
+
+/// Watches an upstream socket while the client has not spoken yet.
+final class ServerFirstWatcher: StreamSocketDelegate {
+    unowned let owner: ProxyConnection
+
+    init(owner: ProxyConnection) { self.owner = owner }
+
+    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) { owner.upstreamSpokeFirst(Array(bytes)) }
+    func socketDidReadEOF(_ socket: StreamSocket) { owner.upstreamClosedWhilePeeking() }
+    func socket(_ socket: StreamSocket, didFail error: SystemCallError) { owner.upstreamClosedWhilePeeking() }
+    func socketDidDrain(_ socket: StreamSocket) {}
+}
