@@ -74,6 +74,13 @@ public final class StreamSocket: @unchecked Sendable {
         loop.execute { [weak self] in self?.readAvailable() }
     }
 
+    /// Reads now if reading is on: a safety net for readiness that Dispatch failed to report (seen on
+    /// Linux for some sockets' first data or final FIN). Costs one `recv` returning EAGAIN otherwise.
+    public func pollRead() {
+        guard !isClosed, !readSuspended else { return }
+        readAvailable()
+    }
+
     /// Stops delivering reads until `resumeReading()` (backpressure).
     public func pauseReading() {
         guard !isClosed, !readSuspended else { return }
