@@ -44,15 +44,13 @@ import Testing
         #expect(await harness.waitUntilIdle())
         // Same CONNECT host and port, different SNI: the pooled connection's name does not match.
         let python = """
-        import socket, ssl, sys
-        s = socket.create_connection(("127.0.0.1", \(harness.port)))
-        s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
-        assert s.recv(1024).startswith(b"HTTP/1.1 200")
+        import ssl, sys, proxyclient
+        s = proxyclient.open_tunnel(\(harness.port), "localhost", \(origin.port))
         t = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="origin.test")
         t.sendall(b"GET /hello HTTP/1.1\\r\\nHost: origin.test\\r\\nConnection: close\\r\\n\\r\\n")
         print(t.recv(4096).split(b"\\r\\n")[0].decode())
         """
-        let result = try await Subprocess.run("/usr/bin/env", ["python3", "-c", python, harness.caCertificate], timeout: .seconds(20))
+        let result = try await PythonClient.run(python, [harness.caCertificate], timeout: .seconds(20))
         #expect(result.stdoutText.hasPrefix("HTTP/1.1 200"), "\(result)")
         let records = exchanges(harness)
         try #require(records.count == 2)

@@ -86,10 +86,8 @@ import Testing
         // No SNI (an IP literal as the name to verify), so the leaf is forged for the CONNECT host control.test,
         // and the client's hostname check fails on 127.0.0.9.
         let python = """
-        import socket, ssl, sys
-        s = socket.create_connection(("127.0.0.1", \(setup.proxy.port)))
-        s.sendall(b"CONNECT control.test:\(setup.origin.port) HTTP/1.1\\r\\nHost: control.test\\r\\n\\r\\n")
-        assert s.recv(1024).startswith(b"HTTP/1.1 200")
+        import ssl, sys, proxyclient
+        s = proxyclient.open_tunnel(\(setup.proxy.port), "control.test", \(setup.origin.port))
         context = ssl.create_default_context(cafile=sys.argv[1])
         try:
             wrapped = context.wrap_socket(s, server_hostname="127.0.0.9")
@@ -97,7 +95,7 @@ import Testing
         except ssl.SSLCertVerificationError as error:
             print("rejected", error.verify_message)
         """
-        let result = try await Subprocess.run("/usr/bin/env", ["python3", "-c", python, setup.proxy.caCertificatePath], timeout: .seconds(20))
+        let result = try await PythonClient.run(python, [setup.proxy.caCertificatePath], timeout: .seconds(20))
         #expect(result.stdoutText.hasPrefix("rejected"), "\(result.stderrText)")
         let verdict = try await setup.verdict("control.test")
         #expect(verdict.verdict == Verdict(kind: .refused, reason: .alert, alert: "bad_certificate"))
@@ -108,10 +106,8 @@ import Testing
         let setup = try await Setup()
         // Sends a real ClientHello, reads the proxy's flight (with the certificate), then closes: what Java and Node do.
         let python = """
-        import socket, ssl
-        s = socket.create_connection(("127.0.0.1", \(setup.proxy.port)))
-        s.sendall(b"CONNECT pinned.test:\(setup.origin.port) HTTP/1.1\\r\\nHost: pinned.test\\r\\n\\r\\n")
-        assert s.recv(1024).startswith(b"HTTP/1.1 200")
+        import ssl, proxyclient
+        s = proxyclient.open_tunnel(\(setup.proxy.port), "pinned.test", \(setup.origin.port))
         incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
         context = ssl.create_default_context()
         context.maximum_version = ssl.TLSVersion.TLSv1_2
@@ -130,7 +126,7 @@ import Testing
         print("got", len(received))
         s.close()
         """
-        let result = try await Subprocess.run("/usr/bin/env", ["python3", "-c", python], timeout: .seconds(20))
+        let result = try await PythonClient.run(python, timeout: .seconds(20))
         #expect(result.succeeded, "\(result)")
         let verdict = try await setup.verdict("pinned.test")
         #expect(verdict.verdict.kind == .refused)
@@ -142,10 +138,8 @@ import Testing
         let setup = try await Setup(silenceWindow: 0.3)
         // Completes the handshake, then waits (for its stdin to close) without sending anything.
         let python = """
-        import socket, ssl, sys
-        s = socket.create_connection(("127.0.0.1", \(setup.proxy.port)))
-        s.sendall(b"CONNECT origin.test:\(setup.origin.port) HTTP/1.1\\r\\nHost: origin.test\\r\\n\\r\\n")
-        assert s.recv(1024).startswith(b"HTTP/1.1 200")
+        import ssl, sys, proxyclient
+        s = proxyclient.open_tunnel(\(setup.proxy.port), "origin.test", \(setup.origin.port))
         tls = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="origin.test")
         print("handshake done", flush=True)
         sys.stdin.read()
@@ -153,6 +147,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", python, setup.proxy.caCertificatePath]
+        process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONPATH": RepositoryLayout.fixtures]) { $1 }
         let input = Pipe()
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
