@@ -73,10 +73,21 @@ extension ProxyConnection {
         switch upstreamResult {
         case .failure(let failure):
             context.events.emit(.upstreamFailed(connectionID: id, host: connectHost, port: connectPort, reason: failure.reason))
-            close(reason: "upstream unreachable")
+            guard Self.looksLikeHTTPRequest(peeked) else {
+                close(reason: "upstream unreachable")
+                return
+            }
+            // The 200 went out before the connect failed; a plain-HTTP client in the tunnel can still be told why.
+            answerAndLinger(.badGateway(host: connectHost, port: connectPort, reason: failure.reason))
         case .success(let connection):
             startRawTunnel(upstream: connection.socket, initialDown: [])
         }
+    }
+
+    /// Whether a tunnel's first bytes start an HTTP/1 request line (`GET /`, `POST /x`).
+    static func looksLikeHTTPRequest(_ bytes: [UInt8]) -> Bool {
+        guard let space = bytes.prefix(24).firstIndex(of: UInt8(ascii: " ")), space > 0 else { return false }
+        return bytes[..<space].allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
 
     func startRawTunnel(upstream socket: StreamSocket, initialDown: [UInt8]) {

@@ -16,6 +16,7 @@ final class ProxyContext: Sendable {
     let loops: EventLoopGroup
     let registries: [ConnectionRegistry]
     let verdicts = VerdictBook()
+    let ownListener = OwnListener()
     let pools: [UpstreamPool]
     private let nextConnectionID = Atomic<Int>(1)
 

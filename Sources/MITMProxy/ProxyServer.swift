@@ -26,6 +26,7 @@ public final class ProxyServer: Sendable {
     /// Loads (or creates) the CA and binds the listening socket; call `start()` to accept connections.
     public init(configuration: ProxyConfiguration) throws(ProxyStartError) {
         signal(SIGPIPE, SIG_IGN)
+        if let problem = configuration.timeoutProblem { throw ProxyStartError(problem) }
         self.configuration = configuration
         do {
             authority = try CertificateAuthority.loadOrCreate(directory: configuration.caDirectory)
@@ -44,6 +45,7 @@ public final class ProxyServer: Sendable {
         } catch {
             throw ProxyStartError(error.message)
         }
+        context.ownListener.set(host: listener.address.host, port: listener.address.port)
     }
 
     /// Starts accepting connections.

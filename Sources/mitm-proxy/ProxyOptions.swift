@@ -75,13 +75,12 @@ struct ProxyOptions: ParsableArguments {
     mutating func validate() throws {
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port \(port) is not a port number (0-65535)") }
         guard bodyLimit >= 0 else { throw ValidationError("--body-limit must be 0 or more bytes") }
-        guard silenceWindow > 0 else { throw ValidationError("--silence-window must be a positive number of seconds") }
         _ = try parsedExpectations()
         guard IPAddressText.parse(host) != nil else {
             throw ValidationError("--host \(host) is not an IP address; use 127.0.0.1 (this machine only) or 0.0.0.0 (all interfaces)")
         }
         guard !(quiet && verbose) else { throw ValidationError("--quiet and --verbose cannot be used together") }
-        guard handshakeTimeout > 0, idleTimeout > 0 else { throw ValidationError("timeouts must be positive numbers of seconds") }
+        if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
         _ = try resolveOverrides()
         for file in upstreamCAFiles where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("--upstream-ca \(file): no readable file there")

@@ -24,7 +24,10 @@ import Testing
         (["--resolve", "api.example.com:not-an-ip"], "not-an-ip is not an IP address"),
         (["--upstream-ca", "/nonexistent/ca.pem"], "--upstream-ca /nonexistent/ca.pem: no readable file there"),
         (["--quiet", "--verbose"], "--quiet and --verbose cannot be used together"),
-        (["--idle-timeout", "0"], "timeouts must be positive"),
+        (["--idle-timeout", "0"], "--idle-timeout 0.0 must be between 0.1 and 604800 seconds"),
+        (["--idle-timeout", "inf"], "--idle-timeout inf must be between 0.1 and 604800 seconds"),
+        (["--handshake-timeout", "1e11"], "--handshake-timeout 100000000000.0 must be between 0.1 and 604800 seconds"),
+        (["--silence-window", "nan"], "--silence-window nan must be between"),
         (["ca", "export", "--format", "der"], "--format der is binary: give a file with --output"),
         (["ca", "export", "--format", "p12", "-o", "/tmp/x.p12"], "--format p12 needs --password"),
     ])
