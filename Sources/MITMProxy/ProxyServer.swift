@@ -63,10 +63,17 @@ public final class ProxyServer: Sendable {
     /// How many leaf certificates were signed so far (one per new name set).
     public var forgedCertificateCount: Int { context.forger.forgedCount }
 
-    /// Calls `handler` for every event, from the proxy's loops (possibly concurrently).
+    /// Calls `handler` for every event, in order, on the proxy's recording queue (never on a loop: a slow
+    /// handler delays only the recording, and past a bound events are dropped and counted).
     public func subscribe(_ handler: @escaping @Sendable (ProxyEvent) -> Void) {
         context.events.subscribe(handler)
     }
+
+    /// Blocks until every event emitted so far has reached the subscribers.
+    public func flushEvents() { context.events.flush() }
+
+    /// Events dropped because the subscribers fell too far behind (a stalled `--events -` reader).
+    public var droppedEventCount: Int { context.events.droppedCount }
 
     /// Connections currently open (client connections, including those being set up).
     public var openConnectionCount: Int {
@@ -116,5 +123,6 @@ public final class ProxyServer: Sendable {
                 context.pool(for: loop).closeAll()
             }
         }
+        context.events.flush()
     }
 }
