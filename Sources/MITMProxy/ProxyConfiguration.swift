@@ -1,3 +1,4 @@
+import MITMCore
 import MITMIO
 import MITMTLS
 
@@ -25,6 +26,8 @@ public struct ProxyConfiguration: Sendable {
     /// Bytes of each request and response body kept in `ExchangeRecord` (for HAR); 0 keeps none.
     /// Bodies are always streamed; larger ones are relayed whole and truncated only in the record.
     public var bodyCaptureLimit = 0
+    /// Decides per TLS tunnel: intercept (default), pass through untouched, or refuse.
+    public var tunnelPolicy = TunnelPolicy()
     /// Number of event loops (default one per core).
     public var loopCount = System.coreCount
 

@@ -20,6 +20,15 @@ extension ProxyConnection {
             startRawTunnelWhenConnected()
         case .clientHello(let hello):
             clientSocket.pauseReading()
+            switch decide(hello) {
+            case .intercept: break
+            case .passThrough:
+                passThrough()
+                return
+            case .refuse(let reason):
+                close(reason: "refused by policy: \(reason)")
+                return
+            }
             clientHello = hello
             verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
                                      offeredALPN: hello.alpnProtocols)
@@ -42,9 +51,30 @@ extension ProxyConnection {
         }
     }
 
+    /// The policy's one decision for this tunnel, made before anything goes upstream.
+    func decide(_ hello: ClientHello) -> TunnelDecision {
+        let facts = TunnelFacts(connectHost: connectHost, connectPort: connectPort,
+                                serverName: hello.serverName.flatMap { HostName.validate($0) }, offeredALPN: hello.alpnProtocols,
+                                client: SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client")
+        return context.configuration.tunnelPolicy.decide(facts)
+    }
+
+    /// Relays the tunnel untouched (ClientHello included): no certificate, no verdict.
+    func passThrough() {
+        passingThrough = true
+        if let entry = pooled {
+            pooled = nil
+            entry.leg.close()
+            startConnecting()
+        }
+        startRawTunnelWhenConnected()
+    }
+
     func upstreamConnected(_ result: Result<UpstreamConnection, UpstreamFailure>) {
         upstreamResult = result
-        if let hello = clientHello {
+        if passingThrough {
+            startRawTunnelWhenConnected()
+        } else if let hello = clientHello {
             intercept(hello, upstream: result)
         } else if case .notTLS = ClientHelloParser.parse(peeked), !peeked.isEmpty {
             startRawTunnelWhenConnected()

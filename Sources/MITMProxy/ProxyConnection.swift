@@ -47,6 +47,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     var pooled: PooledUpstream?
     var upstreamCertificate: X509Certificate?
     var reusedUpstreamAddress: String?
+    /// The policy let this tunnel pass through untouched.
+    var passingThrough = false
 
     init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
         self.id = context.makeConnectionID()

@@ -28,6 +28,11 @@ struct ProxyOptions: ParsableArguments {
     @Flag(name: .customLong("upstream-insecure"), help: "Do not verify upstream certificates (for throwaway test servers only).")
     var upstreamInsecure = false
 
+    @Option(name: .customLong("ignore-hosts"), help: ArgumentHelp(
+        "Relay TLS tunnels to hosts matching PATTERN untouched: no certificate forged, no verdict (repeatable; e.g. '*.apple.com').",
+        valueName: "pattern"))
+    var ignoreHosts: [String] = []
+
     @Option(name: .customLong("resolve"), help: ArgumentHelp(
         "Connect to ADDRESS whenever a client asks for HOST, like curl's --resolve (repeatable).", valueName: "host:address"))
     var resolve: [String] = []
@@ -82,8 +87,20 @@ struct ProxyOptions: ParsableArguments {
         guard !(quiet && verbose) else { throw ValidationError("--quiet and --verbose cannot be used together") }
         if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
         _ = try resolveOverrides()
+        _ = try ignoredHostPatterns()
         for file in upstreamCAFiles where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("--upstream-ca \(file): no readable file there")
+        }
+    }
+
+    /// `--ignore-hosts` values, parsed.
+    func ignoredHostPatterns() throws -> [HostPattern] {
+        try ignoreHosts.map { text in
+            do {
+                return try HostPattern(text)
+            } catch {
+                throw ValidationError("--ignore-hosts \(text): \(error)")
+            }
         }
     }
 
@@ -127,6 +144,7 @@ struct ProxyOptions: ParsableArguments {
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure
+        configuration.tunnelPolicy = TunnelPolicy(passThroughHosts: try ignoredHostPatterns())
         configuration.resolveOverrides = try resolveOverrides()
         configuration.handshakeTimeout = handshakeTimeout
         configuration.idleTimeout = idleTimeout
