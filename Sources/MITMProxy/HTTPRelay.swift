@@ -141,12 +141,13 @@ final class HTTPRelay {
             rejectClient(error)
             return
         }
+        let previous = headDeadline
         if !clientParser.isReadingHead {
             headDeadline = nil
         } else if headDeadline == nil {
             headDeadline = Clock.after(seconds: context.configuration.handshakeTimeout)
-            onActivity?()  // the owner's deadline now includes the head's
         }
+        if headDeadline != previous { onActivity?() }  // the owner's deadline includes the head's
     }
 
     /// The head deadline passed with nothing in flight: the client gets a 408 (a slow-header attack must not keep

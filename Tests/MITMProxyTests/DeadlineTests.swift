@@ -64,6 +64,29 @@ import Testing
         #expect(result.stdoutText.contains("127.0.0.1:\(origin.port), which did not answer within 1 s"), "\(result)")
     }
 
+    /// The head deadline (the handshake timeout) ends with the head: a slow answer is bounded by the idle timeout.
+    @Test func aSlowAnswerWaitsForTheIdleTimeoutNotTheHeadDeadline() async throws {
+        let proxy = try await ProxyHarness.start {
+            $0.handshakeTimeout = 0.5
+            $0.idleTimeout = 10
+        }
+        defer { proxy.stop() }
+        let origin = try await ScriptedOrigin.start("late", .tls(.origin))
+        let script = """
+            import sys, time, proxyclient
+            proxy, port, ca = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+            tls = proxyclient.tls_tunnel(proxy, "localhost", port, ca)
+            head = proxyclient.request("GET", "/x", host="localhost")
+            tls.sendall(head[:10])
+            time.sleep(0.2)  # the head arrives in two pieces, within the head deadline
+            tls.sendall(head[10:])
+            status, _, body, _, _ = proxyclient.Reader(tls).response()
+            print(status, body)
+            """
+        let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port), proxy.caCertificate])
+        #expect(result.stdoutText == "200 b'late'\n", "\(result)")
+    }
+
     @Test func aPlainHTTPTunnelToAnUnreachableTargetIsAnswered502() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }

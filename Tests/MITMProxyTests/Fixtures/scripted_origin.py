@@ -7,6 +7,7 @@ heads byte-exactly (no parsing library in between, so what the proxy sent is wha
   chunked-head answers HEAD with `Transfer-Encoding: chunked` and no body (correct), GET with "hello"
   chunked-304  answers a request with If-None-Match with 304 + `Transfer-Encoding: chunked` and no body
   silent       reads the request and never answers
+  late         answers each request after 2 seconds
   unrequested  answers the request, then at once sends a second response nobody asked for
 """
 import argparse
@@ -16,6 +17,7 @@ import socket
 import ssl
 import sys
 import threading
+import time
 
 
 def read_head(connection, pending):
@@ -53,6 +55,9 @@ def serve(connection, behavior):
                     respond(connection, "304 Not Modified", [("ETag", '"v1"'), ("Transfer-Encoding", "chunked")])
                 else:
                     respond(connection, "200 OK", [("Content-Length", 5)], b"fresh")
+            elif behavior == "late":
+                time.sleep(2)
+                respond(connection, "200 OK", [("Content-Length", 4)], b"late")
             elif behavior == "silent":
                 threading.Event().wait()
             elif behavior == "unrequested":
