@@ -558,20 +558,23 @@ def load_h2_streams(proxy: Proxy, origins: dict, args, figures: dict) -> tuple[l
         thread = threading.Thread(target=hold, args=(count,), daemon=True)
         thread.start()
         threads.append(thread)
-    # Wait for every response head, then until the RSS has not grown by more than 1% for 5 s.
+    # Wait for every response head, then until the flow has stopped: over the last 5 s the RSS grew by
+    # less than 1% and the proxy used less than 0.1 s of CPU.
     start = time.monotonic()
     deadline = start + args.load_timeout
-    samples: list[tuple[float, int]] = []
+    samples: list[tuple[float, int, float]] = []
     while time.monotonic() < deadline and proxy.alive():
         time.sleep(0.5)
-        rss = proxy.kib("VmRSS") or 0
-        samples.append((time.monotonic(), rss))
+        now = time.monotonic()
+        samples.append((now, proxy.kib("VmRSS") or 0, proxy.cpu_seconds() or 0.0))
         with lock:
             all_heads = heads[0] >= args.streams
-        if all_heads:
-            recent = [r for t, r in samples if t >= time.monotonic() - 5]
-            if time.monotonic() - start > 6 and max(recent) <= min(recent) * 1.01:
+        recent = [(rss, cpu) for t, rss, cpu in samples if t >= now - 5]
+        if all_heads and now - start > 6 and len(recent) >= 8:
+            rss_values = [rss for rss, _ in recent]
+            if max(rss_values) <= min(rss_values) * 1.01 and recent[-1][1] - recent[0][1] < 0.1:
                 break
+    figures["load_seconds"] = round(time.monotonic() - start, 1)
     figures["streams_answered"] = heads[0]
     figures["hold_seconds"] = round(time.monotonic() - start, 1)
     peak = proxy.kib("VmHWM") or 0
