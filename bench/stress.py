@@ -636,13 +636,17 @@ def check_report(path: Path) -> list[str]:
 
 
 def fatal_lines(text: str) -> list[str]:
-    keys = ("Fatal error", "fatal error", "Illegal instruction", "Segmentation fault", "Trace/breakpoint")
+    """What the Swift runtime says when it traps: the message, and the first frame of the crashed thread."""
+    keys = ("Fatal error", "fatal error", "Swift runtime failure", "Illegal instruction", "Segmentation fault",
+            "Signal ", "Trace/breakpoint")
     lines = text.splitlines()
-    found = []
+    found = [line.strip(" *") for line in lines if any(key in line for key in keys)]
     for index, line in enumerate(lines):
-        if any(key in line for key in keys):
-            found.append(" | ".join(lines[index:index + 6]))
-    return found
+        if line.rstrip().endswith("crashed:"):
+            frames = [frame.strip() for frame in lines[index + 1:index + 12] if " at /" in frame]
+            found += [line.strip()] + frames[:2]
+            break
+    return list(dict.fromkeys(found))
 
 
 def one_run(name: str, number: int, args, binary: str, pki: Path, work: Path, origins: dict) -> dict:
@@ -678,8 +682,8 @@ def one_run(name: str, number: int, args, binary: str, pki: Path, work: Path, or
             problems.append(f"proxy exited with status {status}")
         fatal = fatal_lines(proxy.stderr_tail(200_000))
         if fatal:
-            problems.append("stderr: " + fatal[0][:600])
-        if status is not None and alive:  # a HAR and report can only be complete after a clean stop
+            problems.append("stderr: " + "\n      ".join(fatal[:6]))
+        if status is not None:  # checked after a crash too: were the HAR and the report left usable?
             if with_har:
                 har_problems, entries = check_har(proxy.har_path, expected, exact=name != "h2-streams")
                 figures["har_entries"] = entries
