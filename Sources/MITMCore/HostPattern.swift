@@ -20,7 +20,7 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
             return
         }
         let isWildcard = text.hasPrefix("*.")
-        if Self.hasPort(isWildcard ? String(text.dropFirst(2)) : text) { throw .port(text) }
+        if !text.contains("/"), Self.hasPort(isWildcard ? String(text.dropFirst(2)) : text) { throw .port(text) }
         let host = Self.normalized(isWildcard ? String(text.dropFirst(2)) : text)
         if host.contains("*") { throw .misplacedWildcard(text) }
         if let invalid = host.first(where: { !Self.isHostCharacter($0) }) {
