@@ -67,7 +67,8 @@ public struct VerdictLedger: Sendable {
         outcome.requests += 1
         if let failure {
             outcome.answeredWith502 += 1
-            outcome.lastFailure = failure
+            // The upstream failure event's reason, when there was one, says it without the host:port prefix.
+            if outcome.lastFailure == nil { outcome.lastFailure = failure }
         }
         upstream[Key(host: host, port: port)] = outcome
     }

@@ -20,7 +20,7 @@ import Testing
         let script = "curl -sS --max-time 10 -o /dev/null --cacert \(pki.root) https://pinned.test:\(origin.port)/hello; exit 0"
         let result = try await runProxy(["--expect", "refused:pinned.test"], script: script)
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderrText.contains("pinned.test    refused       1 refused (alert unknown_ca 1)"), "\(result)")
+        #expect(result.stderrText.contains("pinned.test  refused       1 refused (alert unknown_ca 1)"), "\(result)")
         #expect(result.stderrText.contains(
             "FAIL  expect refused:pinned.test: nothing proven: this client (127.0.0.1) never accepted the proxy's CA (alert unknown_ca): "
                 + "is the CA installed and trusted?"), "\(result)")
