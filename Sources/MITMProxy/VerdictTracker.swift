@@ -20,6 +20,7 @@ final class VerdictTracker: @unchecked Sendable {
     private var counted = true
     private var handshakeAt: Double?
     private var published: Verdict?
+    private var endReported = false
     private let client: String?
     private let probe: ProxyProbe?
     /// The host the verdict is about (set once the SNI is known).
@@ -84,12 +85,19 @@ final class VerdictTracker: @unchecked Sendable {
     func finish() {
         if !isDecided { observe(.stopped) }
         silenceTimer?.cancel()
-        if published?.kind == .intercepted { context.spares.connectionEnded(connectionID) }
+        reportEnd()
+    }
+
+    /// Tells the spare-connection desk once that an intercepted connection is gone.
+    private func reportEnd() {
+        guard !endReported, published?.kind == .intercepted else { return }
+        endReported = true
+        context.spares.connectionEnded(connectionID)
     }
 
     deinit {
         silenceTimer?.cancel()
         if counted { context.verdicts.connectionDecided() }
-        if published?.kind == .intercepted { context.spares.connectionEnded(connectionID) }
+        reportEnd()
     }
 }
