@@ -37,15 +37,4 @@ import Testing
         #expect(forced.stderrText.contains("warning: a running mitm-proxy uses \(proxy.caDirectory): it keeps serving the OLD CA"), "\(forced)")
         await proxy.stop()
     }
-
-    @Test func regeneratingAfterTheProxyStoppedNeedsNoWarning() async throws {
-        let binary = try BuiltBinary.path()
-        let directory = TemporaryDirectory.path("stopped-ca")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let proxy = try await Subprocess.run(binary, ["--ca-dir", directory, "--", "true"], timeout: .seconds(30))
-        #expect(proxy.succeeded, "\(proxy)")
-        let forced = try await Subprocess.run(binary, ["ca", "regenerate", "--force", "--ca-dir", directory])
-        #expect(forced.succeeded, "\(forced)")
-        #expect(!forced.stderrText.contains("warning"), "\(forced)")
-    }
 }
