@@ -22,6 +22,12 @@ enum HTTP1Framing {
             return (.none, true)
         }
         let upgrade = head.headers.contains("upgrade") && head.headers.tokens("connection").contains("upgrade")
+        if head.version.major == 1 && head.version.minor == 0 && head.headers.contains("transfer-encoding") {
+            throw HTTP1ParseError(
+                .badHeader,
+                "an HTTP/1.0 request cannot use Transfer-Encoding (RFC 9112 §6.1): its body framing would be read differently by the origin"
+            )
+        }
         if let chunkedIsFinal = try transferCoding(&head.headers) {
             guard chunkedIsFinal else {
                 throw HTTP1ParseError(
@@ -45,7 +51,7 @@ enum HTTP1Framing {
         if requestMethod == "CONNECT" && (200..<300).contains(head.status) {
             return (.none, true)
         }
-        if requestMethod == "HEAD" || head.status < 200 || head.status == 204 || head.status == 304 {
+        if !head.mayHaveBody(toRequestMethod: requestMethod) {
             return (.none, false)
         }
         if let chunkedIsFinal {
@@ -89,5 +95,13 @@ enum HTTP1Framing {
             }
         }
         return length
+    }
+}
+
+extension HTTPResponseHead {
+    /// Whether a body may follow this head: never for a response to HEAD, nor for 1xx, 204 and 304, whatever
+    /// Content-Length or Transfer-Encoding say (RFC 9112 §6.3).
+    public func mayHaveBody(toRequestMethod requestMethod: String?) -> Bool {
+        !(requestMethod == "HEAD" || status < 200 || status == 204 || status == 304)
     }
 }

@@ -111,6 +111,6 @@ enum HTTP1LineSyntax {
         guard value.allSatisfy(HTTPSyntax.isTextByte) else {
             throw HTTP1ParseError(.badHeader, "\(place()) (\(String(decoding: name, as: UTF8.self))) has a control character in its value")
         }
-        return HTTPHeaderField(name: String(decoding: name, as: UTF8.self), value: HTTPSyntax.decodeText(value))
+        return HTTPHeaderField(name: String(decoding: name, as: UTF8.self), valueBytes: value)
     }
 }

@@ -127,6 +127,11 @@ public struct HTTP1Parser: Sendable {
         !paused && phase == .head && startLine == nil && readIndex == buffer.count
     }
 
+    /// Whether part of a head has arrived and the rest has not.
+    public var isReadingHead: Bool {
+        !paused && phase == .head && (startLine != nil || readIndex < buffer.count)
+    }
+
     /// How many received bytes are kept and not parsed yet.
     public var bufferedByteCount: Int { buffer.count - readIndex }
 }

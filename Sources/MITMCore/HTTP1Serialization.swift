@@ -41,7 +41,11 @@ enum HTTP1Serialization {
             bytes.append(contentsOf: field.name.utf8)
             bytes.append(HTTPSyntax.colon)
             bytes.append(HTTPSyntax.space)
-            bytes.append(contentsOf: field.value.utf8)
+            if let received = field.receivedValueBytes {
+                bytes.append(contentsOf: received)
+            } else {
+                bytes.append(contentsOf: field.value.utf8)
+            }
             bytes.append(HTTPSyntax.cr)
             bytes.append(HTTPSyntax.lf)
         }

@@ -2,13 +2,25 @@
 public struct HTTPHeaderField: Sendable, Equatable {
     /// The field name, case kept as given (`Content-Type`).
     public var name: String
-    /// The field value without surrounding whitespace.
-    public var value: String
+    /// The field value without surrounding whitespace. Bytes that are not UTF-8 read as ISO 8859-1 here.
+    public var value: String {
+        didSet { receivedValueBytes = nil }
+    }
+    /// The value's bytes as received when they are not UTF-8, so that they are written back unchanged rather
+    /// than transcoded; cleared when `value` is set.
+    public private(set) var receivedValueBytes: [UInt8]?
 
     /// A field named `name` with `value`.
     public init(name: String, value: String) {
         self.name = name
         self.value = value
+    }
+
+    /// A field parsed from the wire: the value's bytes are kept when they are not UTF-8.
+    init(name: String, valueBytes: ArraySlice<UInt8>) {
+        self.name = name
+        self.value = HTTPSyntax.decodeText(valueBytes)
+        if !value.utf8.elementsEqual(valueBytes) { receivedValueBytes = Array(valueBytes) }
     }
 }
 

@@ -20,6 +20,8 @@ final class HTTP2CallbackSink {
     var trailersDue: [Int32] = []
     /// DATA payload received in the current call, for connection-level flow control.
     var receivedDataBytes = 0
+    /// DATA payload received per stream and not consumed by the owner yet.
+    var heldBodyBytes: [Int32: Int] = [:]
     var closedStreams: [Int32] = []
 
     init(role: HTTP2Role, maxHeaderListSize: Int) {
@@ -64,6 +66,7 @@ final class HTTP2CallbackSink {
 
     func received(_ bytes: UnsafeBufferPointer<UInt8>, streamID: Int32) {
         receivedDataBytes += bytes.count
+        heldBodyBytes[streamID, default: 0] += bytes.count
         if case .data(let lastID, var data)? = events.last, lastID == streamID {
             events.removeLast()
             data.append(contentsOf: bytes)

@@ -13,6 +13,8 @@ public final class HTTP2Session {
     public let role: HTTP2Role
     /// What it advertised.
     public let settings: HTTP2Settings
+    /// Body bytes received whose connection-level window has not been reopened yet.
+    private var connectionWindowOwed = 0
     private let session: OpaquePointer
     private let sink: HTTP2CallbackSink
 
@@ -112,17 +114,19 @@ public final class HTTP2Session {
     }
 
     /// Moves everything the session buffered into `takeEvents()`, drops state of closed streams and
-    /// reopens the connection window for DATA just received.
+    /// reopens the connection window for DATA just received, as far as the connection's budget allows.
     private func settle() {
         if sink.receivedDataBytes > 0 {
-            _ = nghttp2_session_consume_connection(session, sink.receivedDataBytes)
+            connectionWindowOwed += sink.receivedDataBytes
             sink.receivedDataBytes = 0
         }
         for streamID in sink.closedStreams {
+            sink.heldBodyBytes[streamID] = nil
             sink.outbound[streamID] = nil
             sink.finalResponseReceived.remove(streamID)
         }
         sink.closedStreams.removeAll()
+        reopenConnectionWindow()
     }
 
     private func submitDueTrailers() throws(HTTP2SessionError) -> Bool {
@@ -212,10 +216,28 @@ public final class HTTP2Session {
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, code.rawValue)
     }
 
-    /// Tells the session that `count` bytes received on `streamID` moved on: its window reopens by that much.
+    /// Tells the session that `count` bytes received on `streamID` moved on: its window reopens by that much,
+    /// and the connection's window too where it was held back.
     public func consume(streamID: Int32, count: Int) {
         guard count > 0 else { return }
         _ = nghttp2_session_consume_stream(session, streamID, count)
+        if let held = sink.heldBodyBytes[streamID] {
+            sink.heldBodyBytes[streamID] = held > count ? held - count : nil
+        }
+        reopenConnectionWindow()
+    }
+
+    /// The connection window reopens on arrival, so that one stalled stream cannot block its siblings, until the
+    /// owner holds `settings.connectionWindow` bytes of unconsumed body across all streams; past that it
+    /// reopens only as bytes are consumed (or their stream closes). The owner so holds at most twice the
+    /// connection window per connection, however many streams are open.
+    private func reopenConnectionWindow() {
+        guard connectionWindowOwed > 0 else { return }
+        let room = Int(settings.connectionWindow) - sink.heldBodyBytes.values.reduce(0, +)
+        let reopen = min(connectionWindowOwed, max(0, room))
+        guard reopen > 0 else { return }
+        _ = nghttp2_session_consume_connection(session, reopen)
+        connectionWindowOwed -= reopen
     }
 
     /// Whether `streamID` is open in the session.

@@ -35,10 +35,23 @@ public final class NameResolver: Sendable {
             loop.execute { completion(.success([address])) }
             return
         }
+        if Self.isLocalhostName(target) {
+            let loopback = [SocketAddress.numeric(host: "127.0.0.1", port: port), SocketAddress.numeric(host: "::1", port: port)]
+            loop.execute { completion(.success(loopback.compactMap { $0 })) }
+            return
+        }
         lookupQueue.async {
             let result = Self.lookUp(host: target, port: port)
             loop.execute { completion(result) }
         }
+    }
+
+    /// `localhost` and every name under `.localhost` mean this machine's loopback (RFC 6761 §6.3), as curl,
+    /// Go and browsers resolve them, whatever DNS says.
+    public static func isLocalhostName(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return name == "localhost" || name.hasSuffix(".localhost")
     }
 
     private static func lookUp(host: String, port: Int) -> Result<[SocketAddress], NameResolutionError> {

@@ -47,9 +47,11 @@ struct PinValue {
         return nil
     }
 
-    private static func strippingPrefix(_ value: String) -> String? {
-        for prefix in ["sha256//", "sha256/"] where value.hasPrefix(prefix) { return String(value.dropFirst(prefix.count)) }
-        return nil
+    /// The value without its OkHttp (`sha256/`) or curl (`sha256//`) prefix. A pin may itself start with
+    /// `/`, so `sha256//abc...` is ambiguous: the reading that decodes to 32 bytes wins.
+    static func strippingPrefix(_ value: String) -> String? {
+        let readings = ["sha256//", "sha256/"].filter { value.hasPrefix($0) }.map { String(value.dropFirst($0.count)) }
+        return readings.first { base64SHA256($0) != nil } ?? readings.first
     }
 
     private static func base64SHA256(_ value: String) -> String? {

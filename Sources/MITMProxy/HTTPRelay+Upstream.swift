@@ -40,7 +40,8 @@ extension HTTPRelay {
     }
 
     func handleResponseEvents(_ events: [HTTP1Event]) {
-        for event in events where !closed {
+        let source = upstream
+        for event in events where !closed && upstream === source {
             switch event {
             case .responseHead(let head): responseHead(head)
             case .body(let bytes):
@@ -59,16 +60,19 @@ extension HTTPRelay {
     }
 
     func responseHead(_ head: HTTPResponseHead) {
-        guard !exchanges.isEmpty else {
+        guard let first = exchanges.first, first.local == nil else {
             upstreamBroke("sent a response nobody asked for")
             return
         }
-        client.write(head.serialized())
+        client.write(HopByHopFields.forwarding(head).serialized())
+        // A failed write closes the relay from inside `write`.
+        guard !closed, !exchanges.isEmpty else { return }
         if head.status >= 100 && head.status < 200 && head.status != 101 { return }
         exchanges[0].record.response = head
         exchanges[0].responseStarted = Date()
         responseHeadSent = true
         responseChunked = head.headers.tokens("transfer-encoding").last == "chunked"
+            && head.mayHaveBody(toRequestMethod: exchanges[0].record.request.method)
         if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
             do {
                 queuedClientEvents.append(contentsOf: try clientParser.resume())
@@ -93,7 +97,7 @@ extension HTTPRelay {
             return
         }
         let closeDelimited = !responseChunked && response.headers.first("content-length") == nil
-            && finished.record.request.method != "HEAD" && response.status != 204 && response.status != 304
+            && response.mayHaveBody(toRequestMethod: finished.record.request.method)
         if closeDelimited || !response.keepAlive || !finished.record.request.keepAlive {
             closeAfterFlush()
             return
@@ -145,8 +149,27 @@ extension HTTPRelay {
         }
     }
 
+    /// The connection's idle deadline passed. When a request is still waiting for its response head, the client
+    /// gets a 504 naming the upstream instead of a silent close; returns whether it did.
+    func answerTimeout(after seconds: Double) -> Bool {
+        guard !closed, !closing, let first = exchanges.first, first.local == nil, !responseHeadSent else { return false }
+        upstreamBroke("did not answer within \(SecondsText.format(seconds))", status: 504)
+        return true
+    }
+
     func upstreamBroke(_ reason: String) {
+        upstreamBroke(reason, status: 502)
+    }
+
+    func upstreamBroke(_ reason: String, status: Int) {
         let target = upstreamTarget.map { "\($0.host):\($0.port)" } ?? "upstream"
+        if exchanges.isEmpty && !requestOpen, let upstreamTarget {
+            // Nothing is waiting for this upstream: drop it, and keep the client for its next request.
+            context.events.emit(.upstreamFailed(connectionID: connectionID, host: upstreamTarget.host, port: upstreamTarget.port, reason: reason))
+            upstreamEndedInput = true
+            upstreamEnded()
+            return
+        }
         guard let first = exchanges.first, first.local == nil else {
             close(reason: "upstream \(target) \(reason)")
             return
@@ -162,7 +185,8 @@ extension HTTPRelay {
         let host = upstreamTarget?.host ?? first.record.host
         let port = upstreamTarget?.port ?? first.record.port
         context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port, reason: reason))
-        let local = LocalResponse.badGateway(host: host, port: port, reason: reason)
+        let local = status == 504 ? LocalResponse.gatewayTimeout(host: host, port: port, reason: reason)
+            : LocalResponse.badGateway(host: host, port: port, reason: reason)
         var record = first.record
         let head = local.head(keepAlive: false)
         record.response = head

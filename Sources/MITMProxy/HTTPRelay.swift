@@ -52,6 +52,8 @@ final class HTTPRelay {
     var clientPausedForUpstream = false
     var clientPausedForQueue = false
     static let highWater = 512 * 1024
+    /// When the request head being read must be complete (monotonic nanoseconds); nil between requests.
+    var headDeadline: UInt64?
 
     /// Called once when the relay ends, with a reason for the log.
     var onClose: ((String) -> Void)?
@@ -91,7 +93,7 @@ final class HTTPRelay {
         if let upstream { attachUpstream(upstream) }
         enqueue(initialEvents)
         if !initialBytes.isEmpty { feedClient(initialBytes) }
-        if !closed { client.resumeReading() }
+        if !closed && !clientPausedForQueue { client.resumeReading() }
     }
 
     // MARK: client side
@@ -108,6 +110,7 @@ final class HTTPRelay {
         switch event {
         case .data(let bytes): feedClient(Array(bytes))
         case .endOfInput:
+            guard !clientEnded else { return }
             clientEnded = true
             do {
                 enqueue(try clientParser.finish())
@@ -115,7 +118,7 @@ final class HTTPRelay {
                 close(reason: "client closed mid-request: \(error.reason)")
                 return
             }
-            if exchanges.isEmpty && !requestOpen {
+            if exchanges.isEmpty && !requestOpen && !hasQueuedClientEvents {
                 offerUpstreamForReuse()
                 close(reason: "client closed the connection")
             }
@@ -128,12 +131,36 @@ final class HTTPRelay {
         }
     }
 
+    /// Whether parsed client events still wait for an upstream.
+    var hasQueuedClientEvents: Bool { queuedIndex < queuedClientEvents.count }
+
     func feedClient(_ bytes: [UInt8]) {
         do {
             enqueue(try clientParser.feed(bytes))
         } catch {
             rejectClient(error)
+            return
         }
+        let previous = headDeadline
+        if !clientParser.isReadingHead {
+            headDeadline = nil
+        } else if headDeadline == nil {
+            headDeadline = Clock.after(seconds: context.configuration.handshakeTimeout)
+        }
+        if headDeadline != previous { onActivity?() }  // the owner's deadline includes the head's
+    }
+
+    /// The head deadline passed with nothing in flight: the client gets a 408 (a slow-header attack must not keep
+    /// a connection by trickling bytes that each reset the idle deadline); returns whether it did.
+    func answerSlowHead(now: UInt64) -> Bool {
+        guard let headDeadline, now >= headDeadline, !closing, !closed, exchanges.isEmpty else { return false }
+        let seconds = SecondsText.format(context.configuration.handshakeTimeout)
+        context.events.emit(.timedOut(connectionID: connectionID, host: upstreamTarget?.host,
+                                      what: "reading a request head (not complete within \(seconds))"))
+        let local = LocalResponse.error(status: 408, reason: "the request head did not arrive within \(seconds)")
+        client.write(local.head(keepAlive: false).serialized() + local.body)
+        closeAfterFlush()
+        return true
     }
 
     func enqueue(_ events: [HTTP1Event]) {
@@ -194,7 +221,7 @@ final class HTTPRelay {
     func prepareUpstream(for head: HTTPRequestHead) -> Bool {
         guard case .plain = mode else { return true }
         guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
-              url.scheme == "http", !LocalPages.handles(host: url.host) else {
+              url.scheme == "http", !isLocal(url) else {
             return exchanges.isEmpty || exchanges.allSatisfy { $0.local != nil }
         }
         if let target = upstreamTarget, target.host == url.host, target.port == url.port, upstream != nil { return true }
@@ -203,8 +230,7 @@ final class HTTPRelay {
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (url.host, url.port)
-        connecting = UpstreamConnector.connect(host: url.host, port: url.port, resolver: context.resolver, loop: loop,
-                                               timeout: context.configuration.handshakeTimeout) { [unowned self] result in
+        connecting = UpstreamConnector.connect(host: url.host, port: url.port, context: context, loop: loop) { [unowned self] result in
             connecting = nil
             switch result {
             case .success(let connection):
@@ -226,7 +252,8 @@ final class HTTPRelay {
         let upgrade = head.headers.contains("upgrade") && head.headers.tokens("connection").contains("upgrade")
         switch mode {
         case .intercepted(let host, let port, _):
-            forward(head, host: host, port: port, scheme: "https", upgrade: upgrade)
+            forward(HopByHopFields.forwarding(head, authority: nil, upgrading: upgrade), original: head,
+                    host: host, port: port, scheme: "https", upgrade: upgrade)
         case .failing(let host, let port, let reason):
             queueLocal(head, host: host, port: port, scheme: "https",
                        response: .badGateway(host: host, port: port, reason: reason))
@@ -239,12 +266,9 @@ final class HTTPRelay {
                 return
             }
             switch target {
-            case .absolute(let url) where url.scheme == "http" && !LocalPages.handles(host: url.host):
-                var forwarded = head
+            case .absolute(let url) where url.scheme == "http" && !isLocal(url):
+                var forwarded = HopByHopFields.forwarding(head, authority: url.authority, upgrading: upgrade)
                 forwarded.target = url.pathAndQuery
-                forwarded.headers.remove("proxy-connection")
-                forwarded.headers.remove("proxy-authorization")
-                if !forwarded.headers.contains("host") { forwarded.headers.add(name: "Host", value: url.authority) }
                 forward(forwarded, original: head, host: url.host, port: url.port, scheme: "http", upgrade: upgrade)
             case .absolute(let url) where url.scheme == "http":
                 queueLocal(head, host: url.host, port: url.port, scheme: "http", response: LocalPages.response(for: url.pathAndQuery, authority: context.authority))
@@ -258,6 +282,12 @@ final class HTTPRelay {
                     status: 400, reason: "request target \(head.target) is not an absolute http:// URL"))
             }
         }
+    }
+
+    /// Whether an absolute-form request is for the proxy's own pages: `mitm.proxy`, or the proxy's own address
+    /// (forwarding that would loop through the proxy).
+    func isLocal(_ url: AbsoluteURL) -> Bool {
+        LocalPages.handles(host: url.host) || context.ownListener.isOwn(host: url.host, port: url.port)
     }
 
     func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool) {

@@ -38,9 +38,15 @@ struct LocalResponse {
                              body: Array(text.utf8), reasonText: "\(host):\(port): \(reason)")
     }
 
+    static func gatewayTimeout(host: String, port: Int, reason: String) -> LocalResponse {
+        let text = "mitm-proxy sent the request to \(host):\(port), which \(reason).\nCheck the server; a slow one can be given longer with --idle-timeout SECONDS.\n"
+        return LocalResponse(status: 504, reasonPhrase: "Gateway Timeout", contentType: "text/plain; charset=utf-8",
+                             body: Array(text.utf8), reasonText: "\(host):\(port): \(reason)")
+    }
+
     static let reasonPhrases: [Int: String] = [
-        200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+        200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
         431: "Request Header Fields Too Large", 501: "Not Implemented", 502: "Bad Gateway", 504: "Gateway Timeout",
-        505: "HTTP Version Not Supported",
+        505: "HTTP Version Not Supported", 508: "Loop Detected",
     ]
 }

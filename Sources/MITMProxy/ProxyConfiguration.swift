@@ -1,3 +1,4 @@
+import MITMCore
 import MITMIO
 import MITMTLS
 
@@ -30,9 +31,25 @@ public struct ProxyConfiguration: Sendable {
     public var connectionDetailLimit = 500
     /// Lets a `refused:` expectation hold although the client never proved that it trusts the CA.
     public var allowUnprovenRefusals = false
+    /// Decides per TLS tunnel: intercept (default), pass through untouched, or refuse.
+    public var tunnelPolicy = TunnelPolicy()
     /// Number of event loops (default one per core).
     public var loopCount = System.coreCount
 
     /// A configuration with the defaults.
     public init() {}
+
+    /// The seconds a timeout or the silence window may be set to: short enough to be a real bound, long
+    /// enough for the engine's timers to keep their precision.
+    public static let timeoutRange: ClosedRange<Double> = 0.1...604_800
+
+    /// Why the timeouts cannot be used, phrased with the CLI's flag names; nil when they can.
+    public var timeoutProblem: String? {
+        let limits = "must be between \(Self.timeoutRange.lowerBound) and \(Int(Self.timeoutRange.upperBound)) seconds (one week)"
+        for (flag, value) in [("--handshake-timeout", handshakeTimeout), ("--idle-timeout", idleTimeout), ("--silence-window", silenceWindow)]
+        where !Self.timeoutRange.contains(value) {
+            return "\(flag) \(value) \(limits)"
+        }
+        return nil
+    }
 }

@@ -24,6 +24,15 @@ extension ProxyConnection {
             startRawTunnelWhenConnected()
         case .clientHello(let hello):
             clientSocket.pauseReading()
+            switch probe == .trust ? .intercept : decide(hello) {
+            case .intercept: break
+            case .passThrough:
+                passThrough()
+                return
+            case .refuse(let reason):
+                close(reason: "refused by policy: \(reason)")
+                return
+            }
             clientHello = hello
             verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
                                      offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe)
@@ -52,9 +61,30 @@ extension ProxyConnection {
     /// The client's IP address, the unit of proof that the CA is trusted.
     var clientAddress: String? { SocketAddress.peer(of: clientSocket.descriptor)?.host }
 
+    /// The policy's one decision for this tunnel, made before anything goes upstream.
+    func decide(_ hello: ClientHello) -> TunnelDecision {
+        let facts = TunnelFacts(connectHost: connectHost, connectPort: connectPort,
+                                serverName: hello.serverName.flatMap { HostName.validate($0) }, offeredALPN: hello.alpnProtocols,
+                                client: SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client")
+        return context.configuration.tunnelPolicy.decide(facts)
+    }
+
+    /// Relays the tunnel untouched (ClientHello included): no certificate, no verdict.
+    func passThrough() {
+        passingThrough = true
+        if let entry = pooled {
+            pooled = nil
+            entry.leg.close()
+            startConnecting()
+        }
+        startRawTunnelWhenConnected()
+    }
+
     func upstreamConnected(_ result: Result<UpstreamConnection, UpstreamFailure>) {
         upstreamResult = result
-        if let hello = clientHello {
+        if passingThrough {
+            startRawTunnelWhenConnected()
+        } else if let hello = clientHello {
             intercept(hello, upstream: result)
         } else if case .notTLS = ClientHelloParser.parse(peeked), !peeked.isEmpty {
             startRawTunnelWhenConnected()
@@ -83,10 +113,21 @@ extension ProxyConnection {
         switch upstreamResult {
         case .failure(let failure):
             context.events.emit(.upstreamFailed(connectionID: id, host: connectHost, port: connectPort, reason: failure.reason))
-            close(reason: "upstream unreachable")
+            guard Self.looksLikeHTTPRequest(peeked) else {
+                close(reason: "upstream unreachable")
+                return
+            }
+            // The 200 went out before the connect failed; a plain-HTTP client in the tunnel can still be told why.
+            answerAndLinger(.badGateway(host: connectHost, port: connectPort, reason: failure.reason))
         case .success(let connection):
             startRawTunnel(upstream: connection.socket, initialDown: [])
         }
+    }
+
+    /// Whether a tunnel's first bytes start an HTTP/1 request line (`GET /`, `POST /x`).
+    static func looksLikeHTTPRequest(_ bytes: [UInt8]) -> Bool {
+        guard let space = bytes.prefix(24).firstIndex(of: UInt8(ascii: " ")), space > 0 else { return false }
+        return bytes[..<space].allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
 
     func startRawTunnel(upstream socket: StreamSocket, initialDown: [UInt8]) {

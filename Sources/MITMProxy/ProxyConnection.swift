@@ -40,6 +40,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     var upstreamHandshakeMilliseconds: Double = -1
     /// Whether buffers were already given back since the last activity.
     var compacted = false
+    /// When bytes last moved (monotonic nanoseconds).
+    var lastActivity: UInt64 = 0
     /// When a silent connection's sockets are next read as a safety net.
     var nextReadPoll: UInt64 = 0
     var pooled: PooledUpstream?
@@ -47,6 +49,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     var reusedUpstreamAddress: String?
     /// Set when the connection checks the proxy itself rather than carrying the app's traffic.
     var probe: ProxyProbe?
+    /// The policy let this tunnel pass through untouched.
+    var passingThrough = false
 
     init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
         self.id = context.makeConnectionID()
@@ -75,19 +79,21 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             leg.onHandshake = nil
             leg.close()
             upstreamLeg = nil
-            upstreamFailedBeforeForging("TLS handshake timed out (no answer within \(Int(context.configuration.handshakeTimeout)) s)")
+            upstreamFailedBeforeForging("TLS handshake timed out (no answer within \(SecondsText.format(context.configuration.handshakeTimeout)))")
             return
         }
         switch phase {
         case .relaying:
-            close(reason: "idle for \(Int(context.configuration.idleTimeout)) s")
+            if httpRelay?.answerSlowHead(now: Clock.now) == true { return }
+            if httpRelay?.answerTimeout(after: context.configuration.idleTimeout) == true { return }
+            close(reason: "idle for \(SecondsText.format(context.configuration.idleTimeout))")
         case .closed:
             return
         default:
             context.events.emit(.timedOut(connectionID: id, host: connectHost.isEmpty ? nil : connectHost, what: timeoutWhat))
             if phase == .handshaking && clientLeg != nil {
                 context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort,
-                                                     reason: "the client did not finish the TLS handshake within \(Int(context.configuration.handshakeTimeout)) s"))
+                                                     reason: "the client did not finish the TLS handshake within \(SecondsText.format(context.configuration.handshakeTimeout))"))
             }
             close(reason: "timed out \(timeoutWhat)")
         }
@@ -96,12 +102,13 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     func closeForShutdown() { close(reason: "proxy stopping") }
 
     func touch() {
-        deadline = Clock.after(seconds: context.configuration.idleTimeout)
+        lastActivity = Clock.now
+        deadline = min(Clock.after(seconds: context.configuration.idleTimeout, from: lastActivity), httpRelay?.headDeadline ?? .max)
         compacted = false
     }
 
     func sweep(now: UInt64) {
-        let silentForASecond = deadline > now && deadline - now < UInt64((context.configuration.idleTimeout - 1) * 1_000_000_000)
+        let silentForASecond = now >= lastActivity && now - lastActivity >= 1_000_000_000
         guard phase == .relaying, silentForASecond else { return }
         if now >= nextReadPoll {
             nextReadPoll = now + 1_000_000_000
@@ -165,6 +172,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
             reject(status: 400, reason: reason)
             return
         }
+        if context.ownListener.isOwn(host: host, port: port) {
+            reject(status: 508, reason: OwnListener.loopReason(host: host, port: port))
+            return
+        }
         connectHost = host
         connectPort = port
         let peer = SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client"
@@ -185,8 +196,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     }
 
     func startConnecting() {
-        connector = UpstreamConnector.connect(host: connectHost, port: connectPort, resolver: context.resolver, loop: loop,
-                                             timeout: context.configuration.handshakeTimeout) { [unowned self] result in
+        connector = UpstreamConnector.connect(host: connectHost, port: connectPort, context: context, loop: loop) { [unowned self] result in
             connector = nil
             upstreamConnected(result)
         }
@@ -207,9 +217,14 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     func reject(status: Int, reason: String) {
         let peer = SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client"
         context.events.emit(.badRequest(connectionID: id, peer: peer, reason: reason))
-        let response = LocalResponse.error(status: status, reason: reason)
+        answerAndLinger(.error(status: status, reason: reason))
+    }
+
+    /// Writes `response`, then FIN, and waits (at most 2 s) for the client to hang up.
+    func answerAndLinger(_ response: LocalResponse) {
         clientSocket.write(response.head(keepAlive: false).serialized() + response.body)
         clientSocket.shutdownWriteAfterFlush()
+        clientSocket.resumeReading()
         phase = .handshaking
         timeoutWhat = "closing after an error response"
         deadline = Clock.after(seconds: 2)

@@ -17,6 +17,7 @@ final class ProxyContext: Sendable {
     let registries: [ConnectionRegistry]
     let verdicts: VerdictBook
     let spares: SpareConnectionDesk
+    let ownListener = OwnListener()
     let pools: [UpstreamPool]
     private let nextConnectionID = Atomic<Int>(1)
 
@@ -76,18 +77,4 @@ public struct ProxyStartError: Error, CustomStringConvertible, Sendable {
     public let message: String
     init(_ message: String) { self.message = message }
     public var description: String { message }
-}
-
-/// Delivers events to every subscriber, from any thread.
-final class EventFanOut: Sendable {
-    private let subscribers = Mutex<[@Sendable (ProxyEvent) -> Void]>([])
-
-    func subscribe(_ subscriber: @escaping @Sendable (ProxyEvent) -> Void) {
-        subscribers.withLock { $0.append(subscriber) }
-    }
-
-    func emit(_ event: ProxyEvent) {
-        let current = subscribers.withLock { $0 }
-        for subscriber in current { subscriber(event) }
-    }
 }

@@ -27,6 +27,7 @@ public final class ProxyServer: Sendable {
     /// Loads (or creates) the CA and binds the listening socket; call `start()` to accept connections.
     public init(configuration: ProxyConfiguration) throws(ProxyStartError) {
         signal(SIGPIPE, SIG_IGN)
+        if let problem = configuration.timeoutProblem { throw ProxyStartError(problem) }
         self.configuration = configuration
         do {
             authority = try CertificateAuthority.loadOrCreate(directory: configuration.caDirectory)
@@ -48,6 +49,7 @@ public final class ProxyServer: Sendable {
         } catch {
             throw ProxyStartError(error.message)
         }
+        context.ownListener.set(host: listener.address.host, port: listener.address.port)
     }
 
     /// Starts accepting connections.
@@ -65,10 +67,17 @@ public final class ProxyServer: Sendable {
     /// How many leaf certificates were signed so far (one per new name set).
     public var forgedCertificateCount: Int { context.forger.forgedCount }
 
-    /// Calls `handler` for every event, from the proxy's loops (possibly concurrently).
+    /// Calls `handler` for every event, in order, on the proxy's recording queue (never on a loop: a slow
+    /// handler delays only the recording, and past a bound events are dropped and counted).
     public func subscribe(_ handler: @escaping @Sendable (ProxyEvent) -> Void) {
         context.events.subscribe(handler)
     }
+
+    /// Blocks until every event emitted so far has reached the subscribers.
+    public func flushEvents() { context.events.flush() }
+
+    /// Events dropped because the subscribers fell too far behind (a stalled `--events -` reader).
+    public var droppedEventCount: Int { context.events.droppedCount }
 
     /// Connections currently open (client connections, including those being set up).
     public var openConnectionCount: Int {
@@ -118,7 +127,6 @@ public final class ProxyServer: Sendable {
     /// Stops accepting and closes every connection; open verdicts become `inconclusive`, and connections still
     /// waiting for a sibling (see `SpareConnectionJudge`) keep their refusal.
     public func stop() {
-        defer { context.spares.flush() }
         listener.close()
         for loop in context.loops.loops {
             loop.queue.sync {
@@ -126,5 +134,7 @@ public final class ProxyServer: Sendable {
                 context.pool(for: loop).closeAll()
             }
         }
+        context.spares.flush()
+        context.events.flush()
     }
 }

@@ -14,30 +14,36 @@ final class UpstreamConnector {
     private let port: Int
     private var attempt: StreamSocket?
     private var timer: LoopTimer?
+    private let isOwnAddress: (SocketAddress) -> Bool
 
-    private init(host: String, port: Int, loop: EventLoop, completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
+    private init(host: String, port: Int, loop: EventLoop, isOwnAddress: @escaping (SocketAddress) -> Bool,
+                 completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
         self.host = host
         self.port = port
         self.loop = loop
+        self.isOwnAddress = isOwnAddress
         self.completion = completion
     }
 
     /// Starts connecting to `host:port`; after `timeout` seconds without a connection it fails with a timeout.
+    /// Addresses that are the proxy's own listener are never dialled.
     @discardableResult
     static func connect(
         host: String,
         port: Int,
-        resolver: NameResolver,
+        context: ProxyContext,
         loop: EventLoop,
-        timeout: Double,
         _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
     ) -> UpstreamConnector {
-        let connector = UpstreamConnector(host: host, port: port, loop: loop, completion: completion)
+        let timeout = context.configuration.handshakeTimeout
+        let connector = UpstreamConnector(host: host, port: port, loop: loop,
+                                          isOwnAddress: { [ownListener = context.ownListener] in ownListener.isOwn(host: $0.host, port: $0.port) },
+                                          completion: completion)
         nonisolated(unsafe) let unsafeConnector = connector
         connector.timer = loop.schedule(after: timeout) {
             unsafeConnector.timedOut(after: timeout)
         }
-        resolver.resolve(host: host, port: port, on: loop) { result in
+        context.resolver.resolve(host: host, port: port, on: loop) { result in
             unsafeConnector.resolved(result)
         }
         return connector
@@ -67,7 +73,11 @@ final class UpstreamConnector {
         case .failure(let error):
             finish(.failure(UpstreamFailure(host: host, port: port, reason: error.description)))
         case .success(let found):
-            addresses = found
+            addresses = found.filter { !isOwnAddress($0) }
+            guard !addresses.isEmpty else {
+                finish(.failure(UpstreamFailure(host: host, port: port, reason: OwnListener.loopReason(host: host, port: port))))
+                return
+            }
             tryNext()
         }
     }

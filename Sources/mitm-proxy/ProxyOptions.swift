@@ -28,6 +28,11 @@ struct ProxyOptions: ParsableArguments {
     @Flag(name: .customLong("upstream-insecure"), help: "Do not verify upstream certificates (for throwaway test servers only).")
     var upstreamInsecure = false
 
+    @Option(name: .customLong("ignore-hosts"), help: ArgumentHelp(
+        "Relay TLS tunnels to hosts matching PATTERN untouched: no certificate forged, no verdict (repeatable; e.g. '*.apple.com').",
+        valueName: "pattern"))
+    var ignoreHosts: [String] = []
+
     @Option(name: .customLong("resolve"), help: ArgumentHelp(
         "Connect to ADDRESS whenever a client asks for HOST, like curl's --resolve (repeatable).", valueName: "host:address"))
     var resolve: [String] = []
@@ -82,16 +87,27 @@ struct ProxyOptions: ParsableArguments {
     mutating func validate() throws {
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port \(port) is not a port number (0-65535)") }
         guard bodyLimit >= 0 else { throw ValidationError("--body-limit must be 0 or more bytes") }
-        guard silenceWindow > 0 else { throw ValidationError("--silence-window must be a positive number of seconds") }
         _ = try parsedExpectations()
         guard IPAddressText.parse(host) != nil else {
             throw ValidationError("--host \(host) is not an IP address; use 127.0.0.1 (this machine only) or 0.0.0.0 (all interfaces)")
         }
         guard !(quiet && verbose) else { throw ValidationError("--quiet and --verbose cannot be used together") }
-        guard handshakeTimeout > 0, idleTimeout > 0 else { throw ValidationError("timeouts must be positive numbers of seconds") }
+        if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
         _ = try resolveOverrides()
+        _ = try ignoredHostPatterns()
         for file in upstreamCAFiles where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("--upstream-ca \(file): no readable file there")
+        }
+    }
+
+    /// `--ignore-hosts` values, parsed.
+    func ignoredHostPatterns() throws -> [HostPattern] {
+        try ignoreHosts.map { text in
+            do {
+                return try HostPattern(text)
+            } catch {
+                throw ValidationError("--ignore-hosts \(text): \(error)")
+            }
         }
     }
 
@@ -135,6 +151,7 @@ struct ProxyOptions: ParsableArguments {
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure
+        configuration.tunnelPolicy = TunnelPolicy(passThroughHosts: try ignoredHostPatterns())
         configuration.resolveOverrides = try resolveOverrides()
         configuration.handshakeTimeout = handshakeTimeout
         configuration.idleTimeout = idleTimeout

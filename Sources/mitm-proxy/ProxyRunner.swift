@@ -68,6 +68,9 @@ struct ProxyRunner {
             server.settleVerdicts()
         }
         server.stop()
+        if server.droppedEventCount > 0 {
+            console.err("warning: \(server.droppedEventCount) events were dropped because the console, --events, --har or --report output could not keep up (a pipe nobody reads?); the verdicts are complete, those records are not")
+        }
         har?.finish()
         let final = report?.writeFinal(clientCommand: outcome)
             ?? VerdictReport(final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,

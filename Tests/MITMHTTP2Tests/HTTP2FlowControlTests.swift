@@ -80,3 +80,33 @@ import Testing
         #expect(sent == 20_000)
     }
 }
+
+@Suite struct HTTP2ConnectionBudgetTests {
+    /// Many streams whose bytes nobody takes: the connection window stops reopening once the owner holds a
+    /// connection window's worth, so what the proxy holds is bounded per connection, not only per stream.
+    @Test func unconsumedBodiesAcrossStreamsAreBoundedPerConnection() throws {
+        var settings = HTTP2Settings()
+        settings.streamWindow = 65_536
+        settings.connectionWindow = 131_072
+        let pair = try SessionPair(server: settings)
+        try pair.pump()
+        let ids = try (0..<20).map { index in try pair.client.submitRequest(Fields.post("/\(index)"), endStream: false) }
+        for id in ids { pair.client.send([UInt8](repeating: 9, count: 65_536), on: id) }
+        for _ in 0..<20 { try pair.pump() }
+        let held = ids.map { pair.serverBody($0).count }.reduce(0, +)
+        #expect(held <= 2 * 131_072, "held \(held) bytes across 20 streams")
+        #expect(held >= 131_072)
+
+        // Consuming releases the connection window again, and every byte arrives in the end.
+        var consumed = [Int32: Int]()
+        for _ in 0..<200 {
+            for id in ids {
+                let received = pair.serverBody(id).count
+                pair.server.consume(streamID: id, count: received - consumed[id, default: 0])
+                consumed[id] = received
+            }
+            try pair.pump()
+        }
+        #expect(ids.allSatisfy { pair.serverBody($0).count == 65_536 })
+    }
+}

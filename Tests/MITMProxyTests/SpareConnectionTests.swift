@@ -32,6 +32,7 @@ import Testing
         let result = try await PythonClient.run(python, [harness.caCertificate])
         #expect(result.stdoutText.contains("200 hello from origin"), "\(result)")
         #expect(harness.server.settleVerdicts(timeout: 10))
+        harness.server.flushEvents()
         await origin.stop()
         return (harness, harness.events)
     }

@@ -4,6 +4,12 @@ import Synchronization
 /// Collects every event a proxy emits, from any thread, for assertions.
 final class EventRecorder: Sendable {
     private let recorded = Mutex<[ProxyEvent]>([])
+    private let flushing = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Makes every read first wait for events the proxy emitted before it (they arrive on a recording queue).
+    func flushBeforeReading(_ flush: @escaping @Sendable () -> Void) {
+        flushing.withLock { $0 = flush }
+    }
 
     /// Appends one event (the subscriber the harness installs).
     func record(_ event: ProxyEvent) {
@@ -11,7 +17,10 @@ final class EventRecorder: Sendable {
     }
 
     /// Everything recorded so far, in order.
-    var events: [ProxyEvent] { recorded.withLock { $0 } }
+    var events: [ProxyEvent] {
+        flushing.withLock { $0 }?()
+        return recorded.withLock { $0 }
+    }
 
     /// The exchanges recorded so far.
     var exchanges: [ExchangeRecord] {

@@ -29,6 +29,7 @@ final class ProxyHarness: Sendable {
         server = try ProxyServer(configuration: configuration)
         let recorder = recorder
         server.subscribe { recorder.record($0) }
+        recorder.flushBeforeReading { [server] in server.flushEvents() }
         server.start()
     }
 

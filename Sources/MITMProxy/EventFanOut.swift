@@ -1,0 +1,67 @@
+import Dispatch
+import MITMCore
+import Synchronization
+
+/// Carries events from the loops to every subscriber (console, events file, HAR, report, tests) on one
+/// recording queue, so a slow subscriber (a pipe nobody reads) never stalls a loop. The queue is bounded:
+/// past `capacity` undelivered events new ones are dropped and counted, never waited for.
+final class EventFanOut: Sendable {
+    private struct State {
+        var subscribers: [@Sendable (ProxyEvent) -> Void] = []
+        var pending: [ProxyEvent] = []
+        var draining = false
+        var dropped = 0
+    }
+
+    /// Undelivered events held at most.
+    let capacity: Int
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "mitm-proxy.recording")
+
+    init(capacity: Int = 50_000) {
+        self.capacity = capacity
+    }
+
+    func subscribe(_ subscriber: @escaping @Sendable (ProxyEvent) -> Void) {
+        state.withLock { $0.subscribers.append(subscriber) }
+    }
+
+    /// Queues `event` for the subscribers; returns at once.
+    func emit(_ event: ProxyEvent) {
+        let startDraining = state.withLock { state -> Bool in
+            guard !state.subscribers.isEmpty else { return false }
+            guard state.pending.count < capacity else {
+                state.dropped += 1
+                return false
+            }
+            state.pending.append(event)
+            guard !state.draining else { return false }
+            state.draining = true
+            return true
+        }
+        if startDraining { queue.async { self.drain() } }
+    }
+
+    /// Events dropped because the subscribers fell `capacity` events behind.
+    var droppedCount: Int { state.withLock { $0.dropped } }
+
+    /// Blocks until every event emitted before the call has been delivered.
+    func flush() {
+        queue.sync {}
+    }
+
+    private func drain() {
+        while true {
+            let (batch, subscribers) = state.withLock { state in
+                let batch = state.pending
+                state.pending.removeAll(keepingCapacity: batch.count < 1024)
+                if batch.isEmpty { state.draining = false }
+                return (batch, state.subscribers)
+            }
+            guard !batch.isEmpty else { return }
+            for event in batch {
+                for subscriber in subscribers { subscriber(event) }
+            }
+        }
+    }
+}

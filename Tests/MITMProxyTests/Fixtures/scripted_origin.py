@@ -1,0 +1,106 @@
+"""A raw HTTP/1.1 origin with one misbehaviour (or one strict duty) per --behavior, for relay tests.
+
+Same command line and PORT line as origin.py. Every connection is served by a thread that reads request
+heads byte-exactly (no parsing library in between, so what the proxy sent is what is seen):
+
+  record       answers each request 200 with a body that is the request head exactly as received
+  chunked-head answers HEAD with `Transfer-Encoding: chunked` and no body (correct), GET with "hello"
+  chunked-304  answers a request with If-None-Match with 304 + `Transfer-Encoding: chunked` and no body
+  silent       reads the request and never answers
+  late         answers each request after 2 seconds
+  unrequested  answers the request, then at once sends a second response nobody asked for
+"""
+import argparse
+import os
+import signal
+import socket
+import ssl
+import sys
+import threading
+import time
+
+
+def read_head(connection, pending):
+    while b"\r\n\r\n" not in pending:
+        data = connection.recv(65536)
+        if not data:
+            return None, pending
+        pending += data
+    end = pending.index(b"\r\n\r\n") + 4
+    return pending[:end], pending[end:]
+
+
+def respond(connection, status, headers, body=b""):
+    lines = ["HTTP/1.1 %s" % status] + ["%s: %s" % pair for pair in headers]
+    connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+
+
+def serve(connection, behavior):
+    pending = b""
+    try:
+        while True:
+            head, pending = read_head(connection, pending)
+            if head is None:
+                return
+            method = head.split(b" ", 1)[0]
+            if behavior == "record":
+                respond(connection, "200 OK", [("Content-Length", len(head))], head)
+            elif behavior == "chunked-head":
+                if method == b"HEAD":
+                    respond(connection, "200 OK", [("Transfer-Encoding", "chunked")])
+                else:
+                    respond(connection, "200 OK", [("Content-Length", 5)], b"hello")
+            elif behavior == "chunked-304":
+                if b"if-none-match" in head.lower():
+                    respond(connection, "304 Not Modified", [("ETag", '"v1"'), ("Transfer-Encoding", "chunked")])
+                else:
+                    respond(connection, "200 OK", [("Content-Length", 5)], b"fresh")
+            elif behavior == "late":
+                time.sleep(2)
+                respond(connection, "200 OK", [("Content-Length", 4)], b"late")
+            elif behavior == "silent":
+                threading.Event().wait()
+            elif behavior == "unrequested":
+                respond(connection, "200 OK", [("Content-Length", 2)], b"ok")
+                respond(connection, "200 OK", [("Content-Length", 3)], b"bad")
+    except (OSError, ssl.SSLError):
+        pass
+    finally:
+        connection.close()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--cert")
+    parser.add_argument("--key")
+    parser.add_argument("--behavior", required=True)
+    arguments = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    context = None
+    if arguments.cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(arguments.cert, arguments.key)
+        context.set_alpn_protocols(["http/1.1"])
+    listener = socket.create_server((arguments.host, 0), backlog=128)
+    print("PORT %d" % listener.getsockname()[1], flush=True)
+
+    def accept_forever():
+        while True:
+            connection, _ = listener.accept()
+            if context is not None:
+                try:
+                    connection = context.wrap_socket(connection, server_side=True)
+                except (OSError, ssl.SSLError):
+                    connection.close()
+                    continue
+            threading.Thread(target=serve, args=(connection, arguments.behavior), daemon=True).start()
+
+    threading.Thread(target=accept_forever, daemon=True).start()
+    while sys.stdin.buffer.read1(4096):
+        pass
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
