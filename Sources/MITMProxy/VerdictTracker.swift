@@ -60,10 +60,6 @@ final class VerdictTracker: @unchecked Sendable {
         guard let verdict = machine.receive(observation) else { return }
         silenceTimer?.cancel()
         silenceTimer = nil
-        if counted {
-            counted = false
-            context.verdicts.connectionDecided()
-        }
         let record = ConnectionVerdict(
             connectionID: connectionID, host: host, port: port, verdict: verdict, tlsVersion: tlsVersion, alpn: alpn,
             offeredALPN: offeredALPN, shownCertificatePin: context.forger.leafPin, startedAt: startedAt,
@@ -78,6 +74,11 @@ final class VerdictTracker: @unchecked Sendable {
         } else {
             context.publish(record, replacing: previous)
             if verdict.kind == .intercepted { context.spares.intercepted(record) }
+        }
+        // Only now: a held refusal is already counted by the desk, so pending never reads 0 in between.
+        if counted {
+            counted = false
+            context.verdicts.connectionDecided()
         }
     }
 
