@@ -119,7 +119,7 @@ public enum HostPatternError: Error, Sendable, Equatable, CustomStringConvertibl
         case .emptyLabel(let text):
             "host pattern \(text.debugDescription) has an empty label"
         case .port(let text):
-            "host pattern \(text.debugDescription) has a port; give the host alone (an expectation covers every port of the host)"
+            "host pattern \(text.debugDescription) has a port; give the host alone (a pattern covers every port of the host)"
         }
     }
 }

@@ -59,6 +59,7 @@ public struct ConsoleLog: Sendable {
             guard verbosity >= .normal || (record.verdict.kind != .intercepted && record.verdict.kind != .unused) else { return nil }
             return VerdictText.line(record)
         case .proxyProbe(let record, let probe):
+            guard verbosity >= .normal || probe == .trust else { return nil }
             return Self.probeLine(record, probe)
         }
     }
