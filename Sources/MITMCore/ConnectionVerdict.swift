@@ -24,11 +24,13 @@ public struct ConnectionVerdict: Sendable, Equatable, Codable {
     public var handshakeMilliseconds: Double?
     /// When the verdict was decided.
     public var decidedAt: Date
+    /// The client's IP address (no port), when known: proof that the CA works is per client.
+    public var client: String?
 
     /// Creates a record.
     public init(connectionID: Int, host: String, port: Int, verdict: Verdict, tlsVersion: String?, alpn: String?,
                 offeredALPN: [String], shownCertificatePin: String, startedAt: Date, handshakeMilliseconds: Double?,
-                decidedAt: Date) {
+                decidedAt: Date, client: String? = nil) {
         self.connectionID = connectionID
         self.host = host
         self.port = port
@@ -40,66 +42,9 @@ public struct ConnectionVerdict: Sendable, Equatable, Codable {
         self.startedAt = startedAt
         self.handshakeMilliseconds = handshakeMilliseconds
         self.decidedAt = decidedAt
-    }
-}
-
-/// The per-host verdict.
-public enum HostVerdictKind: String, Sendable, Codable {
-    /// At least one connection was intercepted: the host is not pinned (in this client).
-    case intercepted
-    /// Every connection was refused: pinning (or a missing CA) held.
-    case refused
-    /// Attempts that prove nothing (idle, failed negotiation, or a mix without interception).
-    case inconclusive
-    /// An expected host the client never contacted.
-    case unseen
-}
-
-/// The aggregate of every connection to one host.
-public struct HostVerdict: Sendable, Equatable, Codable {
-    /// The host.
-    public var host: String
-    /// The aggregate verdict.
-    public var verdict: HostVerdictKind
-    /// Connections seen.
-    public var attempts: Int
-    /// Connections per verdict (`intercepted`, `refused`, ...).
-    public var counts: [String: Int]
-    /// Distinct ways the client refused or failed, e.g. `alert unknown_ca`, `closed-after-handshake`.
-    public var how: [String]
-
-    /// Creates a summary.
-    public init(host: String, verdict: HostVerdictKind, attempts: Int, counts: [String: Int], how: [String]) {
-        self.host = host
-        self.verdict = verdict
-        self.attempts = attempts
-        self.counts = counts
-        self.how = how
+        self.client = client
     }
 
-    /// Aggregates connection verdicts per host, sorted by host (DESIGN.md: intercepted if any attempt
-    /// was, refused if all were, inconclusive otherwise).
-    public static func aggregate(_ connections: [ConnectionVerdict]) -> [HostVerdict] {
-        let byHost = Dictionary(grouping: connections, by: \.host)
-        return byHost.keys.sorted().map { host in
-            let verdicts = byHost[host, default: []].map(\.verdict)
-            var counts: [String: Int] = [:]
-            var how: [String] = []
-            for verdict in verdicts {
-                counts[verdict.kind.rawValue, default: 0] += 1
-                guard verdict.kind != .intercepted else { continue }
-                let text = verdict.alert.map { "\(verdict.reason.rawValue) \($0)" } ?? verdict.reason.rawValue
-                if !how.contains(text) { how.append(text) }
-            }
-            let kind: HostVerdictKind
-            if verdicts.contains(where: { $0.kind == .intercepted }) {
-                kind = .intercepted
-            } else if !verdicts.isEmpty && verdicts.allSatisfy({ $0.kind == .refused }) {
-                kind = .refused
-            } else {
-                kind = .inconclusive
-            }
-            return HostVerdict(host: host, verdict: kind, attempts: verdicts.count, counts: counts, how: how)
-        }
-    }
+    /// The client address as a key for per-client proof (`unknown` when the proxy could not read it).
+    public var clientKey: String { client ?? "unknown" }
 }

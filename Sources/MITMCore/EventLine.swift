@@ -34,6 +34,10 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var bytesUp: Int?
     public var bytesDown: Int?
     public var error: String?
+    /// The client's IP address (verdicts and probes).
+    public var client: String?
+    /// `trust` or `pins` (probe lines).
+    public var probe: String?
 
     init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
         self.time = time
@@ -64,16 +68,10 @@ public struct EventLine: Sendable, Encodable, Equatable {
             durationMs = record.durationMilliseconds
             error = record.failure
         case .verdict(let record):
-            self.init("verdict", record.connectionID, record.host, record.port, time: time)
-            verdict = record.verdict.kind.rawValue
-            reason = record.verdict.reason.rawValue
-            alert = record.verdict.alert
-            detail = record.verdict.detail
-            tlsVersion = record.tlsVersion
-            alpn = record.alpn
-            offeredALPN = record.offeredALPN
-            shownCertificatePin = record.shownCertificatePin
-            handshakeMs = record.handshakeMilliseconds
+            self.init(verdict: record, type: "verdict", time: time)
+        case .proxyProbe(let record, let probe):
+            self.init(verdict: record, type: "probe", time: time)
+            self.probe = probe.rawValue
         case .tunnel(let id, let host, let port, let up, let down, let reason):
             self.init("tunnel", id, host, port, time: time)
             bytesUp = up
@@ -97,6 +95,20 @@ public struct EventLine: Sendable, Encodable, Equatable {
             self.init("error", id, host ?? "-", 0, time: time)
             error = "timed out \(what)"
         }
+    }
+
+    private init(verdict record: ConnectionVerdict, type: String, time: Date) {
+        self.init(type, record.connectionID, record.host, record.port, time: time)
+        verdict = record.verdict.kind.rawValue
+        reason = record.verdict.reason.rawValue
+        alert = record.verdict.alert
+        detail = record.verdict.detail
+        tlsVersion = record.tlsVersion
+        alpn = record.alpn
+        offeredALPN = record.offeredALPN
+        shownCertificatePin = record.shownCertificatePin
+        handshakeMs = record.handshakeMilliseconds
+        client = record.client
     }
 
     /// The line as compact JSON (no trailing newline).

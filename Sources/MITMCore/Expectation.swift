@@ -28,25 +28,6 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(outcome.rawValue):\(pattern)" }
-
-    /// Checks the expectation against per-host verdicts: at least one host must match, and every
-    /// matching host must show the outcome (`unseen` and `inconclusive` never satisfy it).
-    public func evaluate(_ hosts: [HostVerdict]) -> ExpectationResult {
-        let matching = hosts.filter { pattern.matches($0.host) }
-        guard !matching.isEmpty else {
-            return ExpectationResult(expectation: description, met: false, hosts: [:],
-                                     explanation: "no connection to \(pattern) was seen (unseen): the client never contacted it through the proxy")
-        }
-        let wanted: HostVerdictKind = outcome == .refused ? .refused : .intercepted
-        let failing = matching.filter { $0.verdict != wanted }
-        let verdicts = Dictionary(uniqueKeysWithValues: matching.map { ($0.host, $0.verdict.rawValue) })
-        guard let first = failing.first else {
-            return ExpectationResult(expectation: description, met: true, hosts: verdicts,
-                                     explanation: "\(matching.map(\.host).joined(separator: ", ")): \(wanted.rawValue)")
-        }
-        return ExpectationResult(expectation: description, met: false, hosts: verdicts,
-                                 explanation: "\(first.host) was \(first.verdict.rawValue), not \(wanted.rawValue)")
-    }
 }
 
 /// A malformed `--expect` value.

@@ -20,6 +20,7 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
             return
         }
         let isWildcard = text.hasPrefix("*.")
+        if !text.contains("/"), Self.hasPort(isWildcard ? String(text.dropFirst(2)) : text) { throw .port(text) }
         let host = Self.normalized(isWildcard ? String(text.dropFirst(2)) : text)
         if host.contains("*") { throw .misplacedWildcard(text) }
         if let invalid = host.first(where: { !Self.isHostCharacter($0) }) {
@@ -42,6 +43,22 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
             let candidate = Self.normalized(host)
             return candidate.count > parent.count + 1 && candidate.hasSuffix("." + parent)
         }
+    }
+
+    /// How narrowly the pattern picks hosts: an exact name beats `*.a.example`, which beats `*.example`,
+    /// which beats `*`. When several expectations match a host, the most specific decides for it.
+    public var specificity: Int {
+        switch kind {
+        case .any: 0
+        case .subdomains(of: let parent): 1 + parent.split(separator: ".").count
+        case .exact: Int.max
+        }
+    }
+
+    /// `host:port` or `[v6]:port`; a bare IPv6 literal has two colons or more.
+    private static func hasPort(_ text: String) -> Bool {
+        if text.hasPrefix("[") { return text.contains("]:") }
+        return text.filter { $0 == ":" }.count == 1
     }
 
     /// The pattern in canonical form: lowercase, without a trailing dot or IPv6 brackets.
@@ -83,6 +100,8 @@ public enum HostPatternError: Error, Sendable, Equatable, CustomStringConvertibl
     case invalidCharacter(Character, in: String)
     /// The pattern has an empty label, as in `a..example` or `.example`.
     case emptyLabel(String)
+    /// The pattern carries a port, as in `api.example.com:443`.
+    case port(String)
 
     /// A human reason naming the pattern.
     public var description: String {
@@ -99,6 +118,8 @@ public enum HostPatternError: Error, Sendable, Equatable, CustomStringConvertibl
             "host pattern \(text.debugDescription) contains \(String(character).debugDescription), which cannot appear in a host name; give a host, not a URL"
         case .emptyLabel(let text):
             "host pattern \(text.debugDescription) has an empty label"
+        case .port(let text):
+            "host pattern \(text.debugDescription) has a port; give the host alone (a pattern covers every port of the host)"
         }
     }
 }

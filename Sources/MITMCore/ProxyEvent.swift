@@ -94,4 +94,17 @@ public enum ProxyEvent: Sendable, Equatable {
     case connectionOpened(connectionID: Int, host: String, port: Int, peer: String)
     /// The pinning verdict of an intercepted connection was decided (or an inconclusive one upgraded).
     case verdict(ConnectionVerdict)
+    /// A connection made to check the proxy itself was decided; it is kept apart from the verdicts.
+    case proxyProbe(ConnectionVerdict, ProxyProbe)
+}
+
+/// Connections that are about the proxy, not the app under test.
+public enum ProxyProbe: String, Sendable, Codable {
+    /// `https://mitm.proxy/`, answered by the proxy itself: loading it proves the client trusts the CA.
+    case trust
+    /// `mitm-proxy pins --connect ... --proxy` (its CONNECT carries `Mitm-Proxy-Probe: pins`).
+    case pins
+
+    /// The CONNECT request header that marks the proxy's own probes.
+    public static let headerName = "Mitm-Proxy-Probe"
 }

@@ -8,6 +8,9 @@ public enum VerdictKind: String, Sendable, Codable, CaseIterable {
     case inconclusive
     /// The handshake broke for a reason that is not the certificate: never evidence of pinning.
     case failed
+    /// Handshake done, then closed without a request while the same client used another intercepted
+    /// connection to the same host and port (a browser's spare or duplicate connection): never a refusal.
+    case unused
 }
 
 /// How the verdict was reached.
@@ -24,6 +27,8 @@ public enum VerdictReason: String, Sendable, Codable {
     case idle
     /// The handshake failed for a non-certificate reason (protocol or cipher mismatch, garbage, early close).
     case negotiation
+    /// Closed after the handshake without a request while a sibling connection of the same client was intercepted.
+    case unusedDuplicate = "unused-duplicate"
 }
 
 /// A per-connection verdict with its evidence.
@@ -43,5 +48,11 @@ public struct Verdict: Sendable, Equatable, Codable {
         self.reason = reason
         self.alert = alert
         self.detail = detail
+    }
+
+    /// How it was reached in a few words, the same everywhere: `alert unknown_ca`, `closed-after-handshake`.
+    public var how: String {
+        guard let alert, reason == .alert || kind == .failed else { return reason.rawValue }
+        return reason == .alert ? "alert \(alert)" : "\(reason.rawValue) (alert \(alert))"
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 
-/// The `--report` JSON: per host and per connection verdicts, expectations and their outcome.
+/// The `--report` JSON: per host verdicts, the most recent connections in detail, expectations and their
+/// outcome, and the client command's status in CI mode.
 public struct VerdictReport: Sendable, Codable, Equatable {
-    /// `pass` (every expectation holds), `fail`, or `no-expectations`.
+    /// `pass` (every expectation holds and the client command, if any, succeeded), `fail`, or `no-expectations`.
     public var result: String
     /// Whether the run had ended when this was written (false while the proxy is still running).
     public var final: Bool
@@ -14,18 +15,28 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     public var caCertificate: String
     /// The silence window used for `closed-after-handshake` and `idle`, in seconds.
     public var silenceWindowSeconds: Double
-    /// Per-host verdicts, including `unseen` expected hosts.
+    /// Per host and port verdicts, including `unseen` expected hosts.
     public var hosts: [HostVerdict]
-    /// Every intercepted connection.
+    /// The most recent intercepted connections (full detail of every one is in the `--events` file).
     public var connections: [ConnectionVerdict]
+    /// Connections decided in the run but left out of `connections` (the oldest go first).
+    public var connectionsOmitted: Int
+    /// Client addresses that accepted the proxy's CA at least once (a control host or the trust probe).
+    public var provenClients: [String]
+    /// Whether `refused:` expectations were allowed to hold without such proof.
+    public var allowUnprovenRefusals: Bool
     /// The expectations and whether they held.
     public var expectations: [ExpectationResult]
+    /// The client command of a CI run, once it ended.
+    public var clientCommand: ClientCommandOutcome?
 
-    /// Builds a report, adding `unseen` hosts for exact-name expectations nobody contacted.
+    /// Builds a report from a run's ledger, adding `unseen` hosts for exact-name expectations nobody contacted.
     public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
-                connections: [ConnectionVerdict], expectations: [Expectation]) {
-        var hosts = HostVerdict.aggregate(connections)
-        let results = expectations.map { $0.evaluate(hosts) }
+                ledger: VerdictLedger, expectations: [Expectation], allowUnprovenRefusals: Bool = false,
+                clientCommand: ClientCommandOutcome? = nil) {
+        var hosts = ledger.hostVerdicts
+        let check = ExpectationCheck(expectations, provenClients: ledger.provenClients, allowUnprovenRefusals: allowUnprovenRefusals)
+        let results = check.evaluate(hosts)
         for expectation in expectations {
             let name = expectation.pattern.description
             guard !name.contains("*"), !hosts.contains(where: { $0.host == name }) else { continue }
@@ -37,9 +48,48 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         self.caCertificate = caCertificate
         self.silenceWindowSeconds = silenceWindowSeconds
         self.hosts = hosts
-        self.connections = connections
+        self.connections = ledger.connections
+        self.connectionsOmitted = ledger.omittedConnections
+        self.provenClients = ledger.provenClients
+        self.allowUnprovenRefusals = allowUnprovenRefusals
         self.expectations = results
-        self.result = results.isEmpty ? "no-expectations" : results.allSatisfy(\.met) ? "pass" : "fail"
+        self.clientCommand = clientCommand
+        let clientFailed = clientCommand.map { !$0.succeeded } ?? false
+        self.result = results.isEmpty && !clientFailed ? "no-expectations" : results.allSatisfy(\.met) && !clientFailed ? "pass" : "fail"
+    }
+
+    /// A report of `connections` (every one kept in detail).
+    public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
+                connections: [ConnectionVerdict], expectations: [Expectation], allowUnprovenRefusals: Bool = false) {
+        var ledger = VerdictLedger(detailLimit: connections.count)
+        for connection in connections { ledger.record(connection, replacing: nil) }
+        self.init(final: final, generatedAt: generatedAt, listen: listen, caCertificate: caCertificate,
+                  silenceWindowSeconds: silenceWindowSeconds, ledger: ledger, expectations: expectations,
+                  allowUnprovenRefusals: allowUnprovenRefusals)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case result, final, generatedAt, listen, caCertificate, silenceWindowSeconds, hosts, connections, connectionsOmitted
+        case provenClients, allowUnprovenRefusals, expectations, clientCommand
+    }
+
+    /// Reads this version's reports and earlier ones (which lack the proof fields).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        result = try container.decode(String.self, forKey: .result)
+        final = try container.decode(Bool.self, forKey: .final)
+        generatedAt = try container.decode(Date.self, forKey: .generatedAt)
+        listen = try container.decode(String.self, forKey: .listen)
+        caCertificate = try container.decode(String.self, forKey: .caCertificate)
+        silenceWindowSeconds = try container.decode(Double.self, forKey: .silenceWindowSeconds)
+        hosts = try container.decode([HostVerdict].self, forKey: .hosts)
+        connections = try container.decodeIfPresent([ConnectionVerdict].self, forKey: .connections) ?? []
+        connectionsOmitted = try container.decodeIfPresent(Int.self, forKey: .connectionsOmitted) ?? 0
+        let intercepting = connections.filter { $0.verdict.kind == .intercepted }.map(\.clientKey)
+        provenClients = try container.decodeIfPresent([String].self, forKey: .provenClients) ?? Array(Set(intercepting)).sorted()
+        allowUnprovenRefusals = try container.decodeIfPresent(Bool.self, forKey: .allowUnprovenRefusals) ?? false
+        expectations = try container.decode([ExpectationResult].self, forKey: .expectations)
+        clientCommand = try container.decodeIfPresent(ClientCommandOutcome.self, forKey: .clientCommand)
     }
 
     /// Pretty, key-sorted JSON.
@@ -50,11 +100,15 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         return try encoder.encode(self)
     }
 
-    /// Reads a report written by `encoded()`.
-    public static func decode(_ data: Data) throws -> VerdictReport {
+    /// Reads a report written by `encoded()`; a file that is not one is a `ReportDecodingError` in words.
+    public static func decode(_ data: Data) throws(ReportDecodingError) -> VerdictReport {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(VerdictReport.self, from: data)
+        do {
+            return try decoder.decode(VerdictReport.self, from: data)
+        } catch {
+            throw ReportDecodingError(error, data: data)
+        }
     }
 
     /// The hosts that were actually seen (not `unseen`), for re-checking expectations.

@@ -1,11 +1,20 @@
-/// Verdicts in words a QA engineer understands.
+/// Verdicts in words a QA engineer understands: one wording per verdict, used by the console, the table
+/// and the HAR alike.
 public enum VerdictText {
-    /// One console line for a connection verdict.
+    /// The caveat on every refusal that a client without the proxy's CA produces the same way.
+    public static let caCaveat = "pinning holds, or the proxy's CA is not installed (check a control host)"
+
+    /// One console line for a connection verdict: `host:port: REFUSED (alert unknown_ca) -- ...`.
     public static func line(_ record: ConnectionVerdict) -> String {
         let verdict = record.verdict
-        let label = verdict.kind.rawValue.uppercased()
-        let alert = verdict.alert.map { " (alert \($0))" } ?? ""
-        return "\(record.host): \(label)\(verdict.reason == .alert || verdict.kind == .failed ? alert : "") -- \(explanation(verdict))"
+        var facts: [String] = []
+        if verdict.kind == .intercepted {
+            facts = [record.tlsVersion, record.alpn].compactMap { $0 }
+        } else {
+            facts = [verdict.how]
+        }
+        let detail = facts.isEmpty ? "" : " (\(facts.joined(separator: ", ")))"
+        return "\(record.host):\(record.port): \(verdict.kind.rawValue.uppercased())\(detail) -- \(explanation(verdict))"
     }
 
     /// What the verdict means.
@@ -14,33 +23,75 @@ public enum VerdictText {
         case (.intercepted, _):
             return "the client accepted the forged certificate and sent its request: no pinning on this connection"
         case (.refused, .alert):
-            return "the client rejected the certificate during the handshake: pinning holds, or the proxy's CA is not installed (check a control host)"
+            return "the client rejected the certificate during the handshake: \(caCaveat)"
         case (.refused, .closedInHandshake):
-            return "the client hung up during the handshake after seeing the certificate, without an alert (as Java and Node do when they reject a certificate)"
+            return "the client hung up during the handshake after seeing the certificate, without an alert (as Java and Node do "
+                + "when they reject a certificate): \(caCaveat)"
         case (.refused, _):
-            return "the client closed the connection right after the handshake without sending a request: it checked the certificate itself, as pinning does"
+            return "the client closed the connection right after the handshake without sending a request: it checked the "
+                + "certificate itself, as pinning does"
+        case (.unused, _):
+            return "the client closed this spare connection without a request while it used another connection to the same "
+                + "host: it accepted the certificate; not a refusal"
         case (.inconclusive, _):
             return "the handshake completed but the client sent nothing and did not close (a pre-connect?): this proves nothing"
         case (.failed, _):
             let detail = verdict.detail.map { ": \($0)" } ?? ""
-            return "the handshake broke for a reason that is not the certificate\(detail); this is a client/proxy incompatibility, not evidence of pinning"
+            return "the handshake broke for a reason that is not the certificate\(detail); this is a client/proxy incompatibility, "
+                + "not evidence of pinning"
         }
     }
 
-    /// The per-host table printed on exit.
-    public static func table(_ hosts: [HostVerdict], expectations: [ExpectationResult]) -> String {
+    /// Per-kind counts with their ways: `3 refused (closed-after-handshake 2, alert unknown_ca 1), 3 intercepted`.
+    public static func counts(_ host: HostVerdict) -> String {
+        let order: [VerdictKind] = [.refused, .intercepted, .unused, .inconclusive, .failed]
+        return order.compactMap { kind -> String? in
+            guard let count = host.counts[kind.rawValue], count > 0 else { return nil }
+            let ways = host.ways[kind.rawValue] ?? [:]
+            guard kind != .intercepted, !ways.isEmpty else { return "\(count) \(kind.rawValue)" }
+            let detail = ways.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }
+            return "\(count) \(kind.rawValue) (\(detail.joined(separator: ", ")))"
+        }.joined(separator: ", ")
+    }
+
+    /// What the upstream did, when it failed: `every request answered 502: <reason>`.
+    public static func upstreamNote(_ host: HostVerdict) -> String? {
+        guard let upstream = host.upstream, let failure = upstream.lastFailure else { return nil }
+        if upstream.requests == 0 { return "upstream failed: \(failure)" }
+        if upstream.answeredWith502 == 0 { return nil }
+        let share = upstream.answeredWith502 == upstream.requests
+            ? "every request answered 502" : "\(upstream.answeredWith502) of \(upstream.requests) requests answered 502"
+        return "\(share): \(failure)"
+    }
+
+    /// Row names: the host, or `host:port` where one host was seen on several ports.
+    public static func displayNames(_ hosts: [HostVerdict]) -> [String] {
+        var ports: [String: Set<Int>] = [:]
+        for host in hosts { if let port = host.port { ports[host.host, default: []].insert(port) } }
+        return hosts.map { host in
+            guard let port = host.port, ports[host.host, default: []].count > 1 else { return host.host }
+            return "\(host.host):\(port)"
+        }
+    }
+
+    /// The per-host table printed on exit, the expectations under it, and the client command's status.
+    public static func table(_ hosts: [HostVerdict], expectations: [ExpectationResult], client: ClientCommandOutcome? = nil) -> String {
         var lines: [String] = []
-        let width = max(4, hosts.map(\.host.count).max() ?? 4)
-        lines.append("HOST".padding(toLength: width, withPad: " ", startingAt: 0) + "  VERDICT       ATTEMPTS  HOW")
-        for host in hosts {
-            let how = host.verdict == .intercepted ? "" : host.how.joined(separator: ", ")
-            lines.append(host.host.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                + host.verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "  "
-                + String(host.attempts).padding(toLength: 8, withPad: " ", startingAt: 0) + "  " + how)
+        let names = displayNames(hosts)
+        let width = max(4, names.map(\.count).max() ?? 4)
+        lines.append("HOST".padding(toLength: width, withPad: " ", startingAt: 0) + "  VERDICT       CONNECTIONS")
+        for (name, host) in zip(names, hosts) {
+            let counts = host.verdict == .unseen ? "none" : self.counts(host)
+            lines.append(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                + host.verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "  " + counts
+                + (upstreamNote(host).map { "; \($0)" } ?? ""))
         }
         if hosts.isEmpty { lines.append("(no intercepted TLS connections)") }
         for result in expectations {
             lines.append("\(result.met ? "PASS" : "FAIL")  expect \(result.expectation): \(result.explanation)")
+        }
+        if let client {
+            lines.append("\(client.succeeded ? "PASS" : "FAIL")  client command: \(client.status)")
         }
         return lines.joined(separator: "\n")
     }

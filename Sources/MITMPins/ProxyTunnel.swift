@@ -2,7 +2,8 @@
 enum ProxyTunnel {
     /// Asks the proxy on `socket` for a tunnel to `target`; returns any bytes read past the response head.
     static func open(through socket: TCPClientSocket, to target: HostAndPort) throws(PinsError) -> [UInt8] {
-        let request = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\nUser-Agent: mitm-proxy-pins\r\n\r\n"
+        // Mitm-Proxy-Probe (MITMCore.ProxyProbe.headerName) tells a mitm-proxy on the path that this is its own check, not app traffic.
+        let request = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\nUser-Agent: mitm-proxy-pins\r\nMitm-Proxy-Probe: pins\r\n\r\n"
         let stage = "while asked to CONNECT to \(target)"
         try socket.sendAll(Array(request.utf8), stage: stage)
         var received: [UInt8] = []

@@ -3,7 +3,7 @@ import MITMCore
 
 /// How much the console says.
 public enum ConsoleVerbosity: Int, Sendable, Comparable {
-    /// Problems only.
+    /// Refusals, failed and inconclusive verdicts, trust probes and problems (no requests, no interceptions).
     case quiet
     /// A line per request and per tunnel or TLS outcome.
     case normal
@@ -13,7 +13,8 @@ public enum ConsoleVerbosity: Int, Sendable, Comparable {
     public static func < (lhs: ConsoleVerbosity, rhs: ConsoleVerbosity) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// Turns proxy events into console lines.
+/// Turns proxy events into console lines: `12:03:04.123 #17 ...`, the local time and the connection id
+/// first, so parallel transfers can be matched to their verdicts.
 public struct ConsoleLog: Sendable {
     /// The verbosity.
     public let verbosity: ConsoleVerbosity
@@ -21,8 +22,13 @@ public struct ConsoleLog: Sendable {
     /// A formatter at `verbosity`.
     public init(verbosity: ConsoleVerbosity) { self.verbosity = verbosity }
 
-    /// The line for `event`, or nil when this verbosity does not show it.
-    public func line(for event: ProxyEvent) -> String? {
+    /// The line for `event` at `time`, or nil when this verbosity does not show it.
+    public func line(for event: ProxyEvent, at time: Date = Date()) -> String? {
+        guard let text = text(for: event) else { return nil }
+        return "\(Self.clock(time)) #\(Self.connectionID(of: event)) \(text)"
+    }
+
+    private func text(for event: ProxyEvent) -> String? {
         switch event {
         case .exchange(let record):
             let isProblem = record.failure != nil || (record.response?.status ?? 502) >= 500
@@ -40,7 +46,7 @@ public struct ConsoleLog: Sendable {
             return "bad request from \(peer): \(reason)"
         case .intercepted(_, let host, let port, let version, let alpn):
             guard verbosity >= .verbose else { return nil }
-            return "\(host):\(port): intercepted (\(version)\(alpn.map { ", \($0)" } ?? ""))"
+            return "\(host):\(port): handshake completed (\(version)\(alpn.map { ", \($0)" } ?? "")); waiting for the client's first request"
         case .timedOut(_, let host, let what):
             guard verbosity >= .verbose else { return nil }
             return "\(host ?? "client"): timed out \(what)"
@@ -50,9 +56,46 @@ public struct ConsoleLog: Sendable {
             guard verbosity >= .verbose else { return nil }
             return "CONNECT \(host):\(port) from \(peer)"
         case .verdict(let record):
-            guard verbosity >= .normal || record.verdict.kind != .intercepted else { return nil }
+            guard verbosity >= .normal || (record.verdict.kind != .intercepted && record.verdict.kind != .unused) else { return nil }
             return VerdictText.line(record)
+        case .proxyProbe(let record, let probe):
+            guard verbosity >= .normal || probe == .trust else { return nil }
+            return Self.probeLine(record, probe)
         }
+    }
+
+    static func probeLine(_ record: ConnectionVerdict, _ probe: ProxyProbe) -> String {
+        let client = record.clientKey
+        switch probe {
+        case .trust where record.verdict.kind == .intercepted:
+            return "trust probe: client \(client) loaded https://\(LocalPages.host)/: it trusts the proxy's CA"
+        case .trust:
+            return "trust probe: client \(client) did not load https://\(LocalPages.host)/ (\(record.verdict.kind.rawValue), \(record.verdict.how)): "
+                + "it does not trust the proxy's CA yet; install it from http://\(LocalPages.host)/"
+        case .pins:
+            return "pins probe of \(record.host):\(record.port) (\(record.verdict.kind.rawValue), \(record.verdict.how)): the proxy's own check, "
+                + "not counted as the app's traffic"
+        }
+    }
+
+    static func connectionID(of event: ProxyEvent) -> Int {
+        switch event {
+        case .exchange(let record): record.connectionID
+        case .tunnel(let id, _, _, _, _, _), .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _),
+             .badRequest(let id, _, _), .intercepted(let id, _, _, _, _), .timedOut(let id, _, _), .request(let id, _, _, _, _),
+             .connectionOpened(let id, _, _, _):
+            id
+        case .verdict(let record), .proxyProbe(let record, _): record.connectionID
+        }
+    }
+
+    /// `HH:MM:SS.mmm` in local time.
+    static func clock(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        let milliseconds = Int(date.timeIntervalSince1970 * 1000) % 1000
+        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, milliseconds)
     }
 
     static func exchangeLine(_ record: ExchangeRecord) -> String {
@@ -60,7 +103,8 @@ public struct ConsoleLog: Sendable {
         guard let response = record.response else {
             return "\(request) -> failed: \(record.failure ?? "no response")"
         }
-        var line = "\(request) -> \(response.status), \(ByteCountText.format(record.responseBodyBytes)), \(record.durationMilliseconds) ms"
+        let version = record.httpVersion == "HTTP/2.0" ? "h2" : record.httpVersion.lowercased()
+        var line = "\(request) (\(version)) -> \(response.status), \(ByteCountText.format(record.responseBodyBytes)), \(record.durationMilliseconds) ms"
         if let failure = record.failure { line += " (\(failure))" }
         return line
     }

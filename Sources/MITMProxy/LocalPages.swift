@@ -17,6 +17,10 @@ enum LocalPages {
         case "/ca.pem", "/ca.crt":
             return LocalResponse(status: 200, reasonPhrase: "OK", contentType: "application/x-x509-ca-cert",
                                  body: Array(authority.certificate.pem.utf8), reasonText: "")
+        case "/trusted":
+            // Fetched over https://mitm.proxy/ by the index page: it loads only if the device trusts the CA.
+            return LocalResponse(status: 200, reasonPhrase: "OK", contentType: "text/plain; charset=utf-8",
+                                 body: Array("this client trusts the mitm-proxy CA\n".utf8), reasonText: "")
         case "/ca.cer":
             return LocalResponse(status: 200, reasonPhrase: "OK", contentType: "application/pkix-cert",
                                  body: authority.certificate.der, reasonText: "")
@@ -42,6 +46,15 @@ enum LocalPages {
         Install a certificate &rarr; CA certificate), Windows</li>
         </ul>
         <p>Only install it on test devices, and remove it when you are done testing.</p>
+        <p id="trust">Checking whether this device already trusts the CA&hellip;
+        (<a href="https://\(host)/">https://\(host)/</a> loads only when it does)</p>
+        <script>
+        fetch("https://\(host)/trusted", {mode: "no-cors", cache: "no-store"}).then(function () {
+          document.getElementById("trust").innerHTML = "&#10004; This device trusts the CA: the proxy can intercept its HTTPS.";
+        }, function () {
+          document.getElementById("trust").innerHTML = "&#10008; This device does not trust the CA yet: install it above, then reload this page.";
+        });
+        </script>
         </body></html>
         """
     }

@@ -26,6 +26,11 @@ public struct ProxyConfiguration: Sendable {
     /// Bytes of each request and response body kept in `ExchangeRecord` (for HAR); 0 keeps none.
     /// Bodies are always streamed; larger ones are relayed whole and truncated only in the record.
     public var bodyCaptureLimit = 0
+    /// Connection verdicts kept in detail for the report and `connectionVerdicts` (the most recent ones);
+    /// per-host counts cover every connection, and the events file has every one in full.
+    public var connectionDetailLimit = 500
+    /// Lets a `refused:` expectation hold although the client never proved that it trusts the CA.
+    public var allowUnprovenRefusals = false
     /// Decides per TLS tunnel: intercept (default), pass through untouched, or refuse.
     public var tunnelPolicy = TunnelPolicy()
     /// Number of event loops (default one per core).

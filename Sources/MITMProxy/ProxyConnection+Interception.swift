@@ -78,6 +78,12 @@ extension ProxyConnection {
         }
     }
 
+    /// `https://mitm.proxy/`: the proxy's own pages over TLS with a forged certificate, so that a client
+    /// that loads them proves it trusts the CA.
+    func answerTrustProbe() {
+        startClientHandshake(names: [ForgeNames.name(for: LocalPages.host)], upstreamFailure: nil)
+    }
+
     static func describeUpstream(_ failure: TLSFailure) -> String {
         if let verifyError = failure.verifyError { return "its certificate is not trusted: \(verifyError)" }
         if let alert = failure.receivedAlert { return "TLS handshake failed: it sent alert \(alert.name)" }
@@ -156,6 +162,12 @@ extension ProxyConnection {
         touch()
         context.events.emit(.intercepted(connectionID: id, host: interceptHost, port: connectPort,
                                          tlsVersion: leg.tls.protocolVersion, alpn: leg.tls.negotiatedALPN))
+        if probe == .trust {
+            let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request), mode: .plain)
+            adopt(relay)
+            relay.start()
+            return
+        }
         if leg.tls.negotiatedALPN == "h2" {
             startHTTP2Relay(client: leg, upstreamFailure: upstreamFailure)
             return
@@ -201,6 +213,7 @@ extension ProxyConnection {
 
     /// ALPN for the client: exactly what the upstream chose, or the client's own choice when no upstream answered.
     func clientALPNOffer(upstreamFailed: Bool) -> [String] {
+        if probe == .trust { return ["http/1.1"] }
         guard !upstreamFailed, let upstreamLeg else {
             return ALPNPolicy.clientOfferWithoutUpstream(clientOffered: clientHello?.alpnProtocols ?? [])
         }

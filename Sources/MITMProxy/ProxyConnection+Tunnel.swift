@@ -12,6 +12,10 @@ extension ProxyConnection {
             return
         case .notTLS:
             clientSocket.pauseReading()
+            if probe == .trust {
+                close(reason: "the trust probe \(LocalPages.host) speaks only TLS")
+                return
+            }
             if let entry = pooled {
                 pooled = nil
                 entry.leg.close()
@@ -20,7 +24,7 @@ extension ProxyConnection {
             startRawTunnelWhenConnected()
         case .clientHello(let hello):
             clientSocket.pauseReading()
-            switch decide(hello) {
+            switch probe == .trust ? .intercept : decide(hello) {
             case .intercept: break
             case .passThrough:
                 passThrough()
@@ -31,18 +35,21 @@ extension ProxyConnection {
             }
             clientHello = hello
             verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
-                                     offeredALPN: hello.alpnProtocols)
+                                     offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe)
             timeoutWhat = "connecting to \(connectHost):\(connectPort)"
             phase = .handshaking
             deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
-            if let entry = pooled {
+            if probe == .trust {
+                answerTrustProbe()
+            } else if let entry = pooled {
                 pooled = nil
                 interceptReusing(entry, hello: hello)
             } else if let upstreamResult {
                 intercept(hello, upstream: upstreamResult)
             }
         case .malformed(let reason):
-            let tracker = VerdictTracker(context: context, connectionID: id, host: connectHost, port: connectPort, offeredALPN: [])
+            let tracker = VerdictTracker(context: context, connectionID: id, host: connectHost, port: connectPort, offeredALPN: [],
+                                         client: clientAddress, probe: probe)
             verdict = tracker
             tracker.observe(.handshakeFailed("the client sent a broken TLS ClientHello: \(reason)"))
             context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
@@ -50,6 +57,9 @@ extension ProxyConnection {
             close(reason: "malformed ClientHello")
         }
     }
+
+    /// The client's IP address, the unit of proof that the CA is trusted.
+    var clientAddress: String? { SocketAddress.peer(of: clientSocket.descriptor)?.host }
 
     /// The policy's one decision for this tunnel, made before anything goes upstream.
     func decide(_ hello: ClientHello) -> TunnelDecision {

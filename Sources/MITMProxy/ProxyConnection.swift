@@ -47,6 +47,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     var pooled: PooledUpstream?
     var upstreamCertificate: X509Certificate?
     var reusedUpstreamAddress: String?
+    /// Set when the connection checks the proxy itself rather than carrying the app's traffic.
+    var probe: ProxyProbe?
     /// The policy let this tunnel pass through untouched.
     var passingThrough = false
 
@@ -182,7 +184,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         phase = .peeking
         timeoutWhat = "waiting for the client's first bytes in the tunnel to \(host):\(port)"
-        if let entry = context.pool(for: loop).take(host: host, port: port) {
+        probe = LocalPages.handles(host: host) ? .trust : head.headers.contains(ProxyProbe.headerName) ? .pins : nil
+        if probe == .trust {
+            // Answered by the proxy itself: never dialled upstream.
+        } else if let entry = context.pool(for: loop).take(host: host, port: port) {
             pooled = entry
         } else {
             startConnecting()

@@ -15,7 +15,8 @@ final class ProxyContext: Sendable {
     let events: EventFanOut
     let loops: EventLoopGroup
     let registries: [ConnectionRegistry]
-    let verdicts = VerdictBook()
+    let verdicts: VerdictBook
+    let spares: SpareConnectionDesk
     let ownListener = OwnListener()
     let pools: [UpstreamPool]
     private let nextConnectionID = Atomic<Int>(1)
@@ -24,6 +25,12 @@ final class ProxyContext: Sendable {
         self.configuration = configuration
         self.authority = authority
         self.events = events
+        let verdicts = VerdictBook(detailLimit: configuration.connectionDetailLimit)
+        self.verdicts = verdicts
+        spares = SpareConnectionDesk(silenceWindow: configuration.silenceWindow, book: verdicts) { record in
+            verdicts.record(record, replacing: nil)
+            events.emit(.verdict(record))
+        }
         do {
             forger = try LeafForger(authority: authority)
             serverTLS = try ServerTLSContext()
@@ -49,6 +56,12 @@ final class ProxyContext: Sendable {
         loops = EventLoopGroup(count: configuration.loopCount)
         registries = loops.loops.map { ConnectionRegistry(loop: $0) }
         pools = loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, 15)) }
+    }
+
+    /// Records a decided client verdict and announces it.
+    func publish(_ record: ConnectionVerdict, replacing previous: Verdict?) {
+        verdicts.record(record, replacing: previous)
+        events.emit(.verdict(record))
     }
 
     func makeConnectionID() -> Int { nextConnectionID.add(1, ordering: .relaxed).oldValue }

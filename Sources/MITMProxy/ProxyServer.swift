@@ -13,6 +13,7 @@ public final class ProxyServer: Sendable {
     public let authority: CertificateAuthority
     private let context: ProxyContext
     private let listener: Listener
+    private let directoryLock: CADirectoryLock
 
     /// A proxy for a test: port 0, a fresh temporary CA directory, 127.0.0.1. Call `start()`.
     public static func forTesting(configure: (inout ProxyConfiguration) -> Void = { _ in }) throws(ProxyStartError) -> ProxyServer {
@@ -30,11 +31,14 @@ public final class ProxyServer: Sendable {
         self.configuration = configuration
         do {
             authority = try CertificateAuthority.loadOrCreate(directory: configuration.caDirectory)
+            directoryLock = try CADirectoryLock.inUse(directory: configuration.caDirectory)
         } catch {
             throw ProxyStartError(error.message)
         }
         let context = try ProxyContext(configuration: configuration, authority: authority, events: EventFanOut())
         self.context = context
+        let book = context.verdicts
+        context.events.subscribe { book.observe($0) }
         do {
             listener = try Listener(host: configuration.host, port: configuration.port) { descriptor, _ in
                 let loop = context.loops.next()
@@ -82,15 +86,19 @@ public final class ProxyServer: Sendable {
         }
     }
 
-    /// Every intercepted connection's verdict so far, in the order they were decided.
+    /// The most recent intercepted connections' verdicts (at most `configuration.connectionDetailLimit`),
+    /// in the order they were decided.
     public var connectionVerdicts: [ConnectionVerdict] { context.verdicts.connections }
 
-    /// Per-host verdicts so far (hosts never contacted are absent: see `evaluate` for `unseen`).
+    /// Per host and port verdicts so far (hosts never contacted are absent: see `evaluate` for `unseen`).
     public var hostVerdicts: [HostVerdict] { context.verdicts.hosts }
 
-    /// The verdict of `host` so far, or nil when no connection to it was decided yet.
+    /// The whole account so far: per-host aggregates, proven clients, recent connections.
+    public var ledger: VerdictLedger { context.verdicts.ledger }
+
+    /// The verdict of `host` so far (its first port), or nil when no connection to it was decided yet.
     public func verdict(for host: String) -> HostVerdict? {
-        hostVerdicts.first { $0.host == host.lowercased() }
+        context.verdicts.ledger.hostVerdicts(named: host.lowercased()).first
     }
 
     /// Waits until at least one connection to `host` has a verdict; nil after `timeout`.
@@ -101,20 +109,23 @@ public final class ProxyServer: Sendable {
     /// Intercepted connections whose verdict is still open (handshaking, or inside the silence window).
     public var undecidedConnectionCount: Int { context.verdicts.pendingCount }
 
-    /// Waits (blocking) until no verdict is open, at most `timeout` seconds (default: the silence window
-    /// plus a margin). Returns whether everything settled.
+    /// Waits (blocking) until no verdict is open, at most `timeout` seconds (default: twice the silence window,
+    /// as a spare connection may wait one more window for its sibling, plus a margin). Returns whether everything settled.
     @discardableResult
     public func settleVerdicts(timeout: Double? = nil) -> Bool {
-        context.verdicts.settle(timeout: timeout ?? configuration.silenceWindow + 1)
+        context.verdicts.settle(timeout: timeout ?? 2 * configuration.silenceWindow + 1)
     }
 
-    /// Checks expectations against the verdicts so far.
+    /// Checks expectations against the verdicts so far (a `refused:` one needs the same client to have
+    /// accepted the CA somewhere, unless `configuration.allowUnprovenRefusals`).
     public func evaluate(_ expectations: [Expectation]) -> [ExpectationResult] {
-        let hosts = hostVerdicts
-        return expectations.map { $0.evaluate(hosts) }
+        let ledger = self.ledger
+        return ExpectationCheck(expectations, provenClients: ledger.provenClients,
+                                allowUnprovenRefusals: configuration.allowUnprovenRefusals).evaluate(ledger.hostVerdicts)
     }
 
-    /// Stops accepting and closes every connection; open verdicts become `inconclusive`.
+    /// Stops accepting and closes every connection; open verdicts become `inconclusive`, and connections still
+    /// waiting for a sibling (see `SpareConnectionJudge`) keep their refusal.
     public func stop() {
         listener.close()
         for loop in context.loops.loops {
@@ -123,6 +134,7 @@ public final class ProxyServer: Sendable {
                 context.pool(for: loop).closeAll()
             }
         }
+        context.spares.flush()
         context.events.flush()
     }
 }

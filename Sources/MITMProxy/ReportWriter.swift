@@ -4,13 +4,16 @@ import MITMCore
 import Synchronization
 
 /// Keeps the `--report` file up to date while the proxy runs (rewritten atomically shortly after each
-/// verdict) and writes the final version on exit.
+/// verdict) and writes the final version on exit. A rewrite costs what the ledger holds (per-host
+/// aggregates and a bounded window of connections), never the whole history, and rewrites are spaced so
+/// that they take at most about a tenth of one core however busy the proxy is.
 public final class ReportWriter: Sendable {
     private let path: String
     private let server: ProxyServer
     private let expectations: [Expectation]
     private let queue = DispatchQueue(label: "mitm-proxy.report")
     private let scheduled = Mutex(false)
+    private let lastWriteSeconds = Mutex(0.0)
     private let onError: @Sendable (String) -> Void
 
     /// A writer for `path`; checks now that the directory is writable.
@@ -20,16 +23,25 @@ public final class ReportWriter: Sendable {
         self.expectations = expectations
         self.onError = onError
         let directory = (path as NSString).deletingLastPathComponent
-        guard FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) else {
-            throw ProxyStartError("--report \(path): the directory \(directory.isEmpty ? "." : directory) is missing or not writable")
+        let shown = directory.isEmpty ? "." : directory
+        var info = stat()
+        guard stat(shown, &info) == 0 else {
+            throw ProxyStartError("--report \(path): cannot use the directory \(shown): \(String(cString: strerror(errno)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw ProxyStartError("--report \(path): \(shown) is not a directory")
+        }
+        guard access(shown, W_OK) == 0 else {
+            throw ProxyStartError("--report \(path): cannot write in the directory \(shown): \(String(cString: strerror(errno)))")
         }
     }
 
     /// The report as of now.
-    public func report(final: Bool) -> VerdictReport {
+    public func report(final: Bool, clientCommand: ClientCommandOutcome? = nil) -> VerdictReport {
         VerdictReport(final: final, listen: server.listenAddress, caCertificate: server.caCertificatePath,
-                      silenceWindowSeconds: server.configuration.silenceWindow,
-                      connections: server.connectionVerdicts, expectations: expectations)
+                      silenceWindowSeconds: server.configuration.silenceWindow, ledger: server.ledger,
+                      expectations: expectations, allowUnprovenRefusals: server.configuration.allowUnprovenRefusals,
+                      clientCommand: clientCommand)
     }
 
     /// Schedules a rewrite soon (coalescing bursts of verdicts).
@@ -39,34 +51,41 @@ public final class ReportWriter: Sendable {
             return flag
         }
         guard !alreadyScheduled else { return }
-        queue.asyncAfter(deadline: .now() + 0.1) { [self] in
+        let delay = max(0.1, 9 * lastWriteSeconds.withLock { $0 })
+        queue.asyncAfter(deadline: .now() + delay) { [self] in
             scheduled.withLock { $0 = false }
+            let started = DispatchTime.now().uptimeNanoseconds
             write(report(final: false))
+            let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            lastWriteSeconds.withLock { $0 = took }
         }
     }
 
     /// Writes the final report now (blocking) and returns it.
     @discardableResult
-    public func writeFinal() -> VerdictReport {
-        let final = report(final: true)
+    public func writeFinal(clientCommand: ClientCommandOutcome? = nil) -> VerdictReport {
+        let final = report(final: true, clientCommand: clientCommand)
         queue.sync { write(final) }
         return final
     }
 
     private func write(_ report: VerdictReport) {
+        let temporary = path + ".tmp-\(getpid())"
+        let data: Data
         do {
-            let data = try report.encoded()
-            let temporary = path + ".tmp-\(getpid())"
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                throw ProxyStartError("cannot create \(temporary)")
-            }
-            guard rename(temporary, path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                unlink(temporary)
-                throw ProxyStartError(reason)
-            }
+            data = try report.encoded()
         } catch {
-            onError("cannot write report \(path): \(error)")
+            onError("cannot write report \(path): the report could not be encoded")
+            return
+        }
+        guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+            onError("cannot write report \(path): cannot create \(temporary): \(String(cString: strerror(errno)))")
+            return
+        }
+        guard rename(temporary, path) == 0 else {
+            onError("cannot write report \(path): rename from \(temporary): \(String(cString: strerror(errno)))")
+            unlink(temporary)
+            return
         }
     }
 }

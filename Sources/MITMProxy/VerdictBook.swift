@@ -2,17 +2,21 @@ import Foundation
 import MITMCore
 import Synchronization
 
-/// Every connection verdict of a proxy run, per connection and per host, readable from any thread,
-/// with waiters for tests and a count of connections still undecided (to let verdicts settle).
+/// The account of a proxy run, readable from any thread: a `VerdictLedger` (per-host aggregates, the
+/// clients that proved they trust the CA, a bounded window of connection detail), waiters for tests, and
+/// a count of connections still undecided (to let verdicts settle).
 final class VerdictBook: Sendable {
     private struct State {
-        var connections: [Int: ConnectionVerdict] = [:]
-        var order: [Int] = []
+        var ledger: VerdictLedger
         var pending = 0
         var waiters: [UUID: (host: String, continuation: CheckedContinuation<HostVerdict?, Never>)] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+
+    init(detailLimit: Int) {
+        state = Mutex(State(ledger: VerdictLedger(detailLimit: detailLimit)))
+    }
 
     func connectionStarted() { state.withLock { $0.pending += 1 } }
 
@@ -21,37 +25,53 @@ final class VerdictBook: Sendable {
     /// Connections whose verdict is not decided yet.
     var pendingCount: Int { state.withLock { $0.pending } }
 
-    func record(_ verdict: ConnectionVerdict) {
+    /// Adds a decided verdict (`previous`: the inconclusive verdict it upgrades, if any).
+    func record(_ verdict: ConnectionVerdict, replacing previous: Verdict?) {
         let ready: [(CheckedContinuation<HostVerdict?, Never>, HostVerdict?)] = state.withLock { state in
-            if state.connections[verdict.connectionID] == nil { state.order.append(verdict.connectionID) }
-            state.connections[verdict.connectionID] = verdict
+            state.ledger.record(verdict, replacing: previous)
             let matching = state.waiters.filter { $0.value.host == verdict.host }
             guard !matching.isEmpty else { return [] }
-            let aggregate = HostVerdict.aggregate(state.order.compactMap { state.connections[$0] }.filter { $0.host == verdict.host }).first
+            let aggregate = state.ledger.hostVerdicts(named: verdict.host).first
             for key in matching.keys { state.waiters.removeValue(forKey: key) }
             return matching.values.map { ($0.continuation, aggregate) }
         }
         for (continuation, aggregate) in ready { continuation.resume(returning: aggregate) }
     }
 
-    /// All connection verdicts in the order they were first decided.
-    var connections: [ConnectionVerdict] {
-        state.withLock { state in state.order.compactMap { state.connections[$0] } }
+    /// A client loaded the trust probe.
+    func proveClient(_ client: String) { state.withLock { $0.ledger.proveClient(client) } }
+
+    /// Takes what the account needs from other events: requests on intercepted connections and upstream failures.
+    func observe(_ event: ProxyEvent) {
+        switch event {
+        case .exchange(let record) where record.scheme == "https":
+            let answered = record.response?.status == 502 && record.failure != nil
+            state.withLock { $0.ledger.recordRequest(host: record.host, port: record.port, answeredWith502: answered ? record.failure : nil) }
+        case .upstreamFailed(_, let host, let port, let reason):
+            state.withLock { $0.ledger.recordUpstreamFailure(host: host, port: port, reason: reason) }
+        default:
+            return
+        }
     }
 
-    /// Per-host aggregates.
-    var hosts: [HostVerdict] { HostVerdict.aggregate(connections) }
+    /// A copy of the ledger as of now.
+    var ledger: VerdictLedger { state.withLock { $0.ledger } }
+
+    /// The most recent connection verdicts, oldest first.
+    var connections: [ConnectionVerdict] { state.withLock { $0.ledger.connections } }
+
+    /// Per host and port aggregates.
+    var hosts: [HostVerdict] { state.withLock { $0.ledger.hostVerdicts } }
 
     /// Waits until `host` has at least one decided connection, or `timeout` passes (nil then).
     func waitForVerdict(host: String, timeout: Duration) async -> HostVerdict? {
         let key = UUID()
         let wanted = host.lowercased()
         return await withCheckedContinuation { continuation in
-            let existing: HostVerdict?? = state.withLock { state in
-                let seen = state.order.compactMap { state.connections[$0] }.filter { $0.host == wanted }
-                if !seen.isEmpty { return .some(HostVerdict.aggregate(seen).first) }
+            let existing: HostVerdict? = state.withLock { state in
+                if let seen = state.ledger.hostVerdicts(named: wanted).first { return seen }
                 state.waiters[key] = (wanted, continuation)
-                return .none
+                return nil
             }
             if let existing {
                 continuation.resume(returning: existing)

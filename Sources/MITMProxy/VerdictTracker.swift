@@ -18,15 +18,23 @@ final class VerdictTracker: @unchecked Sendable {
     private var alpn: String?
     private var silenceTimer: LoopTimer?
     private var counted = true
+    private var handshakeAt: Double?
+    private var published: Verdict?
+    private var endReported = false
+    private let client: String?
+    private let probe: ProxyProbe?
     /// The host the verdict is about (set once the SNI is known).
     var host: String
 
-    init(context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String]) {
+    /// `probe`: the connection checks the proxy itself, and its verdict stays out of the account.
+    init(context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String], client: String?, probe: ProxyProbe?) {
         self.context = context
         self.connectionID = connectionID
         self.host = host
         self.port = port
         self.offeredALPN = offeredALPN
+        self.client = client
+        self.probe = probe
         context.verdicts.connectionStarted()
     }
 
@@ -36,6 +44,7 @@ final class VerdictTracker: @unchecked Sendable {
     /// The handshake completed on `leg`: start the silence window.
     func handshakeCompleted(_ leg: TLSLeg, loop: EventLoop) {
         handshakeMilliseconds = Date().timeIntervalSince(startedAt) * 1000
+        handshakeAt = SpareConnectionDesk.now
         tlsVersion = leg.tls.protocolVersion
         alpn = leg.tls.negotiatedALPN
         observe(.certificateSent)
@@ -51,26 +60,45 @@ final class VerdictTracker: @unchecked Sendable {
         guard let verdict = machine.receive(observation) else { return }
         silenceTimer?.cancel()
         silenceTimer = nil
+        let record = ConnectionVerdict(
+            connectionID: connectionID, host: host, port: port, verdict: verdict, tlsVersion: tlsVersion, alpn: alpn,
+            offeredALPN: offeredALPN, shownCertificatePin: context.forger.leafPin, startedAt: startedAt,
+            handshakeMilliseconds: handshakeMilliseconds, decidedAt: Date(), client: client)
+        let previous = published
+        published = verdict
+        if let probe {
+            if probe == .trust, verdict.kind == .intercepted { context.verdicts.proveClient(record.clientKey) }
+            context.events.emit(.proxyProbe(record, probe))
+        } else if verdict.kind == .refused, verdict.reason == .closedAfterHandshake, let handshakeAt {
+            context.spares.closedWithoutRequest(record, handshakeAt: handshakeAt)
+        } else {
+            context.publish(record, replacing: previous)
+            if verdict.kind == .intercepted { context.spares.intercepted(record) }
+        }
+        // Only now: a held refusal is already counted by the desk, so pending never reads 0 in between.
         if counted {
             counted = false
             context.verdicts.connectionDecided()
         }
-        let record = ConnectionVerdict(
-            connectionID: connectionID, host: host, port: port, verdict: verdict, tlsVersion: tlsVersion, alpn: alpn,
-            offeredALPN: offeredALPN, shownCertificatePin: context.forger.leafPin, startedAt: startedAt,
-            handshakeMilliseconds: handshakeMilliseconds, decidedAt: Date())
-        context.verdicts.record(record)
-        context.events.emit(.verdict(record))
     }
 
     /// The connection is going away: an undecided verdict becomes inconclusive.
     func finish() {
         if !isDecided { observe(.stopped) }
         silenceTimer?.cancel()
+        reportEnd()
+    }
+
+    /// Tells the spare-connection desk once that an intercepted connection is gone.
+    private func reportEnd() {
+        guard !endReported, published?.kind == .intercepted else { return }
+        endReported = true
+        context.spares.connectionEnded(connectionID)
     }
 
     deinit {
         silenceTimer?.cancel()
         if counted { context.verdicts.connectionDecided() }
+        reportEnd()
     }
 }

@@ -29,6 +29,9 @@ public final class CertificateAuthority: Sendable {
         let files = CertificateAuthorityFiles(directory: directory)
         var warnings: [String] = []
         if let warning = try FileStore.ensurePrivateDirectory(files.directory) { warnings.append(warning) }
+        // Held until this function returns: a second process waits here, then loads the CA the first one made.
+        let lock = try CADirectoryLock.creation(in: files.directory)
+        defer { withExtendedLifetime(lock) {} }
         let hasCertificate = FileStore.exists(files.certificatePEM)
         let hasKey = FileStore.exists(files.privateKey)
         switch (hasCertificate, hasKey) {
@@ -52,6 +55,8 @@ public final class CertificateAuthority: Sendable {
         let files = CertificateAuthorityFiles(directory: directory)
         var warnings: [String] = []
         if let warning = try FileStore.ensurePrivateDirectory(files.directory) { warnings.append(warning) }
+        let lock = try CADirectoryLock.creation(in: files.directory)
+        defer { withExtendedLifetime(lock) {} }
         return try create(files: files, warnings: warnings)
     }
 

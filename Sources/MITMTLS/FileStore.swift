@@ -58,6 +58,24 @@ enum FileStore {
         return lstat(path, &info) == 0
     }
 
+    /// `mkdir -p` with mode 0700, naming the path component that stopped it and why.
+    private static func makeDirectories(_ directory: String) throws(CertificateAuthorityError) {
+        var path = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            path += "/" + component
+            var info = stat()
+            if stat(path, &info) == 0 {
+                guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                    throw CertificateAuthorityError("cannot create CA directory \(directory): \(path) is a file, not a directory; pass another --ca-dir")
+                }
+                continue
+            }
+            guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+                throw CertificateAuthorityError("cannot create CA directory \(directory): mkdir \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
     /// Creates `directory` (and parents) with mode 0700, or tightens an existing one to 0700.
     /// Returns a warning when an existing directory was readable by others.
     static func ensurePrivateDirectory(_ directory: String) throws(CertificateAuthorityError) -> String? {
@@ -72,12 +90,7 @@ enum FileStore {
             }
             return "CA directory \(directory) was accessible to other users; restricted it to mode 0700"
         }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw CertificateAuthorityError("cannot create CA directory \(directory): \(error.localizedDescription)")
-        }
+        try makeDirectories(directory)
         chmod(directory, 0o700)
         return nil
     }

@@ -77,7 +77,7 @@ struct CACommand: ParsableCommand {
             }
             let mode: Int16 = format == .p12 ? 0o600 : 0o644
             guard FileManager.default.createFile(atPath: output, contents: Data(bytes), attributes: [.posixPermissions: mode]) else {
-                FileHandle.standardError.write(Data("mitm-proxy: cannot write \(output)\n".utf8))
+                FileHandle.standardError.write(Data("mitm-proxy: cannot write \(output): \(String(cString: strerror(errno)))\n".utf8))
                 throw ExitCode(2)
             }
             print("wrote \(output) (\(format.rawValue))")
@@ -88,14 +88,29 @@ struct CACommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Replace the CA with a new one. Every device must then install the new certificate.")
         @OptionGroup var ca: CADirectoryOption
-        @Flag(help: "Confirm replacing an existing CA.")
+        @Flag(help: "Confirm replacing an existing CA, even while a running proxy uses it.")
         var force = false
 
         func run() throws {
             let files = CertificateAuthorityFiles(directory: ca.caDirectory)
+            let inUse = CADirectoryLock.isHeldByAProxy(directory: ca.caDirectory)
+            if inUse && !force {
+                FileHandle.standardError.write(Data("""
+                    mitm-proxy: a running mitm-proxy uses the CA in \(files.directory); it would keep serving the old CA while \
+                    ca.pem names the new one, and clients trusting the new one would refuse it. Stop that proxy first \
+                    (or re-run with --force and restart it).\n
+                    """.utf8))
+                throw ExitCode(2)
+            }
             if FileManager.default.fileExists(atPath: files.certificatePEM) && !force {
                 FileHandle.standardError.write(Data("mitm-proxy: a CA exists in \(files.directory); devices that trust it will stop trusting the proxy. Re-run with --force to replace it.\n".utf8))
                 throw ExitCode(2)
+            }
+            if inUse {
+                FileHandle.standardError.write(Data("""
+                    warning: a running mitm-proxy uses \(files.directory): it keeps serving the OLD CA until it is restarted, \
+                    and clients that trust the new one will refuse it.\n
+                    """.utf8))
             }
             do {
                 let authority = try CertificateAuthority.regenerate(directory: ca.caDirectory)

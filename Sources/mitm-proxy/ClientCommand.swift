@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MITMCore
 
 /// A client command run through the proxy, with the proxy and its CA in the environment.
 struct ClientCommand {
@@ -29,7 +30,7 @@ struct ClientCommand {
     }
 
     /// Runs the command to its end; SIGINT/SIGTERM to the proxy are passed on to it.
-    func runToCompletion() throws -> Int32 {
+    func runToCompletion() throws -> ClientCommandOutcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try resolvedExecutable())
         process.arguments = Array(arguments.dropFirst())
@@ -39,12 +40,14 @@ struct ClientCommand {
         do {
             try process.run()
         } catch {
-            throw LaunchError(description: "cannot run \(arguments[0]): \(error.localizedDescription)")
+            throw LaunchError(description: "cannot run \(arguments[0]): the system refused to start it (is it a program for this machine, with a valid #! line?)")
         }
         let forwarder = SignalWaiter.forward { process.terminate() }
         done.wait()
         forwarder.cancel()
-        return process.terminationStatus
+        let killed = process.terminationReason == .uncaughtSignal
+        return ClientCommandOutcome(command: arguments.joined(separator: " "), exitStatus: killed ? nil : process.terminationStatus,
+                                    signal: killed ? process.terminationStatus : nil)
     }
 
     private func resolvedExecutable() throws -> String {

@@ -13,8 +13,11 @@ struct HARCommand: ParsableCommand {
         var path: String
 
         func run() throws {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                FileHandle.standardError.write(Data("mitm-proxy: cannot read \(path)\n".utf8))
+            let data: Data
+            do {
+                data = try FileReading.contents(of: path, what: "HAR file")
+            } catch {
+                FileHandle.standardError.write(Data("mitm-proxy: \(error)\n".utf8))
                 throw ExitCode(2)
             }
             guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],

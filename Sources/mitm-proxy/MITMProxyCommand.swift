@@ -31,14 +31,14 @@ struct RunCommand: ParsableCommand {
         With a command, the proxy starts on a free port, runs it with HTTPS_PROXY/HTTP_PROXY pointing at itself and \
         SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and MITM_PROXY_CA set to its CA, \
         waits for open verdicts, prints the table and exits 0 when every expectation holds, 1 when one does not, \
-        2 on a usage or setup error.
+        2 on a usage or setup error, 3 when the client command failed (whatever the expectations say).
         """
     )
 
     @OptionGroup var proxy: ProxyOptions
 
     @Argument(parsing: .postTerminator, help: ArgumentHelp(
-        "A client command to run through the proxy (after --); the proxy exits when it ends, with the expectations' result.",
+        "A client command to run through the proxy (after --); the proxy exits when it ends: 3 if it failed, else the expectations' result.",
         valueName: "command"))
     var command: [String] = []
 

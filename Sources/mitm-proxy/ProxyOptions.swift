@@ -49,9 +49,16 @@ struct ProxyOptions: ParsableArguments {
     var silenceWindow: Double = 3
 
     @Option(name: .customLong("expect"), help: ArgumentHelp(
-        "refused:HOST or intercepted:HOST (HOST may be *.example.com); repeatable. Exit 0 when all hold, 1 when one does not.",
+        "refused:HOST or intercepted:HOST (HOST may be *.example.com; the most specific pattern decides for a host); repeatable. "
+            + "A refusal counts only if the same client accepted the CA elsewhere in the run (a control host, or https://mitm.proxy/). "
+            + "Exit 0 when all hold, 1 when one does not.",
         valueName: "outcome:host"))
     var expectations: [String] = []
+
+    @Flag(name: .customLong("allow-unproven-refusals"), help: ArgumentHelp(
+        "RISKY: let refused:HOST hold although the client never accepted the proxy's CA in the run, so a missing CA "
+            + "passes as pinning. Only for a client that cannot reach any control host."))
+    var allowUnprovenRefusals = false
 
     @Option(name: .customLong("events"), help: ArgumentHelp("Write every event as JSON Lines to FILE (- for stdout).", valueName: "file"))
     var eventsPath: String?
@@ -71,7 +78,7 @@ struct ProxyOptions: ParsableArguments {
     @Flag(name: .customLong("redact"), help: "Mask Authorization, Proxy-Authorization, Cookie and Set-Cookie values in the HAR.")
     var redact = false
 
-    @Flag(name: .shortAndLong, help: "Only print problems.")
+    @Flag(name: .shortAndLong, help: "Only print refusals, failed and inconclusive verdicts, trust probes, problems and the final table.")
     var quiet = false
 
     @Flag(name: .shortAndLong, help: "Also print every interception and timeout.")
@@ -148,6 +155,7 @@ struct ProxyOptions: ParsableArguments {
         configuration.resolveOverrides = try resolveOverrides()
         configuration.handshakeTimeout = handshakeTimeout
         configuration.idleTimeout = idleTimeout
+        configuration.allowUnprovenRefusals = allowUnprovenRefusals
         return configuration
     }
 }

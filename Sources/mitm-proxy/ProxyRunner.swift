@@ -5,7 +5,7 @@ import MITMCore
 import MITMProxy
 
 /// Runs the proxy in the foreground: until SIGINT/SIGTERM, or until a client command ends. Returns the
-/// exit status: 0 when every expectation holds, 1 when one does not, 2 on a setup error.
+/// exit status (`ExitStatus`).
 struct ProxyRunner {
     let options: ProxyOptions
     let command: [String]
@@ -28,7 +28,7 @@ struct ProxyRunner {
             har = try options.harPath.map { try HARWriter(path: $0, redact: options.redact) { console.err("mitm-proxy: \($0)") } }
         } catch let error as ProxyStartError {
             console.err("mitm-proxy: \(error.message)")
-            return 2
+            return ExitStatus.usageOrSetup
         }
         let log = ConsoleLog(verbosity: options.verbosity)
         server.subscribe { event in
@@ -51,17 +51,19 @@ struct ProxyRunner {
             console.err("warning: listening on \(options.host): anyone who can reach this address can use the proxy")
         }
 
+        var outcome: ClientCommandOutcome?
         if command.isEmpty {
             SignalWaiter.waitForTermination()
         } else {
             let client = ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath)
             do {
-                let status = try client.runToCompletion()
-                say("client command exited with status \(status); waiting for open verdicts to settle")
+                let ended = try client.runToCompletion()
+                outcome = ended
+                say("client command: \(ended.status); waiting for open verdicts to settle")
             } catch {
                 console.err("mitm-proxy: \(error)")
                 server.stop()
-                return 2
+                return ExitStatus.usageOrSetup
             }
             server.settleVerdicts()
         }
@@ -70,11 +72,17 @@ struct ProxyRunner {
             console.err("warning: \(server.droppedEventCount) events were dropped because the console, --events, --har or --report output could not keep up (a pipe nobody reads?); the verdicts are complete, those records are not")
         }
         har?.finish()
-        let final = report?.writeFinal()
+        let final = report?.writeFinal(clientCommand: outcome)
             ?? VerdictReport(final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
-                             silenceWindowSeconds: options.silenceWindow, connections: server.connectionVerdicts,
-                             expectations: expectations)
-        say(VerdictText.table(final.hosts, expectations: final.expectations))
-        return final.result == "fail" ? 1 : 0
+                             silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
+                             allowUnprovenRefusals: options.allowUnprovenRefusals, clientCommand: outcome)
+        say(VerdictText.table(final.hosts, expectations: final.expectations, client: outcome))
+        if final.connectionsOmitted > 0, let path = options.reportPath {
+            say("(\(path) lists the last \(final.connections.count) connections in detail and counts \(final.connectionsOmitted) more; "
+                + "--events has every one)")
+        }
+        let status = ExitStatus.of(final)
+        if status == ExitStatus.clientCommandFailed { say("mitm-proxy exits \(status): the client command failed") }
+        return status
     }
 }

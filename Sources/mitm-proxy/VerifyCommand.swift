@@ -6,38 +6,57 @@ import MITMCore
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check a saved --report file against expectations (exit 0 when all hold, 1 when one does not, 2 on bad input).")
+        abstract: "Check a saved --report file against expectations (exit 0 when all hold, 1 when one does not, 2 on bad input).",
+        discussion: "Without --expect, the expectations recorded in the report are checked again.")
 
     @Option(name: .customLong("report"), help: ArgumentHelp("The report JSON written by --report.", valueName: "file"))
     var reportPath: String
 
-    @Option(name: .customLong("expect"), help: ArgumentHelp("refused:HOST or intercepted:HOST; repeatable.", valueName: "outcome:host"))
+    @Option(name: .customLong("expect"), help: ArgumentHelp(
+        "refused:HOST or intercepted:HOST; repeatable (default: the report's own expectations).", valueName: "outcome:host"))
     var expectations: [String] = []
 
+    @Flag(name: .customLong("allow-unproven-refusals"), help: ArgumentHelp(
+        "RISKY: let refused:HOST hold although the client never accepted the proxy's CA in the run."))
+    var allowUnprovenRefusals = false
+
     func validate() throws {
-        guard !expectations.isEmpty else { throw ValidationError("give at least one --expect refused:HOST or intercepted:HOST") }
         for text in expectations {
             do { _ = try Expectation(parsing: text) } catch { throw ValidationError(error.description) }
         }
     }
 
     func run() throws {
-        guard let data = FileManager.default.contents(atPath: reportPath) else {
-            FileHandle.standardError.write(Data("mitm-proxy: cannot read report \(reportPath)\n".utf8))
-            throw ExitCode(2)
-        }
         let report: VerdictReport
         do {
-            report = try VerdictReport.decode(data)
+            report = try VerdictReport.decode(try FileReading.contents(of: reportPath, what: "report"))
+        } catch let error as FileReadingError {
+            fail(error.description)
         } catch {
-            FileHandle.standardError.write(Data("mitm-proxy: \(reportPath) is not a mitm-proxy report: \(error)\n".utf8))
-            throw ExitCode(2)
+            fail("\(reportPath) is not a mitm-proxy report: \(error)")
         }
-        let parsed = try expectations.map { try Expectation(parsing: $0) }
+        let texts = expectations.isEmpty ? report.expectations.map(\.expectation) : expectations
+        guard !texts.isEmpty else {
+            fail("\(reportPath) records no expectations: give at least one --expect refused:HOST or intercepted:HOST")
+        }
+        let parsed: [Expectation]
+        do {
+            parsed = try texts.map { text throws(ExpectationError) in try Expectation(parsing: text) }
+        } catch {
+            fail("\(reportPath) holds an expectation this version cannot read: \(error)")
+        }
         let hosts = report.seenHosts
-        let results = parsed.map { $0.evaluate(hosts) }
-        print(VerdictText.table(hosts, expectations: results))
+        let check = ExpectationCheck(parsed, provenClients: report.provenClients,
+                                     allowUnprovenRefusals: allowUnprovenRefusals || (expectations.isEmpty && report.allowUnprovenRefusals))
+        let results = check.evaluate(hosts)
+        print(VerdictText.table(hosts, expectations: results, client: report.clientCommand))
         if !report.final { print("note: the report is not final (the proxy was still running when it was written)") }
-        if !results.allSatisfy(\.met) { throw ExitCode(1) }
+        if let client = report.clientCommand, !client.succeeded { throw ExitCode(ExitStatus.clientCommandFailed) }
+        if !results.allSatisfy(\.met) { throw ExitCode(ExitStatus.expectationsFailed) }
+    }
+
+    private func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("mitm-proxy: \(message)\n".utf8))
+        Foundation.exit(ExitStatus.usageOrSetup)
     }
 }

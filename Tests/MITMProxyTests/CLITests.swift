@@ -28,6 +28,7 @@ import Testing
         (["--idle-timeout", "inf"], "--idle-timeout inf must be between 0.1 and 604800 seconds"),
         (["--handshake-timeout", "1e11"], "--handshake-timeout 100000000000.0 must be between 0.1 and 604800 seconds"),
         (["--silence-window", "nan"], "--silence-window nan must be between"),
+        (["--expect", "intercepted:api.bank.test:443"], "host pattern \"api.bank.test:443\" has a port; give the host alone"),
         (["ca", "export", "--format", "der"], "--format der is binary: give a file with --output"),
         (["ca", "export", "--format", "p12", "-o", "/tmp/x.p12"], "--format p12 needs --password"),
     ])
@@ -120,5 +121,30 @@ import Testing
         let corrupt = try await run(["ca", "path", "--ca-dir", directory])
         #expect(corrupt.status == 2, "\(corrupt)")
         #expect(corrupt.stderrText.contains("\(directory)/ca.pem is not a readable PEM certificate"), "\(corrupt)")
+    }
+
+    // Issue 10, observation 11: file errors name the file, the operation and the reason, in words.
+    @Test func fileErrorsAreInWords() async throws {
+        let file = TemporaryDirectory.path("regular-file")
+        try "x".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let underFile = try await run(["--port", "0", "--ca-dir", file + "/ca"])
+        #expect(underFile.status == 2, "\(underFile)")
+        #expect(underFile.stderrText.contains("cannot create CA directory \(file)/ca: \(file) is a file, not a directory"), "\(underFile)")
+        #expect(!underFile.stderrText.contains("NSCocoaErrorDomain"), "\(underFile)")
+
+        let har = TemporaryDirectory.path("recording") + ".har"
+        try #"{"log": {"version": "1.2", "creator": {"name": "x", "version": "1"}, "entries": []}}"#.write(toFile: har, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: har) }
+        let notAReport = try await run(["verify", "--report", har, "--expect", "refused:a.test"])
+        #expect(notAReport.status == 2, "\(notAReport)")
+        #expect(notAReport.stderrText.contains("\(har) is not a mitm-proxy report: it has no \"result\" field (it looks like a HAR file"), "\(notAReport)")
+        #expect(!notAReport.stderrText.contains("DecodingError"), "\(notAReport)")
+
+        let missing = try await run(["verify", "--report", "/nonexistent/report.json"])
+        #expect(missing.status == 2, "\(missing)")
+        #expect(missing.stderrText.contains("cannot read report /nonexistent/report.json: No such file or directory"), "\(missing)")
+        let directory = try await run(["har", "summary", FileManager.default.temporaryDirectory.path])
+        #expect(directory.stderrText.contains("cannot read HAR file \(FileManager.default.temporaryDirectory.path): it is a directory, not a file"), "\(directory)")
     }
 }

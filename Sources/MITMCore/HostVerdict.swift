@@ -1,0 +1,98 @@
+/// The per-host verdict.
+public enum HostVerdictKind: String, Sendable, Codable {
+    /// At least one connection was intercepted: the host is not pinned (in this client).
+    case intercepted
+    /// Every connection was refused: pinning (or a missing CA) held.
+    case refused
+    /// Attempts that prove nothing (idle, failed negotiation, or a mix without interception).
+    case inconclusive
+    /// An expected host the client never contacted.
+    case unseen
+}
+
+/// What happened to the requests of an intercepted host on the upstream side.
+public struct UpstreamOutcome: Sendable, Equatable, Codable {
+    /// Requests the client sent on intercepted connections to this host and port.
+    public var requests: Int
+    /// Of those, how many the proxy answered itself with a 502 because the upstream failed.
+    public var answeredWith502: Int
+    /// The last upstream failure, in words.
+    public var lastFailure: String?
+
+    /// Creates an outcome.
+    public init(requests: Int = 0, answeredWith502: Int = 0, lastFailure: String? = nil) {
+        self.requests = requests
+        self.answeredWith502 = answeredWith502
+        self.lastFailure = lastFailure
+    }
+}
+
+/// The aggregate of every connection to one host and port.
+public struct HostVerdict: Sendable, Equatable, Codable {
+    /// The host.
+    public var host: String
+    /// The CONNECT port (nil for an `unseen` host).
+    public var port: Int?
+    /// The aggregate verdict.
+    public var verdict: HostVerdictKind
+    /// Connections seen.
+    public var attempts: Int
+    /// Connections per verdict kind (`intercepted`, `refused`, ...).
+    public var counts: [String: Int]
+    /// Distinct ways the client refused or failed, e.g. `alert unknown_ca`, `closed-after-handshake`.
+    public var how: [String]
+    /// Connections per verdict kind and way: `refused` -> `closed-after-handshake` -> 2.
+    public var ways: [String: [String: Int]]
+    /// Client addresses that refused the certificate for this host (each needs its own proof that the CA works).
+    public var refusedBy: [String]
+    /// Upstream failures behind intercepted connections, when there were any.
+    public var upstream: UpstreamOutcome?
+
+    /// Creates a summary.
+    public init(host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: [String: Int], how: [String],
+                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], upstream: UpstreamOutcome? = nil) {
+        self.host = host
+        self.port = port
+        self.verdict = verdict
+        self.attempts = attempts
+        self.counts = counts
+        self.how = how
+        self.ways = ways
+        self.refusedBy = refusedBy
+        self.upstream = upstream
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream
+    }
+
+    /// Reads reports of earlier versions too (without `ways`, `refusedBy`, `port`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        host = try container.decode(String.self, forKey: .host)
+        port = try container.decodeIfPresent(Int.self, forKey: .port)
+        verdict = try container.decode(HostVerdictKind.self, forKey: .verdict)
+        attempts = try container.decode(Int.self, forKey: .attempts)
+        counts = try container.decode([String: Int].self, forKey: .counts)
+        how = try container.decodeIfPresent([String].self, forKey: .how) ?? []
+        ways = try container.decodeIfPresent([String: [String: Int]].self, forKey: .ways) ?? [:]
+        refusedBy = try container.decodeIfPresent([String].self, forKey: .refusedBy) ?? []
+        upstream = try container.decodeIfPresent(UpstreamOutcome.self, forKey: .upstream)
+    }
+
+    /// Aggregates connection verdicts per host and port, sorted by host then port (DESIGN.md: intercepted if
+    /// any attempt was, refused if all were, inconclusive otherwise).
+    public static func aggregate(_ connections: [ConnectionVerdict]) -> [HostVerdict] {
+        var ledger = VerdictLedger(detailLimit: 0)
+        for connection in connections { ledger.record(connection, replacing: nil) }
+        return ledger.hostVerdicts
+    }
+
+    /// The aggregate kind for per-kind counts.
+    static func kind(counts: [String: Int]) -> HostVerdictKind {
+        let total = counts.values.reduce(0, +)
+        if counts[VerdictKind.intercepted.rawValue, default: 0] > 0 { return .intercepted }
+        if total > 0 && counts[VerdictKind.refused.rawValue, default: 0] == total { return .refused }
+        return .inconclusive
+    }
+}

@@ -1,0 +1,119 @@
+/// Tells a spare connection from a refusal (DESIGN.md "Verdicts"; issue 10, observation 10).
+///
+/// A browser opens more connections than it uses: a duplicate HTTP/2 connection, a pre-connected socket
+/// closed when it exits. Such a connection completes the handshake (so the certificate was accepted) and
+/// closes without a request, which on its own reads as `refused/closed-after-handshake`. It is `unused`
+/// instead when the same client had an intercepted connection to the same host and port in the same
+/// stretch of time: open at any moment from one silence window before the candidate's handshake to one
+/// silence window after its close. A pinned client never has such a sibling, so its refusals stay refusals.
+///
+/// Sans-io: events in with the time, rulings out. A candidate without a sibling yet is held until one
+/// silence window after its close (a sibling may send its first request a moment later), then ruled a refusal.
+public struct SpareConnectionJudge: Sendable {
+    /// Connections that can be siblings: the same client address, host and port.
+    public struct Key: Hashable, Sendable {
+        /// The client's IP address.
+        public let client: String
+        /// The host the client asked for.
+        public let host: String
+        /// The CONNECT port.
+        public let port: Int
+
+        /// Creates a key.
+        public init(client: String, host: String, port: Int) {
+            self.client = client
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// What the judge is told, with the time in seconds on a monotonic clock.
+    public enum Event: Sendable, Equatable {
+        /// A connection was intercepted (the client sent a request on it).
+        case intercepted(connection: Int, key: Key, at: Double)
+        /// A connection went away (any connection; those the judge does not know are ignored).
+        case closed(connection: Int, at: Double)
+        /// A connection completed its handshake at `handshakeAt` and closed at `at` without a request.
+        case closedWithoutRequest(connection: Int, key: Key, handshakeAt: Double, at: Double)
+        /// Time passed.
+        case tick(at: Double)
+        /// The proxy is stopping: rule on every held candidate now.
+        case flush
+    }
+
+    /// A ruling on a candidate.
+    public enum Ruling: Sendable, Equatable {
+        /// A spare: `sibling` is the intercepted connection that was used instead.
+        case unused(connection: Int, sibling: Int)
+        /// No sibling within the window: the refusal stands.
+        case refused(connection: Int)
+    }
+
+    private struct Sibling: Sendable {
+        let connection: Int
+        var closedAt: Double?
+    }
+
+    private struct Candidate: Sendable {
+        let key: Key
+        let handshakeAt: Double
+        let deadline: Double
+    }
+
+    private let window: Double
+    private var siblings: [Key: [Sibling]] = [:]
+    private var siblingKeys: [Int: Key] = [:]
+    private var held: [Int: Candidate] = [:]
+
+    /// A judge using `silenceWindow` seconds as "the same stretch of time".
+    public init(silenceWindow: Double) { window = silenceWindow }
+
+    /// When the next held candidate is due (feed `.tick` then), or nil when none is held.
+    public var nextDeadline: Double? { held.values.map(\.deadline).min() }
+
+    /// Candidates waiting for a sibling.
+    public var heldCount: Int { held.count }
+
+    /// Feeds one event; returns the rulings it makes.
+    public mutating func receive(_ event: Event) -> [Ruling] {
+        switch event {
+        case .intercepted(let connection, let key, _):
+            siblings[key, default: []].append(Sibling(connection: connection, closedAt: nil))
+            siblingKeys[connection] = key
+            let waiting = held.filter { $0.value.key == key }.keys.sorted()
+            for id in waiting { held.removeValue(forKey: id) }
+            return waiting.map { .unused(connection: $0, sibling: connection) }
+        case .closed(let connection, let time):
+            guard let key = siblingKeys.removeValue(forKey: connection),
+                  let index = siblings[key]?.firstIndex(where: { $0.connection == connection }) else { return [] }
+            siblings[key]?[index].closedAt = time
+            let kept = siblings[key, default: []].filter { ($0.closedAt ?? .infinity) >= time - 2 * window }
+            siblings[key] = kept.isEmpty ? nil : kept
+            return []
+        case .closedWithoutRequest(let connection, let key, let handshakeAt, let time):
+            if let sibling = siblings[key]?.last(where: { ($0.closedAt ?? .infinity) >= handshakeAt - window }) {
+                return [.unused(connection: connection, sibling: sibling.connection)]
+            }
+            held[connection] = Candidate(key: key, handshakeAt: handshakeAt, deadline: time + window)
+            return []
+        case .tick(let time):
+            let due = held.filter { $0.value.deadline <= time }.keys.sorted()
+            for id in due { held.removeValue(forKey: id) }
+            forgetSiblings(closedBefore: time - 2 * window)
+            return due.map { .refused(connection: $0) }
+        case .flush:
+            let all = held.keys.sorted()
+            held.removeAll()
+            return all.map { .refused(connection: $0) }
+        }
+    }
+
+    /// A candidate's handshake is at most one window before its close, which is no earlier than now, so a
+    /// sibling closed more than two windows ago can never qualify again.
+    private mutating func forgetSiblings(closedBefore limit: Double) {
+        for (key, list) in siblings {
+            let kept = list.filter { ($0.closedAt ?? .infinity) >= limit }
+            siblings[key] = kept.isEmpty ? nil : kept
+        }
+    }
+}

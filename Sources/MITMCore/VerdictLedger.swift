@@ -1,0 +1,122 @@
+/// The account of a proxy run that stays the same size however long the run: per host and port
+/// aggregates (counts per verdict kind and way), the clients that proved they trust the CA, upstream
+/// outcomes, and only the most recent `detailLimit` connection verdicts (with a count of those left out).
+public struct VerdictLedger: Sendable {
+    private struct Key: Hashable, Sendable {
+        let host: String
+        let port: Int
+    }
+
+    private struct Tally: Sendable {
+        var counts: [String: Int] = [:]
+        var ways: [String: [String: Int]] = [:]
+        var how: [String] = []
+        var refusedBy: [String] = []
+
+        mutating func add(_ verdict: Verdict, client: String, delta: Int) {
+            let kind = verdict.kind.rawValue
+            counts[kind, default: 0] += delta
+            ways[kind, default: [:]][verdict.how, default: 0] += delta
+            if counts[kind] == 0 { counts.removeValue(forKey: kind) }
+            if ways[kind]?[verdict.how] == 0 { ways[kind]?.removeValue(forKey: verdict.how) }
+            if ways[kind]?.isEmpty == true { ways.removeValue(forKey: kind) }
+            guard delta > 0, verdict.kind != .intercepted else { return }
+            if !how.contains(verdict.how) { how.append(verdict.how) }
+            // Bounded: a handful of addresses is what a test bench has; past that, one more says nothing new.
+            if verdict.kind == .refused, !refusedBy.contains(client), refusedBy.count < Self.clientLimit { refusedBy.append(client) }
+        }
+
+        static let clientLimit = 64
+    }
+
+    /// How many connection verdicts are kept in detail.
+    public let detailLimit: Int
+    private var tallies: [Key: Tally] = [:]
+    private var upstream: [Key: UpstreamOutcome] = [:]
+    private var proven: Set<String> = []
+    private var recent: [ConnectionVerdict] = []
+    private var nextSlot = 0
+    /// Connection verdicts recorded but no longer kept in detail (the oldest go first).
+    public private(set) var omittedConnections = 0
+
+    /// An empty ledger keeping `detailLimit` connections in detail.
+    public init(detailLimit: Int) {
+        self.detailLimit = max(0, detailLimit)
+    }
+
+    /// Adds a decided verdict; `previous` is the verdict it supersedes on the same connection (inconclusive
+    /// upgraded to intercepted), so that connection is counted once.
+    public mutating func record(_ connection: ConnectionVerdict, replacing previous: Verdict?) {
+        let key = Key(host: connection.host, port: connection.port)
+        if let previous { tallies[key, default: Tally()].add(previous, client: connection.clientKey, delta: -1) }
+        tallies[key, default: Tally()].add(connection.verdict, client: connection.clientKey, delta: 1)
+        if connection.verdict.kind == .intercepted { proven.insert(connection.clientKey) }
+        if previous != nil, let index = recent.lastIndex(where: { $0.connectionID == connection.connectionID }) {
+            recent[index] = connection
+        } else {
+            keep(connection)
+        }
+    }
+
+    /// A client loaded the proxy's trust probe (`https://mitm.proxy/`): it trusts the CA.
+    public mutating func proveClient(_ client: String) { proven.insert(client) }
+
+    /// A request on an intercepted connection ended; `answeredWith502` when the proxy answered it because the upstream failed.
+    public mutating func recordRequest(host: String, port: Int, answeredWith502 failure: String?) {
+        var outcome = upstream[Key(host: host, port: port), default: UpstreamOutcome()]
+        outcome.requests += 1
+        if let failure {
+            outcome.answeredWith502 += 1
+            // The upstream failure event's reason, when there was one, says it without the host:port prefix.
+            if outcome.lastFailure == nil { outcome.lastFailure = failure }
+        }
+        upstream[Key(host: host, port: port)] = outcome
+    }
+
+    /// The upstream of `host:port` could not be reached or verified.
+    public mutating func recordUpstreamFailure(host: String, port: Int, reason: String) {
+        upstream[Key(host: host, port: port), default: UpstreamOutcome()].lastFailure = reason
+    }
+
+    /// Per host and port, sorted by host then port.
+    public var hostVerdicts: [HostVerdict] {
+        tallies.keys.sorted { ($0.host, $0.port) < ($1.host, $1.port) }.compactMap(hostVerdict)
+    }
+
+    /// The aggregates of `host` (one per port it was seen on).
+    public func hostVerdicts(named host: String) -> [HostVerdict] {
+        tallies.keys.filter { $0.host == host }.sorted { $0.port < $1.port }.compactMap(hostVerdict)
+    }
+
+    private func hostVerdict(_ key: Key) -> HostVerdict? {
+        guard let tally = tallies[key] else { return nil }
+        let attempts = tally.counts.values.reduce(0, +)
+        guard attempts > 0 else { return nil }
+        let failures = upstream[key].flatMap { $0.lastFailure == nil ? nil : $0 }
+        return HostVerdict(host: key.host, port: key.port, verdict: HostVerdict.kind(counts: tally.counts), attempts: attempts,
+                           counts: tally.counts, how: tally.how, ways: tally.ways, refusedBy: tally.refusedBy, upstream: failures)
+    }
+
+    /// Clients that completed at least one interception (or loaded the trust probe).
+    public var provenClients: [String] { proven.sorted() }
+
+    /// The most recent connection verdicts, oldest first.
+    public var connections: [ConnectionVerdict] {
+        guard recent.count == detailLimit else { return recent }
+        return Array(recent[nextSlot...] + recent[..<nextSlot])
+    }
+
+    private mutating func keep(_ connection: ConnectionVerdict) {
+        guard detailLimit > 0 else {
+            omittedConnections += 1
+            return
+        }
+        if recent.count < detailLimit {
+            recent.append(connection)
+            return
+        }
+        recent[nextSlot] = connection
+        nextSlot = (nextSlot + 1) % detailLimit
+        omittedConnections += 1
+    }
+}
