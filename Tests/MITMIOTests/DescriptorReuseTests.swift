@@ -9,8 +9,8 @@ import Testing
 @Suite struct DescriptorReuseTests {
     @Test func aHundredThousandOpenCloseCyclesLoseNoEvent() async throws {
         let group = EventLoopGroup(count: 2)
-        let chainsPerLoop = 2
-        let cyclesPerChain = 25_000
+        let chainsPerLoop = 8
+        let cyclesPerChain = 6_250
         let numbers = DescriptorNumbers()
         let outcomes = EventInbox<CycleChain.Outcome>()
         var chains: [CycleChain] = []
