@@ -90,6 +90,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Adds `fd` to the loop's readiness set for its whole life; returns the token to deregister it with.
     /// Only on `queue`.
     func register(_ fd: Int32, interest: Readiness, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
+        assert(isCurrent, "sockets join a loop's readiness set on the loop's queue")
         let token = nextToken
         nextToken += 1
         handlers[token] = WeakHandler(handler: handler)

@@ -49,8 +49,10 @@ enum Descriptors {
         }
     }
 
-    /// Reads from a blocking descriptor until EOF or `limit` bytes; returns the count.
+    /// Reads from a blocking descriptor until EOF, `limit` bytes, or 10 s without data; returns the count.
     static func drain(_ descriptor: Int32, limit: Int) -> Int {
+        var patience = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var total = 0
         while total < limit {
