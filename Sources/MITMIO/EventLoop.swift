@@ -114,16 +114,17 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Hands every pending event to its handler, a bounded number of batches per queue turn.
+    /// Hands pending events to their handlers until the set is empty, a bounded number of batches per
+    /// queue turn. Events that arrive while a batch is handled are taken in the same turn.
     private func drain() {
         for _ in 0..<Self.batchesPerTurn {
             let count = readiness.poll(into: events)
+            if count == 0 { return }
             for slot in 0..<count {
                 let event = events[slot]
                 let handler = handlers[event.token]?.handler
                 handler?.readinessChanged(event.readiness)
             }
-            if count < events.count { return }
         }
         // More may be pending: continue after the timers and work queued meanwhile.
         queue.async { [weak self] in self?.drain() }
