@@ -256,7 +256,4 @@ final class HTTP2Relay {
         client.compactIdleMemory()
         upstream?.compactIdleMemory()
     }
-
-    /// The sockets under the relay's legs.
-    var sockets: [StreamSocket] { [client.socket] + (upstream.map { [$0.socket] } ?? []) }
 }

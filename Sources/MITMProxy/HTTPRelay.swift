@@ -410,7 +410,4 @@ final class HTTPRelay {
         onClose?(reason)
         onClose = nil
     }
-
-    /// The sockets under the relay's legs.
-    var sockets: [StreamSocket] { [client.socket] + (upstream.map { [$0.socket] } ?? []) }
 }

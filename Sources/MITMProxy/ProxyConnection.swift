@@ -42,8 +42,6 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     var compacted = false
     /// When bytes last moved (monotonic nanoseconds).
     var lastActivity: UInt64 = 0
-    /// When a silent connection's sockets are next read as a safety net.
-    var nextReadPoll: UInt64 = 0
     var pooled: PooledUpstream?
     var upstreamCertificate: X509Certificate?
     var reusedUpstreamAddress: String?
@@ -109,27 +107,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
 
     func sweep(now: UInt64) {
         let silentForASecond = now >= lastActivity && now - lastActivity >= 1_000_000_000
-        guard phase == .relaying, silentForASecond else { return }
-        if now >= nextReadPoll {
-            nextReadPoll = now + 1_000_000_000
-            pollSockets()
-        }
-        guard !compacted else { return }
+        guard phase == .relaying, silentForASecond, !compacted else { return }
         compacted = true
         httpRelay?.compactIfIdle()
         http2Relay?.compactIfIdle()
-    }
-
-    /// Reads every socket of a silent connection once (see `StreamSocket.pollRead`).
-    private func pollSockets() {
-        var sockets: [StreamSocket] = [clientSocket]
-        if let leg = upstreamLeg { sockets.append(leg.socket) }
-        if case .success(let connection)? = upstreamResult { sockets.append(connection.socket) }
-        sockets += rawRelay?.sockets ?? []
-        sockets += httpRelay?.sockets ?? []
-        sockets += http2Relay?.sockets ?? []
-        var seen = Set<ObjectIdentifier>()
-        for socket in sockets where seen.insert(ObjectIdentifier(socket)).inserted { socket.pollRead() }
     }
 
     // MARK: client socket before hand-off

@@ -1,4 +1,3 @@
-import MITMIO
 /// Copies bytes both ways between two legs until both directions end: a CONNECT tunnel that is not
 /// intercepted, or a connection after `101 Switching Protocols`. Slow readers pause the other side.
 final class RawRelay {
@@ -74,7 +73,4 @@ final class RawRelay {
         destination.write(bytes)
         if destination.bufferedOutputBytes > Self.highWater { source.pauseReading() }
     }
-
-    /// The sockets under the relay's legs.
-    var sockets: [StreamSocket] { [client.socket, upstream.socket] }
 }
