@@ -13,8 +13,7 @@ enum HTTP1BodyFraming: Equatable {
 /// The message-length rules for requests and responses, including the smuggling defences.
 enum HTTP1Framing {
     /// The body framing of `head`, and whether the parser pauses after the message (CONNECT, or an Upgrade request).
-    /// Removes Content-Length from `head` when Transfer-Encoding is also present.
-    static func request(_ head: inout HTTPRequestHead) throws(HTTP1ParseError) -> (framing: HTTP1BodyFraming, pause: Bool) {
+    static func request(_ head: HTTPRequestHead) throws(HTTP1ParseError) -> (framing: HTTP1BodyFraming, pause: Bool) {
         if head.headers.values("host").count > 1 {
             throw HTTP1ParseError(.badHeader, "request has more than one Host field")
         }
@@ -28,22 +27,17 @@ enum HTTP1Framing {
                 "an HTTP/1.0 request cannot use Transfer-Encoding (RFC 9112 §6.1): its body framing would be read differently by the origin"
             )
         }
-        if let chunkedIsFinal = try transferCoding(&head.headers) {
-            guard chunkedIsFinal else {
-                throw HTTP1ParseError(
-                    .unsupportedTransferEncoding,
-                    "Transfer-Encoding \(HTTPSyntax.quoted(head.headers.values("transfer-encoding").joined(separator: ", "))) does not end in chunked"
-                )
-            }
+        if try transferCoding(head.headers) {
             return (.chunked, upgrade)
         }
         return (try contentLength(head.headers).map(lengthFraming) ?? .none, upgrade)
     }
 
     /// The body framing of a response to a request with `requestMethod` (nil when unknown), and whether the parser
-    /// pauses after it (101, or 2xx to CONNECT). Removes Content-Length when Transfer-Encoding is also present.
-    static func response(_ head: inout HTTPResponseHead, requestMethod: String?) throws(HTTP1ParseError) -> (framing: HTTP1BodyFraming, pause: Bool) {
-        let chunkedIsFinal = try transferCoding(&head.headers)
+    /// pauses after it (101, or 2xx to CONNECT). The framing rules are the request's: a response whose length the
+    /// client and the proxy could read differently is refused, not guessed at.
+    static func response(_ head: HTTPResponseHead, requestMethod: String?) throws(HTTP1ParseError) -> (framing: HTTP1BodyFraming, pause: Bool) {
+        let chunked = try transferCoding(head.headers)
         let length = try contentLength(head.headers)
         if head.status == 101 {
             return (.none, true)
@@ -54,8 +48,8 @@ enum HTTP1Framing {
         if !head.mayHaveBody(toRequestMethod: requestMethod) {
             return (.none, false)
         }
-        if let chunkedIsFinal {
-            return (chunkedIsFinal ? .chunked : .closeDelimited, false)
+        if chunked {
+            return (.chunked, false)
         }
         return (length.map(lengthFraming) ?? .closeDelimited, false)
     }
@@ -64,19 +58,36 @@ enum HTTP1Framing {
         length == 0 ? .none : .contentLength(length)
     }
 
-    /// nil without Transfer-Encoding; otherwise whether `chunked` is the final coding. Content-Length is removed when
-    /// Transfer-Encoding is present, so no one downstream can frame the message differently.
-    private static func transferCoding(_ headers: inout HTTPHeaders) throws(HTTP1ParseError) -> Bool? {
-        guard headers.contains("transfer-encoding") else { return nil }
-        headers.remove("content-length")
+    /// Whether the body is chunked: false without Transfer-Encoding. Throws unless `chunked` is the final coding, applied
+    /// once, with no Content-Length beside it.
+    ///
+    /// RFC 9112 §6.1 lets a recipient of Content-Length and Transfer-Encoding together drop the Content-Length; a proxy
+    /// refuses instead, because such a message is the classic request-smuggling shape: whichever hop reads the other
+    /// field frames a different message. §6.3 makes a request whose final coding is not chunked a 400; a response is
+    /// held to the same rule (a 502) rather than read until close, for the same reason.
+    private static func transferCoding(_ headers: HTTPHeaders) throws(HTTP1ParseError) -> Bool {
+        guard headers.contains("transfer-encoding") else { return false }
         let codings = headers.tokens("transfer-encoding")
         guard let last = codings.last else {
             throw HTTP1ParseError(.badHeader, "Transfer-Encoding names no transfer coding")
         }
+        if headers.contains("content-length") {
+            throw HTTP1ParseError(
+                .badContentLength,
+                "Content-Length and Transfer-Encoding together make the message length ambiguous (a request-smuggling shape)"
+            )
+        }
         if codings.filter({ $0 == "chunked" }).count > 1 {
             throw HTTP1ParseError(.unsupportedTransferEncoding, "Transfer-Encoding applies chunked more than once")
         }
-        return last == "chunked"
+        guard last == "chunked" else {
+            let value = headers.values("transfer-encoding").joined(separator: ", ")
+            throw HTTP1ParseError(
+                .unsupportedTransferEncoding,
+                "Transfer-Encoding \(HTTPSyntax.quoted(value)) does not end in chunked, so the message length cannot be known"
+            )
+        }
+        return true
     }
 
     /// The Content-Length, or nil without one. Every value (repeated fields and comma lists alike) must be decimal

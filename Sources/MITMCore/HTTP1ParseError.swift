@@ -12,7 +12,7 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
         case badContentLength
         /// A chunk-size line, or the CRLF after chunk data, is malformed.
         case badChunk
-        /// Transfer-Encoding that cannot frame the body (on a request: `chunked` is not the final coding).
+        /// Transfer-Encoding that cannot frame the body: `chunked` is not the final coding, or is applied twice.
         case unsupportedTransferEncoding
         /// A well-formed start line names an HTTP version other than 1.0 and 1.1.
         case badVersion
@@ -24,8 +24,9 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
     public var kind: Kind
     /// A human sentence naming the problem: `header line 3 has no colon`.
     public var reason: String
-    /// The status to answer the client with: for request errors 431 (too large), 501 (transfer coding), 505 (version)
-    /// or 400; for errors in a response read from upstream 502.
+    /// The status to answer the client with: for request errors 431 (too large), 505 (version) or 400 (a transfer
+    /// coding that does not end in chunked included, as RFC 9112 §6.3 requires); for errors in a response read from
+    /// upstream 502.
     public var suggestedStatus: Int
 
     /// An error of `kind` explained by `reason`; `suggestedStatus` defaults to the status for a faulty request.
@@ -39,9 +40,8 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
     public static func requestStatus(for kind: Kind) -> Int {
         switch kind {
         case .headersTooLarge: 431
-        case .unsupportedTransferEncoding: 501
         case .badVersion: 505
-        case .badStartLine, .badHeader, .badContentLength, .badChunk, .truncated: 400
+        case .badStartLine, .badHeader, .badContentLength, .badChunk, .unsupportedTransferEncoding, .truncated: 400
         }
     }
 

@@ -1,17 +1,19 @@
 /// The line-oriented parts of HTTP/1: heads, chunk-size lines, the CRLF after chunk data, and trailers.
 extension HTTP1Parser {
-    /// The next complete line, without its CRLF (or bare LF), and its length with it; nil if no LF has arrived yet.
-    /// Bytes already searched are not searched again on the next call.
-    mutating func takeLine() -> (content: ArraySlice<UInt8>, length: Int)? {
+    /// The next complete line, without its CRLF, and its length with it; nil if no LF has arrived yet. Bytes already
+    /// searched are not searched again on the next call.
+    ///
+    /// A bare LF is refused as `kind` (RFC 9112 §2.2 only allows accepting it): a hop in front of the proxy that does
+    /// not end lines there would see other fields, or another chunk, than the proxy does.
+    mutating func takeLine(_ kind: HTTP1ParseError.Kind, in what: @autoclosure () -> String) throws(HTTP1ParseError) -> (content: ArraySlice<UInt8>, length: Int)? {
         guard let newline = buffer[(readIndex + scannedWithoutNewline)...].firstIndex(of: HTTPSyntax.lf) else {
             scannedWithoutNewline = available
             return nil
         }
-        var contentEnd = newline
-        if contentEnd > readIndex && buffer[contentEnd - 1] == HTTPSyntax.cr {
-            contentEnd -= 1
+        guard newline > readIndex && buffer[newline - 1] == HTTPSyntax.cr else {
+            throw HTTP1ParseError(kind, "a line of the \(what()) ends in a bare LF, not CRLF")
         }
-        let content = buffer[readIndex..<contentEnd]
+        let content = buffer[readIndex..<(newline - 1)]
         let length = newline + 1 - readIndex
         readIndex = newline + 1
         scannedWithoutNewline = 0
@@ -22,7 +24,7 @@ extension HTTP1Parser {
     /// head is read. Empty lines before the start line are skipped.
     mutating func readHeadLines() throws(HTTP1ParseError) -> HTTP1LineSyntax.StartLine? {
         while true {
-            guard let (line, length) = takeLine() else {
+            guard let (line, length) = try takeLine(startLine == nil ? .badStartLine : .badHeader, in: "message head") else {
                 try checkBlockLimit(pending: available, what: "message head")
                 return nil
             }
@@ -45,7 +47,7 @@ extension HTTP1Parser {
     /// Reads the trailer field lines that have arrived; true once the blank line ending them is read.
     mutating func readTrailerLines() throws(HTTP1ParseError) -> Bool {
         while true {
-            guard let (line, length) = takeLine() else {
+            guard let (line, length) = try takeLine(.badHeader, in: "trailer section") else {
                 try checkBlockLimit(pending: available, what: "trailer section")
                 return false
             }
@@ -73,7 +75,7 @@ extension HTTP1Parser {
     /// Reads `chunk-size [chunk-ext] CRLF`; returns the size, or nil if the line has not fully arrived.
     mutating func readChunkSizeLine() throws(HTTP1ParseError) -> Int? {
         let limit = Self.maxChunkSizeLineBytes
-        guard let (line, length) = takeLine() else {
+        guard let (line, length) = try takeLine(.badChunk, in: "chunked body") else {
             if available >= limit {
                 throw HTTP1ParseError(.badChunk, "chunk size line is longer than \(limit) bytes")
             }
@@ -95,6 +97,9 @@ extension HTTP1Parser {
             throw HTTP1ParseError(.badChunk, "chunk size line \(HTTPSyntax.quoted(line)) does not start with a hex number")
         }
         let rest = line[index...].drop(while: HTTPSyntax.isOWS)
+        if rest.isEmpty && index < line.endIndex {
+            throw HTTP1ParseError(.badChunk, "chunk size line \(HTTPSyntax.quoted(line)) has whitespace after the size and no extension")
+        }
         if let first = rest.first {
             guard first == UInt8(ascii: ";") else {
                 throw HTTP1ParseError(.badChunk, "chunk size line \(HTTPSyntax.quoted(line)) has junk after the size")
@@ -106,23 +111,18 @@ extension HTTP1Parser {
         return size
     }
 
-    /// Reads the CRLF (or bare LF) that must follow chunk data; false if it has not fully arrived.
+    /// Reads the CRLF that must follow chunk data; false if it has not fully arrived.
     mutating func readChunkDataEnd() throws(HTTP1ParseError) -> Bool {
         guard available > 0 else { return false }
-        switch buffer[readIndex] {
-        case HTTPSyntax.lf:
-            readIndex += 1
-            return true
-        case HTTPSyntax.cr:
-            guard available > 1 else { return false }
-            if buffer[readIndex + 1] == HTTPSyntax.lf {
-                readIndex += 2
-                return true
-            }
-        default:
-            break
+        guard buffer[readIndex] == HTTPSyntax.cr else {
+            throw HTTP1ParseError(.badChunk, "chunk data is not followed by CRLF")
         }
-        throw HTTP1ParseError(.badChunk, "chunk data is not followed by CRLF")
+        guard available > 1 else { return false }
+        guard buffer[readIndex + 1] == HTTPSyntax.lf else {
+            throw HTTP1ParseError(.badChunk, "chunk data is not followed by CRLF")
+        }
+        readIndex += 2
+        return true
     }
 
     /// Emits the head just read and sets up reading its body.
@@ -131,13 +131,18 @@ extension HTTP1Parser {
         let framing: HTTP1BodyFraming
         switch line {
         case .request(let requestLine):
-            var head = HTTPRequestHead(method: requestLine.method, target: requestLine.target, version: requestLine.version, headers: headers)
-            (framing, pauseAfterMessage) = try HTTP1Framing.request(&head)
+            let head = HTTPRequestHead(method: requestLine.method, target: requestLine.target, version: requestLine.version, headers: headers)
+            // A target the proxy and the origin could resolve differently (userinfo, a fragment, a foreign scheme) is
+            // refused here, whatever relays it next; CONNECT targets are judged where the tunnel is opened.
+            if requestLine.method != "CONNECT" {
+                _ = try RequestTarget.parse(requestLine.target, method: requestLine.method)
+            }
+            (framing, pauseAfterMessage) = try HTTP1Framing.request(head)
             events.append(.requestHead(head))
         case .status(let statusLine):
-            var head = HTTPResponseHead(version: statusLine.version, status: statusLine.status, reason: statusLine.reason, headers: headers)
+            let head = HTTPResponseHead(version: statusLine.version, status: statusLine.status, reason: statusLine.reason, headers: headers)
             let isInterim = head.status < 200 && head.status != 101
-            (framing, pauseAfterMessage) = try HTTP1Framing.response(&head, requestMethod: isInterim ? nil : expectedMethods.first)
+            (framing, pauseAfterMessage) = try HTTP1Framing.response(head, requestMethod: isInterim ? nil : expectedMethods.first)
             if !isInterim && !expectedMethods.isEmpty {
                 expectedMethods.removeFirst()
             }

@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func sizeSyntaxVariantsAreAccepted() throws {
-        let input = wire(Self.chunkedHead + "000A\r\n0123456789\r\nb \r\nhello world\r\n1 ;a=b;c\r\n!\n0;final\n\n")
+        let input = wire(Self.chunkedHead + "000A\r\n0123456789\r\nb\t;e\r\nhello world\r\n1 ;a=b;c\r\n!\r\n0;final\r\n\r\n")
         let events = try parseEvents(.request, input)
         #expect(events.dropFirst() == [body("0123456789hello world!"), end])
     }

@@ -55,6 +55,17 @@ import Testing
         Case(input: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", kind: .unsupportedTransferEncoding, reasonContains: "does not end in chunked"),
         Case(input: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", kind: .unsupportedTransferEncoding, reasonContains: "more than once"),
         Case(input: "POST / HTTP/1.1\r\nTransfer-Encoding: \r\nContent-Length: 1\r\n\r\n", kind: .badHeader, reasonContains: "no transfer coding"),
+        Case(input: "POST / HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", kind: .badContentLength, reasonContains: "ambiguous"),
+        Case(input: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n", kind: .badContentLength, reasonContains: "ambiguous"),
+        Case(input: "GET / HTTP/1.1\nHost: a\r\n\r\n", kind: .badStartLine, reasonContains: "bare LF"),
+        Case(input: "GET / HTTP/1.1\r\nHost: a\nX: b\r\n\r\n", kind: .badHeader, reasonContains: "bare LF"),
+        Case(input: "GET / HTTP/1.1\r\nHost: a\r\n\n", kind: .badHeader, reasonContains: "bare LF"),
+        Case(input: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n", kind: .badChunk, reasonContains: "bare LF"),
+        Case(input: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\n0\r\n\r\n", kind: .badChunk, reasonContains: "not followed by CRLF"),
+        Case(input: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: 1\n\r\n", kind: .badHeader, reasonContains: "bare LF"),
+        Case(input: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3 \r\nabc\r\n", kind: .badChunk, reasonContains: "whitespace after the size"),
+        Case(input: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n+3\r\nabc\r\n", kind: .badChunk, reasonContains: "hex number"),
+        Case(input: "POST / HTTP/1.1\r\nContent-Length: 1 2\r\n\r\n", kind: .badContentLength, reasonContains: "not a number"),
     ]
 
     @Test(arguments: badRequests)
@@ -73,7 +84,7 @@ import Testing
         #expect(HTTP1ParseError(.badChunk, "x").suggestedStatus == 400)
         #expect(HTTP1ParseError(.truncated, "x").suggestedStatus == 400)
         #expect(HTTP1ParseError(.headersTooLarge, "x").suggestedStatus == 431)
-        #expect(HTTP1ParseError(.unsupportedTransferEncoding, "x").suggestedStatus == 501)
+        #expect(HTTP1ParseError(.unsupportedTransferEncoding, "x").suggestedStatus == 400)
         #expect(HTTP1ParseError(.badVersion, "x").suggestedStatus == 505)
         #expect(HTTP1ParseError(.badHeader, "header line 3 has no colon").description == "badHeader: header line 3 has no colon")
     }
@@ -88,6 +99,10 @@ import Testing
         Case(input: "HTTP/2 200 OK\r\n\r\n", kind: .badVersion, reasonContains: "HTTP/2"),
         Case(input: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", kind: .badContentLength, reasonContains: "disagree"),
         Case(input: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", kind: .unsupportedTransferEncoding, reasonContains: "more than once"),
+        Case(input: "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", kind: .badContentLength, reasonContains: "ambiguous"),
+        Case(input: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nabc", kind: .unsupportedTransferEncoding, reasonContains: "does not end in chunked"),
+        Case(input: "HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n", kind: .badStartLine, reasonContains: "bare LF"),
+        Case(input: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n", kind: .badChunk, reasonContains: "too large"),
         Case(input: "HTTP/1.1 200 OK\r\nSet-Cookie: a=b\r\n continued\r\n\r\n", kind: .badHeader, reasonContains: "header line 2"),
     ]
 
