@@ -9,6 +9,9 @@ heads byte-exactly (no parsing library in between, so what the proxy sent is wha
   silent       reads the request and never answers
   late         answers each request after 2 seconds
   unrequested  answers the request, then at once sends a second response nobody asked for
+  tap          keeps every byte every connection sends; answers `GET /shape/NAME` with the ambiguous response
+               NAME (see AMBIGUOUS_RESPONSES), any other request 200 "ok"; a connection whose first bytes are
+               `DUMP\r\n` gets back everything the other connections sent, and is closed
 """
 import argparse
 import os
@@ -35,9 +38,61 @@ def respond(connection, status, headers, body=b""):
     connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
 
 
+# Responses whose length a client and a proxy could read differently; each body holds SMUGGLED, which must never
+# reach the client.
+AMBIGUOUS_RESPONSES = {
+    "cl-te": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n",
+    "two-cl": b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\nContent-Length: 3\r\n\r\nSMUGGLED",
+    "te-not-chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nSMUGGLED",
+    "te-chunked-not-final": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, identity\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n",
+    "chunk-overflow": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000008\r\nSMUGGLED\r\n0\r\n\r\n",
+    "cl-sign": b"HTTP/1.1 200 OK\r\nContent-Length: +8\r\n\r\nSMUGGLED",
+    "cl-space": b"HTTP/1.1 200 OK\r\nContent-Length: 8 0\r\n\r\nSMUGGLED",
+    "chunk-size-space": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8 \r\nSMUGGLED\r\n0\r\n\r\n",
+    "obs-fold": b"HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nContent-Length: 8\r\n\r\nSMUGGLED",
+    "bare-lf": b"HTTP/1.1 200 OK\nContent-Length: 8\n\nSMUGGLED",
+    "nul-in-name": b"HTTP/1.1 200 OK\r\nX-A\x00B: 1\r\nContent-Length: 8\r\n\r\nSMUGGLED",
+    "ctl-in-value": b"HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 8\r\n\r\nSMUGGLED",
+}
+
+tapped = []
+tapped_lock = threading.Lock()
+
+
+def tap(connection):
+    """The `tap` behaviour: keeps every received byte, answers by path, and dumps on request."""
+    received = bytearray()
+    with tapped_lock:
+        tapped.append(received)
+    pending = b""
+    while True:
+        data = connection.recv(65536)
+        if not data:
+            return
+        if not received and data.startswith(b"DUMP\r\n"):
+            with tapped_lock:
+                everything = b"".join(bytes(other) for other in tapped if other is not received)
+            connection.sendall(everything)
+            return
+        received += data
+        pending += data
+        while b"\r\n\r\n" in pending:
+            end = pending.index(b"\r\n\r\n") + 4
+            head, pending = pending[:end], pending[end:]
+            target = head.split(b" ", 2)[1].decode("latin-1")
+            shape = target.rsplit("/shape/", 1)[1] if "/shape/" in target else None
+            if shape in AMBIGUOUS_RESPONSES:
+                connection.sendall(AMBIGUOUS_RESPONSES[shape])
+            else:
+                respond(connection, "200 OK", [("Content-Length", 2)], b"ok")
+
+
 def serve(connection, behavior):
     pending = b""
     try:
+        if behavior == "tap":
+            tap(connection)
+            return
         while True:
             head, pending = read_head(connection, pending)
             if head is None:
