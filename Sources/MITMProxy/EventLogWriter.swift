@@ -19,7 +19,7 @@ public final class EventLogWriter: Sendable {
             ownsDescriptor = false
             return
         }
-        let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
             throw ProxyStartError("--events \(path): cannot open for writing: \(String(cString: strerror(errno)))")
         }

@@ -25,7 +25,7 @@ public final class HARWriter: Sendable {
         self.path = path
         self.builder = HARBuilder(redact: redact)
         self.onError = onError
-        let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
             throw ProxyStartError("--har \(path): cannot open for writing: \(String(cString: strerror(errno)))")
         }

@@ -78,8 +78,18 @@ public final class ReportWriter: Sendable {
             onError("cannot write report \(path): the report could not be encoded")
             return
         }
-        guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+        unlink(temporary)
+        let descriptor = PrivateFile.openForWriting(temporary, exclusive: true)
+        guard descriptor >= 0 else {
             onError("cannot write report \(path): cannot create \(temporary): \(String(cString: strerror(errno)))")
+            return
+        }
+        let written = PrivateFile.writeAll(Array(data), to: descriptor)
+        let writeError = errno
+        close(descriptor)
+        guard written else {
+            onError("cannot write report \(path): cannot write \(temporary): \(String(cString: strerror(writeError)))")
+            unlink(temporary)
             return
         }
         guard rename(temporary, path) == 0 else {
