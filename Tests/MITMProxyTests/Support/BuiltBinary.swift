@@ -5,7 +5,8 @@ enum BuiltBinary {
     /// Its path, or an error saying how to build it.
     static func path() throws -> String {
         let build = RepositoryLayout.root + "/.build"
-        var candidates = [build + "/debug/mitm-proxy"]
+        // The one beside the running tests first: a sanitized test build runs its sanitized binary.
+        var candidates = [RepositoryLayout.builtExecutable, build + "/debug/mitm-proxy"]
         if let triples = try? FileManager.default.contentsOfDirectory(atPath: build) {
             candidates += triples.sorted().map { "\(build)/\($0)/debug/mitm-proxy" }
         }
