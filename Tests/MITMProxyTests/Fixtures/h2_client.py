@@ -351,6 +351,59 @@ def scenario_wait_for_goaway(client):
     return {"first": client.summary(first), "goaway": client.goaway, "closed": client.closed}
 
 
+def scenario_rapid_reset(client, count):
+    """Opens `count` streams and resets each at once (CVE-2023-44487), writing without waiting for answers; reports
+    how many went out before the proxy ended the session, and how it ended it."""
+    sent = 0
+    client.sock.setblocking(False)
+    while sent < count and client.goaway is None and not client.closed:
+        for _ in range(100):
+            stream_id = client.conn.get_next_available_stream_id()
+            client.conn.send_headers(stream_id, [(":method", "GET"), (":scheme", "https"),
+                                                 (":authority", client.authority), (":path", "/hello")])
+            client.conn.reset_stream(stream_id, error_code=8)
+            sent += 1
+        data = client.conn.data_to_send()
+        try:
+            client.sock.setblocking(True)
+            client.sock.sendall(data)
+        except (ConnectionError, ssl.SSLError, OSError):
+            client.closed = True
+        client.sock.setblocking(False)
+        while True:
+            try:
+                chunk = client.sock.recv(65536)
+            except (ssl.SSLWantReadError, BlockingIOError):
+                break
+            except (ConnectionError, ssl.SSLError, OSError):
+                chunk = b""
+            if not chunk:
+                client.closed = True
+                break
+            try:
+                for event in client.conn.receive_data(chunk):
+                    if isinstance(event, h2.events.ConnectionTerminated):
+                        client.goaway = {"code": int(event.error_code), "last_stream_id": event.last_stream_id}
+            except h2.exceptions.ProtocolError:
+                pass
+    client.sock.setblocking(True)
+    while not client.closed:
+        try:
+            data = client.sock.recv(65536)
+        except (ConnectionError, ssl.SSLError, OSError):
+            data = b""
+        if not data:
+            client.closed = True
+            break
+        try:
+            for event in client.conn.receive_data(data):
+                if isinstance(event, h2.events.ConnectionTerminated) and client.goaway is None:
+                    client.goaway = {"code": int(event.error_code), "last_stream_id": event.last_stream_id}
+        except h2.exceptions.ProtocolError:
+            pass
+    return {"sent": sent, "goaway": client.goaway, "closed": client.closed}
+
+
 def main():
     parser = argparse.ArgumentParser(description="mitm-proxy HTTP/2 test client")
     parser.add_argument("--proxy-host", default="127.0.0.1")
@@ -386,6 +439,7 @@ def main():
         "preface-only": lambda: scenario_preface_only(client),
         "client-goaway": lambda: scenario_client_goaway(client),
         "wait-for-goaway": lambda: scenario_wait_for_goaway(client),
+        "rapid-reset": lambda: scenario_rapid_reset(client, int(extra[0])),
     }
     result = runners[arguments.scenario]()
     result["alpn"] = client.alpn
