@@ -12,6 +12,30 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
     public let outcome: Outcome
     /// Which hosts it applies to.
     public let pattern: HostPattern
+    /// A flag, or the configuration file and domain it was read from.
+    public let source: ExpectationSource
+
+    /// `outcome` for `pattern`, from `source`.
+    public init(_ outcome: Outcome, _ pattern: HostPattern, source: ExpectationSource = .flag) {
+        self.outcome = outcome
+        self.pattern = pattern
+        self.source = source
+    }
+
+    /// The expectation a report recorded (its text, with the one-level pattern form, and its source).
+    public init(recorded result: ExpectationResult) throws(ExpectationError) {
+        let text = result.expectation
+        guard let colon = text.firstIndex(of: ":"), let outcome = Outcome(rawValue: String(text[..<colon])) else {
+            throw ExpectationError(text, "expected OUTCOME:HOST, e.g. refused:api.example.com")
+        }
+        do {
+            pattern = try HostPattern(recorded: String(text[text.index(after: colon)...]))
+        } catch {
+            throw ExpectationError(text, error.description)
+        }
+        self.outcome = outcome
+        source = result.source ?? .flag
+    }
 
     /// Parses `refused:HOST` / `intercepted:HOST`.
     public init(parsing text: String) throws(ExpectationError) {
@@ -25,6 +49,7 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
             throw ExpectationError(text, error.description)
         }
         self.outcome = outcome
+        source = .flag
     }
 
     public var description: String { "\(outcome.rawValue):\(pattern)" }
@@ -47,12 +72,15 @@ public struct ExpectationResult: Sendable, Equatable, Codable {
     public var hosts: [String: String]
     /// Why it holds or not.
     public var explanation: String
+    /// Where it came from (absent in reports of earlier versions: a flag).
+    public var source: ExpectationSource?
 
     /// Creates a result.
-    public init(expectation: String, met: Bool, hosts: [String: String], explanation: String) {
+    public init(expectation: String, met: Bool, hosts: [String: String], explanation: String, source: ExpectationSource? = nil) {
         self.expectation = expectation
         self.met = met
         self.hosts = hosts
         self.explanation = explanation
+        self.source = source
     }
 }

@@ -55,6 +55,12 @@ struct ProxyOptions: ParsableArguments {
         valueName: "outcome:host"))
     var expectations: [String] = []
 
+    @Option(name: .customLong("expect-from"), help: ArgumentHelp(
+        "The app's Info.plist (ATS NSPinnedDomains) or network_security_config.xml: every pinned domain becomes refused:DOMAIN "
+            + "(intercepted: where the file switches pinning off, e.g. an expired pin-set); repeatable. An --expect for the same host wins.",
+        valueName: "file"))
+    var expectFrom: [String] = []
+
     @Flag(name: .customLong("allow-unproven-refusals"), help: ArgumentHelp(
         "RISKY: let refused:HOST hold although the client never accepted the proxy's CA in the run, so a missing CA "
             + "passes as pinning. Only for a client that cannot reach any control host."))
@@ -131,15 +137,9 @@ struct ProxyOptions: ParsableArguments {
 
     var verbosity: ConsoleVerbosity { quiet ? .quiet : verbose ? .verbose : .normal }
 
-    /// `--expect` values, parsed.
-    func parsedExpectations() throws -> [Expectation] {
-        try expectations.map { text in
-            do {
-                return try Expectation(parsing: text)
-            } catch {
-                throw ValidationError(String(describing: error))
-            }
-        }
+    /// `--expect` values parsed and `--expect-from` files read, combined.
+    func parsedExpectations() throws -> ExpectationInputs {
+        try ExpectationInputs(flags: expectations, files: expectFrom)
     }
 
     func makeConfiguration(runsClient: Bool) throws -> ProxyConfiguration {

@@ -14,7 +14,8 @@ struct ProxyRunner {
         let console = ConsoleWriter()
         // The console moves to stderr when stdout carries the events or belongs to the client command.
         let say: @Sendable (String) -> Void = (options.eventsPath == "-" || !command.isEmpty) ? console.err : console.out
-        let expectations = try options.parsedExpectations()
+        let inputs = try options.parsedExpectations()
+        let expectations = inputs.expectations
         let server: ProxyServer
         let events: EventLogWriter?
         let report: ReportWriter?
@@ -44,6 +45,8 @@ struct ProxyRunner {
         say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
         say("CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))")
         if command.isEmpty { say("Devices behind the proxy can download it from http://mitm.proxy/") }
+        for line in inputs.summary { say(line) }
+        for warning in inputs.warnings { console.err(warning) }
         if options.upstreamInsecure {
             console.err("warning: --upstream-insecure: upstream certificates are NOT verified; anyone on the path can impersonate them")
         }
