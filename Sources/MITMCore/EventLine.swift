@@ -38,6 +38,12 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var client: String?
     /// `trust` or `pins` (probe lines).
     public var probe: String?
+    /// What a `fallback` or `pin-failure-report` line means, in words.
+    public var message: String?
+    /// `plain-http`, `passed-through-tunnel` or `clear-tunnel` (fallback lines).
+    public var channel: String?
+    /// The report the app posted (pin-failure-report lines).
+    public var pinFailureReport: PinFailureReport?
 
     init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
         self.time = time
@@ -91,6 +97,20 @@ public struct EventLine: Sendable, Encodable, Equatable {
             self.init("error", id, "-", 0, time: time)
             self.peer = peer
             error = "bad request: \(reason)"
+        case .finding(.fallback(let fallback)):
+            self.init("fallback", fallback.connectionID, fallback.host, fallback.refusedPort, time: time)
+            client = fallback.client
+            channel = fallback.channel.rawValue
+            let parts = fallback.request.split(separator: " ", maxSplits: 1).map(String.init)
+            method = parts.first
+            url = parts.last
+            message = fallback.message
+        case .finding(.pinFailureReport(let report)):
+            self.init("pin-failure-report", report.connectionID, report.notedHostname, report.port ?? 0, time: time)
+            client = report.client
+            url = report.postedTo
+            message = report.summary
+            pinFailureReport = report
         case .timedOut(let id, let host, let what):
             self.init("error", id, host ?? "-", 0, time: time)
             error = "timed out \(what)"

@@ -47,10 +47,18 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var refusedBy: [String]
     /// Upstream failures behind intercepted connections, when there were any.
     public var upstream: UpstreamOutcome?
+    /// Client addresses that connected to this host and port.
+    public var clients: [String]
+    /// The evidence behind the verdict in one line: clients, connections, proof of trust, the expectation's source.
+    public var evidence: String?
+    /// Times a client that refused this host reached it another way (plain `http://`, an untouched tunnel).
+    public var fallbacks: [Fallback]
+    /// Pin-failure reports the app posted about this host (`noted-hostname`).
+    public var pinFailureReports: [PinFailureReport]
 
     /// Creates a summary.
     public init(host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: [String: Int], how: [String],
-                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], upstream: UpstreamOutcome? = nil) {
+                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], clients: [String] = [], upstream: UpstreamOutcome? = nil) {
         self.host = host
         self.port = port
         self.verdict = verdict
@@ -59,11 +67,32 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         self.how = how
         self.ways = ways
         self.refusedBy = refusedBy
+        self.clients = clients
         self.upstream = upstream
+        fallbacks = []
+        pinFailureReports = []
     }
 
     private enum CodingKeys: String, CodingKey {
-        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream
+        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream, clients, evidence, fallbacks, pinFailureReports
+    }
+
+    /// Writes the finding lists only when they hold something.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(host, forKey: .host)
+        try container.encodeIfPresent(port, forKey: .port)
+        try container.encode(verdict, forKey: .verdict)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encode(counts, forKey: .counts)
+        try container.encode(how, forKey: .how)
+        try container.encode(ways, forKey: .ways)
+        try container.encode(refusedBy, forKey: .refusedBy)
+        try container.encodeIfPresent(upstream, forKey: .upstream)
+        try container.encode(clients, forKey: .clients)
+        try container.encodeIfPresent(evidence, forKey: .evidence)
+        if !fallbacks.isEmpty { try container.encode(fallbacks, forKey: .fallbacks) }
+        if !pinFailureReports.isEmpty { try container.encode(pinFailureReports, forKey: .pinFailureReports) }
     }
 
     /// Reads reports of earlier versions too (without `ways`, `refusedBy`, `port`).
@@ -78,6 +107,10 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         ways = try container.decodeIfPresent([String: [String: Int]].self, forKey: .ways) ?? [:]
         refusedBy = try container.decodeIfPresent([String].self, forKey: .refusedBy) ?? []
         upstream = try container.decodeIfPresent(UpstreamOutcome.self, forKey: .upstream)
+        clients = try container.decodeIfPresent([String].self, forKey: .clients) ?? []
+        evidence = try container.decodeIfPresent(String.self, forKey: .evidence)
+        fallbacks = try container.decodeIfPresent([Fallback].self, forKey: .fallbacks) ?? []
+        pinFailureReports = try container.decodeIfPresent([PinFailureReport].self, forKey: .pinFailureReports) ?? []
     }
 
     /// Aggregates connection verdicts per host and port, sorted by host then port (DESIGN.md: intercepted if

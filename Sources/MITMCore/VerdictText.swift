@@ -74,6 +74,13 @@ public enum VerdictText {
         }
     }
 
+    /// The lines under a host's row: its evidence, then its fallbacks and pin-failure reports.
+    static func findingLines(_ host: HostVerdict) -> [String] {
+        (host.evidence.map { ["evidence: \($0)"] } ?? [])
+            + host.fallbacks.map { RunFinding.fallback($0).line }
+            + host.pinFailureReports.map { RunFinding.pinFailureReport($0).line }
+    }
+
     /// The per-host table printed on exit, the expectations under it, and the client command's status.
     public static func table(_ hosts: [HostVerdict], expectations: [ExpectationResult], client: ClientCommandOutcome? = nil) -> String {
         var lines: [String] = []
@@ -85,6 +92,7 @@ public enum VerdictText {
             lines.append(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 + host.verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "  " + counts
                 + (upstreamNote(host).map { "; \($0)" } ?? ""))
+            lines += findingLines(host).map { String(repeating: " ", count: width + 2) + $0 }
         }
         if hosts.isEmpty { lines.append("(no intercepted TLS connections)") }
         for result in expectations {

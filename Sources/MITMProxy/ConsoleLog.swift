@@ -61,6 +61,8 @@ public struct ConsoleLog: Sendable {
         case .proxyProbe(let record, let probe):
             guard verbosity >= .normal || probe == .trust else { return nil }
             return Self.probeLine(record, probe)
+        case .finding(let finding):
+            return finding.line
         }
     }
 
@@ -86,6 +88,7 @@ public struct ConsoleLog: Sendable {
              .connectionOpened(let id, _, _, _):
             id
         case .verdict(let record), .proxyProbe(let record, _): record.connectionID
+        case .finding(let finding): finding.connectionID
         }
     }
 

@@ -21,9 +21,9 @@ public final class HARWriter: Sendable {
     private let onError: @Sendable (String) -> Void
 
     /// Creates `path` and writes the HAR header; fails now if the file cannot be written.
-    public init(path: String, redact: Bool, onError: @escaping @Sendable (String) -> Void) throws(ProxyStartError) {
+    public init(path: String, redact: Bool, bodyLimit: Int = .max, onError: @escaping @Sendable (String) -> Void) throws(ProxyStartError) {
         self.path = path
-        self.builder = HARBuilder(redact: redact)
+        self.builder = HARBuilder(redact: redact, bodyLimit: bodyLimit)
         self.onError = onError
         let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard opened >= 0 else {

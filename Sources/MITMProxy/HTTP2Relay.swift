@@ -86,7 +86,8 @@ final class HTTP2Relay {
         self.connectionID = connectionID
         self.context = context
         self.client = client
-        records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit)
+        records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
+                                        client: SocketAddress.peer(of: client.socket.descriptor)?.host)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
         case .intercepted(let host, let port, let leg):

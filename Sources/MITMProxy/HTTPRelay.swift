@@ -80,7 +80,8 @@ final class HTTPRelay {
         self.client = client
         self.clientParser = parser
         self.mode = mode
-        self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit)
+        self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
+                                             client: SocketAddress.peer(of: client.socket.descriptor)?.host)
         if case .intercepted(let host, let port, let leg) = mode {
             upstream = leg
             upstreamTarget = (host, port)

@@ -26,7 +26,7 @@ struct ProxyRunner {
             report = try options.reportPath.map {
                 try ReportWriter(path: $0, server: server, expectations: expectations) { console.err("mitm-proxy: \($0)") }
             }
-            har = try options.harPath.map { try HARWriter(path: $0, redact: options.redact) { console.err("mitm-proxy: \($0)") } }
+            har = try options.harPath.map { try HARWriter(path: $0, redact: options.redact, bodyLimit: options.bodyLimit) { console.err("mitm-proxy: \($0)") } }
         } catch let error as ProxyStartError {
             console.err("mitm-proxy: \(error.message)")
             return ExitStatus.usageOrSetup
@@ -78,7 +78,7 @@ struct ProxyRunner {
         let final = report?.writeFinal(clientCommand: outcome)
             ?? VerdictReport(final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
                              silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
-                             allowUnprovenRefusals: options.allowUnprovenRefusals, clientCommand: outcome)
+                             allowUnprovenRefusals: options.allowUnprovenRefusals, clientCommand: outcome, findings: server.findings)
         say(VerdictText.table(final.hosts, expectations: final.expectations, client: outcome))
         if final.connectionsOmitted > 0, let path = options.reportPath {
             say("(\(path) lists the last \(final.connections.count) connections in detail and counts \(final.connectionsOmitted) more; "
