@@ -5,7 +5,7 @@ import Foundation
 public struct EventLine: Sendable, Encodable, Equatable {
     /// When the event happened.
     public var time: Date
-    /// `connection`, `request`, `response`, `verdict`, `tunnel`, `handshake` or `error`.
+    /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback` or `pin-failure-report`.
     public var type: String
     /// The proxy's connection id.
     public var connection: Int
