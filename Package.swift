@@ -44,6 +44,7 @@ let package = Package(
         .testTarget(name: "MITMCoreTests", dependencies: ["MITMCore"]),
         .testTarget(name: "MITMTLSTests", dependencies: ["MITMTLS", "MITMCore"]),
         .testTarget(name: "MITMHTTP2Tests", dependencies: ["MITMHTTP2", "MITMCore"]),
+        .testTarget(name: "MITMIOTests", dependencies: ["MITMIO"]),
         .testTarget(
             name: "MITMProxyTests",
             dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2"],

@@ -76,3 +76,42 @@ int mitm_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length)
 int mitm_release_free_memory(void) {
     return malloc_trim(0);
 }
+
+#ifdef __linux__
+#include <sys/epoll.h>
+
+int mitm_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int mitm_epoll_register(int epfd, int fd, uint32_t interest, uint64_t token, int modify) {
+    struct epoll_event event = {0};
+    event.events = EPOLLET;
+    if (interest & MITM_READY_READABLE) event.events |= EPOLLIN | EPOLLRDHUP;
+    if (interest & MITM_READY_WRITABLE) event.events |= EPOLLOUT;
+    event.data.u64 = token;
+    return epoll_ctl(epfd, modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &event);
+}
+
+int mitm_epoll_deregister(int epfd, int fd) {
+    return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+int mitm_epoll_poll(int epfd, struct mitm_ready_event *events, int capacity) {
+    struct epoll_event raw[256];
+    if (capacity > 256) capacity = 256;
+    int count = epoll_wait(epfd, raw, capacity, 0);
+    for (int i = 0; i < count; i++) {
+        uint32_t bits = raw[i].events;
+        uint32_t ready = 0;
+        if (bits & EPOLLIN) ready |= MITM_READY_READABLE;
+        if (bits & EPOLLOUT) ready |= MITM_READY_WRITABLE;
+        if (bits & EPOLLRDHUP) ready |= MITM_READY_READ_HANGUP;
+        if (bits & EPOLLHUP) ready |= MITM_READY_HANGUP;
+        if (bits & EPOLLERR) ready |= MITM_READY_ERROR;
+        events[i].token = raw[i].data.u64;
+        events[i].events = ready;
+    }
+    return count;
+}
+#endif

@@ -1,4 +1,3 @@
-import Dispatch
 import CMITMShims
 #if canImport(Glibc)
 import Glibc
@@ -11,19 +10,21 @@ public struct ListenError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// A listening TCP socket that accepts nonblocking connections on its own queue and hands each
+/// A listening TCP socket that accepts nonblocking connections on a loop of its own and hands each
 /// accepted descriptor to `onAccept`. Backs off for a moment when out of descriptors.
-// @unchecked Sendable: all mutable state is touched on `queue` only.
+// @unchecked Sendable: all mutable state is touched on `loop.queue` only.
 public final class Listener: @unchecked Sendable {
     /// The address actually bound (port 0 resolved).
     public let address: SocketAddress
     private let descriptor: Int32
-    private let queue = DispatchQueue(label: "mitm-proxy.accept")
-    private let source: DispatchSourceRead
-    private var suspended = true
+    private let loop = EventLoop(index: 0, label: "mitm-proxy.accept")
+    private var token: UInt64 = 0
+    private var accepting = false
     private var closed = false
     private var backoff: LoopTimer?
     private let onAccept: @Sendable (Int32, SocketAddress) -> Void
+    /// How many connections one loop turn accepts before it lets the loop's timers run.
+    private static let acceptsPerTurn = 64
 
     /// Binds and listens on `host:port` (port 0 picks a free port).
     public init(host: String, port: Int, backlog: Int32 = 1024, onAccept: @escaping @Sendable (Int32, SocketAddress) -> Void) throws(ListenError) {
@@ -46,35 +47,44 @@ public final class Listener: @unchecked Sendable {
         self.descriptor = descriptor
         self.address = SocketAddress.local(of: descriptor) ?? requested
         self.onAccept = onAccept
-        source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-        source.setCancelHandler { Glibc.close(descriptor) }
-        source.setEventHandler { [weak self] in self?.acceptAll() }
-        source.activate()
-        source.suspend()
+        let registration = loop.queue.sync { Result { () throws(SystemCallError) in try loop.register(descriptor, interest: .readable, handler: self) } }
+        switch registration {
+        case .success(let token):
+            self.token = token
+        case .failure(let error):
+            Glibc.close(descriptor)
+            throw ListenError(message: "cannot watch the listening socket: \(error)")
+        }
     }
 
     /// Starts accepting.
     public func start() {
-        queue.sync {
-            guard !closed, suspended else { return }
-            suspended = false
-            source.resume()
+        loop.queue.sync {
+            guard !closed, !accepting else { return }
+            accepting = true
+            // Connections that queued up before now raised their only event already.
+            loop.execute { [self] in acceptAll() }
         }
     }
 
     /// Stops accepting and closes the listening socket.
     public func close() {
-        queue.sync {
-            guard !closed else { return }
-            closed = true
-            backoff?.cancel()
-            if suspended { source.resume() }
-            source.cancel()
-        }
+        loop.queue.sync { closeOnLoop() }
     }
 
+    private func closeOnLoop() {
+        guard !closed else { return }
+        closed = true
+        accepting = false
+        backoff?.cancel()
+        loop.deregister(descriptor, token: token)
+        Glibc.close(descriptor)
+    }
+
+    /// Accepts until `EAGAIN` (edge-triggered: pending connections raise no further event).
     private func acceptAll() {
-        for _ in 0..<64 {
+        for _ in 0..<Self.acceptsPerTurn {
+            guard accepting else { return }
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let accepted = withUnsafeMutablePointer(to: &storage) { pointer in
@@ -93,23 +103,30 @@ public final class Listener: @unchecked Sendable {
                 return
             }
         }
+        loop.execute { [weak self] in self?.acceptAll() }
     }
 
-    /// A level-triggered accept source spins while the process is out of descriptors: pause briefly.
+    /// Out of descriptors: the connection stays queued and no new event would come for it, so stop
+    /// accepting for a moment and try again on a timer.
     private func pauseAfterExhaustion() {
-        guard !suspended, !closed else { return }
-        suspended = true
-        source.suspend()
-        backoff = LoopTimer(queue: queue, after: 0.1) { [weak self] in
-            guard let self, !self.closed, self.suspended else { return }
-            self.suspended = false
-            self.source.resume()
+        guard accepting, !closed else { return }
+        accepting = false
+        backoff = loop.schedule(after: 0.1) { [weak self] in
+            guard let self, !self.closed else { return }
+            self.accepting = true
+            self.acceptAll()
         }
     }
 
     deinit {
         guard !closed else { return }
-        if suspended { source.resume() }
-        source.cancel()
+        loop.deregister(descriptor, token: token)
+        Glibc.close(descriptor)
+    }
+}
+
+extension Listener: ReadinessHandler {
+    func readinessChanged(_ readiness: Readiness) {
+        if accepting { acceptAll() }
     }
 }

@@ -100,3 +100,8 @@ extension SocketAddress {
         return result == 0 ? SocketAddress(storage: storage, length: length) : nil
     }
 }
+
+extension StreamSocket {
+    /// The peer's address as `host:port`, or `client` once it cannot be read (the socket was reset).
+    public var peerDescription: String { SocketAddress.peer(of: descriptor)?.description ?? "client" }
+}

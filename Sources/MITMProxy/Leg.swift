@@ -28,8 +28,10 @@ protocol Leg: AnyObject {
     func finishWriting()
     /// Closes at once.
     func close()
-    /// The socket under the leg.
-    var socket: StreamSocket { get }
+    /// Whether the leg was closed (by either side).
+    var isClosed: Bool { get }
+    /// The peer's address (`127.0.0.1:50123`), for log lines.
+    var peerDescription: String { get }
     /// Drops idle buffers (TLS record buffers) to keep idle connections small.
     func releaseIdleMemory()
     /// Also gives back grown buffers; for connections idle for a while.
@@ -60,6 +62,8 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     func compactIdleMemory() {}
     func cork() {}
     func uncork() {}
+    var isClosed: Bool { socket.isClosed }
+    var peerDescription: String { socket.peerDescription }
 
     func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) { onEvent?(.data(bytes)) }
     func socketDidReadEOF(_ socket: StreamSocket) { onEvent?(.endOfInput) }

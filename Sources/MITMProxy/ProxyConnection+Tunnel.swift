@@ -36,9 +36,8 @@ extension ProxyConnection {
             clientHello = hello
             verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
                                      offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe)
-            timeoutWhat = "connecting to \(connectHost):\(connectPort)"
             phase = .handshaking
-            deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
+            expect(.upstream(host: connectHost, port: connectPort), within: context.configuration.handshakeTimeout)
             if probe == .trust {
                 answerTrustProbe()
             } else if let entry = pooled {
@@ -99,7 +98,7 @@ extension ProxyConnection {
     }
 
     func upstreamSpokeFirst(_ bytes: [UInt8]) {
-        guard phase == .peeking, case .success(let connection)? = upstreamResult else { return }
+        guard case .peeking = phase, case .success(let connection)? = upstreamResult else { return }
         connection.socket.pauseReading()
         startRawTunnel(upstream: connection.socket, initialDown: bytes)
     }
@@ -131,16 +130,8 @@ extension ProxyConnection {
     }
 
     func startRawTunnel(upstream socket: StreamSocket, initialDown: [UInt8]) {
-        phase = .relaying
-        touch()
         let relay = RawRelay(client: PlainLeg(socket: clientSocket), upstream: PlainLeg(socket: socket))
-        rawRelay = relay
-        relay.onActivity = { [unowned self] in touch() }
-        relay.onClose = { [unowned self, unowned relay] reason in
-            context.events.emit(.tunnel(connectionID: id, host: connectHost, port: connectPort,
-                                        bytesUp: relay.bytesUp, bytesDown: relay.bytesDown, reason: reason))
-            finished()
-        }
+        startRelaying(.raw(relay, tunnel: true))
         let initialUp = peeked
         peeked = []
         relay.start(initialUp: initialUp, initialDown: initialDown)

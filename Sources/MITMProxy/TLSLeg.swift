@@ -46,6 +46,8 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     }
 
     var bufferedOutputBytes: Int { socket.bufferedOutputBytes }
+    var isClosed: Bool { socket.isClosed }
+    var peerDescription: String { socket.peerDescription }
 
     func write(_ bytes: [UInt8]) {
         guard !socket.isClosed else { return }

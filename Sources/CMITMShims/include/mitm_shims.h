@@ -54,4 +54,39 @@ static const int mitm_sock_stream_nonblocking = SOCK_STREAM | SOCK_NONBLOCK | SO
 // malloc_trim lives in <malloc.h>, which Swift's Glibc module does not expose.
 int mitm_release_free_memory(void);
 
+#ifdef __linux__
+#include <stdint.h>
+
+// Readiness bits in a stable encoding: epoll's EPOLL* constants are enum members behind macros
+// (EPOLLET does not fit a signed enum) and Swift does not import them reliably.
+enum {
+    MITM_READY_READABLE = 1,
+    MITM_READY_WRITABLE = 2,
+    MITM_READY_READ_HANGUP = 4,
+    MITM_READY_HANGUP = 8,
+    MITM_READY_ERROR = 16,
+};
+
+// One ready descriptor as the loop sees it: struct epoll_event is packed on x86-64, which Swift
+// cannot lay out, so events are copied into this plain struct on the C side.
+struct mitm_ready_event {
+    uint64_t token;
+    uint32_t events;
+};
+
+// epoll_create1 with EPOLL_CLOEXEC (a macro constant).
+int mitm_epoll_create(void);
+
+// Registers (or, with modify != 0, changes) fd edge-triggered for the MITM_READY_* bits in interest,
+// always adding EPOLLET (and EPOLLRDHUP with readable), which cannot be spelled from Swift.
+int mitm_epoll_register(int epfd, int fd, uint32_t interest, uint64_t token, int modify);
+
+// EPOLL_CTL_DEL: the op constant is a macro.
+int mitm_epoll_deregister(int epfd, int fd);
+
+// epoll_wait with timeout 0 (never blocks), translated into mitm_ready_event; capacity at most 256.
+// Returns the number of events, or -1 with errno.
+int mitm_epoll_poll(int epfd, struct mitm_ready_event *events, int capacity);
+#endif
+
 #endif

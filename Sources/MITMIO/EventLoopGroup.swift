@@ -1,0 +1,36 @@
+import CMITMShims
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fixed set of event loops, one per core, handed out round-robin.
+public final class EventLoopGroup: Sendable {
+    /// The loops.
+    public let loops: [EventLoop]
+    private let nextIndex = Atomic<Int>(0)
+
+    /// Creates `count` loops (default: one per active core).
+    public init(count: Int = System.coreCount) {
+        loops = (0..<max(1, count)).map { EventLoop(index: $0) }
+    }
+
+    /// The next loop in turn.
+    public func next() -> EventLoop {
+        let value = nextIndex.add(1, ordering: .relaxed).oldValue
+        return loops[value % loops.count]
+    }
+}
+
+/// Machine facts.
+public enum System {
+    /// Returns freed heap pages to the system (glibc keeps them in its arenas otherwise).
+    public static func releaseFreeMemory() {
+        _ = mitm_release_free_memory()
+    }
+
+    /// Number of cores available to this process.
+    public static var coreCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}

@@ -1,0 +1,48 @@
+import Glibc
+import MITMIO
+import Testing
+
+/// `StreamSocket.connect`: its completion runs once, on the loop, with the outcome.
+@Suite struct ConnectTests {
+    @Test func aRefusedConnectReportsFailure() async throws {
+        let loop = EventLoop(index: 0, label: "test.connect")
+        let refusing = try LoopbackListener(listens: false)
+        let address = try #require(SocketAddress.numeric(host: "127.0.0.1", port: Int(refusing.port)))
+        let outcome = EventInbox<Result<StreamSocket, SystemCallError>>()
+        await loop.perform {
+            _ = StreamSocket.connect(to: address, on: loop) { outcome.post($0) }
+        }
+        let result = await outcome.next()
+        guard case .failure(let error)? = result else {
+            Issue.record("expected a refused connect, got \(String(describing: result))")
+            return
+        }
+        #expect(error.errno == ECONNREFUSED)
+    }
+
+    @Test func aConnectToAListenerSucceedsAndCarriesData() async throws {
+        let loop = EventLoop(index: 0, label: "test.connect")
+        let listener = try LoopbackListener()
+        let address = try #require(SocketAddress.numeric(host: "127.0.0.1", port: Int(listener.port)))
+        let outcome = EventInbox<Result<StreamSocket, SystemCallError>>()
+        await loop.perform {
+            _ = StreamSocket.connect(to: address, on: loop) { outcome.post($0) }
+        }
+        let accepted = try listener.acceptOne()
+        defer { close(accepted) }
+        guard case .success(let socket)? = await outcome.next() else {
+            Issue.record("the connect did not complete")
+            return
+        }
+        let recorder = SocketRecorder()
+        await loop.perform {
+            socket.delegate = recorder
+            socket.resumeReading()
+            socket.write(Array("ping".utf8))
+        }
+        #expect(await recorder.inbox.next() == .drained)
+        Descriptors.writeAll(accepted, Array("pong".utf8))
+        #expect(await recorder.bytes(count: 4) == Array("pong".utf8))
+        await loop.perform { socket.close() }
+    }
+}
