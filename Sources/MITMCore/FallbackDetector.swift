@@ -62,7 +62,7 @@ public struct FallbackDetector: Sendable {
         case .proxyProbe(let record, _):
             openTunnels.removeValue(forKey: record.connectionID)
         case .connectionOpened(let id, let host, let port, let peer):
-            let key = Key(client: Self.address(ofPeer: peer), host: Self.normalized(host))
+            let key = Key(client: PeerAddress.host(of: peer) ?? "unknown", host: Self.normalized(host))
             Self.insert(OpenTunnel(key: key, port: port, opened: time), at: id, into: &openTunnels, limit: memoryLimit) { $0.opened }
         case .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _):
             openTunnels.removeValue(forKey: id)
@@ -113,13 +113,6 @@ public struct FallbackDetector: Sendable {
             table.removeValue(forKey: oldest)
         }
         table[key] = value
-    }
-
-    /// `10.0.0.7` from `10.0.0.7:50123`, `::1` from `[::1]:50123`: the same form as a verdict's client.
-    static func address(ofPeer peer: String) -> String {
-        if peer.hasPrefix("["), let close = peer.firstIndex(of: "]") { return String(peer[peer.index(after: peer.startIndex)..<close]) }
-        guard let colon = peer.lastIndex(of: ":"), peer.filter({ $0 == ":" }).count == 1 else { return peer }
-        return String(peer[..<colon])
     }
 
     private static func normalized(_ host: String) -> String {

@@ -18,10 +18,11 @@ struct ExchangeRecordFactory {
     var pendingConnectionTimings: UpstreamConnectionTimings?
     private var serverAddress: String?
 
-    init(connectionID: Int, captureLimit: Int, client: String? = nil) {
+    /// `clientPeer` is the client leg's peer description (`127.0.0.1:50123`).
+    init(connectionID: Int, captureLimit: Int, clientPeer: String) {
         self.connectionID = connectionID
         self.captureLimit = captureLimit
-        self.client = client
+        client = PeerAddress.host(of: clientPeer)
     }
 
     /// A record for a request head that just arrived.

@@ -83,7 +83,7 @@ final class HTTP2Relay {
         self.context = context
         self.client = client
         records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                        client: SocketAddress.peer(of: client.socket.descriptor)?.host)
+                                        clientPeer: client.peerDescription)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
         case .intercepted(let host, let port, let leg):

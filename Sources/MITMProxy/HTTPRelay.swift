@@ -73,7 +73,7 @@ final class HTTPRelay {
         self.clientParser = parser
         self.mode = mode
         self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                             client: SocketAddress.peer(of: client.socket.descriptor)?.host)
+                                             clientPeer: client.peerDescription)
         if case .intercepted(let host, let port, let leg) = mode {
             upstream = leg
             upstreamTarget = (host, port)

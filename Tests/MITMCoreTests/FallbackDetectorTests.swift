@@ -64,8 +64,9 @@ import Testing
         for id in 10..<20 { _ = detector.observe(refusal(id, "h\(id).test", at: Double(id)), at: start) }
         #expect(detector.observe(plainFetch(30, "http://api.example.com/", host: "api.example.com", at: 40), at: start).isEmpty,
                 "the oldest refusal was forgotten past the memory limit")
-        #expect(FallbackDetector.address(ofPeer: "[::1]:4000") == "::1")
-        #expect(FallbackDetector.address(ofPeer: "10.0.0.7:1") == "10.0.0.7")
+        #expect(PeerAddress.host(of: "[::1]:4000") == "::1")
+        #expect(PeerAddress.host(of: "10.0.0.7:1") == "10.0.0.7")
+        #expect(PeerAddress.host(of: "client") == nil)
     }
 }
 
