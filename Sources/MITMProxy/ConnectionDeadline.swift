@@ -34,8 +34,8 @@ struct ConnectionDeadline: Equatable {
     var at: UInt64
     var reason: TimeoutReason
 
-    /// `reason`'s deadline `seconds` from now.
-    static func after(_ seconds: Double, _ reason: TimeoutReason) -> ConnectionDeadline {
-        ConnectionDeadline(at: Clock.after(seconds: seconds), reason: reason)
+    /// `reason`'s deadline `seconds` after `clock`'s now.
+    static func after(_ seconds: Double, _ reason: TimeoutReason, on clock: ProxyClock) -> ConnectionDeadline {
+        ConnectionDeadline(at: clock.after(seconds: seconds), reason: reason)
     }
 }

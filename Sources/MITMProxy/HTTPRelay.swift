@@ -37,7 +37,7 @@ final class HTTPRelay {
     var responseParser = HTTP1Parser(role: .response)
     var upstream: Leg?
     var upstreamTarget: (host: String, port: Int)?
-    var connecting: UpstreamConnector?
+    var connecting: (any UpstreamAttempt)?
     var exchanges: [PendingExchange] = []
     var queuedClientEvents: [HTTP1Event] = []
     var queuedIndex = 0
@@ -138,7 +138,7 @@ final class HTTPRelay {
         if !clientParser.isReadingHead {
             headDeadline = nil
         } else if headDeadline == nil {
-            headDeadline = Clock.after(seconds: context.configuration.handshakeTimeout)
+            headDeadline = context.clock.after(seconds: context.configuration.handshakeTimeout)
         }
         if headDeadline != previous { owner?.relayActivity() }  // the owner's deadline includes the head's
     }
@@ -223,7 +223,7 @@ final class HTTPRelay {
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (url.host, url.port)
-        connecting = UpstreamConnector.connect(host: url.host, port: url.port, context: context, loop: loop) { [unowned self] result in
+        connecting = context.dialer.dial(host: url.host, port: url.port, context: context, loop: loop) { [unowned self] result in
             connecting = nil
             switch result {
             case .success(let connection):

@@ -44,10 +44,10 @@ protocol Leg: AnyObject {
 
 /// A leg that is the socket itself.
 final class PlainLeg: Leg, StreamSocketDelegate {
-    let socket: StreamSocket
+    let socket: any ByteStream
     var onEvent: ((LegEvent) -> Void)?
 
-    init(socket: StreamSocket) {
+    init(socket: any ByteStream) {
         self.socket = socket
         socket.delegate = self
     }
@@ -65,8 +65,8 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     var isClosed: Bool { socket.isClosed }
     var peerDescription: String { socket.peerDescription }
 
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) { onEvent?(.data(bytes)) }
-    func socketDidReadEOF(_ socket: StreamSocket) { onEvent?(.endOfInput) }
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError) { onEvent?(.failed(error.description)) }
-    func socketDidDrain(_ socket: StreamSocket) { onEvent?(.drained) }
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) { onEvent?(.data(bytes)) }
+    func socketDidReadEOF(_ socket: any ByteStream) { onEvent?(.endOfInput) }
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) { onEvent?(.failed(error.description)) }
+    func socketDidDrain(_ socket: any ByteStream) { onEvent?(.drained) }
 }

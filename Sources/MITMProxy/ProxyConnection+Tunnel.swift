@@ -58,13 +58,13 @@ extension ProxyConnection {
     }
 
     /// The client's IP address, the unit of proof that the CA is trusted.
-    var clientAddress: String? { SocketAddress.peer(of: clientSocket.descriptor)?.host }
+    var clientAddress: String? { clientSocket.peerHost }
 
     /// The policy's one decision for this tunnel, made before anything goes upstream.
     func decide(_ hello: ClientHello) -> TunnelDecision {
         let facts = TunnelFacts(connectHost: connectHost, connectPort: connectPort,
                                 serverName: hello.serverName.flatMap { HostName.validate($0) }, offeredALPN: hello.alpnProtocols,
-                                client: SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client")
+                                client: clientSocket.peerDescription)
         return context.configuration.tunnelPolicy.decide(facts)
     }
 
@@ -129,7 +129,7 @@ extension ProxyConnection {
         return bytes[..<space].allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
 
-    func startRawTunnel(upstream socket: StreamSocket, initialDown: [UInt8]) {
+    func startRawTunnel(upstream socket: any ByteStream, initialDown: [UInt8]) {
         let relay = RawRelay(client: PlainLeg(socket: clientSocket), upstream: PlainLeg(socket: socket))
         startRelaying(.raw(relay, tunnel: true))
         let initialUp = peeked
@@ -144,8 +144,8 @@ final class ServerFirstWatcher: StreamSocketDelegate {
 
     init(owner: ProxyConnection) { self.owner = owner }
 
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) { owner.upstreamSpokeFirst(Array(bytes)) }
-    func socketDidReadEOF(_ socket: StreamSocket) { owner.upstreamClosedWhilePeeking() }
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError) { owner.upstreamClosedWhilePeeking() }
-    func socketDidDrain(_ socket: StreamSocket) {}
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) { owner.upstreamSpokeFirst(Array(bytes)) }
+    func socketDidReadEOF(_ socket: any ByteStream) { owner.upstreamClosedWhilePeeking() }
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) { owner.upstreamClosedWhilePeeking() }
+    func socketDidDrain(_ socket: any ByteStream) {}
 }

@@ -33,7 +33,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     let id: Int
     let context: ProxyContext
     let loop: EventLoop
-    let clientSocket: StreamSocket
+    let clientSocket: any ByteStream
     var phase = Phase.readingRequest
     var parser = HTTP1Parser(role: .request)
     var timeout: ConnectionDeadline
@@ -41,7 +41,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var connectPort = 0
     var peeked: [UInt8] = []
     var clientHello: ClientHello?
-    var connector: UpstreamConnector?
+    var connector: (any UpstreamAttempt)?
     var upstreamResult: Result<UpstreamConnection, UpstreamFailure>?
     var upstreamHandshakeStarted = Date()
     var upstreamLeg: TLSLeg?
@@ -61,12 +61,17 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     /// The policy let this tunnel pass through untouched.
     var passingThrough = false
 
-    init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
+    convenience init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
+        self.init(client: StreamSocket(descriptor: descriptor, loop: loop), context: context)
+    }
+
+    /// A connection from the client at the other end of `client`, on the stream's loop.
+    init(client: any ByteStream, context: ProxyContext) {
         self.id = context.makeConnectionID()
         self.context = context
-        self.loop = loop
-        self.clientSocket = StreamSocket(descriptor: descriptor, loop: loop)
-        self.timeout = .after(context.configuration.handshakeTimeout, .proxyRequest)
+        self.loop = client.loop
+        self.clientSocket = client
+        self.timeout = .after(context.configuration.handshakeTimeout, .proxyRequest, on: context.clock)
     }
 
     var isClosed: Bool {
@@ -80,7 +85,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     /// Waits at most `seconds` for what `reason` names.
     func expect(_ reason: TimeoutReason, within seconds: Double) {
-        timeout = .after(seconds, reason)
+        timeout = .after(seconds, reason, on: context.clock)
     }
 
     func start() {
@@ -96,7 +101,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func timedOut() {
         if connector != nil {
             // The upstream connect has its own timer (the same timeout) and answers the client with a 502.
-            timeout.at = Clock.after(seconds: 1)
+            timeout.at = context.clock.after(seconds: 1)
             return
         }
         let handshakeTimeout = SecondsText.format(context.configuration.handshakeTimeout)
@@ -110,7 +115,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case .relaying where timeout.reason == .lingering:
             close(reason: "done")
         case .relaying(.http1(let relay)):
-            if relay.answerSlowHead(now: Clock.now) || relay.answerTimeout(after: context.configuration.idleTimeout) { return }
+            if relay.answerSlowHead(now: context.clock.now()) || relay.answerTimeout(after: context.configuration.idleTimeout) { return }
             close(reason: "idle for \(SecondsText.format(context.configuration.idleTimeout))")
         case .relaying:
             close(reason: "idle for \(SecondsText.format(context.configuration.idleTimeout))")
@@ -132,7 +137,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     /// Bytes moved while relaying: the idle deadline (or a request head's, if sooner) starts again.
     func touch() {
-        lastActivity = Clock.now
+        lastActivity = context.clock.now()
         let idle = Clock.after(seconds: context.configuration.idleTimeout, from: lastActivity)
         timeout = ConnectionDeadline(at: min(idle, httpRelay?.headDeadline ?? .max), reason: .idle)
         compacted = false
@@ -151,7 +156,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     // MARK: client socket before hand-off
 
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) {
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         switch phase {
         case .readingRequest: readRequest(Array(bytes))
         case .peeking: peek(Array(bytes))
@@ -159,7 +164,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         }
     }
 
-    func socketDidReadEOF(_ socket: StreamSocket) {
+    func socketDidReadEOF(_ socket: any ByteStream) {
         if case .peeking = phase, !peeked.isEmpty, clientHello == nil {
             context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
                                                  reason: "the client closed the tunnel in the middle of its first message"))
@@ -167,9 +172,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         close(reason: "client closed the connection")
     }
 
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError) { close(reason: "client: \(error)") }
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) { close(reason: "client: \(error)") }
 
-    func socketDidDrain(_ socket: StreamSocket) {}
+    func socketDidDrain(_ socket: any ByteStream) {}
 
     func readRequest(_ bytes: [UInt8]) {
         let events: [HTTP1Event]
@@ -195,7 +200,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         }
         connectHost = host
         connectPort = port
-        let peer = SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client"
+        let peer = clientSocket.peerDescription
         context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
         let leftover = parser.takeBufferedBytes()
         clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
@@ -213,7 +218,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func startConnecting() {
-        connector = UpstreamConnector.connect(host: connectHost, port: connectPort, context: context, loop: loop) { [unowned self] result in
+        connector = context.dialer.dial(host: connectHost, port: connectPort, context: context, loop: loop) { [unowned self] result in
             connector = nil
             upstreamConnected(result)
         }
@@ -232,7 +237,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func reject(status: Int, reason: String) {
-        let peer = SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client"
+        let peer = clientSocket.peerDescription
         context.events.emit(.badRequest(connectionID: id, peer: peer, reason: reason))
         answerAndLinger(.error(status: status, reason: reason))
     }
