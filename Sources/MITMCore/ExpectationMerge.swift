@@ -32,9 +32,10 @@ public struct ExpectationMerge: Sendable {
 }
 
 extension ExpectationMerge.Override: CustomStringConvertible {
-    /// `--expect intercepted:api.example.com replaces refused:api.example.com from Info.plist (domain api.example.com)`.
+    /// `--expect intercepted:api.example.com overrides refused:api.example.com from Info.plist (domain api.example.com): the flag wins`.
     public var description: String {
-        let verb = flag.outcome == fromFile.outcome ? "repeats" : "overrides"
-        return "--expect \(flag) \(verb) \(fromFile) from \(fromFile.source)"
+        let said = "\(fromFile) from \(fromFile.source)"
+        return flag.outcome == fromFile.outcome
+            ? "--expect \(flag) repeats \(said): counted once" : "--expect \(flag) overrides \(said): the flag wins"
     }
 }

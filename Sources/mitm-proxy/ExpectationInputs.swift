@@ -42,7 +42,7 @@ struct ExpectationInputs {
                 lines.append("  \(expectation) (domain \(expectation.source.domain ?? "?"))\(note)")
             }
         }
-        lines += merge.overrides.map { "\($0.description): the flag wins" }
+        lines += merge.overrides.map(\.description)
         return lines
     }
 

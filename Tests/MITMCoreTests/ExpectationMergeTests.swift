@@ -16,8 +16,8 @@ import Testing
         let merge = ExpectationMerge(flags: [flag], fromFiles: [fromFile, fromFile])
         #expect(merge.expectations == [flag])
         #expect(merge.overrides.map(\.description) == [
-            "--expect intercepted:api.example.org overrides refused:api.example.org from Info.plist (domain example.org)",
-            "--expect intercepted:api.example.org overrides refused:api.example.org from Info.plist (domain example.org)",
+            "--expect intercepted:api.example.org overrides refused:api.example.org from Info.plist (domain example.org): the flag wins",
+            "--expect intercepted:api.example.org overrides refused:api.example.org from Info.plist (domain example.org): the flag wins",
         ])
     }
 
