@@ -192,7 +192,7 @@ extension ProxyConnection {
 
     /// What reaching the upstream cost, for the first exchange's HAR timings (a pooled upstream cost nothing).
     var upstreamConnectionTimings: UpstreamConnectionTimings? {
-        if case .success(let connection)? = upstreamResult {
+        if case .connected(let connection) = upstream {
             return UpstreamConnectionTimings(dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
                                              ssl: upstreamHandshakeMilliseconds, address: connection.address)
         }
@@ -207,9 +207,9 @@ extension ProxyConnection {
             return
         }
         let address: String
-        if case .success(let connection)? = upstreamResult { address = connection.address } else { address = reusedUpstreamAddress ?? "" }
+        if case .connected(let connection) = upstream { address = connection.address } else { address = reusedUpstreamAddress ?? "" }
         upstreamLeg = nil
-        upstreamResult = nil
+        upstream = .none
         context.pool(for: loop).park(PooledUpstream(
             leg: tlsLeg, host: connectHost, port: connectPort, serverName: HostName.isIPAddress(interceptHost) ? nil : interceptHost,
             certificate: upstreamCertificate, address: address, offeredALPN: upstreamALPN(for: hello.alpnProtocols)))

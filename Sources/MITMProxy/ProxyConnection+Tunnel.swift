@@ -16,8 +16,7 @@ extension ProxyConnection {
                 close(reason: "the trust probe \(LocalPages.host) speaks only TLS")
                 return
             }
-            if let entry = pooled {
-                pooled = nil
+            if case .pooled(let entry) = upstream {
                 entry.leg.close()
                 startConnecting()
             }
@@ -40,11 +39,11 @@ extension ProxyConnection {
             expect(.upstream(host: connectHost, port: connectPort), within: context.configuration.handshakeTimeout)
             if probe == .trust {
                 answerTrustProbe()
-            } else if let entry = pooled {
-                pooled = nil
+            } else if case .pooled(let entry) = upstream {
+                upstream = .none
                 interceptReusing(entry, hello: hello)
-            } else if let upstreamResult {
-                intercept(hello, upstream: upstreamResult)
+            } else if let outcome = upstream.outcome {
+                intercept(hello, upstream: outcome)
             }
         case .malformed(let reason):
             let tracker = VerdictTracker(context: context, connectionID: id, host: connectHost, port: connectPort, offeredALPN: [],
@@ -71,8 +70,7 @@ extension ProxyConnection {
     /// Relays the tunnel untouched (ClientHello included): no certificate, no verdict.
     func passThrough() {
         passingThrough = true
-        if let entry = pooled {
-            pooled = nil
+        if case .pooled(let entry) = upstream {
             entry.leg.close()
             startConnecting()
         }
@@ -80,7 +78,7 @@ extension ProxyConnection {
     }
 
     func upstreamConnected(_ result: Result<UpstreamConnection, UpstreamFailure>) {
-        upstreamResult = result
+        upstream = UpstreamProgress(result)
         if passingThrough {
             startRawTunnelWhenConnected()
         } else if let hello = clientHello {
@@ -98,7 +96,7 @@ extension ProxyConnection {
     }
 
     func upstreamSpokeFirst(_ bytes: [UInt8]) {
-        guard case .peeking = phase, case .success(let connection)? = upstreamResult else { return }
+        guard case .peeking = phase, case .connected(let connection) = upstream else { return }
         connection.socket.pauseReading()
         startRawTunnel(upstream: connection.socket, initialDown: bytes)
     }
@@ -108,8 +106,8 @@ extension ProxyConnection {
     }
 
     func startRawTunnelWhenConnected() {
-        guard let upstreamResult else { return }
-        switch upstreamResult {
+        guard let outcome = upstream.outcome else { return }
+        switch outcome {
         case .failure(let failure):
             context.events.emit(.upstreamFailed(connectionID: id, host: connectHost, port: connectPort, reason: failure.reason))
             guard Self.looksLikeHTTPRequest(peeked) else {

@@ -41,8 +41,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var connectPort = 0
     var peeked: [UInt8] = []
     var clientHello: ClientHello?
-    var connector: (any UpstreamAttempt)?
-    var upstreamResult: Result<UpstreamConnection, UpstreamFailure>?
+    var upstream = UpstreamProgress.none
     var upstreamHandshakeStarted = Date()
     var upstreamLeg: TLSLeg?
     var clientLeg: TLSLeg?
@@ -53,7 +52,6 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var compacted = false
     /// When bytes last moved (monotonic nanoseconds).
     var lastActivity: UInt64 = 0
-    var pooled: PooledUpstream?
     var upstreamCertificate: X509Certificate?
     var reusedUpstreamAddress: String?
     /// Set when the connection checks the proxy itself rather than carrying the app's traffic.
@@ -99,7 +97,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var deadline: UInt64 { timeout.at }
 
     func timedOut() {
-        if connector != nil {
+        if case .connecting = upstream {
             // The upstream connect has its own timer (the same timeout) and answers the client with a 502.
             timeout.at = context.clock.after(seconds: 1)
             return
@@ -210,7 +208,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         if probe == .trust {
             // Answered by the proxy itself: never dialled upstream.
         } else if let entry = context.pool(for: loop).take(host: host, port: port) {
-            pooled = entry
+            upstream = .pooled(entry)
         } else {
             startConnecting()
         }
@@ -218,10 +216,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func startConnecting() {
-        connector = context.dialer.dial(host: connectHost, port: connectPort, context: context, loop: loop) { [unowned self] result in
-            connector = nil
+        upstream = .connecting(context.dialer.dial(host: connectHost, port: connectPort, context: context, loop: loop) { [unowned self] result in
             upstreamConnected(result)
-        }
+        })
     }
 
     /// The ALPN protocols offered to the upstream for a client that offered `clientOffer`.
@@ -312,12 +309,15 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         }
         verdict?.finish()
         phase = .closed
-        connector?.cancel()
-        pooled?.leg.close()
-        pooled = nil
+        switch upstream {
+        case .connecting(let attempt): attempt.cancel()
+        case .pooled(let entry): entry.leg.close()
+        case .connected(let connection): connection.socket.close()
+        case .none, .failed: break
+        }
+        upstream = .none
         clientLeg?.close()
         upstreamLeg?.close()
-        if case .success(let connection)? = upstreamResult { connection.socket.close() }
         clientSocket.close()
         context.registry(for: loop).remove(self)
     }
