@@ -24,7 +24,8 @@ extension ProxyConnection {
             startRawTunnelWhenConnected()
         case .clientHello(let hello):
             clientSocket.pauseReading()
-            switch probe == .trust ? .intercept : decide(hello) {
+            let decision = probe == .trust ? .intercept(.trusted) : decide(hello)
+            switch decision {
             case .intercept: break
             case .passThrough:
                 passThrough()
@@ -35,7 +36,8 @@ extension ProxyConnection {
             }
             clientHello = hello
             verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
-                                     offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe)
+                                     offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe,
+                                     profile: decision.profile ?? .trusted)
             timeoutWhat = "connecting to \(connectHost):\(connectPort)"
             phase = .handshaking
             deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
