@@ -86,6 +86,13 @@ public enum CertificateProfile: Sendable, Hashable, Codable, CustomStringConvert
         }
     }
 
+    /// Alerts that refuse this profile's certificate besides the certificate alerts: a client that finds the
+    /// signature of a `same-name-ca` leaf wrong says `decrypt_error` (RFC 8446 6.2: a signature that does not verify;
+    /// OpenSSL does so), which for any other certificate is a negotiation failure.
+    public var alsoRejectingCertificate: Set<TLSAlert> {
+        self == .sameNameCA ? [.decryptError] : []
+    }
+
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         self = try CertificateProfile(parsing: text)

@@ -37,6 +37,12 @@ public struct CertificateProfileRule: Sendable, Equatable, CustomStringConvertib
 
     public var description: String { "\(pattern)=\(profile)" }
 
+    /// The PEM key file of a `key:FILE` rule.
+    public var keyFile: String? {
+        if case .key(let path) = profile { return path }
+        return nil
+    }
+
     /// The profile for a tunnel known by `names` (SNI, CONNECT host): the most specific matching rule decides,
     /// the later of two equally specific ones; `.trusted` when none matches.
     public static func profile(for names: [String], in rules: [CertificateProfileRule]) -> CertificateProfile {

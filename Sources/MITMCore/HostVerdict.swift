@@ -47,10 +47,13 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var refusedBy: [String]
     /// Upstream failures behind intercepted connections, when there were any.
     public var upstream: UpstreamOutcome?
+    /// The certificate profile the host's clients were shown; nil for `trusted`.
+    public var profile: CertificateProfile?
 
     /// Creates a summary.
     public init(host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: [String: Int], how: [String],
-                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], upstream: UpstreamOutcome? = nil) {
+                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], upstream: UpstreamOutcome? = nil,
+                profile: CertificateProfile? = nil) {
         self.host = host
         self.port = port
         self.verdict = verdict
@@ -60,10 +63,14 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         self.ways = ways
         self.refusedBy = refusedBy
         self.upstream = upstream
+        self.profile = profile
     }
 
+    /// Whether a client accepted a certificate it should have refused here: the worst finding.
+    public var acceptedInvalidCertificate: Bool { verdict == .intercepted && profile?.isInvalid == true }
+
     private enum CodingKeys: String, CodingKey {
-        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream
+        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream, profile
     }
 
     /// Reads reports of earlier versions too (without `ways`, `refusedBy`, `port`).
@@ -78,6 +85,7 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         ways = try container.decodeIfPresent([String: [String: Int]].self, forKey: .ways) ?? [:]
         refusedBy = try container.decodeIfPresent([String].self, forKey: .refusedBy) ?? []
         upstream = try container.decodeIfPresent(UpstreamOutcome.self, forKey: .upstream)
+        profile = try container.decodeIfPresent(CertificateProfile.self, forKey: .profile)
     }
 
     /// Aggregates connection verdicts per host and port, sorted by host then port (DESIGN.md: intercepted if

@@ -57,10 +57,7 @@ public struct TunnelPolicy: Sendable {
 
     /// The PEM key files of the `key:FILE` profiles in the rules.
     public var keyFiles: [String] {
-        profileRules.compactMap { rule in
-            if case .key(let path) = rule.profile { return path }
-            return nil
-        }
+        profileRules.compactMap(\.keyFile)
     }
 
     /// The decision for a tunnel with `facts`: a pattern matches the SNI or the CONNECT host.

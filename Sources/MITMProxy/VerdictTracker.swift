@@ -7,7 +7,7 @@ import MITMTLS
 /// with the connection's TLS facts, when it is decided. Confined to the connection's loop.
 // @unchecked Sendable: confined to one loop's queue; its silence timer fires on that queue.
 final class VerdictTracker: @unchecked Sendable {
-    private var machine = VerdictMachine()
+    private var machine: VerdictMachine
     private let context: ProxyContext
     private let connectionID: Int
     private let port: Int
@@ -35,6 +35,7 @@ final class VerdictTracker: @unchecked Sendable {
          profile: CertificateProfile = .trusted) {
         self.context = context
         self.profile = profile
+        machine = VerdictMachine(alsoRejectingCertificate: profile.alsoRejectingCertificate)
         self.connectionID = connectionID
         self.host = host
         self.port = port
