@@ -56,7 +56,7 @@ public struct CertificateProfileRule: Sendable, Equatable, CustomStringConvertib
 
 extension HostPattern {
     /// `*`: every host.
-    static let everyHost: HostPattern = {
+    public static let everyHost: HostPattern = {
         do { return try HostPattern("*") } catch { preconditionFailure("* is a valid pattern") }
     }()
 }

@@ -75,6 +75,11 @@ struct ProxyOptions: ParsableArguments {
         "Keep a JSON report of verdicts and expectations in FILE (rewritten atomically; final on exit).", valueName: "file"))
     var reportPath: String?
 
+    @Option(name: .customLong("junit"), help: ArgumentHelp(
+        "Write JUnit XML to FILE on exit: one test case per expectation (audit: per host and profile), for CI test views.",
+        valueName: "file"))
+    var junitPath: String?
+
     @Option(name: .customLong("har"), help: ArgumentHelp(
         "Record every exchange, and refused or failed TLS connections, into a HAR 1.2 file (complete after Ctrl-C).", valueName: "file"))
     var harPath: String?
