@@ -39,6 +39,37 @@ import Testing
         #expect(await proxy.server.waitForVerdict(host: "trusted.test")?.verdict == .intercepted)
     }
 
+    @Test func pythonSSLRefusesEveryInvalidProfileForItsReason() async throws {
+        let proxy = try await start(hosts: ["trusted.test"])
+        defer { proxy.stop() }
+        let origin = try await OriginServer.start()
+        let script = """
+            import sys, ssl, proxyclient
+            for host in sys.argv[3:]:
+                try:
+                    s = proxyclient.tls_tunnel(int(sys.argv[1]), host, int(sys.argv[2]), "\(proxy.caCertificate)")
+                    print(host, "accepted")
+                    s.close()
+                except ssl.SSLCertVerificationError as error:
+                    print(host, "refused", error.verify_code)
+            """
+        let hosts = ["trusted.test"] + Self.invalid.map(Self.host)
+        let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)] + hosts)
+        let lines = Dictionary(uniqueKeysWithValues: result.stdoutText.split(separator: "\n").map { line in
+            let parts = line.split(separator: " ", maxSplits: 1)
+            return (String(parts[0]), String(parts.count > 1 ? parts[1] : ""))
+        })
+        #expect(lines["trusted.test"] == "accepted", "\(result)")
+        // Python's own verify codes (OpenSSL's), one per profile: the same single reason as `openssl verify`.
+        let expected: [CertificateProfile: String] = [
+            .untrustedRoot: "refused 20", .selfSigned: "refused 18", .wrongHost: "refused 62", .expired: "refused 10",
+            .notYetValid: "refused 9", .sameNameCA: "refused 7", .leafAsCA: "refused 79", .noServerAuth: "refused 26",
+        ]
+        for profile in Self.invalid {
+            #expect(lines[Self.host(profile)] == expected[profile], "\(profile): \(result)")
+        }
+    }
+
     @Test func anInsecureClientAcceptsInvalidCertificatesAndTheRunSaysSo() async throws {
         let proxy = try await start(hosts: [])
         defer { proxy.stop() }
