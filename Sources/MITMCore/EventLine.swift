@@ -44,6 +44,10 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var channel: String?
     /// The report the app posted (pin-failure-report lines).
     public var pinFailureReport: PinFailureReport?
+    /// The certificate profile shown (verdicts under `--attack`; absent for `trusted`).
+    public var profile: String?
+    /// True when the client accepted a certificate of an invalid profile: it does not validate certificates.
+    public var acceptedInvalidCertificate: Bool?
 
     init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
         self.time = time
@@ -129,6 +133,8 @@ public struct EventLine: Sendable, Encodable, Equatable {
         shownCertificatePin = record.shownCertificatePin
         handshakeMs = record.handshakeMilliseconds
         client = record.client
+        profile = record.profile?.description
+        acceptedInvalidCertificate = record.acceptedInvalidCertificate ? true : nil
     }
 
     /// The line as compact JSON (no trailing newline).

@@ -1,4 +1,5 @@
-/// A CI expectation: `refused:HOST` or `intercepted:HOST` (HOST may be a pattern like `*.example.com`).
+/// A CI expectation: `refused:HOST` or `intercepted:HOST` (HOST may be a pattern like `*.example.com`); in an audit
+/// also `validates:HOST` and `pinned:HOST`.
 public struct Expectation: Sendable, Equatable, CustomStringConvertible {
     /// What the matching hosts must show.
     public enum Outcome: String, Sendable, Codable {
@@ -6,6 +7,13 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
         case intercepted
         /// The client must have refused it (a pinned host).
         case refused
+        /// `mitm-proxy audit`: the client must refuse every invalid certificate.
+        case validates
+        /// `mitm-proxy audit`: the client must refuse every invalid certificate and the trusted one, and work without the proxy.
+        case pinned
+
+        /// Whether only an audit's conclusion can decide it.
+        public var isAuditConclusion: Bool { self == .validates || self == .pinned }
     }
 
     /// The required outcome.
@@ -41,7 +49,7 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
     public init(parsing text: String) throws(ExpectationError) {
         guard let colon = text.firstIndex(of: ":") else { throw ExpectationError(text, "expected OUTCOME:HOST, e.g. refused:api.example.com") }
         guard let outcome = Outcome(rawValue: String(text[..<colon]).lowercased()) else {
-            throw ExpectationError(text, "the outcome must be `refused` or `intercepted`")
+            throw ExpectationError(text, "the outcome must be `refused` or `intercepted` (or, in `mitm-proxy audit`, `validates` or `pinned`)")
         }
         do {
             pattern = try HostPattern(String(text[text.index(after: colon)...]))

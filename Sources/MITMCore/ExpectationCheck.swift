@@ -47,6 +47,10 @@ public struct ExpectationCheck: Sendable {
     private func evaluate(_ expectation: Expectation, owned: [HostVerdict], claimedElsewhere: Int) -> ExpectationResult {
         let description = expectation.description
         let pattern = expectation.pattern
+        guard !expectation.outcome.isAuditConclusion else {
+            return ExpectationResult(expectation: description, met: false, hosts: [:],
+                                     explanation: "only `mitm-proxy audit` can decide \(expectation.outcome.rawValue): (it needs a round per certificate profile)")
+        }
         guard !owned.isEmpty else {
             let explanation = claimedElsewhere > 0
                 ? "every host matching \(pattern) that was seen is covered by a more specific expectation; none was left for this one (unseen)"

@@ -29,12 +29,13 @@ public struct HARBuilder: Sendable {
                         serverIPAddress: record.serverAddress, connection: String(record.connectionID))
     }
 
-    /// The `_tlsErrors` entry of a refused, failed or inconclusive connection.
+    /// The `_tlsErrors` entry of a refused, failed or inconclusive connection, or of one that accepted an invalid certificate.
     public func tlsError(_ record: ConnectionVerdict) -> HARTLSError {
         HARTLSError(time: ISO8601.format(record.decidedAt), connection: String(record.connectionID), host: record.host,
                     port: record.port, verdict: record.verdict.kind.rawValue, reason: record.verdict.reason.rawValue,
                     alert: record.verdict.alert, detail: record.verdict.detail, tlsVersion: record.tlsVersion,
-                    offeredALPN: record.offeredALPN)
+                    offeredALPN: record.offeredALPN, profile: record.profile?.description,
+                    comment: record.acceptedInvalidCertificate ? VerdictText.acceptedInvalid(record.profile) : nil)
     }
 
     private func request(_ record: ExchangeRecord) -> HARRequest {

@@ -55,10 +55,13 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var fallbacks: [Fallback]
     /// Pin-failure reports the app posted about this host (`noted-hostname`).
     public var pinFailureReports: [PinFailureReport]
+    /// The certificate profile the host's clients were shown; nil for `trusted`.
+    public var profile: CertificateProfile?
 
     /// Creates a summary.
     public init(host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: [String: Int], how: [String],
-                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], clients: [String] = [], upstream: UpstreamOutcome? = nil) {
+                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], clients: [String] = [], upstream: UpstreamOutcome? = nil,
+                profile: CertificateProfile? = nil) {
         self.host = host
         self.port = port
         self.verdict = verdict
@@ -71,10 +74,14 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         self.upstream = upstream
         fallbacks = []
         pinFailureReports = []
+        self.profile = profile
     }
 
+    /// Whether a client accepted a certificate it should have refused here: the worst finding.
+    public var acceptedInvalidCertificate: Bool { verdict == .intercepted && profile?.isInvalid == true }
+
     private enum CodingKeys: String, CodingKey {
-        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream, clients, evidence, fallbacks, pinFailureReports
+        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream, clients, evidence, fallbacks, pinFailureReports, profile
     }
 
     /// Writes the finding lists only when they hold something.
@@ -93,6 +100,7 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         try container.encodeIfPresent(evidence, forKey: .evidence)
         if !fallbacks.isEmpty { try container.encode(fallbacks, forKey: .fallbacks) }
         if !pinFailureReports.isEmpty { try container.encode(pinFailureReports, forKey: .pinFailureReports) }
+        try container.encodeIfPresent(profile, forKey: .profile)
     }
 
     /// Reads reports of earlier versions too (without `ways`, `refusedBy`, `port`).
@@ -111,6 +119,7 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         evidence = try container.decodeIfPresent(String.self, forKey: .evidence)
         fallbacks = try container.decodeIfPresent([Fallback].self, forKey: .fallbacks) ?? []
         pinFailureReports = try container.decodeIfPresent([PinFailureReport].self, forKey: .pinFailureReports) ?? []
+        profile = try container.decodeIfPresent(CertificateProfile.self, forKey: .profile)
     }
 
     /// Aggregates connection verdicts per host and port, sorted by host then port (DESIGN.md: intercepted if

@@ -13,6 +13,7 @@ public struct VerdictLedger: Sendable {
         var how: [String] = []
         var refusedBy: [String] = []
         var clients: [String] = []
+        var profile: CertificateProfile?
 
         mutating func add(_ verdict: Verdict, client: String, delta: Int) {
             let kind = verdict.kind.rawValue
@@ -52,6 +53,7 @@ public struct VerdictLedger: Sendable {
         let key = Key(host: connection.host, port: connection.port)
         if let previous { tallies[key, default: Tally()].add(previous, client: connection.clientKey, delta: -1) }
         tallies[key, default: Tally()].add(connection.verdict, client: connection.clientKey, delta: 1)
+        tallies[key]?.profile = connection.profile
         if connection.verdict.kind == .intercepted { proven.insert(connection.clientKey) }
         if previous != nil, let index = recent.lastIndex(where: { $0.connectionID == connection.connectionID }) {
             recent[index] = connection
@@ -96,7 +98,8 @@ public struct VerdictLedger: Sendable {
         guard attempts > 0 else { return nil }
         let failures = upstream[key].flatMap { $0.lastFailure == nil ? nil : $0 }
         return HostVerdict(host: key.host, port: key.port, verdict: HostVerdict.kind(counts: tally.counts), attempts: attempts,
-                           counts: tally.counts, how: tally.how, ways: tally.ways, refusedBy: tally.refusedBy, clients: tally.clients, upstream: failures)
+                           counts: tally.counts, how: tally.how, ways: tally.ways, refusedBy: tally.refusedBy, clients: tally.clients,
+                           upstream: failures, profile: tally.profile)
     }
 
     /// Clients that completed at least one interception (or loaded the trust probe).

@@ -29,6 +29,8 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     public var expectations: [ExpectationResult]
     /// The client command of a CI run, once it ended.
     public var clientCommand: ClientCommandOutcome?
+    /// Hosts whose client accepted a certificate of an invalid `--attack` profile.
+    public var findings: [Finding]
 
     /// Builds a report from a run's ledger, adding `unseen` hosts for exact-name expectations nobody contacted.
     public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
@@ -59,6 +61,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         self.allowUnprovenRefusals = allowUnprovenRefusals
         self.expectations = results
         self.clientCommand = clientCommand
+        self.findings = Finding.acceptedInvalid(hosts)
         let clientFailed = clientCommand.map { !$0.succeeded } ?? false
         self.result = results.isEmpty && !clientFailed ? "no-expectations" : results.allSatisfy(\.met) && !clientFailed ? "pass" : "fail"
     }
@@ -90,7 +93,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case result, final, generatedAt, listen, caCertificate, silenceWindowSeconds, hosts, connections, connectionsOmitted
-        case provenClients, allowUnprovenRefusals, expectations, clientCommand
+        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings
     }
 
     /// Reads this version's reports and earlier ones (which lack the proof fields).
@@ -110,6 +113,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         allowUnprovenRefusals = try container.decodeIfPresent(Bool.self, forKey: .allowUnprovenRefusals) ?? false
         expectations = try container.decode([ExpectationResult].self, forKey: .expectations)
         clientCommand = try container.decodeIfPresent(ClientCommandOutcome.self, forKey: .clientCommand)
+        findings = try container.decodeIfPresent([Finding].self, forKey: .findings) ?? []
     }
 
     /// Pretty, key-sorted JSON.

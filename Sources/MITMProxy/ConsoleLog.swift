@@ -56,7 +56,8 @@ public struct ConsoleLog: Sendable {
             guard verbosity >= .verbose else { return nil }
             return "CONNECT \(host):\(port) from \(peer)"
         case .verdict(let record):
-            guard verbosity >= .normal || (record.verdict.kind != .intercepted && record.verdict.kind != .unused) else { return nil }
+            guard verbosity >= .normal || record.acceptedInvalidCertificate
+                    || (record.verdict.kind != .intercepted && record.verdict.kind != .unused) else { return nil }
             return VerdictText.line(record)
         case .proxyProbe(let record, let probe):
             guard verbosity >= .normal || probe == .trust else { return nil }

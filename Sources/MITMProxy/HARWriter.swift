@@ -53,7 +53,7 @@ public final class HARWriter: Sendable {
             if let failure { onError("cannot write HAR \(path): \(failure); exchanges are no longer recorded") }
         case .verdict(let verdict):
             state.withLock { state in
-                if verdict.verdict.kind == .intercepted || verdict.verdict.kind == .unused {
+                if (verdict.verdict.kind == .intercepted || verdict.verdict.kind == .unused) && !verdict.acceptedInvalidCertificate {
                     state.tlsErrors.removeValue(forKey: verdict.connectionID)
                     return
                 }

@@ -98,9 +98,10 @@ extension ProxyConnection {
         guard !isClosed else { return }
         let tls: TLSConnection
         do {
-            let leaf = try context.forger.leaf(for: names)
-            tls = try TLSConnection(server: context.serverTLS, certificate: leaf, key: context.forger.leafKey,
-                                    alpn: clientALPNOffer(upstreamFailed: upstreamFailure != nil))
+            let identity = try context.profiles.identity(for: verdict?.profile ?? .trusted, names: names)
+            verdict?.shownCertificatePin = identity.pin
+            tls = try TLSConnection(server: context.serverTLS, certificate: identity.certificate, key: identity.key,
+                                    chain: identity.chain, alpn: clientALPNOffer(upstreamFailed: upstreamFailure != nil))
         } catch {
             context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort, reason: "cannot forge a certificate: \(error)"))
             close(reason: "forging failed")

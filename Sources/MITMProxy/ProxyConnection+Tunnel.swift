@@ -23,7 +23,8 @@ extension ProxyConnection {
             startRawTunnelWhenConnected()
         case .clientHello(let hello):
             clientSocket.pauseReading()
-            switch probe == .trust ? .intercept : decide(hello) {
+            let decision = probe == .trust ? .intercept(.trusted) : decide(hello)
+            switch decision {
             case .intercept: break
             case .passThrough:
                 passThrough()
@@ -34,7 +35,8 @@ extension ProxyConnection {
             }
             clientHello = hello
             verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
-                                     offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe)
+                                     offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe,
+                                     profile: decision.profile ?? .trusted)
             phase = .handshaking
             expect(.upstream(host: connectHost, port: connectPort), within: context.configuration.handshakeTimeout)
             if probe == .trust {

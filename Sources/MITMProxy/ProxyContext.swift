@@ -9,6 +9,7 @@ final class ProxyContext: Sendable {
     let configuration: ProxyConfiguration
     let authority: CertificateAuthority
     let forger: LeafForger
+    let profiles: CertificateProfileForger
     let serverTLS: ServerTLSContext
     let upstreamTLS: ClientTLSContext
     let resolver: NameResolver
@@ -42,6 +43,11 @@ final class ProxyContext: Sendable {
             serverTLS = try ServerTLSContext()
         } catch {
             throw ProxyStartError("cannot set up TLS: \(error)")
+        }
+        do {
+            profiles = try CertificateProfileForger(trusted: forger, keyFiles: configuration.tunnelPolicy.keyFiles)
+        } catch {
+            throw ProxyStartError(error.description)
         }
         for file in configuration.upstreamCAFiles {
             do {

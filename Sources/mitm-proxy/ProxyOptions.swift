@@ -33,6 +33,14 @@ struct ProxyOptions: ParsableArguments {
         valueName: "pattern"))
     var ignoreHosts: [String] = []
 
+    @Option(name: .customLong("attack"), help: ArgumentHelp(
+        "Show clients a certificate of PROFILE (every host) or HOST=PROFILE (hosts matching a pattern; the most specific wins); "
+            + "repeatable. Profiles: trusted (default), untrusted-root, self-signed, wrong-host, expired, not-yet-valid, same-name-ca, "
+            + "leaf-as-ca, no-server-auth, key:FILE (a PEM private key), passthrough. Under an invalid profile, intercepted means "
+            + "the client ACCEPTED an INVALID certificate.",
+        valueName: "[host=]profile"))
+    var attack: [String] = []
+
     @Option(name: .customLong("resolve"), help: ArgumentHelp(
         "Connect to ADDRESS whenever a client asks for HOST, like curl's --resolve (repeatable).", valueName: "host:address"))
     var resolve: [String] = []
@@ -73,6 +81,11 @@ struct ProxyOptions: ParsableArguments {
         "Keep a JSON report of verdicts and expectations in FILE (rewritten atomically; final on exit).", valueName: "file"))
     var reportPath: String?
 
+    @Option(name: .customLong("junit"), help: ArgumentHelp(
+        "Write JUnit XML to FILE on exit: one test case per expectation (audit: per host and profile), for CI test views.",
+        valueName: "file"))
+    var junitPath: String?
+
     @Option(name: .customLong("har"), help: ArgumentHelp(
         "Record every exchange, and refused or failed TLS connections, into a HAR 1.2 file (complete after Ctrl-C).", valueName: "file"))
     var harPath: String?
@@ -101,6 +114,9 @@ struct ProxyOptions: ParsableArguments {
         if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
         _ = try resolveOverrides()
         _ = try ignoredHostPatterns()
+        for path in try profileRules().compactMap(\.keyFile) {
+            do { _ = try CertificateProfileForger.readKey(path) } catch { throw ValidationError("--attack \(error.description)") }
+        }
         for file in upstreamCAFiles where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("--upstream-ca \(file): no readable file there")
         }
@@ -113,6 +129,17 @@ struct ProxyOptions: ParsableArguments {
                 return try HostPattern(text)
             } catch {
                 throw ValidationError("--ignore-hosts \(text): \(error)")
+            }
+        }
+    }
+
+    /// `--attack` values, parsed.
+    func profileRules() throws -> [CertificateProfileRule] {
+        try attack.map { text in
+            do throws(CertificateProfileError) {
+                return try CertificateProfileRule(parsing: text)
+            } catch {
+                throw ValidationError(error.description)
             }
         }
     }
@@ -151,7 +178,7 @@ struct ProxyOptions: ParsableArguments {
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure
-        configuration.tunnelPolicy = TunnelPolicy(passThroughHosts: try ignoredHostPatterns())
+        configuration.tunnelPolicy = TunnelPolicy(passThroughHosts: try ignoredHostPatterns(), profileRules: try profileRules())
         configuration.resolveOverrides = try resolveOverrides()
         configuration.handshakeTimeout = handshakeTimeout
         configuration.idleTimeout = idleTimeout

@@ -84,6 +84,14 @@ struct ProxyRunner {
             say("(\(path) lists the last \(final.connections.count) connections in detail and counts \(final.connectionsOmitted) more; "
                 + "--events has every one)")
         }
+        if let path = options.junitPath {
+            do {
+                try Data(JUnitReport(run: final.expectations, client: outcome).xml.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                console.err("mitm-proxy: cannot write --junit \(path): \(error.localizedDescription)")
+                return ExitStatus.usageOrSetup
+            }
+        }
         let status = ExitStatus.of(final)
         if status == ExitStatus.clientCommandFailed { say("mitm-proxy exits \(status): the client command failed") }
         return status
