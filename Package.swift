@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "MITMIO", dependencies: ["CMITMShims"]),
         .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),
         .target(name: "MITMProxy", dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2"]),
-        .target(name: "MITMPins", dependencies: ["MITMTLS", "COpenSSL", "CMITMShims"]),
+        .target(name: "MITMPins", dependencies: ["MITMCore", "MITMTLS", "COpenSSL", "CMITMShims"]),
         .executableTarget(
             name: "mitm-proxy",
             dependencies: [
@@ -52,7 +52,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MITMPinsTests",
-            dependencies: ["MITMPins", "MITMTLS"],
+            dependencies: ["MITMPins", "MITMTLS", "MITMCore"],
             exclude: ["Samples"]
         ),
     ],

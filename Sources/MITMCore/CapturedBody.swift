@@ -14,6 +14,15 @@ public struct CapturedBody: Sendable, Equatable {
     /// Whether bytes beyond `limit` were relayed but not kept.
     public var isTruncated: Bool { totalSize > bytes.count }
 
+    /// The same body keeping at most `limit` bytes (for a record that captured more than the HAR keeps).
+    public func limited(to limit: Int) -> CapturedBody {
+        guard limit < self.limit else { return self }
+        var copy = CapturedBody(limit: max(0, limit))
+        copy.bytes = Array(bytes.prefix(copy.limit))
+        copy.totalSize = totalSize
+        return copy
+    }
+
     /// Counts `piece` and keeps what fits under the limit.
     public mutating func append(_ piece: [UInt8]) {
         totalSize += piece.count

@@ -26,11 +26,13 @@ public struct ConnectionVerdict: Sendable, Equatable, Codable {
     public var decidedAt: Date
     /// The client's IP address (no port), when known: proof that the CA works is per client.
     public var client: String?
+    /// The certificate profile the client was shown; nil for `trusted`.
+    public var profile: CertificateProfile?
 
     /// Creates a record.
     public init(connectionID: Int, host: String, port: Int, verdict: Verdict, tlsVersion: String?, alpn: String?,
                 offeredALPN: [String], shownCertificatePin: String, startedAt: Date, handshakeMilliseconds: Double?,
-                decidedAt: Date, client: String? = nil) {
+                decidedAt: Date, client: String? = nil, profile: CertificateProfile? = nil) {
         self.connectionID = connectionID
         self.host = host
         self.port = port
@@ -43,7 +45,11 @@ public struct ConnectionVerdict: Sendable, Equatable, Codable {
         self.handshakeMilliseconds = handshakeMilliseconds
         self.decidedAt = decidedAt
         self.client = client
+        self.profile = profile
     }
+
+    /// Whether the client accepted a certificate it should have refused: the worst finding.
+    public var acceptedInvalidCertificate: Bool { verdict.kind == .intercepted && profile?.isInvalid == true }
 
     /// The client address as a key for per-client proof (`unknown` when the proxy could not read it).
     public var clientKey: String { client ?? "unknown" }

@@ -5,7 +5,7 @@ import Foundation
 public struct EventLine: Sendable, Encodable, Equatable {
     /// When the event happened.
     public var time: Date
-    /// `connection`, `request`, `response`, `verdict`, `tunnel`, `handshake` or `error`.
+    /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback` or `pin-failure-report`.
     public var type: String
     /// The proxy's connection id.
     public var connection: Int
@@ -38,6 +38,16 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var client: String?
     /// `trust` or `pins` (probe lines).
     public var probe: String?
+    /// What a `fallback` or `pin-failure-report` line means, in words.
+    public var message: String?
+    /// `plain-http`, `passed-through-tunnel` or `clear-tunnel` (fallback lines).
+    public var channel: String?
+    /// The report the app posted (pin-failure-report lines).
+    public var pinFailureReport: PinFailureReport?
+    /// The certificate profile shown (verdicts under `--attack`; absent for `trusted`).
+    public var profile: String?
+    /// True when the client accepted a certificate of an invalid profile: it does not validate certificates.
+    public var acceptedInvalidCertificate: Bool?
 
     init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
         self.time = time
@@ -91,6 +101,20 @@ public struct EventLine: Sendable, Encodable, Equatable {
             self.init("error", id, "-", 0, time: time)
             self.peer = peer
             error = "bad request: \(reason)"
+        case .finding(.fallback(let fallback)):
+            self.init("fallback", fallback.connectionID, fallback.host, fallback.refusedPort, time: time)
+            client = fallback.client
+            channel = fallback.channel.rawValue
+            let parts = fallback.request.split(separator: " ", maxSplits: 1).map(String.init)
+            method = parts.first
+            url = parts.last
+            message = fallback.message
+        case .finding(.pinFailureReport(let report)):
+            self.init("pin-failure-report", report.connectionID, report.notedHostname, report.port ?? 0, time: time)
+            client = report.client
+            url = report.postedTo
+            message = report.summary
+            pinFailureReport = report
         case .timedOut(let id, let host, let what):
             self.init("error", id, host ?? "-", 0, time: time)
             error = "timed out \(what)"
@@ -109,6 +133,8 @@ public struct EventLine: Sendable, Encodable, Equatable {
         shownCertificatePin = record.shownCertificatePin
         handshakeMs = record.handshakeMilliseconds
         client = record.client
+        profile = record.profile?.description
+        acceptedInvalidCertificate = record.acceptedInvalidCertificate ? true : nil
     }
 
     /// The line as compact JSON (no trailing newline).

@@ -1,7 +1,8 @@
 /// Checks `--expect` rules against a run's per-host verdicts, with the two rules that keep a green run honest:
 ///
 /// - The most specific pattern decides for a host, so `intercepted:*.bank.test` and `refused:api.bank.test`
-///   can stand together: the exact name claims `api.bank.test`, the wildcard every other subdomain.
+///   can stand together: the exact name claims `api.bank.test`, the wildcard every other subdomain. Between
+///   equally specific patterns an `--expect` flag beats one read from the app's configuration (`--expect-from`).
 /// - No proof from nothing: a refusal proves pinning only if the same client accepted the proxy's CA at least
 ///   once in the run (a control host, or the trust probe `https://mitm.proxy/`). Otherwise the refusal may
 ///   only mean that the CA is not installed, and a `refused:` expectation fails, unless the run was started
@@ -26,17 +27,30 @@ public struct ExpectationCheck: Sendable {
         let seen = hosts.filter { $0.verdict != .unseen }
         return expectations.map { expectation in
             let matching = seen.filter { expectation.pattern.matches($0.host) }
-            let owned = matching.filter { host in
-                let best = expectations.filter { $0.pattern.matches(host.host) }.map(\.pattern.specificity).max() ?? 0
-                return expectation.pattern.specificity == best
-            }
-            return evaluate(expectation, owned: owned, claimedElsewhere: matching.count - owned.count)
+            let owned = matching.filter { owner(of: $0.host).contains(expectation) }
+            var result = evaluate(expectation, owned: owned, claimedElsewhere: matching.count - owned.count)
+            result.source = expectation.source
+            if let note = expectation.source.note { result.explanation += " (\(note))" }
+            return result
         }
+    }
+
+    /// The expectations that decide for `host`: the most specific matching pattern, a flag before a file
+    /// (several when they tie).
+    public func owner(of host: String) -> [Expectation] {
+        let matching = expectations.filter { $0.pattern.matches(host) }
+        let rank = { (expectation: Expectation) in [expectation.pattern.specificity, expectation.source.isFlag ? 1 : 0] }
+        guard let best = matching.map(rank).max(by: { $0.lexicographicallyPrecedes($1) }) else { return [] }
+        return matching.filter { rank($0) == best }
     }
 
     private func evaluate(_ expectation: Expectation, owned: [HostVerdict], claimedElsewhere: Int) -> ExpectationResult {
         let description = expectation.description
         let pattern = expectation.pattern
+        guard !expectation.outcome.isAuditConclusion else {
+            return ExpectationResult(expectation: description, met: false, hosts: [:],
+                                     explanation: "only `mitm-proxy audit` can decide \(expectation.outcome.rawValue): (it needs a round per certificate profile)")
+        }
         guard !owned.isEmpty else {
             let explanation = claimedElsewhere > 0
                 ? "every host matching \(pattern) that was seen is covered by a more specific expectation; none was left for this one (unseen)"

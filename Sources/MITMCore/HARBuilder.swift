@@ -5,8 +5,14 @@ public struct HARBuilder: Sendable {
     /// Whether `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` values are masked.
     public var redact: Bool
 
+    /// Bytes of each body shown (`--body-limit`; records may hold more, e.g. JSON request bodies).
+    public var bodyLimit: Int
+
     /// A builder; `redact` masks credentials.
-    public init(redact: Bool) { self.redact = redact }
+    public init(redact: Bool, bodyLimit: Int = .max) {
+        self.redact = redact
+        self.bodyLimit = bodyLimit
+    }
 
     private static let sensitive: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
     private static let masked = "REDACTED"
@@ -23,12 +29,13 @@ public struct HARBuilder: Sendable {
                         serverIPAddress: record.serverAddress, connection: String(record.connectionID))
     }
 
-    /// The `_tlsErrors` entry of a refused, failed or inconclusive connection.
+    /// The `_tlsErrors` entry of a refused, failed or inconclusive connection, or of one that accepted an invalid certificate.
     public func tlsError(_ record: ConnectionVerdict) -> HARTLSError {
         HARTLSError(time: ISO8601.format(record.decidedAt), connection: String(record.connectionID), host: record.host,
                     port: record.port, verdict: record.verdict.kind.rawValue, reason: record.verdict.reason.rawValue,
                     alert: record.verdict.alert, detail: record.verdict.detail, tlsVersion: record.tlsVersion,
-                    offeredALPN: record.offeredALPN)
+                    offeredALPN: record.offeredALPN, profile: record.profile?.description,
+                    comment: record.acceptedInvalidCertificate ? VerdictText.acceptedInvalid(record.profile) : nil)
     }
 
     private func request(_ record: ExchangeRecord) -> HARRequest {
@@ -36,7 +43,7 @@ public struct HARBuilder: Sendable {
         var postData: HARPostData?
         if record.requestBody.totalSize > 0 || head.headers.contains("content-length") || head.headers.contains("transfer-encoding") {
             let mime = head.headers.first("content-type") ?? ""
-            let body = HARBodyText(record.requestBody, mimeType: mime, contentEncoding: head.headers.first("content-encoding"))
+            let body = HARBodyText(record.requestBody.limited(to: bodyLimit), mimeType: mime, contentEncoding: head.headers.first("content-encoding"))
             postData = HARPostData(mimeType: mime, params: [], text: body.text, comment: body.comment,
                                    _encoding: body.encoding, _truncated: body.truncated ? true : nil)
         }
@@ -53,7 +60,7 @@ public struct HARBuilder: Sendable {
                                bodySize: -1, _error: record.failure ?? "no response")
         }
         let mime = head.headers.first("content-type") ?? "x-unknown"
-        let body = HARBodyText(record.responseBody, mimeType: mime, contentEncoding: head.headers.first("content-encoding"))
+        let body = HARBodyText(record.responseBody.limited(to: bodyLimit), mimeType: mime, contentEncoding: head.headers.first("content-encoding"))
         let content = HARContent(size: record.responseBodyBytes, mimeType: mime, text: record.responseBodyBytes > 0 ? body.text : nil,
                                  encoding: record.responseBodyBytes > 0 ? body.encoding : nil, comment: body.comment,
                                  _truncated: body.truncated ? true : nil)

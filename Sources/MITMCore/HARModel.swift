@@ -102,4 +102,8 @@ public struct HARTLSError: Encodable, Sendable {
     public var detail: String?
     public var tlsVersion: String?
     public var offeredALPN: [String]
+    /// The certificate profile shown, when not `trusted`.
+    public var profile: String?
+    /// Why the entry matters, in words (an accepted invalid certificate).
+    public var comment: String?
 }

@@ -1,4 +1,6 @@
-/// A host name pattern for `--expect` rules and host filters: `example.com`, `*.example.com` or `*`.
+/// A host name pattern for `--expect` rules and host filters: `example.com`, `*.example.com` (subdomains at
+/// any depth) or `*`; and, made in code only, the one-level form ATS `NSIncludesSubdomains` means (see
+/// `oneLevel(below:)`).
 ///
 /// Matching ignores ASCII case, a trailing dot on either side, and the brackets around an IPv6 literal.
 public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
@@ -6,6 +8,7 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
         case any
         case exact(String)
         case subdomains(of: String)
+        case oneLevelBelow(String)
     }
 
     private let kind: Kind
@@ -32,6 +35,28 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
         kind = isWildcard ? .subdomains(of: host) : .exact(host)
     }
 
+    /// Subdomains exactly one label below `parent`: ATS `NSIncludesSubdomains` on `example.org` covers
+    /// `math.example.org` but not `advanced.math.example.org`. Written `*.example.org (one level)`.
+    public static func oneLevel(below parent: HostPattern) -> HostPattern? {
+        guard case .exact(let name) = parent.kind else { return nil }
+        return HostPattern(kind: .oneLevelBelow(name))
+    }
+
+    private init(kind: Kind) { self.kind = kind }
+
+    /// Parses `description` back, the one-level form included (as recorded in a report).
+    public init(recorded text: String) throws(HostPatternError) {
+        guard text.hasSuffix(Self.oneLevelSuffix), text.hasPrefix("*.") else {
+            try self.init(text)
+            return
+        }
+        let parent = try HostPattern(String(text.dropFirst(2).dropLast(Self.oneLevelSuffix.count)))
+        guard let pattern = Self.oneLevel(below: parent) else { throw .misplacedWildcard(text) }
+        self = pattern
+    }
+
+    private static let oneLevelSuffix = " (one level)"
+
     /// Whether `host` (a CONNECT authority host, SNI or Host header value, without port) matches.
     public func matches(_ host: String) -> Bool {
         switch kind {
@@ -42,6 +67,10 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
         case .subdomains(of: let parent):
             let candidate = Self.normalized(host)
             return candidate.count > parent.count + 1 && candidate.hasSuffix("." + parent)
+        case .oneLevelBelow(let parent):
+            let candidate = Self.normalized(host)
+            guard candidate.count > parent.count + 1, candidate.hasSuffix("." + parent) else { return false }
+            return !candidate.dropLast(parent.count + 1).contains(".")
         }
     }
 
@@ -50,7 +79,7 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
     public var specificity: Int {
         switch kind {
         case .any: 0
-        case .subdomains(of: let parent): 1 + parent.split(separator: ".").count
+        case .subdomains(of: let parent), .oneLevelBelow(let parent): 1 + parent.split(separator: ".").count
         case .exact: Int.max
         }
     }
@@ -67,6 +96,7 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
         case .any: "*"
         case .exact(let name): name
         case .subdomains(of: let parent): "*." + parent
+        case .oneLevelBelow(let parent): "*." + parent + Self.oneLevelSuffix
         }
     }
 

@@ -47,10 +47,21 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var refusedBy: [String]
     /// Upstream failures behind intercepted connections, when there were any.
     public var upstream: UpstreamOutcome?
+    /// Client addresses that connected to this host and port.
+    public var clients: [String]
+    /// The evidence behind the verdict in one line: clients, connections, proof of trust, the expectation's source.
+    public var evidence: String?
+    /// Times a client that refused this host reached it another way (plain `http://`, an untouched tunnel).
+    public var fallbacks: [Fallback]
+    /// Pin-failure reports the app posted about this host (`noted-hostname`).
+    public var pinFailureReports: [PinFailureReport]
+    /// The certificate profile the host's clients were shown; nil for `trusted`.
+    public var profile: CertificateProfile?
 
     /// Creates a summary.
     public init(host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: [String: Int], how: [String],
-                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], upstream: UpstreamOutcome? = nil) {
+                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], clients: [String] = [], upstream: UpstreamOutcome? = nil,
+                profile: CertificateProfile? = nil) {
         self.host = host
         self.port = port
         self.verdict = verdict
@@ -59,11 +70,37 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         self.how = how
         self.ways = ways
         self.refusedBy = refusedBy
+        self.clients = clients
         self.upstream = upstream
+        fallbacks = []
+        pinFailureReports = []
+        self.profile = profile
     }
 
+    /// Whether a client accepted a certificate it should have refused here: the worst finding.
+    public var acceptedInvalidCertificate: Bool { verdict == .intercepted && profile?.isInvalid == true }
+
     private enum CodingKeys: String, CodingKey {
-        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream
+        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream, clients, evidence, fallbacks, pinFailureReports, profile
+    }
+
+    /// Writes the finding lists only when they hold something.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(host, forKey: .host)
+        try container.encodeIfPresent(port, forKey: .port)
+        try container.encode(verdict, forKey: .verdict)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encode(counts, forKey: .counts)
+        try container.encode(how, forKey: .how)
+        try container.encode(ways, forKey: .ways)
+        try container.encode(refusedBy, forKey: .refusedBy)
+        try container.encodeIfPresent(upstream, forKey: .upstream)
+        try container.encode(clients, forKey: .clients)
+        try container.encodeIfPresent(evidence, forKey: .evidence)
+        if !fallbacks.isEmpty { try container.encode(fallbacks, forKey: .fallbacks) }
+        if !pinFailureReports.isEmpty { try container.encode(pinFailureReports, forKey: .pinFailureReports) }
+        try container.encodeIfPresent(profile, forKey: .profile)
     }
 
     /// Reads reports of earlier versions too (without `ways`, `refusedBy`, `port`).
@@ -78,6 +115,11 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         ways = try container.decodeIfPresent([String: [String: Int]].self, forKey: .ways) ?? [:]
         refusedBy = try container.decodeIfPresent([String].self, forKey: .refusedBy) ?? []
         upstream = try container.decodeIfPresent(UpstreamOutcome.self, forKey: .upstream)
+        clients = try container.decodeIfPresent([String].self, forKey: .clients) ?? []
+        evidence = try container.decodeIfPresent(String.self, forKey: .evidence)
+        fallbacks = try container.decodeIfPresent([Fallback].self, forKey: .fallbacks) ?? []
+        pinFailureReports = try container.decodeIfPresent([PinFailureReport].self, forKey: .pinFailureReports) ?? []
+        profile = try container.decodeIfPresent(CertificateProfile.self, forKey: .profile)
     }
 
     /// Aggregates connection verdicts per host and port, sorted by host then port (DESIGN.md: intercepted if

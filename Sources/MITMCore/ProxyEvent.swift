@@ -36,6 +36,8 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var timings = ExchangeTimings()
     /// The upstream server's IP address, when one was contacted.
     public var serverAddress: String?
+    /// The client's IP address (no port), when known: fallbacks are judged per client.
+    public var client: String?
 
     /// Creates a record.
     public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
@@ -96,6 +98,8 @@ public enum ProxyEvent: Sendable, Equatable {
     case verdict(ConnectionVerdict)
     /// A connection made to check the proxy itself was decided; it is kept apart from the verdicts.
     case proxyProbe(ConnectionVerdict, ProxyProbe)
+    /// Something the recorded events add up to: a fallback after a refusal, a pin-failure report posted by the app.
+    case finding(RunFinding)
 }
 
 /// Connections that are about the proxy, not the app under test.

@@ -23,6 +23,8 @@ public struct TLSAlert: Sendable, Hashable, CustomStringConvertible {
     public static let certificateUnknown = TLSAlert(code: 46)
     /// unknown_ca (48).
     public static let unknownCA = TLSAlert(code: 48)
+    /// decrypt_error (51).
+    public static let decryptError = TLSAlert(code: 51)
     /// handshake_failure (40).
     public static let handshakeFailure = TLSAlert(code: 40)
 

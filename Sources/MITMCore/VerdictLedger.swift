@@ -12,6 +12,8 @@ public struct VerdictLedger: Sendable {
         var ways: [String: [String: Int]] = [:]
         var how: [String] = []
         var refusedBy: [String] = []
+        var clients: [String] = []
+        var profile: CertificateProfile?
 
         mutating func add(_ verdict: Verdict, client: String, delta: Int) {
             let kind = verdict.kind.rawValue
@@ -20,6 +22,7 @@ public struct VerdictLedger: Sendable {
             if counts[kind] == 0 { counts.removeValue(forKey: kind) }
             if ways[kind]?[verdict.how] == 0 { ways[kind]?.removeValue(forKey: verdict.how) }
             if ways[kind]?.isEmpty == true { ways.removeValue(forKey: kind) }
+            if delta > 0, !clients.contains(client), clients.count < Self.clientLimit { clients.append(client) }
             guard delta > 0, verdict.kind != .intercepted else { return }
             if !how.contains(verdict.how) { how.append(verdict.how) }
             // Bounded: a handful of addresses is what a test bench has; past that, one more says nothing new.
@@ -50,6 +53,7 @@ public struct VerdictLedger: Sendable {
         let key = Key(host: connection.host, port: connection.port)
         if let previous { tallies[key, default: Tally()].add(previous, client: connection.clientKey, delta: -1) }
         tallies[key, default: Tally()].add(connection.verdict, client: connection.clientKey, delta: 1)
+        tallies[key]?.profile = connection.profile
         if connection.verdict.kind == .intercepted { proven.insert(connection.clientKey) }
         if previous != nil, let index = recent.lastIndex(where: { $0.connectionID == connection.connectionID }) {
             recent[index] = connection
@@ -94,7 +98,8 @@ public struct VerdictLedger: Sendable {
         guard attempts > 0 else { return nil }
         let failures = upstream[key].flatMap { $0.lastFailure == nil ? nil : $0 }
         return HostVerdict(host: key.host, port: key.port, verdict: HostVerdict.kind(counts: tally.counts), attempts: attempts,
-                           counts: tally.counts, how: tally.how, ways: tally.ways, refusedBy: tally.refusedBy, upstream: failures)
+                           counts: tally.counts, how: tally.how, ways: tally.ways, refusedBy: tally.refusedBy, clients: tally.clients,
+                           upstream: failures, profile: tally.profile)
     }
 
     /// Clients that completed at least one interception (or loaded the trust probe).

@@ -30,9 +30,17 @@ public struct VerdictMachine: Sendable {
 
     private var state = State.handshaking(certificateSent: false)
     private var lastAlert: TLSAlert?
+    private let alsoRejectingCertificate: Set<TLSAlert>
 
-    /// A machine for a new connection.
-    public init() {}
+    /// A machine for a new connection; `alsoRejectingCertificate` are alerts that, for the certificate shown, mean
+    /// a refusal of it besides the certificate alerts (see `CertificateProfile.alsoRejectingCertificate`).
+    public init(alsoRejectingCertificate: Set<TLSAlert> = []) {
+        self.alsoRejectingCertificate = alsoRejectingCertificate
+    }
+
+    private func rejectsCertificate(_ alert: TLSAlert) -> Bool {
+        alert.rejectsCertificate || alsoRejectingCertificate.contains(alert)
+    }
 
     /// The verdict so far, if decided.
     public var verdict: Verdict? {
@@ -71,7 +79,7 @@ public struct VerdictMachine: Sendable {
             return nil
         case .alertReceived(let alert):
             lastAlert = alert
-            if alert.rejectsCertificate {
+            if rejectsCertificate(alert) {
                 return decide(Verdict(kind: .refused, reason: .alert, alert: alert.name))
             }
             if alert == .closeNotify {
@@ -106,7 +114,7 @@ public struct VerdictMachine: Sendable {
             return decide(Verdict(kind: .intercepted, reason: .applicationData))
         case .alertReceived(let alert):
             lastAlert = alert
-            if alert.rejectsCertificate {
+            if rejectsCertificate(alert) {
                 return decide(Verdict(kind: .refused, reason: .alert, alert: alert.name))
             }
             return decide(Verdict(kind: .refused, reason: .closedAfterHandshake, alert: alert.name))

@@ -29,11 +29,13 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     public var expectations: [ExpectationResult]
     /// The client command of a CI run, once it ended.
     public var clientCommand: ClientCommandOutcome?
+    /// Hosts whose client accepted a certificate of an invalid `--attack` profile.
+    public var findings: [Finding]
 
     /// Builds a report from a run's ledger, adding `unseen` hosts for exact-name expectations nobody contacted.
     public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
                 ledger: VerdictLedger, expectations: [Expectation], allowUnprovenRefusals: Bool = false,
-                clientCommand: ClientCommandOutcome? = nil) {
+                clientCommand: ClientCommandOutcome? = nil, findings: RunFindings = RunFindings()) {
         var hosts = ledger.hostVerdicts
         let check = ExpectationCheck(expectations, provenClients: ledger.provenClients, allowUnprovenRefusals: allowUnprovenRefusals)
         let results = check.evaluate(hosts)
@@ -41,6 +43,11 @@ public struct VerdictReport: Sendable, Codable, Equatable {
             let name = expectation.pattern.description
             guard !name.contains("*"), !hosts.contains(where: { $0.host == name }) else { continue }
             hosts.append(HostVerdict(host: name, verdict: .unseen, attempts: 0, counts: [:], how: []))
+        }
+        Self.attach(findings, to: &hosts)
+        let proven = Set(ledger.provenClients)
+        for index in hosts.indices {
+            hosts[index].evidence = VerdictEvidence.line(hosts[index], provenClients: proven, deciding: check.owner(of: hosts[index].host))
         }
         self.final = final
         self.generatedAt = generatedAt
@@ -54,8 +61,24 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         self.allowUnprovenRefusals = allowUnprovenRefusals
         self.expectations = results
         self.clientCommand = clientCommand
+        self.findings = Finding.acceptedInvalid(hosts)
         let clientFailed = clientCommand.map { !$0.succeeded } ?? false
         self.result = results.isEmpty && !clientFailed ? "no-expectations" : results.allSatisfy(\.met) && !clientFailed ? "pass" : "fail"
+    }
+
+    /// Puts each fallback on its host's entries, and each pin-failure report on the entries of its `noted-hostname`
+    /// (or of its `hostname` when the noted one was not contacted; a new `unseen` entry when neither was).
+    private static func attach(_ findings: RunFindings, to hosts: inout [HostVerdict]) {
+        for index in hosts.indices { hosts[index].fallbacks = findings.about(hosts[index].host).fallbacks }
+        for report in findings.pinFailureReports {
+            var names = [report.notedHostname]
+            if let hostname = report.hostname { names.append(hostname) }
+            let name = names.first { name in hosts.contains { $0.host == name } }
+            if name == nil { hosts.append(HostVerdict(host: report.notedHostname, verdict: .unseen, attempts: 0, counts: [:], how: [])) }
+            for index in hosts.indices where hosts[index].host == name ?? report.notedHostname {
+                hosts[index].pinFailureReports.append(report)
+            }
+        }
     }
 
     /// A report of `connections` (every one kept in detail).
@@ -70,7 +93,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case result, final, generatedAt, listen, caCertificate, silenceWindowSeconds, hosts, connections, connectionsOmitted
-        case provenClients, allowUnprovenRefusals, expectations, clientCommand
+        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings
     }
 
     /// Reads this version's reports and earlier ones (which lack the proof fields).
@@ -90,6 +113,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         allowUnprovenRefusals = try container.decodeIfPresent(Bool.self, forKey: .allowUnprovenRefusals) ?? false
         expectations = try container.decode([ExpectationResult].self, forKey: .expectations)
         clientCommand = try container.decodeIfPresent(ClientCommandOutcome.self, forKey: .clientCommand)
+        findings = try container.decodeIfPresent([Finding].self, forKey: .findings) ?? []
     }
 
     /// Pretty, key-sorted JSON.

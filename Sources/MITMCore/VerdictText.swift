@@ -14,9 +14,37 @@ public enum VerdictText {
             facts = [verdict.how]
         }
         let detail = facts.isEmpty ? "" : " (\(facts.joined(separator: ", ")))"
+        if let profile = record.profile {
+            let word = record.acceptedInvalidCertificate ? "ACCEPTED AN INVALID CERTIFICATE" : verdict.kind.rawValue.uppercased()
+            return "\(record.host):\(record.port) [\(profile)]: \(word)\(detail) -- \(explanation(verdict, profile: profile))"
+        }
         return "\(record.host):\(record.port): \(verdict.kind.rawValue.uppercased())\(detail) -- \(explanation(verdict))"
     }
 
+    /// The finding of a client that accepted a certificate of `profile`.
+    public static func acceptedInvalid(_ profile: CertificateProfile?) -> String {
+        let defect = profile.flatMap { profile in profile.defect.map { " (\(profile): \($0))" } } ?? ""
+        return "CRITICAL: the client ACCEPTED an INVALID certificate\(defect) and sent its request: it does not validate "
+            + "certificates, so anyone on its network can read and change this traffic"
+    }
+
+    /// What the verdict means when the client was shown a certificate of `profile` (not `trusted`).
+    public static func explanation(_ verdict: Verdict, profile: CertificateProfile) -> String {
+        guard let defect = profile.defect else {
+            if case .key = profile, verdict.kind == .intercepted {
+                return "the client accepted a certificate with the key from \(profile.description.dropFirst(4)): its pins include that key"
+            }
+            return explanation(verdict)
+        }
+        switch verdict.kind {
+        case .intercepted:
+            return acceptedInvalid(profile)
+        case .refused:
+            return "the client refused a certificate that is invalid because \(defect): correct (this proves that check, not pinning)"
+        case .unused, .inconclusive, .failed:
+            return explanation(verdict)
+        }
+    }
     /// What the verdict means.
     public static func explanation(_ verdict: Verdict) -> String {
         switch (verdict.kind, verdict.reason) {
@@ -64,6 +92,14 @@ public enum VerdictText {
         return "\(share): \(failure)"
     }
 
+    /// The profile a host was shown, and what its verdict means under it: `profile expired: ACCEPTED AN INVALID CERTIFICATE`.
+    public static func profileNote(_ host: HostVerdict) -> String? {
+        guard let profile = host.profile else { return nil }
+        if host.acceptedInvalidCertificate { return "profile \(profile): ACCEPTED AN INVALID CERTIFICATE (CRITICAL)" }
+        if profile.isInvalid, host.verdict == .refused { return "profile \(profile): refused the invalid certificate (correct)" }
+        return "profile \(profile)"
+    }
+
     /// Row names: the host, or `host:port` where one host was seen on several ports.
     public static func displayNames(_ hosts: [HostVerdict]) -> [String] {
         var ports: [String: Set<Int>] = [:]
@@ -72,6 +108,13 @@ public enum VerdictText {
             guard let port = host.port, ports[host.host, default: []].count > 1 else { return host.host }
             return "\(host.host):\(port)"
         }
+    }
+
+    /// The lines under a host's row: its evidence, then its fallbacks and pin-failure reports.
+    static func findingLines(_ host: HostVerdict) -> [String] {
+        (host.evidence.map { ["evidence: \($0)"] } ?? [])
+            + host.fallbacks.map { RunFinding.fallback($0).line }
+            + host.pinFailureReports.map { RunFinding.pinFailureReport($0).line }
     }
 
     /// The per-host table printed on exit, the expectations under it, and the client command's status.
@@ -84,7 +127,8 @@ public enum VerdictText {
             let counts = host.verdict == .unseen ? "none" : self.counts(host)
             lines.append(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 + host.verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "  " + counts
-                + (upstreamNote(host).map { "; \($0)" } ?? ""))
+                + (upstreamNote(host).map { "; \($0)" } ?? "") + (profileNote(host).map { "; \($0)" } ?? ""))
+            lines += findingLines(host).map { String(repeating: " ", count: width + 2) + $0 }
         }
         if hosts.isEmpty { lines.append("(no intercepted TLS connections)") }
         for result in expectations {

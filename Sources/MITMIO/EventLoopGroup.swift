@@ -15,6 +15,12 @@ public final class EventLoopGroup: Sendable {
         loops = (0..<max(1, count)).map { EventLoop(index: $0) }
     }
 
+    /// A group of existing loops (index i at position i).
+    public init(loops: [EventLoop]) {
+        precondition(!loops.isEmpty && loops.indices.allSatisfy { loops[$0].index == $0 }, "loops must be indexed 0..<count")
+        self.loops = loops
+    }
+
     /// The next loop in turn.
     public func next() -> EventLoop {
         let value = nextIndex.add(1, ordering: .relaxed).oldValue

@@ -3,16 +3,16 @@ import CMITMShims
 import Glibc
 #endif
 
-/// What a `StreamSocket` reports to its owner, always on the socket's loop.
+/// What a `ByteStream` (a `StreamSocket`) reports to its owner, always on the stream's loop.
 public protocol StreamSocketDelegate: AnyObject {
     /// Bytes arrived. The buffer is only valid during the call.
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer)
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer)
     /// The peer finished sending (FIN).
-    func socketDidReadEOF(_ socket: StreamSocket)
+    func socketDidReadEOF(_ socket: any ByteStream)
     /// A read or write failed (ECONNRESET, EPIPE, ...). The socket is closed afterwards by its owner.
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError)
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError)
     /// Everything queued for writing has been sent.
-    func socketDidDrain(_ socket: StreamSocket)
+    func socketDidDrain(_ socket: any ByteStream)
 }
 
 /// A nonblocking TCP socket on an event loop, with a write queue and pausable reads.
@@ -22,7 +22,7 @@ public protocol StreamSocketDelegate: AnyObject {
 /// writing: a report comes only when readiness grows, so reads go on until `EAGAIN` (or EOF, or an
 /// error) and writes until `EAGAIN`, and what the kernel still holds is remembered here.
 // @unchecked Sendable: confined to one loop's serial queue; work it queues on the loop captures it there.
-public final class StreamSocket: @unchecked Sendable {
+public final class StreamSocket: ByteStream, @unchecked Sendable {
     /// The loop that owns this socket.
     public let loop: EventLoop
     /// The file descriptor; closed by `close()`, right after it leaves the readiness set.

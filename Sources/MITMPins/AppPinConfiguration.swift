@@ -73,6 +73,20 @@ public struct PinnedDomain: Sendable, Equatable {
     }
 }
 
+/// One `<certificates>` of an Android `<trust-anchors>`.
+public struct TrustAnchorSource: Sendable, Equatable {
+    /// `system`, `user`, or a raw resource (`@raw/my_ca`).
+    public let source: String
+    /// Whether chains ending at it skip pinning (`overridePins="true"`).
+    public let overridesPins: Bool
+
+    /// An anchor.
+    public init(source: String, overridesPins: Bool) {
+        self.source = source
+        self.overridesPins = overridesPins
+    }
+}
+
 /// The pins an app ships: read from an `Info.plist` (XML or binary) or a `network_security_config.xml`.
 public struct AppPinConfiguration: Sendable {
     /// The file read.
@@ -81,12 +95,19 @@ public struct AppPinConfiguration: Sendable {
     public let kind: PinConfigurationKind
     /// The pinned domains, in file order (ATS: sorted by name).
     public let domains: [PinnedDomain]
+    /// Android only: the trust anchors of `<debug-overrides>` (added in debuggable builds only).
+    public let debugOverrideAnchors: [TrustAnchorSource]
+    /// Android only: whether some `<trust-anchors>` outside `<debug-overrides>` trusts user-installed CAs.
+    public let releaseTrustsUserCAs: Bool
 
     /// A configuration made in code.
-    public init(path: String, kind: PinConfigurationKind, domains: [PinnedDomain]) {
+    public init(path: String, kind: PinConfigurationKind, domains: [PinnedDomain], debugOverrideAnchors: [TrustAnchorSource] = [],
+                releaseTrustsUserCAs: Bool = false) {
         self.path = path
         self.kind = kind
         self.domains = domains
+        self.debugOverrideAnchors = debugOverrideAnchors
+        self.releaseTrustsUserCAs = releaseTrustsUserCAs
     }
 
     /// Reads `path`, telling an `Info.plist` from an Android config by its content.

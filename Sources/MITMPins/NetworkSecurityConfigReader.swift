@@ -18,7 +18,24 @@ enum NetworkSecurityConfigReader {
         guard !domains.isEmpty else {
             throw PinsError("\(path) has no <pin-set> in any <domain-config>: this app pins nothing through its network security config")
         }
-        return AppPinConfiguration(path: path, kind: .androidNetworkSecurityConfig, domains: domains)
+        let debugAnchors = root.children.first { $0.name == "debug-overrides" }.map(anchors) ?? []
+        let configs = root.children.filter { $0.name != "debug-overrides" }
+        return AppPinConfiguration(path: path, kind: .androidNetworkSecurityConfig, domains: domains, debugOverrideAnchors: debugAnchors,
+                                   releaseTrustsUserCAs: configs.contains(where: trustsUserCAs))
+    }
+
+    /// The `<certificates>` of the element's `<trust-anchors>`.
+    private static func anchors(_ element: XMLTree.Element) -> [TrustAnchorSource] {
+        let trustAnchors = element.children.filter { $0.name == "trust-anchors" }
+        return trustAnchors.flatMap(\.children).filter { $0.name == "certificates" }.map {
+            TrustAnchorSource(source: $0.attributes["src"] ?? "?", overridesPins: $0.attributes["overridePins"]?.lowercased() == "true")
+        }
+    }
+
+    /// Whether the element or a nested `<domain-config>` trusts `src="user"`.
+    private static func trustsUserCAs(_ element: XMLTree.Element) -> Bool {
+        anchors(element).contains { $0.source == "user" }
+            || element.children.contains { $0.name == "domain-config" && trustsUserCAs($0) }
     }
 
     private struct PinSet {

@@ -18,11 +18,13 @@ protocol ManagedConnection: AnyObject {
 // @unchecked Sendable: all state is touched on the loop's queue only.
 final class ConnectionRegistry: @unchecked Sendable {
     private let loop: EventLoop
+    private let clock: ProxyClock
     private var connections: [ObjectIdentifier: ManagedConnection] = [:]
     private var sweeper: DispatchSourceTimer?
 
-    init(loop: EventLoop) {
+    init(loop: EventLoop, clock: ProxyClock) {
         self.loop = loop
+        self.clock = clock
     }
 
     var count: Int { connections.count }
@@ -52,8 +54,9 @@ final class ConnectionRegistry: @unchecked Sendable {
         sweeper = timer
     }
 
-    private func sweep() {
-        let now = DispatchTime.now().uptimeNanoseconds
+    /// Times out every connection whose deadline passed (the sweeper's tick; tests call it directly).
+    func sweep() {
+        let now = clock.now()
         let expired = connections.values.filter { $0.deadline <= now }
         expired.forEach { $0.timedOut() }
         connections.values.forEach { $0.sweep(now: now) }

@@ -56,11 +56,14 @@ public struct ConsoleLog: Sendable {
             guard verbosity >= .verbose else { return nil }
             return "CONNECT \(host):\(port) from \(peer)"
         case .verdict(let record):
-            guard verbosity >= .normal || (record.verdict.kind != .intercepted && record.verdict.kind != .unused) else { return nil }
+            guard verbosity >= .normal || record.acceptedInvalidCertificate
+                    || (record.verdict.kind != .intercepted && record.verdict.kind != .unused) else { return nil }
             return VerdictText.line(record)
         case .proxyProbe(let record, let probe):
             guard verbosity >= .normal || probe == .trust else { return nil }
             return Self.probeLine(record, probe)
+        case .finding(let finding):
+            return finding.line
         }
     }
 
@@ -86,6 +89,7 @@ public struct ConsoleLog: Sendable {
              .connectionOpened(let id, _, _, _):
             id
         case .verdict(let record), .proxyProbe(let record, _): record.connectionID
+        case .finding(let finding): finding.connectionID
         }
     }
 

@@ -3,16 +3,26 @@ import MITMCore
 
 /// Starts the exchange records of one relay: bodies captured as configured, and the setup costs of a
 /// freshly made upstream connection charged to the first exchange over it (later ones reused it).
+///
+/// JSON request bodies are always captured up to `jsonRequestCaptureLimit`, even without `--har`: that is
+/// how a pin-failure report posted by the app is recognised. Such reports are a few kilobytes.
 struct ExchangeRecordFactory {
+    /// Bytes of a JSON request body kept whatever `captureLimit` says.
+    static let jsonRequestCaptureLimit = 64 * 1024
+
     let connectionID: Int
     let captureLimit: Int
+    /// The client's IP address.
+    let client: String?
     /// DNS/connect/TLS costs of a new upstream connection, not yet charged to an exchange.
     var pendingConnectionTimings: UpstreamConnectionTimings?
     private var serverAddress: String?
 
-    init(connectionID: Int, captureLimit: Int) {
+    /// `clientPeer` is the client leg's peer description (`127.0.0.1:50123`).
+    init(connectionID: Int, captureLimit: Int, clientPeer: String) {
         self.connectionID = connectionID
         self.captureLimit = captureLimit
+        client = PeerAddress.host(of: clientPeer)
     }
 
     /// A record for a request head that just arrived.
@@ -21,7 +31,9 @@ struct ExchangeRecordFactory {
         var record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
                                     request: head, started: now, finished: now)
         record.httpVersion = version.description
-        record.requestBody = CapturedBody(limit: captureLimit)
+        record.client = client
+        let isJSON = head.headers.first("content-type")?.lowercased().contains("json") ?? false
+        record.requestBody = CapturedBody(limit: isJSON ? max(captureLimit, Self.jsonRequestCaptureLimit) : captureLimit)
         record.responseBody = CapturedBody(limit: captureLimit)
         if let fresh = pendingConnectionTimings {
             pendingConnectionTimings = nil

@@ -21,9 +21,9 @@ public final class HARWriter: Sendable {
     private let onError: @Sendable (String) -> Void
 
     /// Creates `path` and writes the HAR header; fails now if the file cannot be written.
-    public init(path: String, redact: Bool, onError: @escaping @Sendable (String) -> Void) throws(ProxyStartError) {
+    public init(path: String, redact: Bool, bodyLimit: Int = .max, onError: @escaping @Sendable (String) -> Void) throws(ProxyStartError) {
         self.path = path
-        self.builder = HARBuilder(redact: redact)
+        self.builder = HARBuilder(redact: redact, bodyLimit: bodyLimit)
         self.onError = onError
         let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
@@ -53,7 +53,7 @@ public final class HARWriter: Sendable {
             if let failure { onError("cannot write HAR \(path): \(failure); exchanges are no longer recorded") }
         case .verdict(let verdict):
             state.withLock { state in
-                if verdict.verdict.kind == .intercepted || verdict.verdict.kind == .unused {
+                if (verdict.verdict.kind == .intercepted || verdict.verdict.kind == .unused) && !verdict.acceptedInvalidCertificate {
                     state.tlsErrors.removeValue(forKey: verdict.connectionID)
                     return
                 }

@@ -22,7 +22,7 @@ extension HTTP2Relay {
         }
         client.resumeReading()
         upstream?.resumeReading()
-        onLinger?()
+        owner?.relayLingering()
     }
 
     var bothInputsEnded: Bool { clientInputEnded && (upstream == nil || upstreamInputEnded) }
@@ -67,7 +67,8 @@ extension HTTP2Relay {
         upstream?.onEvent = nil
         client.close()
         upstream?.close()
-        onClose?(reason)
-        onClose = nil
+        let owner = owner
+        self.owner = nil
+        owner?.relayClosed(reason: reason)
     }
 }

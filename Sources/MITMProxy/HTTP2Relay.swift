@@ -75,18 +75,15 @@ final class HTTP2Relay {
         set { records.pendingConnectionTimings = newValue }
     }
 
-    /// Called once when the relay has closed both legs, with the reason.
-    var onClose: ((String) -> Void)?
-    /// Called on every read (idle deadlines).
-    var onActivity: (() -> Void)?
-    /// Called when the relay has said goodbye and only waits for the peers to hang up.
-    var onLinger: (() -> Void)?
+    /// The connection that owns the relay.
+    weak var owner: RelayOwner?
 
     init(connectionID: Int, context: ProxyContext, client: Leg, mode: Mode) throws(HTTP2SessionError) {
         self.connectionID = connectionID
         self.context = context
         self.client = client
-        records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit)
+        records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
+                                        clientPeer: client.peerDescription)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
         case .intercepted(let host, let port, let leg):
@@ -126,7 +123,7 @@ final class HTTP2Relay {
         }
         switch event {
         case .data(let bytes):
-            onActivity?()
+            owner?.relayActivity()
             do {
                 try clientSession.receive(bytes)
             } catch {
@@ -152,7 +149,7 @@ final class HTTP2Relay {
         }
         switch event {
         case .data(let bytes):
-            onActivity?()
+            owner?.relayActivity()
             do {
                 try upstreamSession?.receive(bytes)
             } catch {
@@ -202,7 +199,7 @@ final class HTTP2Relay {
     }
 
     var clientDescription: String {
-        SocketAddress.peer(of: client.socket.descriptor)?.description ?? "client"
+        client.peerDescription
     }
 
     // MARK: moving frames
@@ -237,7 +234,7 @@ final class HTTP2Relay {
     /// Writes the session's pending frames while the leg has room; whether anything was written.
     func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
         let room = ignoringHighWater ? Self.highWater : Self.highWater - leg.bufferedOutputBytes
-        guard room > 0, !leg.socket.isClosed else { return false }
+        guard room > 0, !leg.isClosed else { return false }
         let bytes: [UInt8]
         do {
             bytes = try session.produceOutput(limit: room)

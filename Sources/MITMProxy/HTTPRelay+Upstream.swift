@@ -14,7 +14,7 @@ extension HTTPRelay {
     func upstreamEvent(_ event: LegEvent) {
         client.cork()
         defer { client.uncork() }
-        onActivity?()
+        owner?.relayActivity()
         switch event {
         case .data(let bytes):
             do {
@@ -119,17 +119,17 @@ extension HTTPRelay {
         upstream.onEvent = nil
         let raw = RawRelay(client: client, upstream: upstream)
         closed = true
-        onUpgrade?(raw)
+        owner?.relayUpgraded(to: raw)
         raw.start(initialUp: up, initialDown: down)
     }
 
     /// Hands an idle, healthy intercepted upstream to the owner for reuse instead of closing it.
     func offerUpstreamForReuse() {
-        guard case .intercepted = mode, let upstream, let reuse = onUpstreamReusable, !closing, !upstreamEndedInput,
+        guard case .intercepted = mode, let upstream, let owner, !closing, !upstreamEndedInput,
               responseParser.isIdle, upstream.bufferedOutputBytes == 0 else { return }
         upstream.onEvent = nil
         self.upstream = nil
-        reuse(upstream)
+        owner.relayReleasedUpstream(upstream)
     }
 
     func upstreamEnded() {

@@ -37,7 +37,7 @@ final class HTTPRelay {
     var responseParser = HTTP1Parser(role: .response)
     var upstream: Leg?
     var upstreamTarget: (host: String, port: Int)?
-    var connecting: UpstreamConnector?
+    var connecting: (any UpstreamAttempt)?
     var exchanges: [PendingExchange] = []
     var queuedClientEvents: [HTTP1Event] = []
     var queuedIndex = 0
@@ -55,16 +55,8 @@ final class HTTPRelay {
     /// When the request head being read must be complete (monotonic nanoseconds); nil between requests.
     var headDeadline: UInt64?
 
-    /// Called once when the relay ends, with a reason for the log.
-    var onClose: ((String) -> Void)?
-    /// Called on every byte relayed (idle deadlines).
-    var onActivity: (() -> Void)?
-    /// Called when an upgrade turned the connection into raw bytes; the relay's legs move to `RawRelay`.
-    var onUpgrade: ((RawRelay) -> Void)?
-    /// Called when the relay has sent its last byte and only waits for the client to hang up.
-    var onLinger: (() -> Void)?
-    /// Called with the upstream leg when the client left while that upstream is idle and reusable.
-    var onUpstreamReusable: ((Leg) -> Void)?
+    /// The connection that owns the relay.
+    weak var owner: RelayOwner?
     var upstreamEndedInput = false
     var records: ExchangeRecordFactory
     /// DNS/connect/TLS costs of a freshly made upstream connection, charged to the next exchange.
@@ -80,7 +72,8 @@ final class HTTPRelay {
         self.client = client
         self.clientParser = parser
         self.mode = mode
-        self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit)
+        self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
+                                             clientPeer: client.peerDescription)
         if case .intercepted(let host, let port, let leg) = mode {
             upstream = leg
             upstreamTarget = (host, port)
@@ -106,7 +99,7 @@ final class HTTPRelay {
             lingerEvent(event)
             return
         }
-        onActivity?()
+        owner?.relayActivity()
         switch event {
         case .data(let bytes): feedClient(Array(bytes))
         case .endOfInput:
@@ -145,9 +138,9 @@ final class HTTPRelay {
         if !clientParser.isReadingHead {
             headDeadline = nil
         } else if headDeadline == nil {
-            headDeadline = Clock.after(seconds: context.configuration.handshakeTimeout)
+            headDeadline = context.clock.after(seconds: context.configuration.handshakeTimeout)
         }
-        if headDeadline != previous { onActivity?() }  // the owner's deadline includes the head's
+        if headDeadline != previous { owner?.relayActivity() }  // the owner's deadline includes the head's
     }
 
     /// The head deadline passed with nothing in flight: the client gets a 408 (a slow-header attack must not keep
@@ -230,7 +223,7 @@ final class HTTPRelay {
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (url.host, url.port)
-        connecting = UpstreamConnector.connect(host: url.host, port: url.port, context: context, loop: loop) { [unowned self] result in
+        connecting = context.dialer.dial(host: url.host, port: url.port, context: context, loop: loop) { [unowned self] result in
             connecting = nil
             switch result {
             case .success(let connection):
@@ -351,8 +344,7 @@ final class HTTPRelay {
     }
 
     var clientDescription: String {
-        guard let peer = SocketAddress.peer(of: client.socket.descriptor) else { return "client" }
-        return peer.description
+        client.peerDescription
     }
 
     // MARK: lifecycle
@@ -380,7 +372,7 @@ final class HTTPRelay {
         upstream = nil
         client.finishWriting()
         client.resumeReading()
-        onLinger?()
+        owner?.relayLingering()
     }
 
     func lingerEvent(_ event: LegEvent) {
@@ -407,7 +399,8 @@ final class HTTPRelay {
         upstream?.onEvent = nil
         client.close()
         upstream?.close()
-        onClose?(reason)
-        onClose = nil
+        let owner = owner
+        self.owner = nil
+        owner?.relayClosed(reason: reason)
     }
 }

@@ -28,8 +28,10 @@ protocol Leg: AnyObject {
     func finishWriting()
     /// Closes at once.
     func close()
-    /// The socket under the leg.
-    var socket: StreamSocket { get }
+    /// Whether the leg was closed (by either side).
+    var isClosed: Bool { get }
+    /// The peer's address (`127.0.0.1:50123`), for log lines.
+    var peerDescription: String { get }
     /// Drops idle buffers (TLS record buffers) to keep idle connections small.
     func releaseIdleMemory()
     /// Also gives back grown buffers; for connections idle for a while.
@@ -42,10 +44,10 @@ protocol Leg: AnyObject {
 
 /// A leg that is the socket itself.
 final class PlainLeg: Leg, StreamSocketDelegate {
-    let socket: StreamSocket
+    let socket: any ByteStream
     var onEvent: ((LegEvent) -> Void)?
 
-    init(socket: StreamSocket) {
+    init(socket: any ByteStream) {
         self.socket = socket
         socket.delegate = self
     }
@@ -60,9 +62,11 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     func compactIdleMemory() {}
     func cork() {}
     func uncork() {}
+    var isClosed: Bool { socket.isClosed }
+    var peerDescription: String { socket.peerDescription }
 
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) { onEvent?(.data(bytes)) }
-    func socketDidReadEOF(_ socket: StreamSocket) { onEvent?(.endOfInput) }
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError) { onEvent?(.failed(error.description)) }
-    func socketDidDrain(_ socket: StreamSocket) { onEvent?(.drained) }
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) { onEvent?(.data(bytes)) }
+    func socketDidReadEOF(_ socket: any ByteStream) { onEvent?(.endOfInput) }
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) { onEvent?(.failed(error.description)) }
+    func socketDidDrain(_ socket: any ByteStream) { onEvent?(.drained) }
 }

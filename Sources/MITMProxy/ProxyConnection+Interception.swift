@@ -42,7 +42,6 @@ extension ProxyConnection {
             upstreamFailedBeforeForging(failure.reason)
         case .success(let connection):
             let socket = connection.socket
-            timeoutWhat = "the TLS handshake with \(host):\(connectPort)"
             upstreamHandshakeStarted = Date()
             let tls: TLSConnection
             do {
@@ -96,19 +95,19 @@ extension ProxyConnection {
     }
 
     func startClientHandshake(names: [SubjectAlternativeName], upstreamFailure: String?) {
-        guard phase != .closed else { return }
+        guard !isClosed else { return }
         let tls: TLSConnection
         do {
-            let leaf = try context.forger.leaf(for: names)
-            tls = try TLSConnection(server: context.serverTLS, certificate: leaf, key: context.forger.leafKey,
-                                    alpn: clientALPNOffer(upstreamFailed: upstreamFailure != nil))
+            let identity = try context.profiles.identity(for: verdict?.profile ?? .trusted, names: names)
+            verdict?.shownCertificatePin = identity.pin
+            tls = try TLSConnection(server: context.serverTLS, certificate: identity.certificate, key: identity.key,
+                                    chain: identity.chain, alpn: clientALPNOffer(upstreamFailed: upstreamFailure != nil))
         } catch {
             context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort, reason: "cannot forge a certificate: \(error)"))
             close(reason: "forging failed")
             return
         }
-        timeoutWhat = "the client's TLS handshake for \(interceptHost)"
-        deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
+        expect(.clientHandshake(host: interceptHost), within: context.configuration.handshakeTimeout)
         let leg = TLSLeg(socket: clientSocket, tls: tls)
         clientLeg = leg
         leg.onHandshake = { [unowned self, unowned leg] outcome in
@@ -158,57 +157,63 @@ extension ProxyConnection {
     }
 
     func clientHandshakeCompleted(_ leg: TLSLeg, upstreamFailure: String?) {
-        phase = .relaying
-        touch()
         context.events.emit(.intercepted(connectionID: id, host: interceptHost, port: connectPort,
                                          tlsVersion: leg.tls.protocolVersion, alpn: leg.tls.negotiatedALPN))
         if probe == .trust {
             let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request), mode: .plain)
-            adopt(relay)
+            startRelaying(.http1(relay))
             relay.start()
             return
         }
+        // One decision for both protocols: the upstream, or a 502 naming why there is none.
+        let upstream = upstreamFailure == nil ? upstreamLeg : nil
+        let failure = upstreamFailure ?? "no upstream connection"
         if leg.tls.negotiatedALPN == "h2" {
-            startHTTP2Relay(client: leg, upstreamFailure: upstreamFailure)
+            let relay: HTTP2Relay
+            do {
+                relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: upstream.map {
+                    .intercepted(host: interceptHost, port: connectPort, upstream: $0)
+                } ?? .failing(host: interceptHost, port: connectPort, reason: failure))
+            } catch {
+                close(reason: "cannot start HTTP/2: \(error)")
+                return
+            }
+            relay.newConnectionTimings = upstreamConnectionTimings
+            startRelaying(.http2(relay))
+            relay.start()
             return
         }
-        let mode: HTTPRelay.Mode
-        if let upstreamLeg, upstreamFailure == nil {
-            mode = .intercepted(host: interceptHost, port: connectPort, upstream: upstreamLeg)
-        } else {
-            mode = .failing(host: interceptHost, port: connectPort, reason: upstreamFailure ?? "no upstream connection")
-        }
-        let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg,
-                              parser: HTTP1Parser(role: .request), mode: mode)
-        if case .success(let connection)? = upstreamResult {
-            relay.newConnectionTimings = UpstreamConnectionTimings(
-                dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
-                ssl: upstreamHandshakeMilliseconds, address: connection.address)
-        } else if let reusedUpstreamAddress {
-            relay.newConnectionTimings = UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: reusedUpstreamAddress)
-        }
-        if upstreamFailure == nil, let hello = clientHello { offerUpstreamReuse(from: relay, hello: hello) }
-        adopt(relay)
+        let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request),
+                              mode: upstream.map { .intercepted(host: interceptHost, port: connectPort, upstream: $0) }
+                                  ?? .failing(host: interceptHost, port: connectPort, reason: failure))
+        relay.newConnectionTimings = upstreamConnectionTimings
+        startRelaying(.http1(relay))
         relay.start()
     }
 
-    /// Lets the relay hand back an idle upstream when the client leaves, for the next client of the origin.
-    func offerUpstreamReuse(from relay: HTTPRelay, hello: ClientHello) {
-        let offered = upstreamALPN(for: hello.alpnProtocols)
-        let host = interceptHost
-        relay.onUpstreamReusable = { [unowned self] leg in
-            guard let tlsLeg = leg as? TLSLeg, tlsLeg === upstreamLeg else {
-                leg.close()
-                return
-            }
-            let address: String
-            if case .success(let connection)? = upstreamResult { address = connection.address } else { address = reusedUpstreamAddress ?? "" }
-            upstreamLeg = nil
-            upstreamResult = nil
-            context.pool(for: loop).park(PooledUpstream(
-                leg: tlsLeg, host: connectHost, port: connectPort, serverName: HostName.isIPAddress(host) ? nil : host,
-                certificate: upstreamCertificate, address: address, offeredALPN: offered))
+    /// What reaching the upstream cost, for the first exchange's HAR timings (a pooled upstream cost nothing).
+    var upstreamConnectionTimings: UpstreamConnectionTimings? {
+        if case .connected(let connection) = upstream {
+            return UpstreamConnectionTimings(dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
+                                             ssl: upstreamHandshakeMilliseconds, address: connection.address)
         }
+        return reusedUpstreamAddress.map { UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: $0) }
+    }
+
+    /// The relay is done with an idle, healthy upstream: park it for the next client of the origin, opened
+    /// the same way (SNI and ALPN), or close it.
+    func relayReleasedUpstream(_ leg: Leg) {
+        guard let tlsLeg = leg as? TLSLeg, tlsLeg === upstreamLeg, let hello = clientHello else {
+            leg.close()
+            return
+        }
+        let address: String
+        if case .connected(let connection) = upstream { address = connection.address } else { address = reusedUpstreamAddress ?? "" }
+        upstreamLeg = nil
+        upstream = .none
+        context.pool(for: loop).park(PooledUpstream(
+            leg: tlsLeg, host: connectHost, port: connectPort, serverName: HostName.isIPAddress(interceptHost) ? nil : interceptHost,
+            certificate: upstreamCertificate, address: address, offeredALPN: upstreamALPN(for: hello.alpnProtocols)))
     }
 
     /// ALPN for the client: exactly what the upstream chose, or the client's own choice when no upstream answered.
@@ -218,31 +223,5 @@ extension ProxyConnection {
             return ALPNPolicy.clientOfferWithoutUpstream(clientOffered: clientHello?.alpnProtocols ?? [])
         }
         return ALPNPolicy.clientOffer(upstreamChose: upstreamLeg.tls.negotiatedALPN)
-    }
-
-    func startHTTP2Relay(client leg: TLSLeg, upstreamFailure: String?) {
-        let mode: HTTP2Relay.Mode
-        if let upstreamLeg, upstreamFailure == nil {
-            mode = .intercepted(host: interceptHost, port: connectPort, upstream: upstreamLeg)
-        } else {
-            mode = .failing(host: interceptHost, port: connectPort, reason: upstreamFailure ?? "no upstream connection")
-        }
-        let relay: HTTP2Relay
-        do {
-            relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: mode)
-        } catch {
-            close(reason: "cannot start HTTP/2: \(error)")
-            return
-        }
-        if case .success(let connection)? = upstreamResult {
-            relay.newConnectionTimings = UpstreamConnectionTimings(
-                dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
-                ssl: upstreamHandshakeMilliseconds, address: connection.address)
-        }
-        http2Relay = relay
-        relay.onActivity = { [unowned self] in touch() }
-        relay.onLinger = { [unowned self] in deadline = Clock.after(seconds: 2) }
-        relay.onClose = { [unowned self] _ in finished() }
-        relay.start()
     }
 }

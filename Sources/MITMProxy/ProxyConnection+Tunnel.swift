@@ -16,15 +16,15 @@ extension ProxyConnection {
                 close(reason: "the trust probe \(LocalPages.host) speaks only TLS")
                 return
             }
-            if let entry = pooled {
-                pooled = nil
+            if case .pooled(let entry) = upstream {
                 entry.leg.close()
                 startConnecting()
             }
             startRawTunnelWhenConnected()
         case .clientHello(let hello):
             clientSocket.pauseReading()
-            switch probe == .trust ? .intercept : decide(hello) {
+            let decision = probe == .trust ? .intercept(.trusted) : decide(hello)
+            switch decision {
             case .intercept: break
             case .passThrough:
                 passThrough()
@@ -35,17 +35,17 @@ extension ProxyConnection {
             }
             clientHello = hello
             verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
-                                     offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe)
-            timeoutWhat = "connecting to \(connectHost):\(connectPort)"
+                                     offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe,
+                                     profile: decision.profile ?? .trusted)
             phase = .handshaking
-            deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
+            expect(.upstream(host: connectHost, port: connectPort), within: context.configuration.handshakeTimeout)
             if probe == .trust {
                 answerTrustProbe()
-            } else if let entry = pooled {
-                pooled = nil
+            } else if case .pooled(let entry) = upstream {
+                upstream = .none
                 interceptReusing(entry, hello: hello)
-            } else if let upstreamResult {
-                intercept(hello, upstream: upstreamResult)
+            } else if let outcome = upstream.outcome {
+                intercept(hello, upstream: outcome)
             }
         case .malformed(let reason):
             let tracker = VerdictTracker(context: context, connectionID: id, host: connectHost, port: connectPort, offeredALPN: [],
@@ -59,21 +59,20 @@ extension ProxyConnection {
     }
 
     /// The client's IP address, the unit of proof that the CA is trusted.
-    var clientAddress: String? { SocketAddress.peer(of: clientSocket.descriptor)?.host }
+    var clientAddress: String? { clientSocket.peerHost }
 
     /// The policy's one decision for this tunnel, made before anything goes upstream.
     func decide(_ hello: ClientHello) -> TunnelDecision {
         let facts = TunnelFacts(connectHost: connectHost, connectPort: connectPort,
                                 serverName: hello.serverName.flatMap { HostName.validate($0) }, offeredALPN: hello.alpnProtocols,
-                                client: SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client")
+                                client: clientSocket.peerDescription)
         return context.configuration.tunnelPolicy.decide(facts)
     }
 
     /// Relays the tunnel untouched (ClientHello included): no certificate, no verdict.
     func passThrough() {
         passingThrough = true
-        if let entry = pooled {
-            pooled = nil
+        if case .pooled(let entry) = upstream {
             entry.leg.close()
             startConnecting()
         }
@@ -81,7 +80,7 @@ extension ProxyConnection {
     }
 
     func upstreamConnected(_ result: Result<UpstreamConnection, UpstreamFailure>) {
-        upstreamResult = result
+        upstream = UpstreamProgress(result)
         if passingThrough {
             startRawTunnelWhenConnected()
         } else if let hello = clientHello {
@@ -99,7 +98,7 @@ extension ProxyConnection {
     }
 
     func upstreamSpokeFirst(_ bytes: [UInt8]) {
-        guard phase == .peeking, case .success(let connection)? = upstreamResult else { return }
+        guard case .peeking = phase, case .connected(let connection) = upstream else { return }
         connection.socket.pauseReading()
         startRawTunnel(upstream: connection.socket, initialDown: bytes)
     }
@@ -109,8 +108,8 @@ extension ProxyConnection {
     }
 
     func startRawTunnelWhenConnected() {
-        guard let upstreamResult else { return }
-        switch upstreamResult {
+        guard let outcome = upstream.outcome else { return }
+        switch outcome {
         case .failure(let failure):
             context.events.emit(.upstreamFailed(connectionID: id, host: connectHost, port: connectPort, reason: failure.reason))
             guard Self.looksLikeHTTPRequest(peeked) else {
@@ -130,17 +129,9 @@ extension ProxyConnection {
         return bytes[..<space].allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
 
-    func startRawTunnel(upstream socket: StreamSocket, initialDown: [UInt8]) {
-        phase = .relaying
-        touch()
+    func startRawTunnel(upstream socket: any ByteStream, initialDown: [UInt8]) {
         let relay = RawRelay(client: PlainLeg(socket: clientSocket), upstream: PlainLeg(socket: socket))
-        rawRelay = relay
-        relay.onActivity = { [unowned self] in touch() }
-        relay.onClose = { [unowned self, unowned relay] reason in
-            context.events.emit(.tunnel(connectionID: id, host: connectHost, port: connectPort,
-                                        bytesUp: relay.bytesUp, bytesDown: relay.bytesDown, reason: reason))
-            finished()
-        }
+        startRelaying(.raw(relay, tunnel: true))
         let initialUp = peeked
         peeked = []
         relay.start(initialUp: initialUp, initialDown: initialDown)
@@ -153,8 +144,8 @@ final class ServerFirstWatcher: StreamSocketDelegate {
 
     init(owner: ProxyConnection) { self.owner = owner }
 
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) { owner.upstreamSpokeFirst(Array(bytes)) }
-    func socketDidReadEOF(_ socket: StreamSocket) { owner.upstreamClosedWhilePeeking() }
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError) { owner.upstreamClosedWhilePeeking() }
-    func socketDidDrain(_ socket: StreamSocket) {}
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) { owner.upstreamSpokeFirst(Array(bytes)) }
+    func socketDidReadEOF(_ socket: any ByteStream) { owner.upstreamClosedWhilePeeking() }
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) { owner.upstreamClosedWhilePeeking() }
+    func socketDidDrain(_ socket: any ByteStream) {}
 }

@@ -6,35 +6,45 @@ import MITMTLS
 /// One client connection to the proxy, from its first byte to its close: reads the proxy request,
 /// answers CONNECT, peeks at the tunnel's first bytes, and sets up interception or a raw tunnel.
 /// Confined to its loop.
-final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
+final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner {
+    /// Where the connection is in its life; every phase has a deadline (`deadline`), set on entering it.
     enum Phase {
+        /// Reading the proxy request.
         case readingRequest
+        /// CONNECT answered: reading the tunnel's first bytes while the upstream is reached.
         case peeking
+        /// Intercepting: the upstream's TLS handshake, then the client's.
         case handshaking
-        case relaying
+        /// Relaying HTTP/1, HTTP/2 or raw bytes.
+        case relaying(Relay)
+        /// The proxy's last byte is written; waiting for the client to hang up.
+        case lingering
         case closed
+    }
+
+    /// The relay a connection ends up in.
+    enum Relay {
+        case http1(HTTPRelay)
+        case http2(HTTP2Relay)
+        /// Raw bytes: a tunnel that is not intercepted (`tunnel`), or a connection after an upgrade.
+        case raw(RawRelay, tunnel: Bool)
     }
 
     let id: Int
     let context: ProxyContext
     let loop: EventLoop
-    let clientSocket: StreamSocket
+    let clientSocket: any ByteStream
     var phase = Phase.readingRequest
     var parser = HTTP1Parser(role: .request)
-    var deadline: UInt64
+    var timeout: ConnectionDeadline
     var connectHost = ""
     var connectPort = 0
     var peeked: [UInt8] = []
     var clientHello: ClientHello?
-    var connector: UpstreamConnector?
-    var upstreamResult: Result<UpstreamConnection, UpstreamFailure>?
+    var upstream = UpstreamProgress.none
     var upstreamHandshakeStarted = Date()
     var upstreamLeg: TLSLeg?
     var clientLeg: TLSLeg?
-    var httpRelay: HTTPRelay?
-    var http2Relay: HTTP2Relay?
-    var rawRelay: RawRelay?
-    var timeoutWhat = "reading the proxy request"
     var serverFirstWatcher: ServerFirstWatcher?
     var verdict: VerdictTracker?
     var upstreamHandshakeMilliseconds: Double = -1
@@ -42,7 +52,6 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     var compacted = false
     /// When bytes last moved (monotonic nanoseconds).
     var lastActivity: UInt64 = 0
-    var pooled: PooledUpstream?
     var upstreamCertificate: X509Certificate?
     var reusedUpstreamAddress: String?
     /// Set when the connection checks the proxy itself rather than carrying the app's traffic.
@@ -50,12 +59,31 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     /// The policy let this tunnel pass through untouched.
     var passingThrough = false
 
-    init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
+    convenience init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
+        self.init(client: StreamSocket(descriptor: descriptor, loop: loop), context: context)
+    }
+
+    /// A connection from the client at the other end of `client`, on the stream's loop.
+    init(client: any ByteStream, context: ProxyContext) {
         self.id = context.makeConnectionID()
         self.context = context
-        self.loop = loop
-        self.clientSocket = StreamSocket(descriptor: descriptor, loop: loop)
-        self.deadline = Clock.after(seconds: context.configuration.handshakeTimeout)
+        self.loop = client.loop
+        self.clientSocket = client
+        self.timeout = .after(context.configuration.handshakeTimeout, .proxyRequest, on: context.clock)
+    }
+
+    var isClosed: Bool {
+        if case .closed = phase { true } else { false }
+    }
+
+    /// The HTTP/1 relay, while relaying HTTP/1.
+    var httpRelay: HTTPRelay? {
+        if case .relaying(.http1(let relay)) = phase { relay } else { nil }
+    }
+
+    /// Waits at most `seconds` for what `reason` names.
+    func expect(_ reason: TimeoutReason, within seconds: Double) {
+        timeout = .after(seconds, reason, on: context.clock)
     }
 
     func start() {
@@ -66,74 +94,85 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
 
     // MARK: ManagedConnection
 
+    var deadline: UInt64 { timeout.at }
+
     func timedOut() {
-        if connector != nil {
+        if case .connecting = upstream {
             // The upstream connect has its own timer (the same timeout) and answers the client with a 502.
-            deadline = Clock.after(seconds: 1)
+            timeout.at = context.clock.after(seconds: 1)
             return
         }
-        if phase == .handshaking, clientLeg == nil, let leg = upstreamLeg, leg.isHandshaking {
-            // The upstream accepted the connection but never finished TLS: a 502 for the client, like any upstream failure.
-            leg.onHandshake = nil
-            leg.close()
-            upstreamLeg = nil
-            upstreamFailedBeforeForging("TLS handshake timed out (no answer within \(SecondsText.format(context.configuration.handshakeTimeout)))")
-            return
-        }
+        let handshakeTimeout = SecondsText.format(context.configuration.handshakeTimeout)
         switch phase {
+        case .handshaking where clientLeg == nil && upstreamLeg?.isHandshaking == true:
+            // The upstream accepted the connection but never finished TLS: a 502 for the client, like any upstream failure.
+            upstreamLeg?.onHandshake = nil
+            upstreamLeg?.close()
+            upstreamLeg = nil
+            upstreamFailedBeforeForging("TLS handshake timed out (no answer within \(handshakeTimeout))")
+        case .relaying where timeout.reason == .lingering:
+            close(reason: "done")
+        case .relaying(.http1(let relay)):
+            if relay.answerSlowHead(now: context.clock.now()) || relay.answerTimeout(after: context.configuration.idleTimeout) { return }
+            close(reason: "idle for \(SecondsText.format(context.configuration.idleTimeout))")
         case .relaying:
-            if httpRelay?.answerSlowHead(now: Clock.now) == true { return }
-            if httpRelay?.answerTimeout(after: context.configuration.idleTimeout) == true { return }
             close(reason: "idle for \(SecondsText.format(context.configuration.idleTimeout))")
         case .closed:
             return
-        default:
-            context.events.emit(.timedOut(connectionID: id, host: connectHost.isEmpty ? nil : connectHost, what: timeoutWhat))
-            if phase == .handshaking && clientLeg != nil {
+        case .lingering:
+            close(reason: "timed out \(timeout.reason.waitingFor)")
+        case .readingRequest, .peeking, .handshaking:
+            context.events.emit(.timedOut(connectionID: id, host: connectHost.isEmpty ? nil : connectHost, what: timeout.reason.waitingFor))
+            if case .handshaking = phase, clientLeg != nil {
                 context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort,
-                                                     reason: "the client did not finish the TLS handshake within \(SecondsText.format(context.configuration.handshakeTimeout))"))
+                                                     reason: "the client did not finish the TLS handshake within \(handshakeTimeout)"))
             }
-            close(reason: "timed out \(timeoutWhat)")
+            close(reason: "timed out \(timeout.reason.waitingFor)")
         }
     }
 
     func closeForShutdown() { close(reason: "proxy stopping") }
 
+    /// Bytes moved while relaying: the idle deadline (or a request head's, if sooner) starts again.
     func touch() {
-        lastActivity = Clock.now
-        deadline = min(Clock.after(seconds: context.configuration.idleTimeout, from: lastActivity), httpRelay?.headDeadline ?? .max)
+        lastActivity = context.clock.now()
+        let idle = Clock.after(seconds: context.configuration.idleTimeout, from: lastActivity)
+        timeout = ConnectionDeadline(at: min(idle, httpRelay?.headDeadline ?? .max), reason: .idle)
         compacted = false
     }
 
     func sweep(now: UInt64) {
         let silentForASecond = now >= lastActivity && now - lastActivity >= 1_000_000_000
-        guard phase == .relaying, silentForASecond, !compacted else { return }
+        guard case .relaying(let relay) = phase, silentForASecond, !compacted else { return }
         compacted = true
-        httpRelay?.compactIfIdle()
-        http2Relay?.compactIfIdle()
+        switch relay {
+        case .http1(let relay): relay.compactIfIdle()
+        case .http2(let relay): relay.compactIfIdle()
+        case .raw: break
+        }
     }
 
     // MARK: client socket before hand-off
 
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) {
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         switch phase {
         case .readingRequest: readRequest(Array(bytes))
         case .peeking: peek(Array(bytes))
-        default: return
+        case .handshaking, .relaying, .lingering, .closed: return
         }
     }
 
-    func socketDidReadEOF(_ socket: StreamSocket) {
-        if phase == .peeking && !peeked.isEmpty && clientHello == nil {
+    func socketDidReadEOF(_ socket: any ByteStream) {
+        if case .peeking = phase, !peeked.isEmpty, clientHello == nil {
             context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
                                                  reason: "the client closed the tunnel in the middle of its first message"))
         }
         close(reason: "client closed the connection")
     }
 
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError) { close(reason: "client: \(error)") }
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) { close(reason: "client: \(error)") }
 
-    func socketDidDrain(_ socket: StreamSocket) {}
+    func socketDidDrain(_ socket: any ByteStream) {}
 
     func readRequest(_ bytes: [UInt8]) {
         let events: [HTTP1Event]
@@ -159,17 +198,17 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         }
         connectHost = host
         connectPort = port
-        let peer = SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client"
+        let peer = clientSocket.peerDescription
         context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
         let leftover = parser.takeBufferedBytes()
         clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         phase = .peeking
-        timeoutWhat = "waiting for the client's first bytes in the tunnel to \(host):\(port)"
+        expect(.firstTunnelBytes(host: host, port: port), within: context.configuration.handshakeTimeout)
         probe = LocalPages.handles(host: host) ? .trust : head.headers.contains(ProxyProbe.headerName) ? .pins : nil
         if probe == .trust {
             // Answered by the proxy itself: never dialled upstream.
         } else if let entry = context.pool(for: loop).take(host: host, port: port) {
-            pooled = entry
+            upstream = .pooled(entry)
         } else {
             startConnecting()
         }
@@ -177,10 +216,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     }
 
     func startConnecting() {
-        connector = UpstreamConnector.connect(host: connectHost, port: connectPort, context: context, loop: loop) { [unowned self] result in
-            connector = nil
+        upstream = .connecting(context.dialer.dial(host: connectHost, port: connectPort, context: context, loop: loop) { [unowned self] result in
             upstreamConnected(result)
-        }
+        })
     }
 
     /// The ALPN protocols offered to the upstream for a client that offered `clientOffer`.
@@ -196,7 +234,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
     }
 
     func reject(status: Int, reason: String) {
-        let peer = SocketAddress.peer(of: clientSocket.descriptor)?.description ?? "client"
+        let peer = clientSocket.peerDescription
         context.events.emit(.badRequest(connectionID: id, peer: peer, reason: reason))
         answerAndLinger(.error(status: status, reason: reason))
     }
@@ -206,55 +244,80 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate {
         clientSocket.write(response.head(keepAlive: false).serialized() + response.body)
         clientSocket.shutdownWriteAfterFlush()
         clientSocket.resumeReading()
-        phase = .handshaking
-        timeoutWhat = "closing after an error response"
-        deadline = Clock.after(seconds: 2)
+        linger()
+    }
+
+    /// Waits (at most 2 s) for the client to hang up after the proxy's last byte: closing with unread input
+    /// would reset the connection and could destroy the response in flight.
+    func linger() {
+        if case .relaying = phase {
+            expect(.lingering, within: 2)  // the relay still reads, and closes on the client's FIN
+        } else {
+            phase = .lingering
+            expect(.lingering, within: 2)
+        }
     }
 
     func startPlainRelay(_ events: [HTTP1Event]) {
-        phase = .relaying
-        touch()
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
                               parser: parser, mode: .plain)
-        adopt(relay)
+        startRelaying(.http1(relay))
         relay.start(initialEvents: events)
     }
 
     // MARK: lifecycle
 
-    func adopt(_ relay: HTTPRelay) {
-        httpRelay = relay
-        relay.onActivity = { [unowned self] in touch() }
-        relay.onLinger = { [unowned self] in deadline = Clock.after(seconds: 2) }
-        relay.onClose = { [unowned self] _ in finished() }
-        relay.onUpgrade = { [unowned self] raw in
-            httpRelay = nil
-            rawRelay = raw
-            raw.onActivity = { [unowned self] in touch() }
-            raw.onClose = { [unowned self] _ in finished() }
+    /// Enters `.relaying` with `relay`, which reports to this connection from now on.
+    func startRelaying(_ relay: Relay) {
+        phase = .relaying(relay)
+        switch relay {
+        case .http1(let relay): relay.owner = self
+        case .http2(let relay): relay.owner = self
+        case .raw(let relay, _): relay.owner = self
         }
+        touch()
     }
 
-    func finished() {
-        guard phase != .closed else { return }
+    func relayActivity() { touch() }
+
+    func relayLingering() { linger() }
+
+    func relayUpgraded(to raw: RawRelay) {
+        startRelaying(.raw(raw, tunnel: false))
+    }
+
+    func relayClosed(reason: String) {
+        if case .relaying(.raw(let relay, tunnel: true)) = phase {
+            context.events.emit(.tunnel(connectionID: id, host: connectHost, port: connectPort,
+                                        bytesUp: relay.bytesUp, bytesDown: relay.bytesDown, reason: reason))
+        }
+        guard !isClosed else { return }
         verdict?.finish()
         phase = .closed
         context.registry(for: loop).remove(self)
     }
 
     func close(reason: String) {
-        guard phase != .closed else { return }
+        guard !isClosed else { return }
+        if case .relaying(let relay) = phase {
+            // The relay reports back through `relayClosed`, which ends the phase.
+            switch relay {
+            case .http1(let relay): relay.close(reason: reason)
+            case .http2(let relay): relay.close(reason: reason)
+            case .raw(let relay, _): relay.close(reason: reason)
+            }
+        }
         verdict?.finish()
         phase = .closed
-        connector?.cancel()
-        pooled?.leg.close()
-        pooled = nil
-        httpRelay?.close(reason: reason)
-        http2Relay?.close(reason: reason)
-        rawRelay?.close(reason: reason)
+        switch upstream {
+        case .connecting(let attempt): attempt.cancel()
+        case .pooled(let entry): entry.leg.close()
+        case .connected(let connection): connection.socket.close()
+        case .none, .failed: break
+        }
+        upstream = .none
         clientLeg?.close()
         upstreamLeg?.close()
-        if case .success(let connection)? = upstreamResult { connection.socket.close() }
         clientSocket.close()
         context.registry(for: loop).remove(self)
     }

@@ -9,6 +9,7 @@ final class ProxyContext: Sendable {
     let configuration: ProxyConfiguration
     let authority: CertificateAuthority
     let forger: LeafForger
+    let profiles: CertificateProfileForger
     let serverTLS: ServerTLSContext
     let upstreamTLS: ClientTLSContext
     let resolver: NameResolver
@@ -19,9 +20,15 @@ final class ProxyContext: Sendable {
     let spares: SpareConnectionDesk
     let ownListener = OwnListener()
     let pools: [UpstreamPool]
+    let dialer: any UpstreamDialer
+    let clock: ProxyClock
     private let nextConnectionID = Atomic<Int>(1)
 
-    init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut) throws(ProxyStartError) {
+    init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut,
+         dialer: any UpstreamDialer = SocketDialer(), clock: ProxyClock = .system,
+         loops: EventLoopGroup? = nil) throws(ProxyStartError) {
+        self.dialer = dialer
+        self.clock = clock
         self.configuration = configuration
         self.authority = authority
         self.events = events
@@ -36,6 +43,11 @@ final class ProxyContext: Sendable {
             serverTLS = try ServerTLSContext()
         } catch {
             throw ProxyStartError("cannot set up TLS: \(error)")
+        }
+        do {
+            profiles = try CertificateProfileForger(trusted: forger, keyFiles: configuration.tunnelPolicy.keyFiles)
+        } catch {
+            throw ProxyStartError(error.description)
         }
         for file in configuration.upstreamCAFiles {
             do {
@@ -53,9 +65,9 @@ final class ProxyContext: Sendable {
             throw ProxyStartError("cannot load upstream CA files: \(error)")
         }
         resolver = NameResolver(overrides: configuration.resolveOverrides)
-        loops = EventLoopGroup(count: configuration.loopCount)
-        registries = loops.loops.map { ConnectionRegistry(loop: $0) }
-        pools = loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, 15)) }
+        self.loops = loops ?? EventLoopGroup(count: configuration.loopCount)
+        registries = self.loops.loops.map { ConnectionRegistry(loop: $0, clock: clock) }
+        pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, 15)) }
     }
 
     /// Records a decided client verdict and announces it.

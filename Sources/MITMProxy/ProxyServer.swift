@@ -12,6 +12,7 @@ public final class ProxyServer: Sendable {
     /// The proxy's CA.
     public let authority: CertificateAuthority
     private let context: ProxyContext
+    private let findingsBook: FindingsBook
     private let listener: Listener
     private let directoryLock: CADirectoryLock
 
@@ -39,6 +40,13 @@ public final class ProxyServer: Sendable {
         self.context = context
         let book = context.verdicts
         context.events.subscribe { book.observe($0) }
+        let findings = FindingsBook(passThroughHosts: configuration.tunnelPolicy.passThroughHosts)
+        findingsBook = findings
+        let events = context.events
+        // A finding goes back through the recording queue, so every subscriber sees it after the event that revealed it.
+        context.events.subscribe { event in
+            for finding in findings.observe(event) { events.emit(.finding(finding)) }
+        }
         do {
             listener = try Listener(host: configuration.host, port: configuration.port) { descriptor, _ in
                 let loop = context.loops.next()
@@ -105,6 +113,9 @@ public final class ProxyServer: Sendable {
     public func waitForVerdict(host: String, timeout: Duration = .seconds(10)) async -> HostVerdict? {
         await context.verdicts.waitForVerdict(host: host, timeout: timeout)
     }
+
+    /// Fallbacks after refusals and pin-failure reports seen so far (each also sent to subscribers as `.finding`).
+    public var findings: RunFindings { findingsBook.findings }
 
     /// Intercepted connections whose verdict is still open (handshaking, or inside the silence window).
     public var undecidedConnectionCount: Int { context.verdicts.pendingCount }

@@ -8,10 +8,8 @@ final class RawRelay {
     private var closed = false
     private(set) var bytesUp = 0
     private(set) var bytesDown = 0
-    /// Called once when the relay has closed both legs, with the reason.
-    var onClose: ((String) -> Void)?
-    /// Called on every byte moved (for idle deadlines).
-    var onActivity: (() -> Void)?
+    /// The connection that owns the relay.
+    weak var owner: RelayOwner?
     private static let highWater = 512 * 1024
 
     init(client: Leg, upstream: Leg) {
@@ -37,8 +35,9 @@ final class RawRelay {
         upstream.onEvent = nil
         client.close()
         upstream.close()
-        onClose?(reason)
-        onClose = nil
+        let owner = owner
+        self.owner = nil
+        owner?.relayClosed(reason: reason)
     }
 
     private func handle(_ event: LegEvent, from source: Leg, to destination: Leg, up: Bool) {
@@ -69,7 +68,7 @@ final class RawRelay {
 
     private func forward(_ bytes: [UInt8], to destination: Leg, from source: Leg, up: Bool) {
         if up { bytesUp += bytes.count } else { bytesDown += bytes.count }
-        onActivity?()
+        owner?.relayActivity()
         destination.write(bytes)
         if destination.bufferedOutputBytes > Self.highWater { source.pauseReading() }
     }

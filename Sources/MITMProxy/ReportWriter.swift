@@ -41,7 +41,7 @@ public final class ReportWriter: Sendable {
         VerdictReport(final: final, listen: server.listenAddress, caCertificate: server.caCertificatePath,
                       silenceWindowSeconds: server.configuration.silenceWindow, ledger: server.ledger,
                       expectations: expectations, allowUnprovenRefusals: server.configuration.allowUnprovenRefusals,
-                      clientCommand: clientCommand)
+                      clientCommand: clientCommand, findings: server.findings)
     }
 
     /// Schedules a rewrite soon (coalescing bursts of verdicts).

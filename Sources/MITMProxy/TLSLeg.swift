@@ -15,7 +15,7 @@ enum TLSHandshakeOutcome {
 /// A leg with TLS over the socket through memory BIOs: drives the handshake, then turns ciphertext
 /// into plaintext events and plaintext writes into ciphertext.
 final class TLSLeg: Leg, StreamSocketDelegate {
-    let socket: StreamSocket
+    let socket: any ByteStream
     let tls: TLSConnection
     var onEvent: ((LegEvent) -> Void)?
     /// Called once when the handshake ends.
@@ -32,7 +32,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     private static let corkLimit = 16_384
     private var inputEnded = false
 
-    init(socket: StreamSocket, tls: TLSConnection) {
+    init(socket: any ByteStream, tls: TLSConnection) {
         self.socket = socket
         self.tls = tls
         socket.delegate = self
@@ -46,6 +46,8 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     }
 
     var bufferedOutputBytes: Int { socket.bufferedOutputBytes }
+    var isClosed: Bool { socket.isClosed }
+    var peerDescription: String { socket.peerDescription }
 
     func write(_ bytes: [UInt8]) {
         guard !socket.isClosed else { return }
@@ -107,12 +109,12 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         tls.compactBuffers()
     }
 
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) {
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         tls.receive(bytes)
         if isHandshaking { stepHandshake() } else { drainPlaintext() }
     }
 
-    func socketDidReadEOF(_ socket: StreamSocket) {
+    func socketDidReadEOF(_ socket: any ByteStream) {
         if isHandshaking {
             endHandshake(.peerClosed(reset: false))
         } else if !inputEnded {
@@ -129,7 +131,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         callback?(alert, reset)
     }
 
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError) {
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) {
         if isHandshaking {
             endHandshake(.peerClosed(reset: true))
         } else {
@@ -138,7 +140,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         }
     }
 
-    func socketDidDrain(_ socket: StreamSocket) {
+    func socketDidDrain(_ socket: any ByteStream) {
         if !isHandshaking { onEvent?(.drained) }
     }
 

@@ -131,7 +131,7 @@ final class UpstreamConnector {
 
 /// A connected upstream socket and what it took to get it.
 struct UpstreamConnection {
-    let socket: StreamSocket
+    let socket: any ByteStream
     /// The IP address connected to.
     let address: String
     let dnsMilliseconds: Double

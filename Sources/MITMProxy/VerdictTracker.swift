@@ -7,7 +7,7 @@ import MITMTLS
 /// with the connection's TLS facts, when it is decided. Confined to the connection's loop.
 // @unchecked Sendable: confined to one loop's queue; its silence timer fires on that queue.
 final class VerdictTracker: @unchecked Sendable {
-    private var machine = VerdictMachine()
+    private var machine: VerdictMachine
     private let context: ProxyContext
     private let connectionID: Int
     private let port: Int
@@ -25,10 +25,17 @@ final class VerdictTracker: @unchecked Sendable {
     private let probe: ProxyProbe?
     /// The host the verdict is about (set once the SNI is known).
     var host: String
+    /// The certificate profile the client is shown.
+    let profile: CertificateProfile
+    /// The pin of the certificate the client was shown.
+    lazy var shownCertificatePin = context.forger.leafPin
 
     /// `probe`: the connection checks the proxy itself, and its verdict stays out of the account.
-    init(context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String], client: String?, probe: ProxyProbe?) {
+    init(context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String], client: String?, probe: ProxyProbe?,
+         profile: CertificateProfile = .trusted) {
         self.context = context
+        self.profile = profile
+        machine = VerdictMachine(alsoRejectingCertificate: profile.alsoRejectingCertificate)
         self.connectionID = connectionID
         self.host = host
         self.port = port
@@ -62,8 +69,9 @@ final class VerdictTracker: @unchecked Sendable {
         silenceTimer = nil
         let record = ConnectionVerdict(
             connectionID: connectionID, host: host, port: port, verdict: verdict, tlsVersion: tlsVersion, alpn: alpn,
-            offeredALPN: offeredALPN, shownCertificatePin: context.forger.leafPin, startedAt: startedAt,
-            handshakeMilliseconds: handshakeMilliseconds, decidedAt: Date(), client: client)
+            offeredALPN: offeredALPN, shownCertificatePin: shownCertificatePin, startedAt: startedAt,
+            handshakeMilliseconds: handshakeMilliseconds, decidedAt: Date(), client: client,
+            profile: profile == .trusted ? nil : profile)
         let previous = published
         published = verdict
         if let probe {

@@ -83,16 +83,20 @@ public final class TLSConnection {
         SSL_set_info_callback(ssl, recordTLSEvents)
     }
 
-    /// A server-role connection presenting `certificate` (signed by the proxy CA) with `key`.
+    /// A server-role connection presenting `certificate` with `key`, and `chain` (intermediates) after it.
     public convenience init(
         server context: ServerTLSContext,
         certificate: X509Certificate,
         key: PrivateKey,
+        chain: [X509Certificate] = [],
         alpn: [String]
     ) throws(TLSError) {
         try self.init(context: context.pointer, offeredALPN: alpn)
         guard SSL_use_certificate(ssl, certificate.pointer) == 1, SSL_use_PrivateKey(ssl, key.pointer) == 1 else {
             throw TLSError("installing the forged certificate")
+        }
+        for intermediate in chain where mitm_ssl_add1_chain_cert(ssl, intermediate.pointer) != 1 {
+            throw TLSError("adding an intermediate certificate")
         }
         SSL_set_accept_state(ssl)
     }

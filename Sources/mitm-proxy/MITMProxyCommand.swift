@@ -14,7 +14,7 @@ struct MITMProxyCommand: ParsableCommand {
         connections the client accepted and which it refused.
         """,
         version: LibraryVersions.summary,
-        subcommands: [RunCommand.self, CACommand.self, VerifyCommand.self, PinsCommand.self, HARCommand.self],
+        subcommands: [RunCommand.self, AuditCommand.self, CACommand.self, VerifyCommand.self, PinsCommand.self, HARCommand.self],
         defaultSubcommand: RunCommand.self
     )
 }
@@ -41,6 +41,12 @@ struct RunCommand: ParsableCommand {
         "A client command to run through the proxy (after --); the proxy exits when it ends: 3 if it failed, else the expectations' result.",
         valueName: "command"))
     var command: [String] = []
+
+    func validate() throws {
+        if let audit = try proxy.parsedExpectations().expectations.first(where: \.outcome.isAuditConclusion) {
+            throw ValidationError("--expect \(audit): only `mitm-proxy audit` can decide \(audit.outcome.rawValue): (it needs a round per certificate profile)")
+        }
+    }
 
     func run() throws {
         let status = try ProxyRunner(options: proxy, command: command).run()

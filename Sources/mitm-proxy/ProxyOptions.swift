@@ -33,6 +33,14 @@ struct ProxyOptions: ParsableArguments {
         valueName: "pattern"))
     var ignoreHosts: [String] = []
 
+    @Option(name: .customLong("attack"), help: ArgumentHelp(
+        "Show clients a certificate of PROFILE (every host) or HOST=PROFILE (hosts matching a pattern; the most specific wins); "
+            + "repeatable. Profiles: trusted (default), untrusted-root, self-signed, wrong-host, expired, not-yet-valid, same-name-ca, "
+            + "leaf-as-ca, no-server-auth, key:FILE (a PEM private key), passthrough. Under an invalid profile, intercepted means "
+            + "the client ACCEPTED an INVALID certificate.",
+        valueName: "[host=]profile"))
+    var attack: [String] = []
+
     @Option(name: .customLong("resolve"), help: ArgumentHelp(
         "Connect to ADDRESS whenever a client asks for HOST, like curl's --resolve (repeatable).", valueName: "host:address"))
     var resolve: [String] = []
@@ -55,6 +63,12 @@ struct ProxyOptions: ParsableArguments {
         valueName: "outcome:host"))
     var expectations: [String] = []
 
+    @Option(name: .customLong("expect-from"), help: ArgumentHelp(
+        "The app's Info.plist (ATS NSPinnedDomains) or network_security_config.xml: every pinned domain becomes refused:DOMAIN "
+            + "(intercepted: where the file switches pinning off, e.g. an expired pin-set); repeatable. An --expect for the same host wins.",
+        valueName: "file"))
+    var expectFrom: [String] = []
+
     @Flag(name: .customLong("allow-unproven-refusals"), help: ArgumentHelp(
         "RISKY: let refused:HOST hold although the client never accepted the proxy's CA in the run, so a missing CA "
             + "passes as pinning. Only for a client that cannot reach any control host."))
@@ -66,6 +80,11 @@ struct ProxyOptions: ParsableArguments {
     @Option(name: .customLong("report"), help: ArgumentHelp(
         "Keep a JSON report of verdicts and expectations in FILE (rewritten atomically; final on exit).", valueName: "file"))
     var reportPath: String?
+
+    @Option(name: .customLong("junit"), help: ArgumentHelp(
+        "Write JUnit XML to FILE on exit: one test case per expectation (audit: per host and profile), for CI test views.",
+        valueName: "file"))
+    var junitPath: String?
 
     @Option(name: .customLong("har"), help: ArgumentHelp(
         "Record every exchange, and refused or failed TLS connections, into a HAR 1.2 file (complete after Ctrl-C).", valueName: "file"))
@@ -95,6 +114,9 @@ struct ProxyOptions: ParsableArguments {
         if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
         _ = try resolveOverrides()
         _ = try ignoredHostPatterns()
+        for path in try profileRules().compactMap(\.keyFile) {
+            do { _ = try CertificateProfileForger.readKey(path) } catch { throw ValidationError("--attack \(error.description)") }
+        }
         for file in upstreamCAFiles where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("--upstream-ca \(file): no readable file there")
         }
@@ -107,6 +129,17 @@ struct ProxyOptions: ParsableArguments {
                 return try HostPattern(text)
             } catch {
                 throw ValidationError("--ignore-hosts \(text): \(error)")
+            }
+        }
+    }
+
+    /// `--attack` values, parsed.
+    func profileRules() throws -> [CertificateProfileRule] {
+        try attack.map { text in
+            do throws(CertificateProfileError) {
+                return try CertificateProfileRule(parsing: text)
+            } catch {
+                throw ValidationError(error.description)
             }
         }
     }
@@ -131,15 +164,9 @@ struct ProxyOptions: ParsableArguments {
 
     var verbosity: ConsoleVerbosity { quiet ? .quiet : verbose ? .verbose : .normal }
 
-    /// `--expect` values, parsed.
-    func parsedExpectations() throws -> [Expectation] {
-        try expectations.map { text in
-            do {
-                return try Expectation(parsing: text)
-            } catch {
-                throw ValidationError(String(describing: error))
-            }
-        }
+    /// `--expect` values parsed and `--expect-from` files read, combined.
+    func parsedExpectations() throws -> ExpectationInputs {
+        try ExpectationInputs(flags: expectations, files: expectFrom)
     }
 
     func makeConfiguration(runsClient: Bool) throws -> ProxyConfiguration {
@@ -151,7 +178,7 @@ struct ProxyOptions: ParsableArguments {
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure
-        configuration.tunnelPolicy = TunnelPolicy(passThroughHosts: try ignoredHostPatterns())
+        configuration.tunnelPolicy = TunnelPolicy(passThroughHosts: try ignoredHostPatterns(), profileRules: try profileRules())
         configuration.resolveOverrides = try resolveOverrides()
         configuration.handshakeTimeout = handshakeTimeout
         configuration.idleTimeout = idleTimeout

@@ -14,7 +14,8 @@ struct ProxyRunner {
         let console = ConsoleWriter()
         // The console moves to stderr when stdout carries the events or belongs to the client command.
         let say: @Sendable (String) -> Void = (options.eventsPath == "-" || !command.isEmpty) ? console.err : console.out
-        let expectations = try options.parsedExpectations()
+        let inputs = try options.parsedExpectations()
+        let expectations = inputs.expectations
         let server: ProxyServer
         let events: EventLogWriter?
         let report: ReportWriter?
@@ -25,7 +26,7 @@ struct ProxyRunner {
             report = try options.reportPath.map {
                 try ReportWriter(path: $0, server: server, expectations: expectations) { console.err("mitm-proxy: \($0)") }
             }
-            har = try options.harPath.map { try HARWriter(path: $0, redact: options.redact) { console.err("mitm-proxy: \($0)") } }
+            har = try options.harPath.map { try HARWriter(path: $0, redact: options.redact, bodyLimit: options.bodyLimit) { console.err("mitm-proxy: \($0)") } }
         } catch let error as ProxyStartError {
             console.err("mitm-proxy: \(error.message)")
             return ExitStatus.usageOrSetup
@@ -44,6 +45,8 @@ struct ProxyRunner {
         say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
         say("CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))")
         if command.isEmpty { say("Devices behind the proxy can download it from http://mitm.proxy/") }
+        for line in inputs.summary { say(line) }
+        for warning in inputs.warnings { console.err(warning) }
         if options.upstreamInsecure {
             console.err("warning: --upstream-insecure: upstream certificates are NOT verified; anyone on the path can impersonate them")
         }
@@ -75,11 +78,19 @@ struct ProxyRunner {
         let final = report?.writeFinal(clientCommand: outcome)
             ?? VerdictReport(final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
                              silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
-                             allowUnprovenRefusals: options.allowUnprovenRefusals, clientCommand: outcome)
+                             allowUnprovenRefusals: options.allowUnprovenRefusals, clientCommand: outcome, findings: server.findings)
         say(VerdictText.table(final.hosts, expectations: final.expectations, client: outcome))
         if final.connectionsOmitted > 0, let path = options.reportPath {
             say("(\(path) lists the last \(final.connections.count) connections in detail and counts \(final.connectionsOmitted) more; "
                 + "--events has every one)")
+        }
+        if let path = options.junitPath {
+            do {
+                try Data(JUnitReport(run: final.expectations, client: outcome).xml.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                console.err("mitm-proxy: cannot write --junit \(path): \(error.localizedDescription)")
+                return ExitStatus.usageOrSetup
+            }
         }
         let status = ExitStatus.of(final)
         if status == ExitStatus.clientCommandFailed { say("mitm-proxy exits \(status): the client command failed") }

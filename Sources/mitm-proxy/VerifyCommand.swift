@@ -16,14 +16,17 @@ struct VerifyCommand: ParsableCommand {
         "refused:HOST or intercepted:HOST; repeatable (default: the report's own expectations).", valueName: "outcome:host"))
     var expectations: [String] = []
 
+    @Option(name: .customLong("expect-from"), help: ArgumentHelp(
+        "The app's Info.plist or network_security_config.xml: its pinned domains become expectations (repeatable); "
+            + "an --expect for the same host wins.", valueName: "file"))
+    var expectFrom: [String] = []
+
     @Flag(name: .customLong("allow-unproven-refusals"), help: ArgumentHelp(
         "RISKY: let refused:HOST hold although the client never accepted the proxy's CA in the run."))
     var allowUnprovenRefusals = false
 
     func validate() throws {
-        for text in expectations {
-            do { _ = try Expectation(parsing: text) } catch { throw ValidationError(error.description) }
-        }
+        _ = try ExpectationInputs(flags: expectations, files: expectFrom)
     }
 
     func run() throws {
@@ -35,19 +38,26 @@ struct VerifyCommand: ParsableCommand {
         } catch {
             fail("\(reportPath) is not a mitm-proxy report: \(error)")
         }
-        let texts = expectations.isEmpty ? report.expectations.map(\.expectation) : expectations
-        guard !texts.isEmpty else {
-            fail("\(reportPath) records no expectations: give at least one --expect refused:HOST or intercepted:HOST")
-        }
+        let recorded = expectations.isEmpty && expectFrom.isEmpty
         let parsed: [Expectation]
-        do {
-            parsed = try texts.map { text throws(ExpectationError) in try Expectation(parsing: text) }
-        } catch {
-            fail("\(reportPath) holds an expectation this version cannot read: \(error)")
+        if recorded {
+            do {
+                parsed = try report.expectations.map { result throws(ExpectationError) in try Expectation(recorded: result) }
+            } catch {
+                fail("\(reportPath) holds an expectation this version cannot read: \(error)")
+            }
+        } else {
+            let inputs = try ExpectationInputs(flags: expectations, files: expectFrom)
+            for line in inputs.summary { print(line) }
+            for warning in inputs.warnings { FileHandle.standardError.write(Data((warning + "\n").utf8)) }
+            parsed = inputs.expectations
+        }
+        guard !parsed.isEmpty else {
+            fail("\(reportPath) records no expectations: give at least one --expect refused:HOST or intercepted:HOST, or --expect-from FILE")
         }
         let hosts = report.seenHosts
         let check = ExpectationCheck(parsed, provenClients: report.provenClients,
-                                     allowUnprovenRefusals: allowUnprovenRefusals || (expectations.isEmpty && report.allowUnprovenRefusals))
+                                     allowUnprovenRefusals: allowUnprovenRefusals || (recorded && report.allowUnprovenRefusals))
         let results = check.evaluate(hosts)
         print(VerdictText.table(hosts, expectations: results, client: report.clientCommand))
         if !report.final { print("note: the report is not final (the proxy was still running when it was written)") }

@@ -45,7 +45,7 @@ import Testing
 
     @Test func malformedExpectationsSayWhatIsWrong() {
         #expect(throws: ExpectationError.self) { try Expectation(parsing: "refused") }
-        #expect(throws: ExpectationError.self) { try Expectation(parsing: "pinned:a.test") }
+        #expect(throws: ExpectationError.self) { try Expectation(parsing: "blocked:a.test") }
         #expect(throws: ExpectationError.self) { try Expectation(parsing: "refused:a.*.test") }
     }
 
@@ -153,5 +153,15 @@ import Testing
             return text.contains("no \"result\" field") && text.contains("looks like a HAR file") && !text.contains("DecodingError")
         }
         #expect(throws: ReportDecodingError.self) { try VerdictReport.decode(Data("not json".utf8)) }
+    }
+}
+
+@Suite struct AuditExpectationKindTests {
+    @Test func validatesAndPinnedParseButOnlyAnAuditDecidesThem() throws {
+        let pinned = try Expectation(parsing: "pinned:a.test")
+        #expect(pinned.outcome.isAuditConclusion)
+        let result = ExpectationCheck([pinned], provenClients: []).evaluate([])[0]
+        #expect(!result.met)
+        #expect(result.explanation.contains("only `mitm-proxy audit`"))
     }
 }

@@ -67,3 +67,14 @@ import Testing
         #expect(run([.certificateSent, .stopped]).map(\.kind) == [.inconclusive])
     }
 }
+
+@Suite struct VerdictMachineProfileTests {
+    @Test func decryptErrorRefusesASameNameCACertificateOnly() {
+        var plain = VerdictMachine()
+        _ = plain.receive(.certificateSent)
+        #expect(plain.receive(.alertReceived(.decryptError))?.kind == .failed)
+        var sameName = VerdictMachine(alsoRejectingCertificate: CertificateProfile.sameNameCA.alsoRejectingCertificate)
+        _ = sameName.receive(.certificateSent)
+        #expect(sameName.receive(.alertReceived(.decryptError)) == Verdict(kind: .refused, reason: .alert, alert: "decrypt_error"))
+    }
+}

@@ -101,7 +101,7 @@ final class CycleChain: StreamSocketDelegate, @unchecked Sendable {
         writer.shutdownWriteAfterFlush()
     }
 
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) {
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         guard socket === reader, bytes.count == 1, bytes[0] == 0x2A, !readerGotByte else {
             fail("unexpected read of \(bytes.count) bytes in cycle \(completedCycles)")
             return
@@ -109,7 +109,7 @@ final class CycleChain: StreamSocketDelegate, @unchecked Sendable {
         readerGotByte = true
     }
 
-    func socketDidReadEOF(_ socket: StreamSocket) {
+    func socketDidReadEOF(_ socket: any ByteStream) {
         if socket === reader {
             guard readerGotByte else {
                 fail("EOF before the byte in cycle \(completedCycles)")
@@ -130,11 +130,11 @@ final class CycleChain: StreamSocketDelegate, @unchecked Sendable {
         }
     }
 
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError) {
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) {
         fail("\(socket === reader ? "reader" : "writer") failed in cycle \(completedCycles): \(error)")
     }
 
-    func socketDidDrain(_ socket: StreamSocket) {}
+    func socketDidDrain(_ socket: any ByteStream) {}
 
     private func fail(_ reason: String) {
         reader?.close()

@@ -69,7 +69,7 @@ import Testing
     @Test func exitsTwoOnUsageAndSetupErrors() async throws {
         let badFlag = try await run(["--expect", "pinned:a.test", "--", "/bin/true"])
         #expect(badFlag.status == 2)
-        #expect(badFlag.stderrText.contains("the outcome must be `refused` or `intercepted`"))
+        #expect(badFlag.stderrText.contains("only `mitm-proxy audit` can decide pinned:"))
         let missingCommand = try await run(["--port", "0", "--ca-dir", FileManager.default.temporaryDirectory.path + "/mitm-proxy-cli-\(UUID().uuidString)",
                                             "--", "/nonexistent/client"])
         #expect(missingCommand.status == 2)

@@ -19,16 +19,16 @@ final class SocketRecorder: StreamSocketDelegate, @unchecked Sendable {
         self.pausesAfterRead = pausesAfterRead
     }
 
-    func socket(_ socket: StreamSocket, didRead bytes: UnsafeRawBufferPointer) {
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         if pausesAfterRead { socket.pauseReading() }
         inbox.post(.read(Array(bytes)))
     }
 
-    func socketDidReadEOF(_ socket: StreamSocket) { inbox.post(.endOfInput) }
+    func socketDidReadEOF(_ socket: any ByteStream) { inbox.post(.endOfInput) }
 
-    func socket(_ socket: StreamSocket, didFail error: SystemCallError) { inbox.post(.failed(errno: error.errno)) }
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) { inbox.post(.failed(errno: error.errno)) }
 
-    func socketDidDrain(_ socket: StreamSocket) { inbox.post(.drained) }
+    func socketDidDrain(_ socket: any ByteStream) { inbox.post(.drained) }
 
     /// Reads until `count` bytes arrived (the kernel may split them); nil if something else came first.
     func bytes(count: Int, within seconds: Double = 10) async -> [UInt8]? {

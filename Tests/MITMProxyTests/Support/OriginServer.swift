@@ -47,7 +47,7 @@ final class OriginServer: @unchecked Sendable {
         host: String = "127.0.0.1",
         script: String = RepositoryLayout.originScript,
         extraArguments: [String] = [],
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(30)
     ) async throws -> OriginServer {
         var arguments = [script, "--host", host] + extraArguments
         if case .tls(let leaf) = transport {

@@ -1,0 +1,103 @@
+/// JUnit XML, the format GitLab, Jenkins and GitHub test views read: one `<testsuite>` of test cases.
+public struct JUnitReport: Sendable, Equatable {
+    /// One test case.
+    public struct TestCase: Sendable, Equatable {
+        /// The group (`classname`): a host, or `expectations`.
+        public var group: String
+        /// The case's name.
+        public var name: String
+        /// Why it failed; nil when it passed.
+        public var failure: String?
+        /// Why it was skipped (it proves nothing); nil when it ran.
+        public var skipped: String?
+
+        /// A case.
+        public init(group: String, name: String, failure: String? = nil, skipped: String? = nil) {
+            self.group = group
+            self.name = name
+            self.failure = failure
+            self.skipped = skipped
+        }
+    }
+
+    /// The suite's name.
+    public var name: String
+    /// The cases.
+    public var cases: [TestCase]
+
+    /// A suite of `cases`.
+    public init(name: String, cases: [TestCase]) {
+        self.name = name
+        self.cases = cases
+    }
+
+    /// One case per expectation of a run.
+    public init(run expectations: [ExpectationResult], client: ClientCommandOutcome?) {
+        var cases = expectations.map { result in
+            TestCase(group: "expectations", name: "expect \(result.expectation)", failure: result.met ? nil : result.explanation)
+        }
+        if let client { cases.append(TestCase(group: "client", name: "client command", failure: client.succeeded ? nil : client.status)) }
+        self.init(name: "mitm-proxy", cases: cases)
+    }
+
+    /// One case per host and profile of an audit, and one per expectation.
+    public init(audit: AuditResult) {
+        var cases: [TestCase] = []
+        for row in audit.rows {
+            for cell in row.cells {
+                let name = "\(cell.profile)"
+                let what = cell.how.isEmpty ? cell.verdict.rawValue : "\(cell.verdict.rawValue) (\(cell.how.joined(separator: ", ")))"
+                if cell.isCritical {
+                    cases.append(TestCase(group: row.host, name: name, failure: VerdictText.acceptedInvalid(cell.profile)))
+                } else if cell.verdict == .unseen || cell.verdict == .inconclusive {
+                    cases.append(TestCase(group: row.host, name: name, skipped: "\(what): proves nothing"))
+                } else {
+                    cases.append(TestCase(group: row.host, name: name))
+                }
+            }
+        }
+        cases += audit.expectations.map { result in
+            TestCase(group: "expectations", name: "expect \(result.expectation)", failure: result.met ? nil : result.explanation)
+        }
+        self.init(name: "mitm-proxy audit", cases: cases)
+    }
+
+    /// The XML document.
+    public var xml: String {
+        let failures = cases.filter { $0.failure != nil }.count
+        let skipped = cases.filter { $0.skipped != nil }.count
+        var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+                     "<testsuites name=\"\(Self.escape(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\">",
+                     "  <testsuite name=\"\(Self.escape(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\">"]
+        for testCase in cases {
+            let open = "    <testcase classname=\"\(Self.escape(testCase.group))\" name=\"\(Self.escape(testCase.name))\""
+            if let failure = testCase.failure {
+                lines += [open + ">", "      <failure message=\"\(Self.escape(failure))\"/>", "    </testcase>"]
+            } else if let skipped = testCase.skipped {
+                lines += [open + ">", "      <skipped message=\"\(Self.escape(skipped))\"/>", "    </testcase>"]
+            } else {
+                lines.append(open + "/>")
+            }
+        }
+        lines += ["  </testsuite>", "</testsuites>", ""]
+        return lines.joined(separator: "\n")
+    }
+
+    /// Text safe inside an XML attribute; characters XML 1.0 cannot carry become U+FFFD.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "\n": escaped += "&#10;"
+            case "\t", "\r": escaped += "&#\(scalar.value);"
+            default:
+                escaped.unicodeScalars.append(scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF ? "\u{FFFD}" : scalar)
+            }
+        }
+        return escaped
+    }
+}

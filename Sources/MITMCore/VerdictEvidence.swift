@@ -1,0 +1,21 @@
+/// The evidence behind a host's verdict in one line: which clients, how many connections, whether each client
+/// proved it trusts the proxy's CA, and which expectation decides for the host and where it came from.
+enum VerdictEvidence {
+    /// `client 127.0.0.1 (trust proven); 3 connections; expectation refused:api.example.com from Info.plist (domain api.example.com)`.
+    static func line(_ host: HostVerdict, provenClients: Set<String>, deciding: [Expectation]) -> String {
+        var parts: [String] = []
+        if !host.clients.isEmpty {
+            let clients = host.clients.map { "\($0) (trust \(provenClients.contains($0) ? "proven" : "not proven"))" }
+            parts.append("client\(clients.count == 1 ? "" : "s") \(clients.joined(separator: ", "))")
+        }
+        parts.append(host.attempts == 0 ? "no connection" : "\(host.attempts) connection\(host.attempts == 1 ? "" : "s")")
+        if deciding.isEmpty {
+            parts.append("no expectation")
+        } else {
+            parts.append(deciding.map { expectation in
+                expectation.source.isFlag ? "expectation --expect \(expectation)" : "expectation \(expectation) from \(expectation.source)"
+            }.joined(separator: ", "))
+        }
+        return parts.joined(separator: "; ")
+    }
+}

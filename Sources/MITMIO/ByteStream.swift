@@ -1,0 +1,28 @@
+/// A connected byte stream confined to an event loop: a TCP `StreamSocket`, or in tests one end of an
+/// in-memory pair, so that everything above the I/O layer runs without sockets.
+public protocol ByteStream: AnyObject {
+    /// The loop that owns the stream; every method must be called on its queue.
+    var loop: EventLoop { get }
+    /// Receives reads, the peer's end, failures and drains, always on `loop`.
+    var delegate: StreamSocketDelegate? { get set }
+    /// Bytes queued and not yet taken by the peer (the kernel, for a socket).
+    var bufferedOutputBytes: Int { get }
+    /// Whether `close()` was called.
+    var isClosed: Bool { get }
+    /// Whether reads are delivered.
+    var isReading: Bool { get }
+    /// The peer as `host:port`, for log lines.
+    var peerDescription: String { get }
+    /// The peer's IP address, when known.
+    var peerHost: String? { get }
+    /// Queues bytes toward the peer.
+    func write(_ bytes: [UInt8])
+    /// Ends output (FIN) once everything queued is written.
+    func shutdownWriteAfterFlush()
+    /// Starts or resumes delivering reads; data that arrived meanwhile is delivered in a later loop turn.
+    func resumeReading()
+    /// Stops delivering reads (backpressure).
+    func pauseReading()
+    /// Closes at once.
+    func close()
+}

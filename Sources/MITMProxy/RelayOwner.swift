@@ -1,0 +1,20 @@
+/// What a relay (HTTP/1, HTTP/2 or raw) tells the connection that owns it, on the connection's loop.
+protocol RelayOwner: AnyObject {
+    /// Bytes moved, or the relay's own deadline changed: the owner recomputes its deadline.
+    func relayActivity()
+    /// The relay sent its last byte and only waits for the client to hang up.
+    func relayLingering()
+    /// The relay closed both legs.
+    func relayClosed(reason: String)
+    /// A `101 Switching Protocols` turned the connection into raw bytes, now relayed by `raw`.
+    func relayUpgraded(to raw: RawRelay)
+    /// The client left while the intercepted upstream is idle and healthy: the owner may keep it for reuse,
+    /// and must close it otherwise.
+    func relayReleasedUpstream(_ leg: Leg)
+}
+
+extension RelayOwner {
+    func relayLingering() {}
+    func relayUpgraded(to raw: RawRelay) {}
+    func relayReleasedUpstream(_ leg: Leg) { leg.close() }
+}

@@ -1,0 +1,35 @@
+import MITMIO
+
+/// An upstream connection being made; cancelling it means its completion never runs.
+protocol UpstreamAttempt: AnyObject {
+    func cancel()
+}
+
+/// Opens upstream connections for the proxy: over TCP in the proxy, in memory in tests that run a
+/// connection's whole life without sockets.
+protocol UpstreamDialer: Sendable {
+    /// Starts reaching `host:port`; `completion` runs once, on `loop`, unless the attempt is cancelled.
+    func dial(host: String, port: Int, context: ProxyContext, loop: EventLoop,
+              _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) -> any UpstreamAttempt
+}
+
+/// The proxy's dialer: DNS (with `--resolve`), then TCP to each address in turn, never to the proxy itself.
+struct SocketDialer: UpstreamDialer {
+    func dial(host: String, port: Int, context: ProxyContext, loop: EventLoop,
+              _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) -> any UpstreamAttempt {
+        UpstreamConnector.connect(host: host, port: port, context: context, loop: loop, completion)
+    }
+}
+
+extension UpstreamConnector: UpstreamAttempt {}
+
+/// The proxy's monotonic time in nanoseconds; tests pass a clock they move by hand.
+struct ProxyClock: Sendable {
+    let now: @Sendable () -> UInt64
+
+    /// The system's monotonic clock.
+    static let system = ProxyClock { Clock.now }
+
+    /// `seconds` from now, saturating (see `Clock.after`).
+    func after(seconds: Double) -> UInt64 { Clock.after(seconds: seconds, from: now()) }
+}

@@ -1,0 +1,19 @@
+/// What the proxy presents in one client handshake: a certificate, the chain certificates sent after it, and its key.
+public struct ForgedIdentity: Sendable {
+    /// The leaf.
+    public let certificate: X509Certificate
+    /// Certificates sent after the leaf (an intermediate), usually none.
+    public let chain: [X509Certificate]
+    /// The leaf's private key.
+    public let key: PrivateKey
+
+    /// An identity of `certificate` with `key`, sending `chain` after it.
+    public init(certificate: X509Certificate, chain: [X509Certificate] = [], key: PrivateKey) {
+        self.certificate = certificate
+        self.chain = chain
+        self.key = key
+    }
+
+    /// The pin of the key shown: base64 SHA-256 of the leaf's SPKI.
+    public var pin: String { certificate.spkiSHA256Base64 }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import MITMCore
+import MITMIO
+@testable import MITMProxy
+import MITMTLS
+import Testing
+
+/// Interception without a socket: a TLS client that trusts the proxy CA, an in-memory TLS origin, and the
+/// proxy between them, handshakes and verdicts included.
+@Suite struct InterceptionLifeTests {
+    /// An origin with a certificate from a throwaway CA (the proxy runs with `--upstream-insecure` here).
+    private static func originTLS() throws -> @Sendable (MemoryStream) -> MemoryTLSPeer {
+        let authority = try CertificateAuthority.loadOrCreate(directory: TemporaryDirectory.path("origin-ca"))
+        let forger = try LeafForger(authority: authority)
+        let certificate = try forger.leaf(for: [ForgeNames.name(for: "api.test")])
+        let context = try ServerTLSContext()
+        let key = forger.leafKey
+        let leaf = certificate
+        return { stream in
+            let tls = try! TLSConnection(server: context, certificate: leaf, key: key, alpn: ["http/1.1"])
+            return MemoryTLSPeer(stream, tls: tls, startsHandshake: false)
+        }
+    }
+
+    @Test func aTrustingClientIsInterceptedAndItsRequestReachesTheOrigin() throws {
+        let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) { $0.upstreamInsecure = true }
+        play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
+        _ = play.clientReceived()
+        let trusting = try ClientTLSContext(verify: true, extraCAFiles: [play.caCertificatePath])
+        let client = play.run {
+            play.clientStream.delegate = nil
+            return MemoryTLSPeer(play.clientStream, tls: try! TLSConnection(client: trusting, serverName: "api.test", verifyName: "api.test",
+                                                                             alpn: ["http/1.1"]), startsHandshake: true)
+        }
+        #expect(play.run { client.isHandshakeComplete }, "the client accepted the forged certificate: \(play.run { client.step })")
+        play.run { client.send("GET /v1 HTTP/1.1\r\nHost: api.test\r\n\r\n") }
+        let origin = try #require(play.dialer.tlsConnections.first)
+        #expect(play.run { origin.takeText() } == "GET /v1 HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        play.run { origin.send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nyes") }
+        #expect(play.run { client.takeText() } == "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nyes")
+        #expect(play.events.contains { if case .verdict(let record) = $0 { record.host == "api.test" && record.verdict.kind == .intercepted } else { false } })
+    }
+
+    @Test func aClientThatDoesNotTrustTheCAIsRefusedWithItsAlert() throws {
+        let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) { $0.upstreamInsecure = true }
+        play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
+        _ = play.clientReceived()
+        let strict = try ClientTLSContext(verify: true, extraCAFiles: [])
+        let client = play.run {
+            play.clientStream.delegate = nil
+            return MemoryTLSPeer(play.clientStream, tls: try! TLSConnection(client: strict, serverName: "api.test", verifyName: "api.test",
+                                                                             alpn: ["http/1.1"]), startsHandshake: true)
+        }
+        #expect(play.run { client.isHandshakeComplete } == false)
+        #expect(play.isClosed)
+        #expect(play.events.contains {
+            if case .verdict(let record) = $0 { record.verdict.kind == .refused && record.verdict.how.contains("unknown_ca") } else { false }
+        })
+    }
+
+    @Test func aHandshakeThatNeverEndsTimesOut() throws {
+        let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) { $0.upstreamInsecure = true }
+        play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
+        _ = play.clientReceived()
+        // A ClientHello's first record, cut short.
+        play.clientSends("\u{16}\u{03}\u{01}\u{00}")
+        play.advance(seconds: 10.1)
+        #expect(play.isClosed)
+    }
+}

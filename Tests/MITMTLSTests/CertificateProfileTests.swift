@@ -1,0 +1,113 @@
+import Foundation
+import MITMCore
+@testable import MITMTLS
+import Testing
+
+/// Each profile's certificate through `openssl verify -x509_strict -purpose sslserver -verify_hostname`, trusting the
+/// proxy CA: `trusted` and `key:FILE` pass, every invalid profile fails with exactly the error it names.
+@Suite struct CertificateProfileTests {
+    private static let host = "api.bank.test"
+
+    private func forger(keyFiles: [String] = []) throws -> CertificateProfileForger {
+        let authority = try CertificateAuthority.loadOrCreate(directory: temporaryPath("profiles"))
+        return try CertificateProfileForger(trusted: try LeafForger(authority: authority), keyFiles: keyFiles)
+    }
+
+    private func verify(_ profile: CertificateProfile, with forger: CertificateProfileForger) throws -> OpenSSLVerify {
+        let identity = try forger.identity(for: profile, names: [.dns(Self.host)])
+        // Installing the key next to the certificate fails when they do not match.
+        _ = try TLSConnection(server: try ServerTLSContext(), certificate: identity.certificate, key: identity.key,
+                              chain: identity.chain, alpn: [])
+        return try OpenSSLVerify.run(leafPEM: identity.certificate.pem,
+                                     untrustedPEM: identity.chain.isEmpty ? nil : identity.chain.map(\.pem).joined(),
+                                     trustedPEM: forger.trusted.authority.certificate.pem, host: Self.host)
+    }
+
+    @Test func trustedPassesStrictVerification() throws {
+        let result = try verify(.trusted, with: try forger())
+        #expect(result.passed, "\(result.output)")
+    }
+
+    @Test(arguments: [
+        (CertificateProfile.untrustedRoot, 20),  // unable to get local issuer certificate
+        (.selfSigned, 18),                       // self-signed certificate
+        (.wrongHost, 62),                        // hostname mismatch
+        (.expired, 10),                          // certificate has expired
+        (.notYetValid, 9),                       // certificate is not yet valid
+        (.sameNameCA, 7),                        // certificate signature failure
+        (.noServerAuth, 26),                     // unsupported certificate purpose
+    ])
+    func invalidProfileFailsForItsOwnReasonOnly(profile: CertificateProfile, error: Int) throws {
+        let result = try verify(profile, with: try forger())
+        #expect(!result.passed)
+        #expect(result.errors == [error], "\(profile): \(result.output)")
+    }
+
+    @Test func leafAsCAFailsBecauseItsIssuerIsNoCA() throws {
+        let result = try verify(.leafAsCA, with: try forger())
+        #expect(!result.passed)
+        // 79 invalid CA certificate (the intermediate is CA:FALSE) comes first; 26 is the same fact seen by the purpose
+        // check of an issuer, and 25 follows from it: the proxy CA's pathlen:0 admits no intermediate CA, and a non-CA
+        // intermediate is counted as one. Nothing is said about the leaf itself (depth 0).
+        #expect(result.errors.first == 79, "\(result.output)")
+        #expect(Set(result.errors).isSubset(of: [79, 26, 25]), "\(result.output)")
+        #expect(!result.output.contains("at 0 depth"), "\(result.output)")
+    }
+
+    @Test func eachInvalidProfileDiffersFromTheTrustedLeafOnlyWhereItMust() throws {
+        let forger = try forger()
+        let trusted = try forger.identity(for: .trusted, names: [.dns(Self.host)]).certificate
+        for profile in CertificateProfile.plain where profile.isInvalid && profile != .wrongHost {
+            let certificate = try forger.identity(for: profile, names: [.dns(Self.host)]).certificate
+            #expect(certificate.subjectAlternativeNames == trusted.subjectAlternativeNames, "\(profile)")
+            #expect(certificate.spkiSHA256Base64 == trusted.spkiSHA256Base64, "\(profile)")
+        }
+        let sameName = try forger.identity(for: .sameNameCA, names: [.dns(Self.host)]).certificate
+        #expect(sameName.issuer == trusted.issuer)
+    }
+
+    @Test func keyFileProfileCarriesThatKeyAndPasses() throws {
+        let path = temporaryPath("next-key") + ".pem"
+        let key = try PrivateKey.generateP256()
+        try Data(try key.pkcs8PEM()).write(to: URL(fileURLWithPath: path))
+        defer { unlink(path) }
+        let forger = try forger(keyFiles: [path])
+        let identity = try forger.identity(for: .key(path: path), names: [.dns(Self.host)])
+        #expect(identity.pin == SHA256Digest.base64(try key.subjectPublicKeyInfoDER()))
+        #expect(identity.pin != forger.trusted.leafPin)
+        let result = try verify(.key(path: path), with: forger)
+        #expect(result.passed, "\(result.output)")
+    }
+
+    @Test func anUnusableKeyFileIsAClearError() throws {
+        let missing = temporaryPath("absent") + ".pem"
+        #expect(throws: CertificateProfileSetupError.self) { try self.forger(keyFiles: [missing]) }
+        let garbage = temporaryPath("garbage") + ".pem"
+        try Data("not a key".utf8).write(to: URL(fileURLWithPath: garbage))
+        defer { unlink(garbage) }
+        do {
+            _ = try forger(keyFiles: [garbage])
+            Issue.record("a garbage key file was accepted")
+        } catch let error as CertificateProfileSetupError {
+            #expect(error.description.contains("not an unencrypted PEM private key"))
+        }
+    }
+
+    @Test func leavesAreCachedPerProfileAndNames() throws {
+        let forger = try forger()
+        let first = try forger.identity(for: .expired, names: [.dns(Self.host)]).certificate
+        #expect(first.isSame(as: try forger.identity(for: .expired, names: [.dns(Self.host)]).certificate))
+        #expect(!first.isSame(as: try forger.identity(for: .notYetValid, names: [.dns(Self.host)]).certificate))
+        #expect(!first.isSame(as: try forger.identity(for: .expired, names: [.dns("other.test")]).certificate))
+    }
+
+    @Test func throwawayKeysAreNeverWrittenNextToTheCA() throws {
+        let directory = temporaryPath("ca-only")
+        let authority = try CertificateAuthority.loadOrCreate(directory: directory)
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        let forger = try CertificateProfileForger(trusted: try LeafForger(authority: authority))
+        for profile in CertificateProfile.plain { _ = try forger.identity(for: profile, names: [.dns(Self.host)]) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == before)
+    }
+}
+
