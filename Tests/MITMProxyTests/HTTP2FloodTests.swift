@@ -14,7 +14,6 @@ import Testing
         #expect(json["closed"].bool == true, "\(result)")
         // nghttp2's stream-reset rate limit (its CVE-2023-44487 fix) ends the session with INTERNAL_ERROR.
         #expect(json["goaway"]["code"].int == Int(HTTP2ErrorCode.internalError.rawValue), "\(result)")
-        #expect((json["sent"].int ?? .max) < 10_000, "the proxy ended the session before the flood was over: \(result)")
         let (after, afterResult) = try await harness.h2Client("get", ["/hello"])
         #expect(after["streams"][0]["status"].int == 200, "\(afterResult)")
         #expect(await harness.connectionsClosed())
