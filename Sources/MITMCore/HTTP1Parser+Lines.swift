@@ -1,36 +1,41 @@
 /// The line-oriented parts of HTTP/1: heads, chunk-size lines, the CRLF after chunk data, and trailers.
 extension HTTP1Parser {
-    /// The next complete line, without its CRLF, and its length with it; nil if no LF has arrived yet. Bytes already
-    /// searched are not searched again on the next call.
-    ///
-    /// A bare LF is refused as `kind` (RFC 9112 §2.2 only allows accepting it): a hop in front of the proxy that does
-    /// not end lines there would see other fields, or another chunk, than the proxy does.
-    mutating func takeLine(_ kind: HTTP1ParseError.Kind, in what: @autoclosure () -> String) throws(HTTP1ParseError) -> (content: ArraySlice<UInt8>, length: Int)? {
+    /// The next complete line, without its line end, its length with it, and whether it ended in a bare LF; nil if
+    /// no LF has arrived yet. Bytes already searched are not searched again on the next call.
+    mutating func takeLine() -> (content: ArraySlice<UInt8>, length: Int, bareLF: Bool)? {
         guard let newline = buffer[(readIndex + scannedWithoutNewline)...].firstIndex(of: HTTPSyntax.lf) else {
             scannedWithoutNewline = available
             return nil
         }
-        guard newline > readIndex && buffer[newline - 1] == HTTPSyntax.cr else {
-            throw HTTP1ParseError(kind, "a line of the \(what()) ends in a bare LF, not CRLF")
-        }
-        let content = buffer[readIndex..<(newline - 1)]
+        let bareLF = newline == readIndex || buffer[newline - 1] != HTTPSyntax.cr
+        let content = buffer[readIndex..<(bareLF ? newline : newline - 1)]
         let length = newline + 1 - readIndex
         readIndex = newline + 1
         scannedWithoutNewline = 0
-        return (content, length)
+        return (content, length, bareLF)
+    }
+
+    /// Refuses a line that ended in a bare LF (RFC 9112 §2.2 only allows accepting one): a hop in front of the proxy
+    /// that does not end lines there would see other fields, or another chunk, than the proxy does. Called after the
+    /// line's length is checked, so an over-long block is refused the same way however the bytes were split.
+    func refuseBareLF(_ bareLF: Bool, _ kind: HTTP1ParseError.Kind, in what: String) throws(HTTP1ParseError) {
+        if bareLF {
+            throw HTTP1ParseError(kind, "a line of the \(what) ends in a bare LF, not CRLF")
+        }
     }
 
     /// Reads the start line and field lines that have arrived; returns the start line once the blank line ending the
     /// head is read. Empty lines before the start line are skipped.
     mutating func readHeadLines() throws(HTTP1ParseError) -> HTTP1LineSyntax.StartLine? {
         while true {
-            guard let (line, length) = try takeLine(startLine == nil ? .badStartLine : .badHeader, in: "message head") else {
+            guard let (line, length, bareLF) = takeLine() else {
                 try checkBlockLimit(pending: available, what: "message head")
                 return nil
             }
             guard let startLine else {
-                if line.isEmpty { continue }
+                if line.isEmpty && !bareLF { continue }
                 try countBlockLine(length, what: "message head")
+                try refuseBareLF(bareLF, .badStartLine, in: "message head")
                 switch role {
                 case .request: startLine = .request(try HTTP1LineSyntax.parseRequestLine(line))
                 case .response: startLine = .status(try HTTP1LineSyntax.parseStatusLine(line))
@@ -38,6 +43,7 @@ extension HTTP1Parser {
                 continue
             }
             try countBlockLine(length, what: "message head")
+            try refuseBareLF(bareLF, .badHeader, in: "message head")
             if line.isEmpty { return startLine }
             blockLines += 1
             fields.append(try HTTP1LineSyntax.parseFieldLine(line, place: "header line \(blockLines)"))
@@ -47,11 +53,12 @@ extension HTTP1Parser {
     /// Reads the trailer field lines that have arrived; true once the blank line ending them is read.
     mutating func readTrailerLines() throws(HTTP1ParseError) -> Bool {
         while true {
-            guard let (line, length) = try takeLine(.badHeader, in: "trailer section") else {
+            guard let (line, length, bareLF) = takeLine() else {
                 try checkBlockLimit(pending: available, what: "trailer section")
                 return false
             }
             try countBlockLine(length, what: "trailer section")
+            try refuseBareLF(bareLF, .badHeader, in: "trailer section")
             if line.isEmpty { return true }
             blockLines += 1
             fields.append(try HTTP1LineSyntax.parseFieldLine(line, place: "trailer line \(blockLines)"))
@@ -75,7 +82,7 @@ extension HTTP1Parser {
     /// Reads `chunk-size [chunk-ext] CRLF`; returns the size, or nil if the line has not fully arrived.
     mutating func readChunkSizeLine() throws(HTTP1ParseError) -> Int? {
         let limit = Self.maxChunkSizeLineBytes
-        guard let (line, length) = try takeLine(.badChunk, in: "chunked body") else {
+        guard let (line, length, bareLF) = takeLine() else {
             if available >= limit {
                 throw HTTP1ParseError(.badChunk, "chunk size line is longer than \(limit) bytes")
             }
@@ -84,6 +91,7 @@ extension HTTP1Parser {
         if length > limit {
             throw HTTP1ParseError(.badChunk, "chunk size line is longer than \(limit) bytes")
         }
+        try refuseBareLF(bareLF, .badChunk, in: "chunked body")
         var size = 0
         var index = line.startIndex
         while index < line.endIndex, let digit = HTTPSyntax.hexDigitValue(line[index]) {

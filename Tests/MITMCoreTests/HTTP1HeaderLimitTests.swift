@@ -109,4 +109,17 @@ import Testing
         let endless = parseFailure(.request, wire(head + "1;" + String(repeating: "e", count: 5000)), pieceSize: 100)
         #expect(endless?.kind == .badChunk)
     }
+
+    /// Found by the http1-response fuzz target: the length check came after the bare-LF check, so the answer (431 or
+    /// 400) depended on how the bytes were split.
+    @Test func anOverlongLineEndingInABareLFIsTooLargeHoweverItArrives() {
+        for role in [HTTP1Parser.Role.request, .response] {
+            let start = role == .request ? "GET / HTTP/1.1\r\n" : "HTTP/1.1 200 OK\r\n"
+            let input = wire(start + "X-Long: " + String(repeating: "a", count: 300) + "\n\r\n")
+            for pieceSize in [nil, 1, 7, 64] {
+                let error = parseFailure(role, input, pieceSize: pieceSize, maxHeaderBytes: 200)
+                #expect(error?.kind == .headersTooLarge, "\(role) in pieces of \(pieceSize ?? input.count)")
+            }
+        }
+    }
 }
