@@ -20,6 +20,12 @@ enum XMLTree {
 
     /// The root element of `data`, or an error naming `path`, the line and the problem.
     static func parse(_ data: Data, path: String) throws(PinsError) -> Element {
+        // Foundation's XMLParser on Linux traps on a comment that is not valid UTF-8 (found by fuzzing); Android
+        // reads these files as UTF-8 anyway.
+        if String(validating: data, as: UTF8.self) == nil {
+            let offset = invalidUTF8Offset(data)
+            throw PinsError("\(path) is not valid UTF-8 (byte \(offset) is not): save it as UTF-8, as Android reads it")
+        }
         let parser = XMLParser(data: data)
         let builder = Builder()
         parser.delegate = builder
@@ -30,6 +36,17 @@ enum XMLTree {
         }
         guard let root = builder.root else { throw PinsError("\(path) is not well-formed XML: no root element") }
         return root
+    }
+
+    /// The offset of the first byte that breaks UTF-8 in `data`.
+    private static func invalidUTF8Offset(_ data: Data) -> Int {
+        var bytes = data.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while case .scalarValue(let scalar) = decoder.decode(&bytes) {
+            offset += UTF8.width(scalar)
+        }
+        return offset
     }
 
     private static func describe(_ error: Error) -> String {

@@ -111,4 +111,15 @@ import Testing
         #expect(try HostAndPort(parsing: "::1") == HostAndPort(host: "::1", port: 443))
         #expect(try HostAndPort(parsing: "[::1]:4433").description == "[::1]:4433")
     }
+
+    /// Found by the network-security-config fuzz target: Foundation's XML parser trapped on a comment that is not UTF-8.
+    @Test func aNetworkSecurityConfigThatIsNotUTF8IsAnErrorNotACrash() {
+        let bytes = Array("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!-- caf".utf8) + [0xE9]
+            + Array(" -->\n<network-security-config/>\n".utf8)
+        #expect {
+            try NetworkSecurityConfigReader.read(Data(bytes), path: "nsc.xml")
+        } throws: { error in
+            "\(error)".contains("nsc.xml is not valid UTF-8 (byte 47 is not)")
+        }
+    }
 }
