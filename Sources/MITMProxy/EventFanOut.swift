@@ -39,15 +39,20 @@ final class EventFanOut: Sendable {
             state.draining = true
             return true
         }
-        if startDraining { queue.async { self.drain() } }
+        // Events arriving within the coalescing delay share one wake-up of the recording queue: waking it
+        // per event costs a thread hand-off per request.
+        if startDraining { queue.asyncAfter(deadline: .now() + Self.coalescingDelay) { self.drain() } }
     }
+
+    /// How long the first undelivered event waits for others before the recording queue wakes.
+    static let coalescingDelay = DispatchTimeInterval.milliseconds(5)
 
     /// Events dropped because the subscribers fell `capacity` events behind.
     var droppedCount: Int { state.withLock { $0.dropped } }
 
     /// Blocks until every event emitted before the call has been delivered.
     func flush() {
-        queue.sync {}
+        queue.sync { drain() }
     }
 
     private func drain() {
