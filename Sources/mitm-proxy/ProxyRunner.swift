@@ -40,6 +40,7 @@ struct ProxyRunner {
         }
         for warning in server.authority.warnings { console.err("warning: \(warning)") }
         if server.authority.wasCreated { say("Created a new CA in \(server.authority.files.directory)") }
+        let termination = command.isEmpty ? SignalWaiter.catchTermination() : nil
         server.start()
         report?.scheduleUpdate()
         say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
@@ -56,7 +57,7 @@ struct ProxyRunner {
 
         var outcome: ClientCommandOutcome?
         if command.isEmpty {
-            SignalWaiter.waitForTermination()
+            termination?.wait()
         } else {
             let client = ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath)
             do {

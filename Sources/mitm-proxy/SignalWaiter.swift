@@ -6,12 +6,23 @@ import Foundation
 enum SignalWaiter {
     private static let queue = DispatchQueue(label: "mitm-proxy.signals")
 
-    /// Blocks until SIGINT or SIGTERM arrives.
-    static func waitForTermination() {
+    /// Starts catching SIGINT and SIGTERM now, before anyone is told the proxy listens: a signal that
+    /// arrives before the wait still ends it (and one between `SIG_IGN` and a late source would be lost).
+    static func catchTermination() -> Termination {
         let semaphore = DispatchSemaphore(value: 0)
-        let watcher = forward { semaphore.signal() }
-        semaphore.wait()
-        watcher.cancel()
+        return Termination(semaphore: semaphore, watcher: forward { semaphore.signal() })
+    }
+
+    /// SIGINT/SIGTERM caught since `catchTermination()`.
+    struct Termination {
+        let semaphore: DispatchSemaphore
+        let watcher: SignalWatcher
+
+        /// Blocks until SIGINT or SIGTERM has arrived.
+        func wait() {
+            semaphore.wait()
+            watcher.cancel()
+        }
     }
 
     /// Calls `action` on every SIGINT/SIGTERM until the returned watcher is cancelled.
