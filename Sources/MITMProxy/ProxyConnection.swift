@@ -249,13 +249,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     /// Waits (at most 2 s) for the client to hang up after the proxy's last byte: closing with unread input
     /// would reset the connection and could destroy the response in flight.
+    /// A relay keeps its phase while lingering: it still reads, and closes on the client's FIN.
     func linger() {
-        if case .relaying = phase {
-            expect(.lingering, within: 2)  // the relay still reads, and closes on the client's FIN
-        } else {
-            phase = .lingering
-            expect(.lingering, within: 2)
-        }
+        if case .relaying = phase {} else { phase = .lingering }
+        expect(.lingering, within: 2)
     }
 
     func startPlainRelay(_ events: [HTTP1Event]) {
