@@ -19,8 +19,9 @@ public struct HTTPHeaderField: Sendable, Equatable {
     /// A field parsed from the wire: the value's bytes are kept when they are not UTF-8.
     init(name: String, valueBytes: ArraySlice<UInt8>) {
         self.name = name
-        self.value = HTTPSyntax.decodeText(valueBytes)
-        if !value.utf8.elementsEqual(valueBytes) { receivedValueBytes = Array(valueBytes) }
+        let decoded = HTTPSyntax.decodeTextNotingUTF8(valueBytes)
+        self.value = decoded.text
+        if !decoded.isUTF8 { receivedValueBytes = Array(valueBytes) }
     }
 }
 

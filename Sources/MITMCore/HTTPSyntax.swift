@@ -72,12 +72,15 @@ enum HTTPSyntax {
 
     /// Field text as a String: UTF-8 when the bytes are valid UTF-8, otherwise one character per byte (ISO 8859-1),
     /// so no byte is ever replaced by U+FFFD.
-    static func decodeText(_ bytes: ArraySlice<UInt8>) -> String {
+    static func decodeText(_ bytes: ArraySlice<UInt8>) -> String { decodeTextNotingUTF8(bytes).text }
+
+    /// `decodeText`, and whether the bytes were UTF-8 (when not, the text does not give them back).
+    static func decodeTextNotingUTF8(_ bytes: ArraySlice<UInt8>) -> (text: String, isUTF8: Bool) {
         let utf8 = String(decoding: bytes, as: UTF8.self)
-        if utf8.utf8.elementsEqual(bytes) { return utf8 }
+        if utf8.utf8.elementsEqual(bytes) { return (utf8, true) }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
-        return String(scalars)
+        return (String(scalars), false)
     }
 
     /// A short, printable rendering of raw protocol bytes for error messages: control and non-ASCII bytes become `\xNN`,

@@ -7,12 +7,13 @@ public enum HopByHopFields {
     /// message. `Connection: close`, `keep-alive` and `Upgrade` are sent again where they apply (persistence is
     /// kept per hop, and HTTP/1.0 peers need `keep-alive` said).
     public static func strip(_ headers: inout HTTPHeaders, upgrading: Bool) {
+        // Most messages carry none of these: leave them untouched, without allocating, on the per-request path.
+        guard headers.fields.contains(where: { isAlwaysHopByHop($0.name) }) else { return }
         let options = headers.tokens("connection")
         let keepsTrailers = headers.tokens("te").contains("trailers")
-        var named = Set(options).union(["connection", "keep-alive", "proxy-connection", "te", "upgrade"])
-        named.subtract(["content-length", "transfer-encoding", "host"])
-        if upgrading { named.remove("upgrade") }
-        headers.fields.removeAll { named.contains(HTTPSyntax.asciiLowercased($0.name[...])) }
+        var named = options.filter { !["content-length", "transfer-encoding", "host"].contains($0) } + alwaysHopByHop
+        if upgrading { named.removeAll { $0 == "upgrade" } }
+        headers.fields.removeAll { field in named.contains { HTTPSyntax.equalsIgnoringASCIICase(field.name, $0) } }
         if upgrading {
             headers.add(name: "Connection", value: "Upgrade")
         } else if options.contains("close") {
@@ -21,6 +22,12 @@ public enum HopByHopFields {
             headers.add(name: "Connection", value: "keep-alive")
         }
         if keepsTrailers { headers.add(name: "TE", value: "trailers") }
+    }
+
+    private static let alwaysHopByHop = ["connection", "keep-alive", "proxy-connection", "te", "upgrade"]
+
+    private static func isAlwaysHopByHop(_ name: String) -> Bool {
+        alwaysHopByHop.contains { HTTPSyntax.equalsIgnoringASCIICase(name, $0) }
     }
 
     /// Prepares a request head for the origin: hop-by-hop fields stripped, `Proxy-Authorization` (the proxy's
