@@ -22,6 +22,8 @@ final class HTTP2CallbackSink {
     var receivedDataBytes = 0
     /// DATA payload received per stream and not consumed by the owner yet.
     var heldBodyBytes: [Int32: Int] = [:]
+    /// The sum of `heldBodyBytes`, kept as it changes.
+    var heldBodyTotal = 0
     var closedStreams: [Int32] = []
 
     init(role: HTTP2Role, maxHeaderListSize: Int) {
@@ -67,6 +69,7 @@ final class HTTP2CallbackSink {
     func received(_ bytes: UnsafeBufferPointer<UInt8>, streamID: Int32) {
         receivedDataBytes += bytes.count
         heldBodyBytes[streamID, default: 0] += bytes.count
+        heldBodyTotal += bytes.count
         if case .data(let lastID, var data)? = events.last, lastID == streamID {
             events.removeLast()
             data.append(contentsOf: bytes)

@@ -121,7 +121,7 @@ public final class HTTP2Session {
             sink.receivedDataBytes = 0
         }
         for streamID in sink.closedStreams {
-            sink.heldBodyBytes[streamID] = nil
+            sink.heldBodyTotal -= sink.heldBodyBytes.removeValue(forKey: streamID) ?? 0
             sink.outbound[streamID] = nil
             sink.finalResponseReceived.remove(streamID)
         }
@@ -223,6 +223,7 @@ public final class HTTP2Session {
         _ = nghttp2_session_consume_stream(session, streamID, count)
         if let held = sink.heldBodyBytes[streamID] {
             sink.heldBodyBytes[streamID] = held > count ? held - count : nil
+            sink.heldBodyTotal -= min(held, count)
         }
         reopenConnectionWindow()
     }
@@ -233,7 +234,7 @@ public final class HTTP2Session {
     /// connection window per connection, however many streams are open.
     private func reopenConnectionWindow() {
         guard connectionWindowOwed > 0 else { return }
-        let room = Int(settings.connectionWindow) - sink.heldBodyBytes.values.reduce(0, +)
+        let room = Int(settings.connectionWindow) - sink.heldBodyTotal
         let reopen = min(connectionWindowOwed, max(0, room))
         guard reopen > 0 else { return }
         _ = nghttp2_session_consume_connection(session, reopen)

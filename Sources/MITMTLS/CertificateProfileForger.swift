@@ -59,12 +59,12 @@ public final class CertificateProfileForger: Sendable {
     public func identity(for profile: CertificateProfile, names: [SubjectAlternativeName]) throws(TLSError) -> ForgedIdentity {
         switch profile {
         case .trusted, .passthrough:
-            return ForgedIdentity(certificate: try trusted.leaf(for: names), key: trusted.leafKey)
+            return ForgedIdentity(certificate: try trusted.leaf(for: names), key: trusted.leafKey, pin: trusted.leafPin)
         case .wrongHost:
-            return ForgedIdentity(certificate: try trusted.leaf(for: [.dns(Self.wrongHostName)]), key: trusted.leafKey)
+            return ForgedIdentity(certificate: try trusted.leaf(for: [.dns(Self.wrongHostName)]), key: trusted.leafKey, pin: trusted.leafPin)
         case .key(let path):
             guard let forger = keyForgers[path] else { throw TLSError("key:\(path) was not loaded when the proxy started") }
-            return ForgedIdentity(certificate: try forger.leaf(for: names), key: forger.leafKey)
+            return ForgedIdentity(certificate: try forger.leaf(for: names), key: forger.leafKey, pin: forger.leafPin)
         default:
             return try cached(profile, names)
         }

@@ -6,14 +6,14 @@ public struct ForgedIdentity: Sendable {
     public let chain: [X509Certificate]
     /// The leaf's private key.
     public let key: PrivateKey
+    /// The pin of the key shown: base64 SHA-256 of the leaf's SPKI (computed once, read per handshake).
+    public let pin: String
 
-    /// An identity of `certificate` with `key`, sending `chain` after it.
-    public init(certificate: X509Certificate, chain: [X509Certificate] = [], key: PrivateKey) {
+    /// An identity of `certificate` with `key`, sending `chain` after it; `pin` when the caller already knows it.
+    public init(certificate: X509Certificate, chain: [X509Certificate] = [], key: PrivateKey, pin: String? = nil) {
         self.certificate = certificate
         self.chain = chain
         self.key = key
+        self.pin = pin ?? certificate.spkiSHA256Base64
     }
-
-    /// The pin of the key shown: base64 SHA-256 of the leaf's SPKI.
-    public var pin: String { certificate.spkiSHA256Base64 }
 }
