@@ -13,23 +13,11 @@ public struct CertificateProfileRule: Sendable, Equatable, CustomStringConvertib
 
     /// Parses `PROFILE` or `HOST=PROFILE` (`key:FILE` is a profile even when FILE contains `=`).
     public init(parsing text: String) throws(CertificateProfileError) {
-        guard !text.hasPrefix("key:"), let equals = text.firstIndex(of: "=") else {
-            do {
-                self.init(pattern: .everyHost, profile: try CertificateProfile(parsing: text))
-            } catch {
-                throw CertificateProfileError("--attack \(text): \(error)")
-            }
-            return
-        }
-        let host = String(text[..<equals])
-        let pattern: HostPattern
+        let split = text.hasPrefix("key:") ? nil : text.firstIndex(of: "=")
         do {
-            pattern = try HostPattern(host)
-        } catch {
-            throw CertificateProfileError("--attack \(text): \(error)")
-        }
-        do {
-            self.init(pattern: pattern, profile: try CertificateProfile(parsing: String(text[text.index(after: equals)...])))
+            let pattern = try split.map { try HostPattern(String(text[..<$0])) } ?? .everyHost
+            let profile = try CertificateProfile(parsing: split.map { String(text[text.index(after: $0)...]) } ?? text)
+            self.init(pattern: pattern, profile: profile)
         } catch {
             throw CertificateProfileError("--attack \(text): \(error)")
         }

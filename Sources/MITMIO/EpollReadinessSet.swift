@@ -18,12 +18,6 @@ final class EpollReadinessSet: ReadinessSet {
         }
     }
 
-    func modify(_ fd: Int32, interest: Readiness, token: UInt64) throws(SystemCallError) {
-        guard mitm_epoll_register(descriptor, fd, interest.rawValue, token, 1) == 0 else {
-            throw SystemCallError(call: "epoll_ctl(MOD)", errno: errno)
-        }
-    }
-
     func deregister(_ fd: Int32) {
         _ = mitm_epoll_deregister(descriptor, fd)
     }

@@ -32,9 +32,6 @@ protocol ReadinessSet: AnyObject {
     /// Adds `fd`, edge-triggered: an event is reported each time its readiness for `interest` grows.
     func register(_ fd: Int32, interest: Readiness, token: UInt64) throws(SystemCallError)
 
-    /// Changes what `fd` is watched for.
-    func modify(_ fd: Int32, interest: Readiness, token: UInt64) throws(SystemCallError)
-
     /// Removes `fd`; call before closing it, so that its number can be reused at once.
     func deregister(_ fd: Int32)
 

@@ -59,7 +59,7 @@ final class EventFanOut: Sendable {
         while true {
             let (batch, subscribers) = state.withLock { state in
                 let batch = state.pending
-                state.pending.removeAll(keepingCapacity: batch.count < 1024)
+                state.pending = []
                 if batch.isEmpty { state.draining = false }
                 return (batch, state.subscribers)
             }

@@ -16,11 +16,7 @@ extension ProxyConnection {
                 close(reason: "the trust probe \(LocalPages.host) speaks only TLS")
                 return
             }
-            if case .pooled(let entry) = upstream {
-                entry.leg.close()
-                startConnecting()
-            }
-            startRawTunnelWhenConnected()
+            startRawTunnelDroppingPool()
         case .clientHello(let hello):
             clientSocket.pauseReading()
             let decision = probe == .trust ? .intercept(.trusted) : decide(hello)
@@ -72,6 +68,11 @@ extension ProxyConnection {
     /// Relays the tunnel untouched (ClientHello included): no certificate, no verdict.
     func passThrough() {
         passingThrough = true
+        startRawTunnelDroppingPool()
+    }
+
+    /// A raw tunnel needs its own TCP connection: a pooled upstream has TLS on it, so it goes, and one is dialled.
+    func startRawTunnelDroppingPool() {
         if case .pooled(let entry) = upstream {
             entry.leg.close()
             startConnecting()

@@ -145,11 +145,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         let silentForASecond = now >= lastActivity && now - lastActivity >= 1_000_000_000
         guard case .relaying(let relay) = phase, silentForASecond, !compacted else { return }
         compacted = true
-        switch relay {
-        case .http1(let relay): relay.compactIfIdle()
-        case .http2(let relay): relay.compactIfIdle()
-        case .raw: break
-        }
+        relay.compactIfIdle()
     }
 
     // MARK: client socket before hand-off
@@ -267,11 +263,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     /// Enters `.relaying` with `relay`, which reports to this connection from now on.
     func startRelaying(_ relay: Relay) {
         phase = .relaying(relay)
-        switch relay {
-        case .http1(let relay): relay.owner = self
-        case .http2(let relay): relay.owner = self
-        case .raw(let relay, _): relay.owner = self
-        }
+        relay.setOwner(self)
         touch()
     }
 
@@ -298,11 +290,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         guard !isClosed else { return }
         if case .relaying(let relay) = phase {
             // The relay reports back through `relayClosed`, which ends the phase.
-            switch relay {
-            case .http1(let relay): relay.close(reason: reason)
-            case .http2(let relay): relay.close(reason: reason)
-            case .raw(let relay, _): relay.close(reason: reason)
-            }
+            relay.close(reason: reason)
         }
         verdict?.finish()
         phase = .closed
@@ -317,5 +305,32 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         upstreamLeg?.close()
         clientSocket.close()
         context.registry(for: loop).remove(self)
+    }
+}
+
+extension ProxyConnection.Relay {
+    func setOwner(_ owner: RelayOwner) {
+        switch self {
+        case .http1(let relay): relay.owner = owner
+        case .http2(let relay): relay.owner = owner
+        case .raw(let relay, _): relay.owner = owner
+        }
+    }
+
+    func close(reason: String) {
+        switch self {
+        case .http1(let relay): relay.close(reason: reason)
+        case .http2(let relay): relay.close(reason: reason)
+        case .raw(let relay, _): relay.close(reason: reason)
+        }
+    }
+
+    /// Gives back grown buffers of an idle HTTP relay (a raw relay holds none).
+    func compactIfIdle() {
+        switch self {
+        case .http1(let relay): relay.compactIfIdle()
+        case .http2(let relay): relay.compactIfIdle()
+        case .raw: break
+        }
     }
 }

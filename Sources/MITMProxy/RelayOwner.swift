@@ -12,9 +12,3 @@ protocol RelayOwner: AnyObject {
     /// and must close it otherwise.
     func relayReleasedUpstream(_ leg: Leg)
 }
-
-extension RelayOwner {
-    func relayLingering() {}
-    func relayUpgraded(to raw: RawRelay) {}
-    func relayReleasedUpstream(_ leg: Leg) { leg.close() }
-}
