@@ -104,6 +104,10 @@ import Testing
         let result = try await harness.curl(["--http2", harness.url("/trailers"), "-o", "/dev/null",
                                              "--next"] + harness.curlProxyOptions + ["--http2", "--data-binary", "posted", harness.url("/digest")])
         #expect(result.succeeded, "\(result)")
+        // A stream's exchange is recorded when the stream closes, which may be after curl exits, and events
+        // reach subscribers on the recording queue: wait for both, then deliver everything before finishing.
+        #expect(await Poll.until { harness.events.exchanges.count == 2 })
+        harness.proxy.flushEvents()
         har.finish()
         let summary = try await HARRecordingTests.validated(path)
         #expect(summary.entries.map(\.status) == [200, 200])
