@@ -6,81 +6,88 @@ import MITMTLS
 /// Interception of a TLS tunnel: the upstream handshake (or a pooled upstream), the forged certificate,
 /// the client handshake and its verdict, and the HTTP/1.1 or HTTP/2 relay that follows.
 extension ProxyConnection {
-    /// The name the client asked for: its SNI, or the CONNECT host when it sent none.
-    var interceptHost: String {
-        if let name = clientHello?.serverName, let valid = HostName.validate(name) { return valid }
-        return connectHost
+    /// Starts intercepting `tunnel`, whose client sent `hello`, showing a certificate of `profile`.
+    func intercept(_ tunnel: Tunnel, _ hello: ClientHello, profile: CertificateProfile) {
+        let verdict = VerdictTracker(context: context, connectionID: id, host: Interception.host(of: tunnel, hello: hello),
+                                     port: tunnel.port, offeredALPN: hello.alpnProtocols, client: clientAddress, probe: tunnel.probe,
+                                     profile: profile)
+        let interception = Interception(tunnel: tunnel, hello: hello, verdict: verdict)
+        phase = .handshaking(interception)
+        expect(.upstream(host: tunnel.host, port: tunnel.port), within: context.configuration.handshakeTimeout)
+        if tunnel.probe == .trust {
+            // `https://mitm.proxy/`: the proxy's own pages over TLS with a forged certificate, so that a client
+            // that loads them proves it trusts the CA.
+            startClientHandshake(interception, names: [ForgeNames.name(for: LocalPages.host)], upstream: .proxyItself)
+        } else if case .pooled(let entry) = tunnel.upstream {
+            tunnel.upstream = .none
+            interceptReusing(interception, entry)
+        } else if let outcome = tunnel.upstream.outcome {
+            interceptOver(interception, upstream: outcome)
+        }
     }
 
     /// Intercepts over an idle pooled upstream when it was opened the same way this client asks.
-    func interceptReusing(_ entry: PooledUpstream, hello: ClientHello) {
-        let host = interceptHost
-        let serverName = HostName.isIPAddress(host) ? nil : host
-        guard entry.serverName == serverName, entry.offeredALPN == upstreamALPN(for: hello.alpnProtocols),
+    func interceptReusing(_ interception: Interception, _ entry: PooledUpstream) {
+        let hello = interception.hello
+        guard entry.serverName == interception.upstreamServerName, entry.offeredALPN == upstreamALPN(for: hello.alpnProtocols),
               hello.serverName.map({ HostName.validate($0) != nil }) ?? true else {
             entry.leg.close()
-            startConnecting()
+            startConnecting(interception.tunnel)
             return
         }
-        upstreamLeg = entry.leg
-        upstreamCertificate = entry.certificate
-        reusedUpstreamAddress = entry.address
-        startClientHandshake(names: ForgeNames.names(primary: host, upstream: entry.certificate), upstreamFailure: nil)
+        let ready = ReadyUpstream(leg: entry.leg, certificate: entry.certificate,
+                                  timings: UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: entry.address))
+        startClientHandshake(interception, names: ForgeNames.names(primary: interception.host, upstream: entry.certificate),
+                             upstream: .ready(ready))
     }
 
-    func intercept(_ hello: ClientHello, upstream: Result<UpstreamConnection, UpstreamFailure>) {
-        if let name = hello.serverName, HostName.validate(name) == nil {
-            verdict?.observe(.handshakeFailed("invalid server name (SNI)"))
-            context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
+    func interceptOver(_ interception: Interception, upstream: Result<UpstreamConnection, UpstreamFailure>) {
+        let tunnel = interception.tunnel
+        if let name = interception.hello.serverName, HostName.validate(name) == nil {
+            interception.verdict.observe(.handshakeFailed("invalid server name (SNI)"))
+            context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,
                                                  reason: "the client sent an invalid server name (SNI) \"\(name.prefix(80))\""))
             close(reason: "invalid SNI")
             return
         }
-        let host = interceptHost
+        let host = interception.host
         switch upstream {
         case .failure(let failure):
-            upstreamFailedBeforeForging(failure.reason)
+            upstreamFailedBeforeForging(interception, reason: failure.reason)
         case .success(let connection):
-            let socket = connection.socket
-            upstreamHandshakeStarted = Date()
+            tunnel.upstream = .none
             let tls: TLSConnection
             do {
-                tls = try TLSConnection(client: context.upstreamTLS, serverName: HostName.isIPAddress(host) ? nil : host,
-                                        verifyName: host, port: connectPort, alpn: upstreamALPN(for: hello.alpnProtocols))
+                tls = try TLSConnection(client: context.upstreamTLS, serverName: interception.upstreamServerName,
+                                        verifyName: host, port: tunnel.port, alpn: upstreamALPN(for: interception.hello.alpnProtocols))
             } catch {
-                socket.close()
-                upstreamFailedBeforeForging("cannot start TLS: \(error)")
+                connection.socket.close()
+                upstreamFailedBeforeForging(interception, reason: "cannot start TLS: \(error)")
                 return
             }
-            let leg = TLSLeg(socket: socket, tls: tls)
-            upstreamLeg = leg
+            let leg = TLSLeg(socket: connection.socket, tls: tls)
+            let started = Date()
+            interception.stage = .upstreamHandshake(leg, started: started)
             leg.onHandshake = { [unowned self, unowned leg] outcome in
                 switch outcome {
                 case .complete:
-                    upstreamHandshakeMilliseconds = Date().timeIntervalSince(upstreamHandshakeStarted) * 1000
-                    upstreamCertificate = leg.tls.peerCertificates.first
+                    let certificate = leg.tls.peerCertificates.first
+                    let timings = UpstreamConnectionTimings(dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
+                                                            ssl: Date().timeIntervalSince(started) * 1000, address: connection.address)
                     // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
                     leg.pauseReading()
-                    startClientHandshake(names: ForgeNames.names(primary: host, upstream: upstreamCertificate),
-                                         upstreamFailure: nil)
+                    startClientHandshake(interception, names: ForgeNames.names(primary: host, upstream: certificate),
+                                         upstream: .ready(ReadyUpstream(leg: leg, certificate: certificate, timings: timings)))
                 case .failed(let failure):
                     leg.close()
-                    upstreamLeg = nil
-                    upstreamFailedBeforeForging(Self.describeUpstream(failure))
+                    upstreamFailedBeforeForging(interception, reason: Self.describeUpstream(failure))
                 case .peerClosed:
                     leg.close()
-                    upstreamLeg = nil
-                    upstreamFailedBeforeForging("closed the connection during the TLS handshake")
+                    upstreamFailedBeforeForging(interception, reason: "closed the connection during the TLS handshake")
                 }
             }
             leg.startHandshake()
         }
-    }
-
-    /// `https://mitm.proxy/`: the proxy's own pages over TLS with a forged certificate, so that a client
-    /// that loads them proves it trusts the CA.
-    func answerTrustProbe() {
-        startClientHandshake(names: [ForgeNames.name(for: LocalPages.host)], upstreamFailure: nil)
     }
 
     static func describeUpstream(_ failure: TLSFailure) -> String {
@@ -89,62 +96,67 @@ extension ProxyConnection {
         return "TLS handshake failed: \(failure.reason)"
     }
 
-    func upstreamFailedBeforeForging(_ reason: String) {
-        context.events.emit(.upstreamFailed(connectionID: id, host: interceptHost, port: connectPort, reason: reason))
-        startClientHandshake(names: [ForgeNames.name(for: interceptHost)], upstreamFailure: reason)
+    /// No upstream: the client still gets a forged certificate (its verdict does not depend on the origin), then 502s.
+    func upstreamFailedBeforeForging(_ interception: Interception, reason: String) {
+        context.events.emit(.upstreamFailed(connectionID: id, host: interception.host, port: interception.tunnel.port, reason: reason))
+        startClientHandshake(interception, names: [ForgeNames.name(for: interception.host)], upstream: .failed(reason: reason))
     }
 
-    func startClientHandshake(names: [SubjectAlternativeName], upstreamFailure: String?) {
-        guard !isClosed else { return }
+    func startClientHandshake(_ interception: Interception, names: [SubjectAlternativeName], upstream: InterceptedUpstream) {
+        guard case .handshaking = phase else {
+            if case .ready(let ready) = upstream { ready.leg.close() }
+            return
+        }
+        let verdict = interception.verdict
+        let host = interception.host
+        let port = interception.tunnel.port
         let tls: TLSConnection
         do {
-            let identity = try context.profiles.identity(for: verdict?.profile ?? .trusted, names: names)
-            verdict?.shownCertificatePin = identity.pin
+            let identity = try context.profiles.identity(for: verdict.profile, names: names)
+            verdict.shownCertificatePin = identity.pin
             tls = try TLSConnection(server: context.serverTLS, certificate: identity.certificate, key: identity.key,
-                                    chain: identity.chain, alpn: clientALPNOffer(upstreamFailed: upstreamFailure != nil))
+                                    chain: identity.chain, alpn: clientALPNOffer(interception, upstream: upstream))
         } catch {
-            context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort, reason: "cannot forge a certificate: \(error)"))
+            if case .ready(let ready) = upstream { ready.leg.close() }
+            context.events.emit(.clientTLSFailed(connectionID: id, host: host, port: port, reason: "cannot forge a certificate: \(error)"))
             close(reason: "forging failed")
             return
         }
-        expect(.clientHandshake(host: interceptHost), within: context.configuration.handshakeTimeout)
+        expect(.clientHandshake(host: host), within: context.configuration.handshakeTimeout)
         let leg = TLSLeg(socket: clientSocket, tls: tls)
-        clientLeg = leg
+        interception.stage = .clientHandshake(leg, upstream: upstream)
         leg.onHandshake = { [unowned self, unowned leg] outcome in
-            if leg.tls.certificateSent { verdict?.observe(.certificateSent) }
+            if leg.tls.certificateSent { verdict.observe(.certificateSent) }
             switch outcome {
             case .complete:
-                verdict?.handshakeCompleted(leg, loop: loop)
-                clientHandshakeCompleted(leg, upstreamFailure: upstreamFailure)
+                verdict.handshakeCompleted(leg, loop: loop)
+                clientHandshakeCompleted(interception, leg, upstream: upstream)
             case .failed(let failure):
                 if let alert = failure.receivedAlert {
-                    verdict?.observe(.alertReceived(alert))
+                    verdict.observe(.alertReceived(alert))
                 } else {
-                    verdict?.observe(.handshakeFailed(failure.reason))
+                    verdict.observe(.handshakeFailed(failure.reason))
                 }
-                context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort,
-                                                     reason: Self.describeClient(failure)))
+                context.events.emit(.clientTLSFailed(connectionID: id, host: host, port: port, reason: Self.describeClient(failure)))
                 close(reason: "client TLS handshake failed")
             case .peerClosed(let reset):
-                verdict?.observe(.peerClosed(reset: reset))
+                verdict.observe(.peerClosed(reset: reset))
                 let how = reset ? "reset the connection" : "closed the connection"
                 let when = leg.tls.certificateSent ? "after receiving the certificate" : "before the certificate was sent"
-                context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort,
+                context.events.emit(.clientTLSFailed(connectionID: id, host: host, port: port,
                                                      reason: "the client \(how) during the TLS handshake, \(when), without an alert"))
                 close(reason: "client left during the handshake")
             }
         }
-        leg.onFirstData = { [unowned self] in verdict?.observe(.applicationData) }
-        leg.onInputEnd = { [unowned self] alert, reset in
+        leg.onFirstData = { verdict.observe(.applicationData) }
+        leg.onInputEnd = { alert, reset in
             if let alert {
-                verdict?.observe(.alertReceived(alert))
+                verdict.observe(.alertReceived(alert))
             } else {
-                verdict?.observe(.peerClosed(reset: reset))
+                verdict.observe(.peerClosed(reset: reset))
             }
         }
-        let hello = peeked
-        peeked = []
-        leg.startHandshake(initialBytes: hello)
+        leg.startHandshake(initialBytes: interception.tunnel.takePeeked())
     }
 
     static func describeClient(_ failure: TLSFailure) -> String {
@@ -156,72 +168,72 @@ extension ProxyConnection {
         return "the TLS handshake failed: \(failure.reason)"
     }
 
-    func clientHandshakeCompleted(_ leg: TLSLeg, upstreamFailure: String?) {
-        context.events.emit(.intercepted(connectionID: id, host: interceptHost, port: connectPort,
+    func clientHandshakeCompleted(_ interception: Interception, _ leg: TLSLeg, upstream: InterceptedUpstream) {
+        let host = interception.host
+        let port = interception.tunnel.port
+        context.events.emit(.intercepted(connectionID: id, host: host, port: port,
                                          tlsVersion: leg.tls.protocolVersion, alpn: leg.tls.negotiatedALPN))
-        if probe == .trust {
+        interception.stage = .established(upstream: upstream)
+        // One decision for both protocols: the upstream, or a 502 naming why there is none.
+        let upstreamLeg: Leg?
+        let failure: String
+        let timings: UpstreamConnectionTimings?
+        switch upstream {
+        case .proxyItself:
             let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request), mode: .plain)
-            startRelaying(.http1(relay))
+            startRelaying(.http1(relay), for: .interception(interception))
             relay.start()
             return
+        case .ready(let ready):
+            (upstreamLeg, failure, timings) = (ready.leg, "", ready.timings)
+        case .failed(let reason):
+            (upstreamLeg, failure, timings) = (nil, reason, nil)
+        case .released:
+            (upstreamLeg, failure, timings) = (nil, "no upstream connection", nil)
         }
-        // One decision for both protocols: the upstream, or a 502 naming why there is none.
-        let upstream = upstreamFailure == nil ? upstreamLeg : nil
-        let failure = upstreamFailure ?? "no upstream connection"
         if leg.tls.negotiatedALPN == "h2" {
             let relay: HTTP2Relay
             do {
-                relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: upstream.map {
-                    .intercepted(host: interceptHost, port: connectPort, upstream: $0)
-                } ?? .failing(host: interceptHost, port: connectPort, reason: failure))
+                relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: upstreamLeg.map {
+                    .intercepted(host: host, port: port, upstream: $0)
+                } ?? .failing(host: host, port: port, reason: failure))
             } catch {
                 close(reason: "cannot start HTTP/2: \(error)")
                 return
             }
-            relay.newConnectionTimings = upstreamConnectionTimings
-            startRelaying(.http2(relay))
+            relay.newConnectionTimings = timings
+            startRelaying(.http2(relay), for: .interception(interception))
             relay.start()
             return
         }
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request),
-                              mode: upstream.map { .intercepted(host: interceptHost, port: connectPort, upstream: $0) }
-                                  ?? .failing(host: interceptHost, port: connectPort, reason: failure))
-        relay.newConnectionTimings = upstreamConnectionTimings
-        startRelaying(.http1(relay))
+                              mode: upstreamLeg.map { .intercepted(host: host, port: port, upstream: $0) }
+                                  ?? .failing(host: host, port: port, reason: failure))
+        relay.newConnectionTimings = timings
+        startRelaying(.http1(relay), for: .interception(interception))
         relay.start()
-    }
-
-    /// What reaching the upstream cost, for the first exchange's HAR timings (a pooled upstream cost nothing).
-    var upstreamConnectionTimings: UpstreamConnectionTimings? {
-        if case .connected(let connection) = upstream {
-            return UpstreamConnectionTimings(dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
-                                             ssl: upstreamHandshakeMilliseconds, address: connection.address)
-        }
-        return reusedUpstreamAddress.map { UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: $0) }
     }
 
     /// The relay is done with an idle, healthy upstream: park it for the next client of the origin, opened
     /// the same way (SNI and ALPN), or close it.
     func relayReleasedUpstream(_ leg: Leg) {
-        guard let tlsLeg = leg as? TLSLeg, tlsLeg === upstreamLeg, let hello = clientHello else {
+        guard case .relaying(_, .interception(let interception)) = phase, case .established(.ready(let ready)) = interception.stage,
+              let tlsLeg = leg as? TLSLeg, tlsLeg === ready.leg else {
             leg.close()
             return
         }
-        let address: String
-        if case .connected(let connection) = upstream { address = connection.address } else { address = reusedUpstreamAddress ?? "" }
-        upstreamLeg = nil
-        upstream = .none
+        interception.stage = .established(upstream: .released)
         context.pool(for: loop).park(PooledUpstream(
-            leg: tlsLeg, host: connectHost, port: connectPort, serverName: HostName.isIPAddress(interceptHost) ? nil : interceptHost,
-            certificate: upstreamCertificate, address: address, offeredALPN: upstreamALPN(for: hello.alpnProtocols)))
+            leg: tlsLeg, host: interception.tunnel.host, port: interception.tunnel.port, serverName: interception.upstreamServerName,
+            certificate: ready.certificate, address: ready.timings.address, offeredALPN: upstreamALPN(for: interception.hello.alpnProtocols)))
     }
 
     /// ALPN for the client: exactly what the upstream chose, or the client's own choice when no upstream answered.
-    func clientALPNOffer(upstreamFailed: Bool) -> [String] {
-        if probe == .trust { return ["http/1.1"] }
-        guard !upstreamFailed, let upstreamLeg else {
-            return ALPNPolicy.clientOfferWithoutUpstream(clientOffered: clientHello?.alpnProtocols ?? [])
+    func clientALPNOffer(_ interception: Interception, upstream: InterceptedUpstream) -> [String] {
+        switch upstream {
+        case .proxyItself: ["http/1.1"]
+        case .ready(let ready): ALPNPolicy.clientOffer(upstreamChose: ready.leg.tls.negotiatedALPN)
+        case .failed, .released: ALPNPolicy.clientOfferWithoutUpstream(clientOffered: interception.hello.alpnProtocols)
         }
-        return ALPNPolicy.clientOffer(upstreamChose: upstreamLeg.tls.negotiatedALPN)
     }
 }

@@ -5,50 +5,35 @@ import MITMTLS
 
 /// A CONNECT tunnel before interception: the peek at the first bytes, raw tunnels, server-speaks-first.
 extension ProxyConnection {
-    func peek(_ bytes: [UInt8]) {
-        peeked.append(contentsOf: bytes)
-        switch ClientHelloParser.parse(peeked) {
+    func peek(_ tunnel: Tunnel, _ bytes: [UInt8]) {
+        tunnel.peeked.append(contentsOf: bytes)
+        switch ClientHelloParser.parse(tunnel.peeked) {
         case .needMoreData:
             return
         case .notTLS:
             clientSocket.pauseReading()
-            if probe == .trust {
+            if tunnel.probe == .trust {
                 close(reason: "the trust probe \(LocalPages.host) speaks only TLS")
                 return
             }
-            startRawTunnelDroppingPool()
+            startRawTunnel(tunnel)
         case .clientHello(let hello):
             clientSocket.pauseReading()
-            let decision = probe == .trust ? .intercept(.trusted) : decide(hello)
+            let decision = tunnel.probe == .trust ? .intercept(.trusted) : decide(tunnel, hello)
             switch decision {
-            case .intercept: break
+            case .intercept(let profile):
+                intercept(tunnel, hello, profile: profile)
             case .passThrough:
-                passThrough()
-                return
+                startRawTunnel(tunnel)
             case .refuse(let reason):
                 close(reason: "refused by policy: \(reason)")
-                return
-            }
-            clientHello = hello
-            verdict = VerdictTracker(context: context, connectionID: id, host: interceptHost, port: connectPort,
-                                     offeredALPN: hello.alpnProtocols, client: clientAddress, probe: probe,
-                                     profile: decision.profile ?? .trusted)
-            phase = .handshaking
-            expect(.upstream(host: connectHost, port: connectPort), within: context.configuration.handshakeTimeout)
-            if probe == .trust {
-                answerTrustProbe()
-            } else if case .pooled(let entry) = upstream {
-                upstream = .none
-                interceptReusing(entry, hello: hello)
-            } else if let outcome = upstream.outcome {
-                intercept(hello, upstream: outcome)
             }
         case .malformed(let reason):
-            let tracker = VerdictTracker(context: context, connectionID: id, host: connectHost, port: connectPort, offeredALPN: [],
-                                         client: clientAddress, probe: probe)
-            verdict = tracker
+            let tracker = VerdictTracker(context: context, connectionID: id, host: tunnel.host, port: tunnel.port, offeredALPN: [],
+                                         client: clientAddress, probe: tunnel.probe)
             tracker.observe(.handshakeFailed("the client sent a broken TLS ClientHello: \(reason)"))
-            context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
+            tracker.finish()
+            context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,
                                                  reason: "the client sent a broken TLS ClientHello: \(reason)"))
             close(reason: "malformed ClientHello")
         }
@@ -58,69 +43,67 @@ extension ProxyConnection {
     var clientAddress: String? { clientSocket.peerHost }
 
     /// The policy's one decision for this tunnel, made before anything goes upstream.
-    func decide(_ hello: ClientHello) -> TunnelDecision {
-        let facts = TunnelFacts(connectHost: connectHost, connectPort: connectPort,
+    func decide(_ tunnel: Tunnel, _ hello: ClientHello) -> TunnelDecision {
+        let facts = TunnelFacts(connectHost: tunnel.host, connectPort: tunnel.port,
                                 serverName: hello.serverName.flatMap { HostName.validate($0) }, offeredALPN: hello.alpnProtocols,
                                 client: clientSocket.peerDescription)
         return context.configuration.tunnelPolicy.decide(facts)
     }
 
-    /// Relays the tunnel untouched (ClientHello included): no certificate, no verdict.
-    func passThrough() {
-        passingThrough = true
-        startRawTunnelDroppingPool()
-    }
-
-    /// A raw tunnel needs its own TCP connection: a pooled upstream has TLS on it, so it goes, and one is dialled.
-    func startRawTunnelDroppingPool() {
-        if case .pooled(let entry) = upstream {
+    /// Relays the tunnel untouched (ClientHello included) once its upstream answers: no certificate, no verdict.
+    /// It needs its own TCP connection: a pooled upstream has TLS on it, so it goes, and one is dialled.
+    func startRawTunnel(_ tunnel: Tunnel) {
+        phase = .awaitingRawUpstream(tunnel)
+        if case .pooled(let entry) = tunnel.upstream {
             entry.leg.close()
-            startConnecting()
+            startConnecting(tunnel)
         }
-        startRawTunnelWhenConnected()
+        startRawTunnelWhenConnected(tunnel)
     }
 
-    func upstreamConnected(_ result: Result<UpstreamConnection, UpstreamFailure>) {
-        upstream = UpstreamProgress(result)
-        if passingThrough {
-            startRawTunnelWhenConnected()
-        } else if let hello = clientHello {
-            intercept(hello, upstream: result)
-        } else if case .notTLS = ClientHelloParser.parse(peeked), !peeked.isEmpty {
-            startRawTunnelWhenConnected()
-        } else if case .success(let connection) = result {
-            let socket = connection.socket
+    func upstreamConnected(_ tunnel: Tunnel, _ result: Result<UpstreamConnection, UpstreamFailure>) {
+        tunnel.upstream = UpstreamProgress(result)
+        switch phase {
+        case .awaitingRawUpstream:
+            startRawTunnelWhenConnected(tunnel)
+        case .handshaking(let interception):
+            interceptOver(interception, upstream: result)
+        case .peeking:
+            guard case .success(let connection) = result else { return }
             // Server-speaks-first protocols (SMTP, FTP) never send a ClientHello: watch the upstream too.
             let watcher = ServerFirstWatcher(owner: self)
-            serverFirstWatcher = watcher
-            socket.delegate = watcher
-            socket.resumeReading()
+            tunnel.serverFirstWatcher = watcher
+            connection.socket.delegate = watcher
+            connection.socket.resumeReading()
+        case .readingRequest, .relaying, .lingering, .closed:
+            return
         }
     }
 
     func upstreamSpokeFirst(_ bytes: [UInt8]) {
-        guard case .peeking = phase, case .connected(let connection) = upstream else { return }
+        guard case .peeking(let tunnel) = phase, case .connected(let connection) = tunnel.upstream else { return }
         connection.socket.pauseReading()
-        startRawTunnel(upstream: connection.socket, initialDown: bytes)
+        startRawTunnel(tunnel, over: connection.socket, initialDown: bytes)
     }
 
     func upstreamClosedWhilePeeking() {
-        close(reason: "upstream \(connectHost):\(connectPort) closed the connection before the client spoke")
+        guard case .peeking(let tunnel) = phase else { return }
+        close(reason: "upstream \(tunnel.host):\(tunnel.port) closed the connection before the client spoke")
     }
 
-    func startRawTunnelWhenConnected() {
-        guard let outcome = upstream.outcome else { return }
+    func startRawTunnelWhenConnected(_ tunnel: Tunnel) {
+        guard let outcome = tunnel.upstream.outcome else { return }
         switch outcome {
         case .failure(let failure):
-            context.events.emit(.upstreamFailed(connectionID: id, host: connectHost, port: connectPort, reason: failure.reason))
-            guard Self.looksLikeHTTPRequest(peeked) else {
+            context.events.emit(.upstreamFailed(connectionID: id, host: tunnel.host, port: tunnel.port, reason: failure.reason))
+            guard Self.looksLikeHTTPRequest(tunnel.peeked) else {
                 close(reason: "upstream unreachable")
                 return
             }
             // The 200 went out before the connect failed; a plain-HTTP client in the tunnel can still be told why.
-            answerAndLinger(.badGateway(host: connectHost, port: connectPort, reason: failure.reason))
+            answerAndLinger(.badGateway(host: tunnel.host, port: tunnel.port, reason: failure.reason))
         case .success(let connection):
-            startRawTunnel(upstream: connection.socket, initialDown: [])
+            startRawTunnel(tunnel, over: connection.socket, initialDown: [])
         }
     }
 
@@ -130,12 +113,12 @@ extension ProxyConnection {
         return bytes[..<space].allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
 
-    func startRawTunnel(upstream socket: any ByteStream, initialDown: [UInt8]) {
+    func startRawTunnel(_ tunnel: Tunnel, over socket: any ByteStream, initialDown: [UInt8]) {
+        tunnel.upstream = .none
+        tunnel.serverFirstWatcher = nil
         let relay = RawRelay(client: PlainLeg(socket: clientSocket), upstream: PlainLeg(socket: socket))
-        startRelaying(.raw(relay, tunnel: true))
-        let initialUp = peeked
-        peeked = []
-        relay.start(initialUp: initialUp, initialDown: initialDown)
+        startRelaying(.raw(relay), for: .tunnel(tunnel))
+        relay.start(initialUp: tunnel.takePeeked(), initialDown: initialDown)
     }
 }
 

@@ -7,16 +7,19 @@ import MITMTLS
 /// answers CONNECT, peeks at the tunnel's first bytes, and sets up interception or a raw tunnel.
 /// Confined to its loop.
 final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner {
-    /// Where the connection is in its life; every phase has a deadline (`deadline`), set on entering it.
+    /// Where the connection is in its life, with what that part of it needs; every phase has a deadline
+    /// (`timeout`), set on entering it.
     enum Phase {
         /// Reading the proxy request.
         case readingRequest
         /// CONNECT answered: reading the tunnel's first bytes while the upstream is reached.
-        case peeking
+        case peeking(Tunnel)
+        /// The tunnel is relayed as it is once its upstream answers: the policy passes it through, or it is not TLS.
+        case awaitingRawUpstream(Tunnel)
         /// Intercepting: the upstream's TLS handshake, then the client's.
-        case handshaking
-        /// Relaying HTTP/1, HTTP/2 or raw bytes.
-        case relaying(Relay)
+        case handshaking(Interception)
+        /// Relaying HTTP/1, HTTP/2 or raw bytes of plain requests, a raw tunnel or an interception.
+        case relaying(Relay, for: Relayed)
         /// The proxy's last byte is written; waiting for the client to hang up.
         case lingering
         case closed
@@ -26,8 +29,17 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     enum Relay {
         case http1(HTTPRelay)
         case http2(HTTP2Relay)
-        /// Raw bytes: a tunnel that is not intercepted (`tunnel`), or a connection after an upgrade.
-        case raw(RawRelay, tunnel: Bool)
+        /// Raw bytes: a tunnel that is not intercepted, or a connection after an upgrade.
+        case raw(RawRelay)
+    }
+
+    /// What a relay carries.
+    enum Relayed {
+        /// Absolute-form requests to plain HTTP origins.
+        case plainRequests
+        /// A CONNECT tunnel relayed untouched.
+        case tunnel(Tunnel)
+        case interception(Interception)
     }
 
     let id: Int
@@ -37,27 +49,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var phase = Phase.readingRequest
     var parser = HTTP1Parser(role: .request)
     var timeout: ConnectionDeadline
-    var connectHost = ""
-    var connectPort = 0
-    var peeked: [UInt8] = []
-    var clientHello: ClientHello?
-    var upstream = UpstreamProgress.none
-    var upstreamHandshakeStarted = Date()
-    var upstreamLeg: TLSLeg?
-    var clientLeg: TLSLeg?
-    var serverFirstWatcher: ServerFirstWatcher?
-    var verdict: VerdictTracker?
-    var upstreamHandshakeMilliseconds: Double = -1
     /// Whether buffers were already given back since the last activity.
     var compacted = false
     /// When bytes last moved (monotonic nanoseconds).
     var lastActivity: UInt64 = 0
-    var upstreamCertificate: X509Certificate?
-    var reusedUpstreamAddress: String?
-    /// Set when the connection checks the proxy itself rather than carrying the app's traffic.
-    var probe: ProxyProbe?
-    /// The policy let this tunnel pass through untouched.
-    var passingThrough = false
 
     convenience init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
         self.init(client: StreamSocket(descriptor: descriptor, loop: loop), context: context)
@@ -78,7 +73,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     /// The HTTP/1 relay, while relaying HTTP/1.
     var httpRelay: HTTPRelay? {
-        if case .relaying(.http1(let relay)) = phase { relay } else { nil }
+        if case .relaying(.http1(let relay), _) = phase { relay } else { nil }
     }
 
     /// Waits at most `seconds` for what `reason` names.
@@ -97,37 +92,54 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var deadline: UInt64 { timeout.at }
 
     func timedOut() {
-        if case .connecting = upstream {
+        if case .connecting = reachingUpstream?.upstream {
             // The upstream connect has its own timer (the same timeout) and answers the client with a 502.
             timeout.at = context.clock.after(seconds: 1)
             return
         }
         let handshakeTimeout = SecondsText.format(context.configuration.handshakeTimeout)
+        let idleTimeout = SecondsText.format(context.configuration.idleTimeout)
         switch phase {
-        case .handshaking where clientLeg == nil && upstreamLeg?.isHandshaking == true:
-            // The upstream accepted the connection but never finished TLS: a 502 for the client, like any upstream failure.
-            upstreamLeg?.onHandshake = nil
-            upstreamLeg?.close()
-            upstreamLeg = nil
-            upstreamFailedBeforeForging("TLS handshake timed out (no answer within \(handshakeTimeout))")
+        case .handshaking(let interception):
+            if case .upstreamHandshake(let leg, _) = interception.stage {
+                // The upstream accepted the connection but never finished TLS: a 502 for the client, like any upstream failure.
+                leg.onHandshake = nil
+                leg.close()
+                upstreamFailedBeforeForging(interception, reason: "TLS handshake timed out (no answer within \(handshakeTimeout))")
+                return
+            }
+            context.events.emit(.timedOut(connectionID: id, host: interception.tunnel.host, what: timeout.reason.waitingFor))
+            if case .clientHandshake = interception.stage {
+                context.events.emit(.clientTLSFailed(connectionID: id, host: interception.host, port: interception.tunnel.port,
+                                                     reason: "the client did not finish the TLS handshake within \(handshakeTimeout)"))
+            }
+            close(reason: "timed out \(timeout.reason.waitingFor)")
         case .relaying where timeout.reason == .lingering:
             close(reason: "done")
-        case .relaying(.http1(let relay)):
+        case .relaying(.http1(let relay), _):
             if relay.answerSlowHead(now: context.clock.now()) || relay.answerTimeout(after: context.configuration.idleTimeout) { return }
-            close(reason: "idle for \(SecondsText.format(context.configuration.idleTimeout))")
+            close(reason: "idle for \(idleTimeout)")
         case .relaying:
-            close(reason: "idle for \(SecondsText.format(context.configuration.idleTimeout))")
+            close(reason: "idle for \(idleTimeout)")
         case .closed:
             return
         case .lingering:
             close(reason: "timed out \(timeout.reason.waitingFor)")
-        case .readingRequest, .peeking, .handshaking:
-            context.events.emit(.timedOut(connectionID: id, host: connectHost.isEmpty ? nil : connectHost, what: timeout.reason.waitingFor))
-            if case .handshaking = phase, clientLeg != nil {
-                context.events.emit(.clientTLSFailed(connectionID: id, host: interceptHost, port: connectPort,
-                                                     reason: "the client did not finish the TLS handshake within \(handshakeTimeout)"))
-            }
+        case .readingRequest:
+            context.events.emit(.timedOut(connectionID: id, host: nil, what: timeout.reason.waitingFor))
             close(reason: "timed out \(timeout.reason.waitingFor)")
+        case .peeking(let tunnel), .awaitingRawUpstream(let tunnel):
+            context.events.emit(.timedOut(connectionID: id, host: tunnel.host, what: timeout.reason.waitingFor))
+            close(reason: "timed out \(timeout.reason.waitingFor)")
+        }
+    }
+
+    /// The tunnel whose upstream is still being reached, if that is what the connection waits for.
+    var reachingUpstream: Tunnel? {
+        switch phase {
+        case .peeking(let tunnel), .awaitingRawUpstream(let tunnel): tunnel
+        case .handshaking(let interception): if case .reachingUpstream = interception.stage { interception.tunnel } else { nil }
+        case .readingRequest, .relaying, .lingering, .closed: nil
         }
     }
 
@@ -143,7 +155,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     func sweep(now: UInt64) {
         let silentForASecond = now >= lastActivity && now - lastActivity >= 1_000_000_000
-        guard case .relaying(let relay) = phase, silentForASecond, !compacted else { return }
+        guard case .relaying(let relay, _) = phase, silentForASecond, !compacted else { return }
         compacted = true
         relay.compactIfIdle()
     }
@@ -153,14 +165,15 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         switch phase {
         case .readingRequest: readRequest(Array(bytes))
-        case .peeking: peek(Array(bytes))
+        case .peeking(let tunnel): peek(tunnel, Array(bytes))
+        case .awaitingRawUpstream(let tunnel): tunnel.peeked.append(contentsOf: bytes)
         case .handshaking, .relaying, .lingering, .closed: return
         }
     }
 
     func socketDidReadEOF(_ socket: any ByteStream) {
-        if case .peeking = phase, !peeked.isEmpty, clientHello == nil {
-            context.events.emit(.clientTLSFailed(connectionID: id, host: connectHost, port: connectPort,
+        if case .peeking(let tunnel) = phase, !tunnel.peeked.isEmpty {
+            context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,
                                                  reason: "the client closed the tunnel in the middle of its first message"))
         }
         close(reason: "client closed the connection")
@@ -192,28 +205,28 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             reject(status: 508, reason: OwnListener.loopReason(host: host, port: port))
             return
         }
-        connectHost = host
-        connectPort = port
         let peer = clientSocket.peerDescription
         context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
         let leftover = parser.takeBufferedBytes()
         clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
-        phase = .peeking
+        let probe: ProxyProbe? = LocalPages.handles(host: host) ? .trust : head.headers.contains(ProxyProbe.headerName) ? .pins : nil
+        let tunnel = Tunnel(host: host, port: port, probe: probe)
+        phase = .peeking(tunnel)
         expect(.firstTunnelBytes(host: host, port: port), within: context.configuration.handshakeTimeout)
-        probe = LocalPages.handles(host: host) ? .trust : head.headers.contains(ProxyProbe.headerName) ? .pins : nil
         if probe == .trust {
             // Answered by the proxy itself: never dialled upstream.
         } else if let entry = context.pool(for: loop).take(host: host, port: port) {
-            upstream = .pooled(entry)
+            tunnel.upstream = .pooled(entry)
         } else {
-            startConnecting()
+            startConnecting(tunnel)
         }
-        if !leftover.isEmpty { peek(leftover) }
+        if !leftover.isEmpty { peek(tunnel, leftover) }
     }
 
-    func startConnecting() {
-        upstream = .connecting(context.dialer.dial(host: connectHost, port: connectPort, context: context, loop: loop) { [unowned self] result in
-            upstreamConnected(result)
+    func startConnecting(_ tunnel: Tunnel) {
+        tunnel.upstream = .connecting(context.dialer.dial(host: tunnel.host, port: tunnel.port, context: context, loop: loop) {
+            [unowned self] result in
+            upstreamConnected(tunnel, result)
         })
     }
 
@@ -247,22 +260,25 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     /// would reset the connection and could destroy the response in flight.
     /// A relay keeps its phase while lingering: it still reads, and closes on the client's FIN.
     func linger() {
-        if case .relaying = phase {} else { phase = .lingering }
+        if case .relaying = phase {} else {
+            dropPhaseResources()
+            phase = .lingering
+        }
         expect(.lingering, within: 2)
     }
 
     func startPlainRelay(_ events: [HTTP1Event]) {
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
                               parser: parser, mode: .plain)
-        startRelaying(.http1(relay))
+        startRelaying(.http1(relay), for: .plainRequests)
         relay.start(initialEvents: events)
     }
 
     // MARK: lifecycle
 
     /// Enters `.relaying` with `relay`, which reports to this connection from now on.
-    func startRelaying(_ relay: Relay) {
-        phase = .relaying(relay)
+    func startRelaying(_ relay: Relay, for relayed: Relayed) {
+        phase = .relaying(relay, for: relayed)
         relay.setOwner(self)
         touch()
     }
@@ -272,39 +288,48 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func relayLingering() { linger() }
 
     func relayUpgraded(to raw: RawRelay) {
-        startRelaying(.raw(raw, tunnel: false))
+        guard case .relaying(_, let relayed) = phase else { return }
+        startRelaying(.raw(raw), for: relayed)
     }
 
     func relayClosed(reason: String) {
-        if case .relaying(.raw(let relay, tunnel: true)) = phase {
-            context.events.emit(.tunnel(connectionID: id, host: connectHost, port: connectPort,
-                                        bytesUp: relay.bytesUp, bytesDown: relay.bytesDown, reason: reason))
+        guard case .relaying(let relay, let relayed) = phase else { return }
+        if case .raw(let raw) = relay, case .tunnel(let tunnel) = relayed {
+            context.events.emit(.tunnel(connectionID: id, host: tunnel.host, port: tunnel.port,
+                                        bytesUp: raw.bytesUp, bytesDown: raw.bytesDown, reason: reason))
         }
-        guard !isClosed else { return }
-        verdict?.finish()
+        if case .interception(let interception) = relayed { interception.verdict.finish() }
         phase = .closed
         context.registry(for: loop).remove(self)
     }
 
     func close(reason: String) {
-        guard !isClosed else { return }
-        if case .relaying(let relay) = phase {
-            // The relay reports back through `relayClosed`, which ends the phase.
+        switch phase {
+        case .closed:
+            return
+        case .relaying(let relay, _):
+            // The relay closes its legs and reports back through `relayClosed`, which ends the phase.
             relay.close(reason: reason)
+        case .readingRequest, .peeking, .awaitingRawUpstream, .handshaking, .lingering:
+            dropPhaseResources()
         }
-        verdict?.finish()
         phase = .closed
-        switch upstream {
-        case .connecting(let attempt): attempt.cancel()
-        case .pooled(let entry): entry.leg.close()
-        case .connected(let connection): connection.socket.close()
-        case .none, .failed: break
-        }
-        upstream = .none
-        clientLeg?.close()
-        upstreamLeg?.close()
         clientSocket.close()
         context.registry(for: loop).remove(self)
+    }
+
+    /// Lets go of what the phase before a relay holds: the upstream being reached, handshake legs, an undecided verdict.
+    func dropPhaseResources() {
+        switch phase {
+        case .peeking(let tunnel), .awaitingRawUpstream(let tunnel):
+            tunnel.dropUpstream()
+        case .handshaking(let interception):
+            interception.tunnel.dropUpstream()
+            interception.closeHandshakeLegs()
+            interception.verdict.finish()
+        case .readingRequest, .relaying, .lingering, .closed:
+            break
+        }
     }
 }
 
@@ -313,7 +338,7 @@ extension ProxyConnection.Relay {
         switch self {
         case .http1(let relay): relay.owner = owner
         case .http2(let relay): relay.owner = owner
-        case .raw(let relay, _): relay.owner = owner
+        case .raw(let relay): relay.owner = owner
         }
     }
 
@@ -321,7 +346,7 @@ extension ProxyConnection.Relay {
         switch self {
         case .http1(let relay): relay.close(reason: reason)
         case .http2(let relay): relay.close(reason: reason)
-        case .raw(let relay, _): relay.close(reason: reason)
+        case .raw(let relay): relay.close(reason: reason)
         }
     }
 

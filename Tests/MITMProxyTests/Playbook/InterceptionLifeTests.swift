@@ -33,6 +33,11 @@ import Testing
                                                                              alpn: ["http/1.1"]), startsHandshake: true)
         }
         #expect(play.run { client.isHandshakeComplete }, "the client accepted the forged certificate: \(play.run { client.step })")
+        guard case .relaying(.http1, for: .interception(let interception)) = play.phase,
+              case .established(upstream: .ready) = play.run({ interception.stage }) else {
+            Issue.record("not relaying an interception over a ready upstream: \(play.phase)")
+            return
+        }
         play.run { client.send("GET /v1 HTTP/1.1\r\nHost: api.test\r\n\r\n") }
         let origin = try #require(play.dialer.tlsConnections.first)
         #expect(play.run { origin.takeText() } == "GET /v1 HTTP/1.1\r\nHost: api.test\r\n\r\n")
@@ -66,5 +71,32 @@ import Testing
         play.clientSends("\u{16}\u{03}\u{01}\u{00}")
         play.advance(seconds: 10.1)
         #expect(play.isClosed)
+    }
+
+    @Test func anUpstreamThatNeverAnswersTLSStillGetsTheClientAVerdictAndA502() throws {
+        // A plain origin that accepts the TCP connection and never says a word.
+        let play = try ConnectionPlaybook(origins: ["api.test:443"], configure: { $0.upstreamInsecure = true })
+        play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
+        _ = play.clientReceived()
+        let trusting = try ClientTLSContext(verify: true, extraCAFiles: [play.caCertificatePath])
+        let client = play.run {
+            play.clientStream.delegate = nil
+            return MemoryTLSPeer(play.clientStream, tls: try! TLSConnection(client: trusting, serverName: "api.test", verifyName: "api.test",
+                                                                             alpn: ["http/1.1"]), startsHandshake: true)
+        }
+        guard case .handshaking(let interception) = play.phase, case .upstreamHandshake = play.run({ interception.stage }) else {
+            Issue.record("not waiting for the upstream's handshake: \(play.phase)")
+            return
+        }
+        #expect(play.run { client.isHandshakeComplete } == false)
+        play.advance(seconds: 10.1)
+        #expect(play.run { client.isHandshakeComplete }, "the client got a forged certificate although the origin never answered")
+        guard case .relaying(.http1, for: .interception) = play.phase, case .established(upstream: .failed) = play.run({ interception.stage }) else {
+            Issue.record("not relaying 502s: \(play.phase)")
+            return
+        }
+        play.run { client.send("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n") }
+        #expect(play.run { client.takeText() }.hasPrefix("HTTP/1.1 502"))
+        #expect(play.events.contains { if case .verdict(let record) = $0 { record.verdict.kind == .intercepted } else { false } })
     }
 }

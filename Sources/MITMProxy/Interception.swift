@@ -1,0 +1,73 @@
+import Foundation
+import MITMCore
+import MITMTLS
+
+/// An intercepted tunnel, from the ClientHello the policy let through to the end of the connection:
+/// the two handshakes in order, then the relay's upstream.
+final class Interception {
+    enum Stage {
+        /// The TCP connection to the upstream is still being made (`Tunnel.upstream` says how far).
+        case reachingUpstream
+        /// The upstream's TLS handshake, begun at `started`.
+        case upstreamHandshake(TLSLeg, started: Date)
+        /// The client's handshake with the forged certificate; then the traffic goes to `upstream`.
+        case clientHandshake(TLSLeg, upstream: InterceptedUpstream)
+        /// Both handshakes done: a relay carries the traffic.
+        case established(upstream: InterceptedUpstream)
+    }
+
+    let tunnel: Tunnel
+    let hello: ClientHello
+    let verdict: VerdictTracker
+    /// The name the client asked for: its SNI, or the CONNECT host when it sent none.
+    let host: String
+    var stage = Stage.reachingUpstream
+
+    init(tunnel: Tunnel, hello: ClientHello, verdict: VerdictTracker) {
+        self.tunnel = tunnel
+        self.hello = hello
+        self.verdict = verdict
+        self.host = Self.host(of: tunnel, hello: hello)
+    }
+
+    /// The name the client asked for: its SNI, or the CONNECT host when it sent none (or an invalid one).
+    static func host(of tunnel: Tunnel, hello: ClientHello) -> String {
+        hello.serverName.flatMap { HostName.validate($0) } ?? tunnel.host
+    }
+
+    /// The server name sent upstream: none for an IP address.
+    var upstreamServerName: String? { HostName.isIPAddress(host) ? nil : host }
+
+    /// Closes the legs of a handshake in progress (a relay closes its own).
+    func closeHandshakeLegs() {
+        switch stage {
+        case .upstreamHandshake(let leg, _):
+            leg.close()
+        case .clientHandshake(let leg, let upstream):
+            leg.close()
+            if case .ready(let ready) = upstream { ready.leg.close() }
+        case .reachingUpstream, .established:
+            break
+        }
+    }
+}
+
+/// Where an interception's requests go once the client has accepted the forged certificate.
+enum InterceptedUpstream {
+    /// A TLS connection to the origin, fresh or reused from the pool.
+    case ready(ReadyUpstream)
+    /// No upstream could be had: requests are answered with a 502 naming `reason`.
+    case failed(reason: String)
+    /// The proxy answers itself (the trust probe).
+    case proxyItself
+    /// The relay handed the upstream back to the pool.
+    case released
+}
+
+/// An upstream whose TLS handshake is done, and what reaching it cost.
+struct ReadyUpstream {
+    let leg: TLSLeg
+    let certificate: X509Certificate?
+    /// DNS, connect and TLS milliseconds (-1 each for a pooled upstream) and the address, for the HAR.
+    let timings: UpstreamConnectionTimings
+}

@@ -1,0 +1,38 @@
+import MITMCore
+
+/// A CONNECT tunnel from the moment the proxy answers it: its target, its first bytes, and how far
+/// reaching the upstream has got.
+final class Tunnel {
+    let host: String
+    let port: Int
+    /// Set when the tunnel checks the proxy itself rather than carrying the app's traffic.
+    let probe: ProxyProbe?
+    var upstream: UpstreamProgress = .none
+    /// The client's first bytes, kept until they are known to be a ClientHello or something else.
+    var peeked: [UInt8] = []
+    /// Watches an upstream that speaks first (SMTP, FTP) while the client says nothing.
+    var serverFirstWatcher: ServerFirstWatcher?
+
+    init(host: String, port: Int, probe: ProxyProbe?) {
+        self.host = host
+        self.port = port
+        self.probe = probe
+    }
+
+    /// Hands the bytes read so far to whoever reads the tunnel next.
+    func takePeeked() -> [UInt8] {
+        defer { peeked = [] }
+        return peeked
+    }
+
+    /// Gives up whatever reaching the upstream holds: an attempt, a pooled or a connected socket.
+    func dropUpstream() {
+        switch upstream {
+        case .connecting(let attempt): attempt.cancel()
+        case .pooled(let entry): entry.leg.close()
+        case .connected(let connection): connection.socket.close()
+        case .none, .failed: break
+        }
+        upstream = .none
+    }
+}
