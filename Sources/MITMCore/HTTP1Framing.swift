@@ -20,7 +20,7 @@ enum HTTP1Framing {
         if head.method == "CONNECT" {
             return (.none, true)
         }
-        let upgrade = head.headers.contains("upgrade") && head.headers.tokens("connection").contains("upgrade")
+        let upgrade = head.headers.contains("upgrade") && head.headers.containsToken("upgrade", in: "connection")
         if head.version.major == 1 && head.version.minor == 0 && head.headers.contains("transfer-encoding") {
             throw HTTP1ParseError(
                 .badHeader,
@@ -94,9 +94,10 @@ enum HTTP1Framing {
     /// digits, and all must be the same number.
     static func contentLength(_ headers: HTTPHeaders) throws(HTTP1ParseError) -> Int? {
         var length: Int?
-        for value in headers.values("content-length") {
-            for element in value.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let number = HTTPSyntax.decimalValue(HTTPSyntax.trimmingOWS(element).utf8) else {
+        for field in headers.fields where HTTPSyntax.equalsIgnoringASCIICase(field.name, "content-length") {
+            let value = field.value
+            for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+                guard let number = HTTPSyntax.decimalValue(HTTPSyntax.trimmingOWS(element)) else {
                     throw HTTP1ParseError(.badContentLength, "Content-Length \(HTTPSyntax.quoted(value)) is not a number")
                 }
                 if let length, length != number {

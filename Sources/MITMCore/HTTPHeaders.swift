@@ -58,7 +58,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The values of all fields called `name` (any case), in order.
     public func values(_ name: String) -> [String] {
-        fields.filter { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }.map(\.value)
+        var values: [String] = []
+        for field in fields where HTTPSyntax.equalsIgnoringASCIICase(field.name, name) { values.append(field.value) }
+        return values
     }
 
     /// Whether any field is called `name` (any case).
@@ -66,16 +68,31 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.contains { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }
     }
 
+    /// Whether a field called `name` lists `token` (lowercase) among its comma-separated elements, in any case:
+    /// `tokens(name).contains(token)` without building the list.
+    public func containsToken(_ token: String, in name: String) -> Bool {
+        var token = token
+        return token.withUTF8 { token in
+            fields.contains { field in
+                guard HTTPSyntax.equalsIgnoringASCIICase(field.name, name) else { return false }
+                var found = false
+                HTTPSyntax.forEachListElement(of: field.value) { element in
+                    found = element.count == token.count && zip(element, token).allSatisfy { HTTPSyntax.lowercasedASCII($0) == $1 }
+                    return !found
+                }
+                return found
+            }
+        }
+    }
+
     /// The comma-separated elements of all fields called `name`, trimmed and lowercased, empty elements dropped:
     /// `Connection: keep-alive, Upgrade` gives `["keep-alive", "upgrade"]`.
     public func tokens(_ name: String) -> [String] {
         var result: [String] = []
-        for value in values(name) {
-            for element in value.split(separator: ",", omittingEmptySubsequences: true) {
-                let trimmed = HTTPSyntax.trimmingOWS(element)
-                if !trimmed.isEmpty {
-                    result.append(HTTPSyntax.asciiLowercased(trimmed))
-                }
+        for field in fields where HTTPSyntax.equalsIgnoringASCIICase(field.name, name) {
+            HTTPSyntax.forEachListElement(of: field.value) { element in
+                result.append(HTTPSyntax.asciiLowercased(bytes: element))
+                return true
             }
         }
         return result

@@ -52,9 +52,8 @@ public struct HTTPResponseHead: Sendable, Equatable {
 /// Connection persistence (RFC 9112 §9.3).
 enum HTTPPersistence {
     static func keepAlive(version: HTTPVersion, headers: HTTPHeaders) -> Bool {
-        let options = headers.tokens("connection")
-        if options.contains("close") { return false }
+        if headers.containsToken("close", in: "connection") { return false }
         if version.major > 1 || (version.major == 1 && version.minor >= 1) { return true }
-        return options.contains("keep-alive")
+        return headers.containsToken("keep-alive", in: "connection")
     }
 }

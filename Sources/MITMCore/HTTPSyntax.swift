@@ -40,25 +40,48 @@ enum HTTPSyntax {
     }
 
     /// `bytes` without leading and trailing spaces and tabs.
-    static func trimmingOWS(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    static func trimmingOWS<C: BidirectionalCollection<UInt8>>(_ bytes: C) -> C.SubSequence {
         var lower = bytes.startIndex
         var upper = bytes.endIndex
-        while lower < upper, isOWS(bytes[lower]) { lower += 1 }
-        while upper > lower, isOWS(bytes[upper - 1]) { upper -= 1 }
+        while lower < upper, isOWS(bytes[lower]) { bytes.formIndex(after: &lower) }
+        while upper > lower, isOWS(bytes[bytes.index(before: upper)]) { bytes.formIndex(before: &upper) }
         return bytes[lower..<upper]
     }
 
-    /// `text` without leading and trailing spaces and tabs.
-    static func trimmingOWS(_ text: Substring) -> Substring {
-        let isOWSCharacter: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = text.firstIndex(where: { !isOWSCharacter($0) }),
-              let last = text.lastIndex(where: { !isOWSCharacter($0) }) else { return "" }
-        return text[first...last]
+    /// Calls `body` with each non-empty element of the comma-separated list `value`, without surrounding spaces
+    /// and tabs, until it returns false. Header lists are read on every message, so this does not allocate.
+    static func forEachListElement(of value: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        var value = value
+        value.withUTF8 { bytes in
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+                var lower = start
+                var upper = end
+                while lower < upper, isOWS(bytes[lower]) { lower += 1 }
+                while upper > lower, isOWS(bytes[upper - 1]) { upper -= 1 }
+                if lower < upper, !body(UnsafeBufferPointer(rebasing: bytes[lower..<upper])) { return }
+                start = end + 1
+            }
+        }
     }
 
     /// `text` with ASCII letters lowercased and everything else untouched.
     static func asciiLowercased<S: StringProtocol>(_ text: S) -> String {
-        String(decoding: text.utf8.map(lowercasedASCII), as: UTF8.self)
+        asciiLowercased(bytes: text.utf8)
+    }
+
+    /// UTF-8 `bytes` as a String with ASCII letters lowercased.
+    static func asciiLowercased<C: Collection<UInt8>>(bytes: C) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            var count = 0
+            for byte in bytes {
+                buffer[count] = lowercasedASCII(byte)
+                count += 1
+            }
+            return count
+        }
     }
 
     static func lowercasedASCII(_ byte: UInt8) -> UInt8 {
@@ -66,8 +89,28 @@ enum HTTPSyntax {
     }
 
     static func equalsIgnoringASCIICase(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.count == rhs.utf8.count
-            && zip(lhs.utf8, rhs.utf8).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) }
+        let left = lhs.utf8
+        let right = rhs.utf8
+        guard left.count == right.count else { return false }
+        // Native strings keep their UTF-8 contiguous: compare the bytes in place (header lookups are on every request's path).
+        let compared = left.withContiguousStorageIfAvailable { leftBytes in
+            right.withContiguousStorageIfAvailable { rightBytes in equalIgnoringASCIICase(leftBytes, rightBytes) }
+        }
+        if let compared, let equal = compared { return equal }
+        return zip(left, right).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) }
+    }
+
+    /// Whether the UTF-8 `bytes` spell `lowercase` (ASCII, lowercase) in any case.
+    static func equalsIgnoringASCIICase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        bytes.count == lowercase.utf8CodeUnitCount
+            && lowercase.withUTF8Buffer { expected in
+                zip(bytes, expected).allSatisfy { lowercasedASCII($0) == $1 }
+            }
+    }
+
+    private static func equalIgnoringASCIICase(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<lhs.count where lowercasedASCII(lhs[index]) != lowercasedASCII(rhs[index]) { return false }
+        return true
     }
 
     /// Field text as a String: UTF-8 when the bytes are valid UTF-8, otherwise one character per byte (ISO 8859-1),
@@ -76,8 +119,9 @@ enum HTTPSyntax {
 
     /// `decodeText`, and whether the bytes were UTF-8 (when not, the text does not give them back).
     static func decodeTextNotingUTF8(_ bytes: ArraySlice<UInt8>) -> (text: String, isUTF8: Bool) {
+        let isASCII = bytes.withUnsafeBufferPointer { buffer in buffer.allSatisfy { $0 < 0x80 } }
         let utf8 = String(decoding: bytes, as: UTF8.self)
-        if utf8.utf8.elementsEqual(bytes) { return (utf8, true) }
+        if isASCII || utf8.utf8.elementsEqual(bytes) { return (utf8, true) }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
         return (String(scalars), false)

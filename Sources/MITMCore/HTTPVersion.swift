@@ -19,5 +19,11 @@ public struct HTTPVersion: Sendable, Equatable, Hashable, CustomStringConvertibl
     public static let http2 = HTTPVersion(major: 2, minor: 0)
 
     /// The version as written on the wire: `HTTP/1.1`.
-    public var description: String { "HTTP/\(major).\(minor)" }
+    public var description: String {
+        switch (major, minor) {
+        case (1, 1): "HTTP/1.1"
+        case (1, 0): "HTTP/1.0"
+        default: "HTTP/\(major).\(minor)"
+        }
+    }
 }

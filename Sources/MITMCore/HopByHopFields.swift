@@ -7,13 +7,28 @@ public enum HopByHopFields {
     /// message. `Connection: close`, `keep-alive` and `Upgrade` are sent again where they apply (persistence is
     /// kept per hop, and HTTP/1.0 peers need `keep-alive` said).
     public static func strip(_ headers: inout HTTPHeaders, upgrading: Bool) {
-        // Most messages carry none of these: leave them untouched, without allocating, on the per-request path.
-        guard headers.fields.contains(where: { isAlwaysHopByHop($0.name) }) else { return }
+        // Most messages carry none of these, or only `Connection: keep-alive` or `close`: both are handled
+        // without allocating, on the per-request path.
+        var hopByHopCount = 0
+        var connectionIndex: Int?
+        for index in headers.fields.indices where isAlwaysHopByHop(headers.fields[index].name) {
+            hopByHopCount += 1
+            if HTTPSyntax.equalsIgnoringASCIICase(headers.fields[index].name, "connection") { connectionIndex = index }
+        }
+        guard hopByHopCount > 0 else { return }
+        if hopByHopCount == 1, let connectionIndex, !upgrading,
+           let persistence = persistenceOnly(headers.fields[connectionIndex].value) {
+            headers.fields.remove(at: connectionIndex)
+            if let persistence { headers.add(name: "Connection", value: persistence) }
+            return
+        }
         let options = headers.tokens("connection")
-        let keepsTrailers = headers.tokens("te").contains("trailers")
-        var named = options.filter { !["content-length", "transfer-encoding", "host"].contains($0) } + alwaysHopByHop
-        if upgrading { named.removeAll { $0 == "upgrade" } }
-        headers.fields.removeAll { field in named.contains { HTTPSyntax.equalsIgnoringASCIICase(field.name, $0) } }
+        let keepsTrailers = headers.containsToken("trailers", in: "te")
+        let named = options.filter { !framingAndHost.contains($0) && !(upgrading && $0 == "upgrade") }
+        headers.fields.removeAll { field in
+            (isAlwaysHopByHop(field.name) && !(upgrading && HTTPSyntax.equalsIgnoringASCIICase(field.name, "upgrade")))
+                || named.contains { HTTPSyntax.equalsIgnoringASCIICase(field.name, $0) }
+        }
         if upgrading {
             headers.add(name: "Connection", value: "Upgrade")
         } else if options.contains("close") {
@@ -24,10 +39,38 @@ public enum HopByHopFields {
         if keepsTrailers { headers.add(name: "TE", value: "trailers") }
     }
 
-    private static let alwaysHopByHop = ["connection", "keep-alive", "proxy-connection", "te", "upgrade"]
+    /// For a `Connection` value that names nothing but `close` and `keep-alive`: what to say again on the next hop
+    /// (`close` wins; `.some(nil)` for an empty list). Nil when it names anything else.
+    private static func persistenceOnly(_ value: String) -> String?? {
+        var close = false
+        var keepAlive = false
+        var other = false
+        HTTPSyntax.forEachListElement(of: value) { element in
+            if HTTPSyntax.equalsIgnoringASCIICase(element, "close") {
+                close = true
+            } else if HTTPSyntax.equalsIgnoringASCIICase(element, "keep-alive") {
+                keepAlive = true
+            } else {
+                other = true
+            }
+            return !other
+        }
+        if other { return nil }
+        return .some(close ? "close" : keepAlive ? "keep-alive" : nil)
+    }
+
+    /// Fields a `Connection` option cannot remove.
+    private static let framingAndHost = ["content-length", "transfer-encoding", "host"]
 
     private static func isAlwaysHopByHop(_ name: String) -> Bool {
-        alwaysHopByHop.contains { HTTPSyntax.equalsIgnoringASCIICase(name, $0) }
+        // By length first: most names match none of the lengths, and this runs for every field of every message.
+        switch name.utf8.count {
+        case 2: HTTPSyntax.equalsIgnoringASCIICase(name, "te")
+        case 7: HTTPSyntax.equalsIgnoringASCIICase(name, "upgrade")
+        case 10: HTTPSyntax.equalsIgnoringASCIICase(name, "connection") || HTTPSyntax.equalsIgnoringASCIICase(name, "keep-alive")
+        case 16: HTTPSyntax.equalsIgnoringASCIICase(name, "proxy-connection")
+        default: false
+        }
     }
 
     /// Prepares a request head for the origin: hop-by-hop fields stripped, `Proxy-Authorization` (the proxy's
@@ -53,9 +96,13 @@ public enum HopByHopFields {
 
     /// The parser has already checked that every Content-Length value is the same number.
     private static func collapseContentLength(_ headers: inout HTTPHeaders) {
-        let values = headers.values("content-length")
-        guard values.count > 1 || values.first?.contains(",") == true,
-              let length = try? HTTP1Framing.contentLength(headers) else { return }
+        var count = 0
+        var listsSeveral = false
+        for field in headers.fields where HTTPSyntax.equalsIgnoringASCIICase(field.name, "content-length") {
+            count += 1
+            listsSeveral = listsSeveral || field.value.utf8.contains(UInt8(ascii: ","))
+        }
+        guard count > 1 || listsSeveral, let length = try? HTTP1Framing.contentLength(headers) else { return }
         headers.replaceOrAdd(name: "Content-Length", value: String(length))
     }
 }

@@ -34,7 +34,7 @@ public enum HostName {
 
     /// Whether `host` is an IPv6 literal (without brackets).
     public static func isIPv6(_ host: String) -> Bool {
-        isIPv6(Array(host.utf8)[...])
+        host.utf8.contains(UInt8(ascii: ":")) && isIPv6(Array(host.utf8)[...])
     }
 
     private static func isLabelByte(_ byte: UInt8) -> Bool {

@@ -62,7 +62,9 @@ public struct ExchangeRecord: Sendable, Equatable {
         let authority = HostName.isIPv6(host) ? "[\(host)]" : host
         let portPart = port == defaultPort ? "" : ":\(port)"
         let path: String
-        if case .absolute(let absolute)? = try? RequestTarget.parse(request.target, method: request.method) {
+        if request.target.hasPrefix("/") {
+            path = request.target
+        } else if case .absolute(let absolute)? = try? RequestTarget.parse(request.target, method: request.method) {
             path = absolute.pathAndQuery
         } else {
             path = request.target

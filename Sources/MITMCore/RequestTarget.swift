@@ -92,7 +92,7 @@ public enum RequestTarget: Sendable, Equatable {
         let rest = target[separator.upperBound...]
         let authorityEnd = rest.firstIndex(where: isAuthorityTerminator) ?? rest.endIndex
         let authority = String(rest[..<authorityEnd])
-        if authority.contains("@") {
+        if authority.utf8.contains(UInt8(ascii: "@")) {
             throw HTTP1ParseError(.badStartLine, "URL \(HTTPSyntax.quoted(target)) has userinfo (user@host), which is not allowed")
         }
         let (host, port) = try parseAuthority(authority, defaultPort: AbsoluteURL.defaultPort(forScheme: scheme))
@@ -111,7 +111,7 @@ public enum RequestTarget: Sendable, Equatable {
         guard path.utf8.allSatisfy(HTTPSyntax.isVisibleASCII) else {
             throw HTTP1ParseError(.badStartLine, "request target \(HTTPSyntax.quoted(target)) has characters other than visible ASCII")
         }
-        if path.contains("#") {
+        if path.utf8.contains(UInt8(ascii: "#")) {
             throw HTTP1ParseError(.badStartLine, "request target \(HTTPSyntax.quoted(target)) has a fragment")
         }
     }

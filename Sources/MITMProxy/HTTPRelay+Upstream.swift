@@ -71,7 +71,7 @@ extension HTTPRelay {
         exchanges[0].record.response = head
         exchanges[0].responseStarted = Date()
         responseHeadSent = true
-        responseChunked = head.headers.tokens("transfer-encoding").last == "chunked"
+        responseChunked = head.headers.contains("transfer-encoding") && head.headers.tokens("transfer-encoding").last == "chunked"
             && head.mayHaveBody(toRequestMethod: exchanges[0].record.request.method)
         if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
             do {

@@ -241,8 +241,8 @@ final class HTTPRelay {
 
     func beginRequest(_ head: HTTPRequestHead) {
         requestOpen = true
-        requestChunked = head.headers.tokens("transfer-encoding").last == "chunked"
-        let upgrade = head.headers.contains("upgrade") && head.headers.tokens("connection").contains("upgrade")
+        requestChunked = head.headers.contains("transfer-encoding") && head.headers.tokens("transfer-encoding").last == "chunked"
+        let upgrade = head.headers.contains("upgrade") && head.headers.containsToken("upgrade", in: "connection")
         switch mode {
         case .intercepted(let host, let port, _):
             forward(HopByHopFields.forwarding(head, authority: nil, upgrading: upgrade), original: head,
