@@ -40,6 +40,8 @@ extension HTTP1Parser {
                 case .request: startLine = .request(try HTTP1LineSyntax.parseRequestLine(line))
                 case .response: startLine = .status(try HTTP1LineSyntax.parseStatusLine(line))
                 }
+                // One allocation for a typical head instead of one per doubling.
+                fields.reserveCapacity(16)
                 continue
             }
             try countBlockLine(length, what: "message head")

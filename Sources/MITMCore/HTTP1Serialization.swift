@@ -2,7 +2,7 @@ extension HTTPRequestHead {
     /// The head on the wire: `METHOD target HTTP/x.y\r\n`, each field as `name: value\r\n` in order, then `\r\n`.
     public func serialized() -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + headers.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        bytes.reserveCapacity(64 + HTTP1Serialization.fieldBytes(headers))
         bytes.append(contentsOf: method.utf8)
         bytes.append(HTTPSyntax.space)
         bytes.append(contentsOf: target.utf8)
@@ -20,10 +20,10 @@ extension HTTPResponseHead {
     /// requires), each field as `name: value\r\n` in order, then `\r\n`.
     public func serialized() -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + headers.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        bytes.reserveCapacity(64 + HTTP1Serialization.fieldBytes(headers))
         bytes.append(contentsOf: version.description.utf8)
         bytes.append(HTTPSyntax.space)
-        bytes.append(contentsOf: String(status).utf8)
+        HTTP1Serialization.appendDecimal(status, to: &bytes)
         bytes.append(HTTPSyntax.space)
         bytes.append(contentsOf: reason.utf8)
         bytes.append(HTTPSyntax.cr)
@@ -35,6 +35,19 @@ extension HTTPResponseHead {
 
 /// Writing header blocks.
 enum HTTP1Serialization {
+    /// The bytes `appendFields` writes, but the final blank line.
+    static func fieldBytes(_ headers: HTTPHeaders) -> Int {
+        var count = 0
+        for field in headers.fields { count += field.name.utf8.count + field.value.utf8.count + 4 }
+        return count
+    }
+
+    /// Appends `value` (not negative) in decimal digits.
+    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        if value >= 10 { appendDecimal(value / 10, to: &bytes) }
+        bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+    }
+
     /// Appends every field as `name: value\r\n`, then the blank line that ends the block.
     static func appendFields(_ headers: HTTPHeaders, to bytes: inout [UInt8]) {
         for field in headers.fields {
