@@ -12,6 +12,8 @@ public struct VerdictLedger: Sendable {
         var ways: [String: [String: Int]] = [:]
         var how: [String] = []
         var refusedBy: [String] = []
+        /// Refused connections per client in `refusedBy`, so that a refusal later upgraded to an interception takes its client out.
+        var refusals: [String: Int] = [:]
         var clients: [String] = []
         var profile: CertificateProfile?
 
@@ -23,10 +25,31 @@ public struct VerdictLedger: Sendable {
             if ways[kind]?[verdict.how] == 0 { ways[kind]?.removeValue(forKey: verdict.how) }
             if ways[kind]?.isEmpty == true { ways.removeValue(forKey: kind) }
             if delta > 0, !clients.contains(client), clients.count < Self.clientLimit { clients.append(client) }
-            guard delta > 0, verdict.kind != .intercepted else { return }
+            guard verdict.kind != .intercepted else { return }
+            if delta < 0 {
+                forget(verdict, client: client)
+                return
+            }
             if !how.contains(verdict.how) { how.append(verdict.how) }
             // Bounded: a handful of addresses is what a test bench has; past that, one more says nothing new.
-            if verdict.kind == .refused, !refusedBy.contains(client), refusedBy.count < Self.clientLimit { refusedBy.append(client) }
+            if verdict.kind == .refused, refusals[client] != nil || refusedBy.count < Self.clientLimit {
+                if refusals[client] == nil { refusedBy.append(client) }
+                refusals[client, default: 0] += 1
+            }
+        }
+
+        /// Takes back what a superseded verdict said: its way once no connection that was not intercepted has it, and
+        /// its client from `refusedBy` once that client has no refusal left.
+        private mutating func forget(_ verdict: Verdict, client: String) {
+            let stillSaid = ways.contains { kind, ways in kind != VerdictKind.intercepted.rawValue && ways[verdict.how] != nil }
+            if !stillSaid { how.removeAll { $0 == verdict.how } }
+            guard verdict.kind == .refused, let count = refusals[client] else { return }
+            if count > 1 {
+                refusals[client] = count - 1
+            } else {
+                refusals.removeValue(forKey: client)
+                refusedBy.removeAll { $0 == client }
+            }
         }
 
         static let clientLimit = 64

@@ -143,6 +143,20 @@ import Testing
         #expect(ledger.connections.map(\.verdict.kind) == [.intercepted, .intercepted, .intercepted])
     }
 
+    @Test func aVerdictUpgradedToInterceptedNoLongerSaysHowItWasRefused() {
+        var ledger = VerdictLedger(detailLimit: 10)
+        ledger.record(connection(1, "a.test", .inconclusive, .idle), replacing: nil)
+        ledger.record(connection(2, "a.test", .refused, .alert), replacing: nil)
+        #expect(ledger.hostVerdicts[0].how.count == 2)
+        #expect(ledger.hostVerdicts[0].refusedBy.count == 1)
+        ledger.record(connection(1, "a.test", .intercepted, .applicationData), replacing: Verdict(kind: .inconclusive, reason: .idle))
+        ledger.record(connection(2, "a.test", .intercepted, .applicationData), replacing: Verdict(kind: .refused, reason: .alert))
+        let host = ledger.hostVerdicts[0]
+        #expect(host.verdict == .intercepted)
+        #expect(host.how.isEmpty, "stale ways: \(host.how)")
+        #expect(host.refusedBy.isEmpty, "stale refusing clients: \(host.refusedBy)")
+    }
+
     // Observation 11: no DecodingError text.
     @Test func aHARIsNotAReportAndTheErrorSaysSoInWords() {
         let har = Data(#"{"log": {"version": "1.2", "entries": []}}"#.utf8)
