@@ -88,9 +88,29 @@ final class ProxyProcess: @unchecked Sendable {
         return value
     }
 
+    /// CPU time it used so far, user and system, in seconds (`/proc/PID/stat` fields 14 and 15).
+    func cpuSeconds() throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // The command name (field 2) may hold spaces: count fields from the `)` that closes it.
+        guard let close = stat.lastIndex(of: ")") else { throw SubprocessError(description: "unreadable /proc/\(pid)/stat") }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            throw SubprocessError(description: "no CPU times in /proc/\(pid)/stat")
+        }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// How many descriptors it has open.
     func openDescriptorCount() throws -> Int {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+    }
+
+    /// How many of its descriptors are sockets (its listener, and one per client or upstream connection).
+    func openSocketCount() throws -> Int {
+        let directory = "/proc/\(pid)/fd"
+        return try FileManager.default.contentsOfDirectory(atPath: directory).count { name in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name))?.hasPrefix("socket:") == true
+        }
     }
 
     /// SIGTERM, wait up to five seconds (then SIGKILL), remove the CA directory.
