@@ -22,13 +22,8 @@ struct HTTP2ProcessHarness {
         guard warmUp["streams"][0]["status"].int == 200 else {
             throw SubprocessError(description: "warm-up through the proxy failed: \(result); proxy: \(proxy.outputText)")
         }
-        // The baseline: once the warm-up's sockets are closed, as many sockets as before it (the listener, and
-        // whatever the test runner let the child inherit).
-        guard await Poll.until(timeout: .seconds(10), { (try? proxy.openSocketCount()) == freshSockets }) else {
-            throw SubprocessError(description: "the proxy kept the warm-up's sockets: \(try proxy.openSocketCount()) open, \(freshSockets) before")
-        }
         return HTTP2ProcessHarness(proxy: proxy, origin: origin, peakAfterWarmUp: try proxy.memoryKilobytes("VmHWM"),
-                                   descriptorBaseline: try proxy.openDescriptorCount())
+                                   descriptorBaseline: try await proxy.descriptorBaseline(sockets: freshSockets))
     }
 
     /// Runs one h2_client.py scenario through the proxy.
@@ -56,15 +51,8 @@ struct HTTP2ProcessHarness {
     /// How much the proxy's peak RSS grew since the warm-up, in kB.
     func peakGrowthKilobytes() throws -> Int { try proxy.memoryKilobytes("VmHWM") - peakAfterWarmUp }
 
-    /// Waits (at most `timeout`) until the proxy holds no more descriptors than after the warm-up; the count it saw last.
-    func descriptorsAfterSettling(timeout: Duration = .seconds(15)) async -> Int {
-        var current = -1
-        _ = await Poll.until(timeout: timeout) {
-            current = (try? proxy.openDescriptorCount()) ?? -1
-            return current == descriptorBaseline
-        }
-        return current
-    }
+    /// Waits until the proxy's descriptors are back to the baseline; the count it saw last.
+    func descriptorsAfterSettling() async -> Int { await proxy.descriptorsAfterSettling(at: descriptorBaseline) }
 
     /// CPU seconds the proxy used over the next `window` while nobody talks to it: near zero unless something spins.
     func idleCPUSeconds(over window: Duration = .milliseconds(500)) async throws -> Double {

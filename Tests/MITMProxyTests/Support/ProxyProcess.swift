@@ -113,6 +113,25 @@ final class ProxyProcess: @unchecked Sendable {
         }
     }
 
+    /// The descriptor count a leak test compares against: taken once only `sockets` sockets are open again (the
+    /// count before a warm-up exchange, whose connections close, or idle in the upstream pool for its idle time).
+    func descriptorBaseline(sockets: Int, timeout: Duration = .seconds(20)) async throws -> Int {
+        guard await Poll.until(timeout: timeout, { (try? openSocketCount()) == sockets }) else {
+            throw SubprocessError(description: "the proxy kept \(try openSocketCount()) sockets open, \(sockets) expected")
+        }
+        return try openDescriptorCount()
+    }
+
+    /// Waits (at most `timeout`) until the descriptor count is back to `baseline`; the count it saw last.
+    func descriptorsAfterSettling(at baseline: Int, timeout: Duration = .seconds(20)) async -> Int {
+        var current = -1
+        _ = await Poll.until(timeout: timeout) {
+            current = (try? openDescriptorCount()) ?? -1
+            return current == baseline
+        }
+        return current
+    }
+
     /// SIGTERM, wait up to five seconds (then SIGKILL), remove the CA directory.
     func stop() async {
         let process = process
