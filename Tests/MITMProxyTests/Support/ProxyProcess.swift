@@ -113,6 +113,12 @@ final class ProxyProcess: @unchecked Sendable {
         }
     }
 
+    /// Lowers its descriptor limit (RLIMIT_NOFILE, soft and hard) to `count` with util-linux's `prlimit`.
+    func limitDescriptors(to count: Int) async throws {
+        let result = try await Subprocess.run("prlimit", ["--pid", String(pid), "--nofile=\(count):\(count)"])
+        guard result.succeeded else { throw SubprocessError(description: "prlimit failed: \(result)") }
+    }
+
     /// The descriptor count a leak test compares against: taken once only `sockets` sockets are open again (the
     /// count before a warm-up exchange, whose connections close, or idle in the upstream pool for its idle time).
     func descriptorBaseline(sockets: Int, timeout: Duration = .seconds(20)) async throws -> Int {
