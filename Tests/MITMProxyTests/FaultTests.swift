@@ -27,13 +27,9 @@ import Testing
 
         /// fault_client.py: GET `path` in an intercepted tunnel, half-closing as `mode` says.
         static func fetch(_ path: String, _ mode: String? = nil, through proxy: ProxyProcess, to origin: OriginServer) async throws -> JSON {
-            var environment = ProcessInfo.processInfo.environment
-            environment["PYTHONPATH"] = RepositoryLayout.fixtures
-            environment["PYTHONDONTWRITEBYTECODE"] = "1"
-            let result = try await Subprocess.run("python3", [
-                RepositoryLayout.fixtures + "/fault_client.py", String(proxy.port), String(origin.port),
-                proxy.caDirectory + "/ca.pem", path,
-            ] + (mode.map { [$0] } ?? []), environment: environment, timeout: .seconds(40))
+            let result = try await PythonClient.run(fixture: "fault_client.py", [
+                String(proxy.port), String(origin.port), proxy.caDirectory + "/ca.pem", path,
+            ] + (mode.map { [$0] } ?? []))
             let json = JSON(parsing: result.stdoutText)
             if json.isNull { Issue.record("fault_client.py printed no JSON: \(result)") }
             return json
