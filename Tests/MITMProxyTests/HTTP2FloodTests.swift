@@ -113,8 +113,12 @@ import Testing
     /// gone its descriptors are back to the baseline and it does not spin; a new client is served.
     private func expectBoundedAndRecovered(_ rig: HTTP2ProcessHarness, others: [Int?]) async throws {
         #expect(!others.isEmpty && others.allSatisfy { $0 == 200 }, "the other clients got \(others)")
-        let growth = try rig.peakGrowthKilobytes()
-        #expect(growth < Self.allowedGrowthKilobytes, "peak RSS grew by \(growth) kB")
+        // Under AddressSanitizer (scripts/test --sanitize address sets ASAN_OPTIONS) the RSS is the sanitizer's: its
+        // quarantine keeps up to 256 MiB of freed memory whatever the proxy does.
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
+            let growth = try rig.peakGrowthKilobytes()
+            #expect(growth < Self.allowedGrowthKilobytes, "peak RSS grew by \(growth) kB")
+        }
         let descriptors = await rig.descriptorsAfterSettling()
         #expect(descriptors == rig.descriptorBaseline, "descriptors: \(rig.descriptorBaseline) before, \(descriptors) after")
         let idle = try await rig.idleCPUSeconds()
