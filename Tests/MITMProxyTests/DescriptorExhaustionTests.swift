@@ -8,7 +8,9 @@ import Glibc
 /// take, and serves again as soon as descriptors free up.
 @Suite struct DescriptorExhaustionTests {
     @Test func theProxyWaitsOutEMFILEWithoutSpinningAndServesOnceDescriptorsFreeUp() async throws {
-        let proxy = try await ProxyProcess.start(["-q", "--idle-timeout", "2"])
+        // A short idle timeout lets the warm-up's pooled upstream go soon; a long handshake timeout keeps the idle
+        // clients below connected for as long as the test needs them.
+        let proxy = try await ProxyProcess.start(["-q", "--idle-timeout", "2", "--handshake-timeout", "120"])
         let origin = try await OriginServer.start()
         let sockets = try proxy.openSocketCount()
         let warmUp = try await curl(origin.url("/hello", hostname: "localhost"), through: proxy)
@@ -19,8 +21,11 @@ import Glibc
         // listen queue, which the kernel keeps completing however many the proxy cannot take.
         try await proxy.limitDescriptors(to: baseline + 20)
         let held = try (0..<40).map { _ in try LoopbackConnection(port: proxy.port) }
-        let exhausted = await Poll.until { (try? proxy.openDescriptorCount()) == baseline + 20 }
-        #expect(exhausted, "the proxy holds \((try? proxy.openDescriptorCount()) ?? -1) descriptors, \(baseline + 20) allowed")
+        let exhausted = await Poll.until(timeout: .seconds(60)) { (try? proxy.openDescriptorCount()) == baseline + 20 }
+        let links = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(proxy.pid)/fd"))?.map {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(proxy.pid)/fd/\($0)")) ?? "?"
+        }
+        #expect(exhausted, "the proxy holds \((try? proxy.openDescriptorCount()) ?? -1) descriptors, \(baseline + 20) allowed: \(links ?? [])")
 
         // A real client arrives meanwhile: it is queued, not refused.
         async let waiting = curl(origin.url("/hello", hostname: "localhost"), through: proxy)
