@@ -65,6 +65,11 @@ final class ProxyProcess: @unchecked Sendable {
         }.start()
     }
 
+    /// A test that threw before `stop()` leaves no proxy running.
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     private static func listeningPort(in text: String) -> Int? {
         guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
         let digits = text[range.upperBound...].prefix { $0.isNumber }
