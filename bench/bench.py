@@ -239,12 +239,12 @@ def start_nginx(name: str, template: Path, run: Path, values: dict[str, str], pr
 
 
 def start_mitm_proxy(binary: str, run: Path, pki: Path, names: list[str], processes: Processes,
-                     wrapper: list[str] | None = None) -> Server:
+                     wrapper: list[str] | None = None, extra: list[str] | None = None) -> Server:
     """Starts mitm-proxy on port 0 and reads the port from its first line; `wrapper` runs it under a
-    profiler (valgrind keeps the pid)."""
+    profiler (valgrind keeps the pid); `extra` are more options (--har, --report, ...)."""
     run.mkdir(parents=True, exist_ok=True)
     arguments = (wrapper or []) + [binary, "--port", "0", "--ca-dir", str(run / "ca"), "--upstream-ca", str(pki / "ca.pem"),
-                 "--idle-timeout", "600", "--handshake-timeout", "60", "-q"]
+                 "--idle-timeout", "600", "--handshake-timeout", "60", "-q"] + (extra or [])
     for name in names:
         arguments += ["--resolve", f"{name}:127.0.0.1"]
     log_path = run / "mitm-proxy.log"

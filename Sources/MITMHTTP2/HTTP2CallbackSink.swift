@@ -7,6 +7,19 @@ final class HTTP2CallbackSink {
         var fields: [HTTP2HeaderField] = []
         var size = 0
         var exceedsLimit = false
+
+        /// Counts a field of `size` (its RFC 9113 list size) and keeps it while the block is within `limit`.
+        /// `field` copies the bytes out of nghttp2, so it runs only for a field that is kept: past the limit
+        /// an HPACK bomb (one-byte references to a 4 KiB table entry) costs a sum, not a copy.
+        mutating func add(size: Int, limit: Int, _ field: () -> HTTP2HeaderField) {
+            guard !exceedsLimit else { return }
+            self.size += size
+            if self.size > limit {
+                exceedsLimit = true
+            } else {
+                fields.append(field())
+            }
+        }
     }
 
     let role: HTTP2Role
@@ -35,15 +48,10 @@ final class HTTP2CallbackSink {
         partialBlocks[streamID] = PartialBlock()
     }
 
-    func addField(streamID: Int32, _ field: HTTP2HeaderField) {
-        guard var block = partialBlocks[streamID], !block.exceedsLimit else { return }
-        block.size += field.listSize
-        if block.size > maxHeaderListSize {
-            block.exceedsLimit = true
-        } else {
-            block.fields.append(field)
-        }
-        partialBlocks[streamID] = block
+    /// A field of a block being received (in place: the block's field list is never copied).
+    func addField(streamID: Int32, size: Int, _ field: () -> HTTP2HeaderField) {
+        guard let index = partialBlocks.index(forKey: streamID) else { return }
+        partialBlocks.values[index].add(size: size, limit: maxHeaderListSize, field)
     }
 
     /// A header block completed; `opensStream` is nghttp2's category (request, or first response block).

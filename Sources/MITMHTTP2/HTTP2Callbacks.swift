@@ -14,11 +14,12 @@ enum HTTP2Callbacks {
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, flags, userData in
             guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-            let field = HTTP2HeaderField(
-                name: Array(UnsafeBufferPointer(start: name, count: nameLength)),
-                value: Array(UnsafeBufferPointer(start: value, count: valueLength)),
-                neverIndexed: flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
-            HTTP2Callbacks.sink(userData).addField(streamID: frame.pointee.hd.stream_id, field)
+            let size = HTTP2HeaderField.listSize(nameLength: nameLength, valueLength: valueLength)
+            HTTP2Callbacks.sink(userData).addField(streamID: frame.pointee.hd.stream_id, size: size) {
+                HTTP2HeaderField(name: Array(UnsafeBufferPointer(start: name, count: nameLength)),
+                                 value: Array(UnsafeBufferPointer(start: value, count: valueLength)),
+                                 neverIndexed: flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
+            }
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in

@@ -56,3 +56,15 @@ public enum HTTP2Event: Sendable, Equatable {
     /// nghttp2 explained an error in what the peer sent (for the log).
     case diagnostic(String)
 }
+
+extension HTTP2Event {
+    /// Whether a stream moved (a head, body bytes either way, an end, a reset), as opposed to connection
+    /// upkeep (SETTINGS, GOAWAY; PINGs raise no event at all). A connection whose streams do not move is idle
+    /// however many PINGs keep its socket busy.
+    public var movesAStream: Bool {
+        switch self {
+        case .headers, .data, .endStream, .resetReceived, .resetSent, .streamClosed, .dataSent: true
+        case .settingsReceived, .goAwayReceived, .goAwaySent, .diagnostic: false
+        }
+    }
+}

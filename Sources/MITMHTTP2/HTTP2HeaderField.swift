@@ -30,7 +30,10 @@ public struct HTTP2HeaderField: Sendable, Equatable {
     public var isPseudo: Bool { name.first == UInt8(ascii: ":") }
 
     /// The size HTTP/2 counts against SETTINGS_MAX_HEADER_LIST_SIZE: name + value + 32 (RFC 9113 §6.5.2).
-    public var listSize: Int { name.count + value.count + 32 }
+    public var listSize: Int { Self.listSize(nameLength: name.count, valueLength: value.count) }
+
+    /// The list size of a field with a name and value this long.
+    public static func listSize(nameLength: Int, valueLength: Int) -> Int { nameLength + valueLength + 32 }
 }
 
 extension Array where Element == HTTP2HeaderField {

@@ -38,6 +38,10 @@ public final class HTTP2Session {
         nghttp2_option_set_no_auto_window_update(option, 1)
         nghttp2_option_set_no_closed_streams(option, 1)
         nghttp2_option_set_peer_max_concurrent_streams(option, settings.streamsBeforePeerSettings)
+        nghttp2_option_set_max_continuations(option, settings.maxContinuations)
+        nghttp2_option_set_max_settings(option, settings.maxSettingsEntries)
+        nghttp2_option_set_max_outbound_ack(option, settings.maxQueuedAcknowledgements)
+        nghttp2_option_set_stream_reset_rate_limit(option, settings.resetBurst, settings.resetsPerSecond)
         var pointer: OpaquePointer?
         let userData = Unmanaged.passUnretained(sink).toOpaque()
         let created = role == .server

@@ -19,8 +19,11 @@ public struct HTTP2SessionError: Error, Sendable, Equatable, CustomStringConvert
     /// Whether the peer sent something that is not HTTP/2 (a bad client preface).
     public var isBadPreface: Bool { code == NGHTTP2_ERR_BAD_CLIENT_MAGIC.rawValue }
 
-    /// Whether the peer flooded the session (too many frames to answer).
-    public var isFlood: Bool { code == NGHTTP2_ERR_FLOODED.rawValue }
+    /// Whether the peer flooded the session: more acknowledgements owed than it reads, or a header block
+    /// continued past `HTTP2Settings.maxContinuations`.
+    public var isFlood: Bool {
+        code == NGHTTP2_ERR_FLOODED.rawValue || code == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS.rawValue
+    }
 
     public var description: String { "\(operation): \(reason)" }
 }

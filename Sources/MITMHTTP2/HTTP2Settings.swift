@@ -23,6 +23,22 @@ public struct HTTP2Settings: Sendable, Equatable {
     /// new stream back until the peer has said its limit, so a burst never exceeds it.
     public var streamsBeforePeerSettings: UInt32 = 100
 
+    // Flood limits: a peer past one of them gets GOAWAY ENHANCE_YOUR_CALM (the rapid-reset limit:
+    // INTERNAL_ERROR, nghttp2's choice) and the session ends.
+
+    /// CONTINUATION frames accepted after one HEADERS frame (CVE-2024-28182): nine frames of 16 KiB already
+    /// hold twice `maxHeaderListSize`, so more can only be a header block that never ends.
+    public var maxContinuations = 8
+    /// Entries accepted in one SETTINGS frame (there are seven settings).
+    public var maxSettingsEntries = 32
+    /// SETTINGS and PING acknowledgements waiting to be sent: a peer that floods them without reading the answers
+    /// (CVE-2019-9512, CVE-2019-9515) reaches this before the queue costs memory.
+    public var maxQueuedAcknowledgements = 1000
+    /// RST_STREAM frames from the peer (server role, CVE-2023-44487): a burst of this many, ...
+    public var resetBurst: UInt64 = 1000
+    /// ... then this many a second.
+    public var resetsPerSecond: UInt64 = 33
+
     /// The defaults above.
     public init() {}
 }

@@ -22,6 +22,8 @@ public final class Listener: @unchecked Sendable {
     private var accepting = false
     private var closed = false
     private var backoff: LoopTimer?
+    /// Armed at once so that libdispatch creates its timer descriptor while descriptors are left (see `init`).
+    private var timerPrimer: LoopTimer?
     private let onAccept: @Sendable (Int32, SocketAddress) -> Void
     /// How many connections one loop turn accepts before it lets the loop's timers run.
     private static let acceptsPerTurn = 64
@@ -51,6 +53,11 @@ public final class Listener: @unchecked Sendable {
         switch registration {
         case .success(let token):
             self.token = token
+            // libdispatch creates the descriptor behind its timers when the first one is armed; if none is left
+            // then, that timer (the backoff after EMFILE, the connections' deadlines) silently never fires and
+            // the listener would stay paused for good. Arming one now (due later: one already due fires without it)
+            // creates it while there is room.
+            timerPrimer = loop.schedule(after: 1) {}
         case .failure(let error):
             Glibc.close(descriptor)
             throw ListenError(message: "cannot watch the listening socket: \(error)")

@@ -123,7 +123,6 @@ final class HTTP2Relay {
         }
         switch event {
         case .data(let bytes):
-            owner?.relayActivity()
             do {
                 try clientSession.receive(bytes)
             } catch {
@@ -149,7 +148,6 @@ final class HTTP2Relay {
         }
         switch event {
         case .data(let bytes):
-            owner?.relayActivity()
             do {
                 try upstreamSession?.receive(bytes)
             } catch {
@@ -205,15 +203,19 @@ final class HTTP2Relay {
     // MARK: moving frames
 
     /// Handles what both sessions reported and writes what they have to send, until nothing moves.
+    /// Only a stream's progress counts as activity for the idle timeout: a client that holds a window at
+    /// zero and sends PINGs is as idle as a silent one.
     func pump() {
         while !closed && !finishing {
             var moved = false
             let clientEvents = clientSession.takeEvents()
             moved = !clientEvents.isEmpty
+            noteActivity(clientEvents)
             for event in clientEvents where !closed { handleClientEvent(event) }
             if let upstreamSession {
                 let upstreamEvents = upstreamSession.takeEvents()
                 moved = moved || !upstreamEvents.isEmpty
+                noteActivity(upstreamEvents)
                 for event in upstreamEvents where !closed { handleUpstreamEvent(event) }
             }
             if closed || finishing { return }
@@ -229,6 +231,10 @@ final class HTTP2Relay {
         if !closed && !finishing && clientSession.isFinished {
             finish("the connection ended")
         }
+    }
+
+    private func noteActivity(_ events: [HTTP2Event]) {
+        if events.contains(where: \.movesAStream) { owner?.relayActivity() }
     }
 
     /// Writes the session's pending frames while the leg has room; whether anything was written.

@@ -179,6 +179,8 @@ extension HTTPRelay {
             record.failure = "upstream \(reason)"
             record.finished = Date()
             context.events.emit(.exchange(record))
+            // Recorded once: `close` records only the exchanges still waiting behind it.
+            exchanges.removeFirst()
             close(reason: "upstream \(target) \(reason) (response truncated)")
             return
         }

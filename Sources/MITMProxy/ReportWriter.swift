@@ -14,6 +14,8 @@ public final class ReportWriter: Sendable {
     private let queue = DispatchQueue(label: "mitm-proxy.report")
     private let scheduled = Mutex(false)
     private let lastWriteSeconds = Mutex(0.0)
+    /// Set (on `queue`) once the final report is written: a rewrite still scheduled must not replace it.
+    private let finalWritten = Mutex(false)
     private let onError: @Sendable (String) -> Void
 
     /// A writer for `path`; checks now that the directory is writable.
@@ -54,6 +56,7 @@ public final class ReportWriter: Sendable {
         let delay = max(0.1, 9 * lastWriteSeconds.withLock { $0 })
         queue.asyncAfter(deadline: .now() + delay) { [self] in
             scheduled.withLock { $0 = false }
+            guard !finalWritten.withLock({ $0 }) else { return }
             let started = DispatchTime.now().uptimeNanoseconds
             write(report(final: false))
             let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
@@ -65,7 +68,10 @@ public final class ReportWriter: Sendable {
     @discardableResult
     public func writeFinal(clientCommand: ClientCommandOutcome? = nil) -> VerdictReport {
         let final = report(final: true, clientCommand: clientCommand)
-        queue.sync { write(final) }
+        queue.sync {
+            write(final)
+            finalWritten.withLock { $0 = true }
+        }
         return final
     }
 

@@ -107,4 +107,47 @@ import Testing
         #expect(SessionPair.blocks(events, 3).first?.kind == .request)
         #expect(RawFrame.goAwayCode(in: output) == nil)
     }
+
+    @Test func aHeaderBlockContinuedPastTheLimitIsAFlood() throws {
+        var settings = HTTP2Settings()
+        settings.maxContinuations = 3
+        let session = try server(settings)
+        // HEADERS without END_HEADERS, then CONTINUATION frames that never set it.
+        var flood = RawFrame.frame(type: 0x1, flags: 0x1, streamID: 1, payload: RawFrame.getBlock)
+        for _ in 0..<3 { flood += RawFrame.frame(type: 0x9, streamID: 1, payload: [0x82]) }
+        try session.receive(flood)
+        let error = #expect(throws: HTTP2SessionError.self) {
+            try session.receive(RawFrame.frame(type: 0x9, streamID: 1, payload: [0x82]))
+        }
+        #expect(error?.isFlood == true)
+    }
+
+    @Test func acknowledgementsOwedPastTheLimitAreAFlood() throws {
+        var settings = HTTP2Settings()
+        settings.maxQueuedAcknowledgements = 10
+        let session = try server(settings)
+        // Ten PINGs owe ten acknowledgements, which nobody collects with produceOutput; the eleventh is one too many.
+        for _ in 0..<10 { try session.receive(RawFrame.ping([0, 0, 0, 0, 0, 0, 0, 0])) }
+        let error = #expect(throws: HTTP2SessionError.self) {
+            try session.receive(RawFrame.ping([0, 0, 0, 0, 0, 0, 0, 0]))
+        }
+        #expect(error?.isFlood == true)
+    }
+
+    @Test func aSettingsFrameWithTooManyEntriesGetsGoAwayEnhanceYourCalm() throws {
+        let session = try server()
+        let entry: [UInt8] = [0x00, 0x03, 0x00, 0x00, 0x00, 0x64]  // MAX_CONCURRENT_STREAMS = 100
+        let entries = (0...HTTP2Settings().maxSettingsEntries).flatMap { _ in entry }
+        try session.receive(RawFrame.frame(type: 0x4, streamID: 0, payload: entries))
+        #expect(RawFrame.goAwayCode(in: try session.produceOutput()) == HTTP2ErrorCode.enhanceYourCalm.rawValue)
+        #expect(!session.wantsRead)
+    }
+
+    @Test func onlyAStreamsProgressCountsAsActivity() {
+        #expect(HTTP2Event.data(streamID: 1, [1]).movesAStream)
+        #expect(HTTP2Event.dataSent(streamID: 1, count: 1).movesAStream)
+        #expect(HTTP2Event.streamClosed(streamID: 1, .cancel).movesAStream)
+        #expect(!HTTP2Event.settingsReceived.movesAStream)
+        #expect(!HTTP2Event.goAwayReceived(lastStreamID: 0, .noError, debug: "").movesAStream)
+    }
 }

@@ -14,6 +14,8 @@ import Testing
         let connection: String?
         let postLength: Int
         let trailers: [[String: String]]?
+        /// Why the exchange failed (`_error`), if it did.
+        let error: String?
     }
 
     struct Summary: Decodable {

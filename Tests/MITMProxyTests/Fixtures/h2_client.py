@@ -23,6 +23,16 @@ Scenarios:
   preface-only          the connection preface and SETTINGS, then close
   client-goaway         GET /hello, then GOAWAY(NO_ERROR) from the client; reads until the proxy hangs up
   wait-for-goaway       GET /hello, then waits for the proxy's GOAWAY (when it stops) and the close
+  rapid-reset N         N streams opened and reset at once (CVE-2023-44487)
+  continuation-flood N  a HEADERS without END_HEADERS, then up to N CONTINUATION frames of one field each
+  settings-flood N      N empty SETTINGS frames written without reading a byte, then reads to the end
+  ping-flood N          N PING frames written without reading a byte, then reads to the end
+  header-list KIB       GET /hello with KIB KiB of 100-byte fields, then GET /hello on the same connection
+  header-bomb           one header block of a 4000-byte field then ~147,000 one-byte references to it
+                        (HPACK: about 600 MB once decoded), then GET /hello on the same connection
+  wait-stalled PATH     GET /wait-stalled?path=PATH: what the origin had sent on PATH when flow control stopped it
+  zero-window PATH      SETTINGS_INITIAL_WINDOW_SIZE 0, GET PATH, never a WINDOW_UPDATE but a PING every half
+                        second: reads until the proxy hangs up and reports what arrived and after how long
 """
 
 import argparse
@@ -32,11 +42,13 @@ import socket
 import ssl
 import struct
 import sys
+import time
 
 import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
+import h2.settings
 import hpack
 
 PATTERN = bytes(range(251))
@@ -152,6 +164,96 @@ class Client:
     def raw_frame(self, frame_type, flags, stream_id, payload):
         self.sock.sendall(struct.pack(">I", len(payload))[1:] + bytes([frame_type, flags])
                           + struct.pack(">I", stream_id) + payload)
+
+
+FRAME_NAMES = {0: "DATA", 1: "HEADERS", 3: "RST_STREAM", 4: "SETTINGS", 6: "PING", 7: "GOAWAY", 8: "WINDOW_UPDATE",
+               9: "CONTINUATION"}
+
+
+def frame(frame_type, flags, stream_id, payload):
+    return struct.pack(">I", len(payload))[1:] + bytes([frame_type, flags]) + struct.pack(">I", stream_id) + payload
+
+
+def hpack_integer(value, prefix_bits, flags=0):
+    limit = (1 << prefix_bits) - 1
+    if value < limit:
+        return bytes([flags | value])
+    encoded = bytearray([flags | limit])
+    value -= limit
+    while value >= 128:
+        encoded.append((value & 127) | 128)
+        value >>= 7
+    encoded.append(value)
+    return bytes(encoded)
+
+
+def literal(name, value):
+    """An HPACK literal field with a new name, without indexing and without Huffman coding."""
+    name, value = name.encode(), value.encode()
+    return b"\x00" + hpack_integer(len(name), 7) + name + hpack_integer(len(value), 7) + value
+
+
+class FrameTally:
+    """Frames read straight off the connection, past h2's state machine (which a flood leaves behind)."""
+
+    def __init__(self):
+        self.pending = bytearray()
+        self.counts = {}
+        self.goaway = None
+        self.resets = {}
+
+    def feed(self, data):
+        self.pending += data
+        offset = 0
+        while len(self.pending) - offset >= 9:
+            length = int.from_bytes(self.pending[offset:offset + 3], "big")
+            if len(self.pending) - offset < 9 + length:
+                break
+            kind, flags = self.pending[offset + 3], self.pending[offset + 4]
+            stream_id = int.from_bytes(self.pending[offset + 5:offset + 9], "big") & 0x7FFFFFFF
+            payload = bytes(self.pending[offset + 9:offset + 9 + length])
+            offset += 9 + length
+            name = FRAME_NAMES.get(kind, "type-%d" % kind) + ("_ACK" if kind in (4, 6) and flags & 1 else "")
+            self.counts[name] = self.counts.get(name, 0) + 1
+            if kind == 7 and self.goaway is None:
+                self.goaway = {"code": int.from_bytes(payload[4:8], "big"),
+                               "last_stream_id": int.from_bytes(payload[:4], "big") & 0x7FFFFFFF,
+                               "debug": payload[8:].decode("utf-8", "replace")}
+            elif kind == 3:
+                self.resets[str(stream_id)] = int.from_bytes(payload[:4], "big")
+        del self.pending[:offset]
+
+    def drain_available(self, sock):
+        """Reads what has arrived without waiting; False once the connection is gone."""
+        sock.setblocking(False)
+        try:
+            while True:
+                try:
+                    chunk = sock.recv(65536)
+                except (ssl.SSLWantReadError, BlockingIOError):
+                    return True
+                except (ConnectionError, ssl.SSLError, OSError):
+                    return False
+                if not chunk:
+                    return False
+                self.feed(chunk)
+        finally:
+            sock.settimeout(30)
+
+    def read_to_end(self, sock):
+        sock.settimeout(30)
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except (ConnectionError, ssl.SSLError, OSError):
+                return
+            if not chunk:
+                return
+            self.feed(chunk)
+
+    def result(self, **extra):
+        extra.update({"goaway": self.goaway, "frames": self.counts, "resets": self.resets, "closed": True})
+        return extra
 
 
 def scenario_get(client, paths):
@@ -404,6 +506,101 @@ def scenario_rapid_reset(client, count):
     return {"sent": sent, "goaway": client.goaway, "closed": client.closed}
 
 
+def scenario_continuation_flood(client, count):
+    """A request head that never ends: HEADERS without END_HEADERS, then CONTINUATION frames of one field each, in
+    batches, until `count` went out or the proxy answered."""
+    tally = FrameTally()
+    stream_id = client.conn.get_next_available_stream_id()
+    head = b"".join(literal(name, value) for name, value in [
+        (":method", "GET"), (":scheme", "https"), (":authority", client.authority), (":path", "/hello")])
+    batch = frame(0x9, 0, stream_id, literal("x-flood", "f" * 100)) * 100
+    sent = 0
+    try:
+        client.sock.sendall(frame(0x1, 0x1, stream_id, head))
+        while sent < count and tally.goaway is None:
+            client.sock.sendall(batch)
+            sent += 100
+            if not tally.drain_available(client.sock):
+                break
+    except (ConnectionError, ssl.SSLError, OSError):
+        pass
+    tally.read_to_end(client.sock)
+    return tally.result(sent=sent)
+
+
+def scenario_ack_flood(client, frame_type, count):
+    """`count` frames that each ask for an ACK (SETTINGS or PING), written without reading a byte (the proxy's
+    answers pile up), then everything read to the end."""
+    tally = FrameTally()
+    one = frame(frame_type, 0, 0, b"" if frame_type == 0x4 else b"\x00" * 8)
+    batch = one * 1000
+    sent = 0
+    try:
+        while sent < count:
+            client.sock.sendall(batch)
+            sent += 1000
+    except (ConnectionError, ssl.SSLError, OSError):
+        pass
+    tally.read_to_end(client.sock)
+    return tally.result(sent=sent)
+
+
+def scenario_header_list(client, kib):
+    """A request whose header list is `kib` KiB (100-byte fields: 12-byte names, 56-byte values, 32 bytes of
+    HPACK overhead each), then a plain request on the same connection."""
+    fields = [("x-field-%05d" % index, "v" * 56) for index in range(kib * 1024 // 100)]
+    big = client.request("/hello", extra=fields)
+    sibling = client.request("/hello")
+    client.run_until(lambda: (client.finished(big) and client.finished(sibling)) or client.goaway is not None)
+    client.run_until(lambda: client.closed or (client.finished(big) and client.finished(sibling)))
+    return {"big": client.summary(big), "sibling": client.summary(sibling), "goaway": client.goaway,
+            "closed": client.closed}
+
+
+def scenario_header_bomb(client):
+    """HPACK's amplification: a 4000-byte field enters the dynamic table once, then 140,000 one-byte references to
+    it fill the rest of a HEADERS frame and eight CONTINUATION frames; decoded, the list is about 565 MB."""
+    big = client.request("/hello", extra=[("x-bomb", "b" * 4000)] * 140000)
+    sibling = client.request("/hello")
+    client.run_until(lambda: (client.finished(big) and client.finished(sibling)) or client.goaway is not None)
+    return {"big": client.summary(big), "sibling": client.summary(sibling), "goaway": client.goaway,
+            "closed": client.closed}
+
+
+def scenario_zero_window(client, path):
+    """Holds every stream window at zero (SETTINGS_INITIAL_WINDOW_SIZE 0, never a WINDOW_UPDATE) while asking for
+    `path`, and keeps the connection busy with a PING every half second until the proxy hangs up (at most 60 s)."""
+    client.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+    client.flush()
+    stream_id = client.request(path)
+    client.run_until(lambda: client.streams[stream_id]["status"] is not None or client.goaway is not None)
+    headed = time.monotonic()
+    tally = FrameTally()
+    pings = 0
+    client.sock.settimeout(0.5)
+    while time.monotonic() - headed < 60:
+        try:
+            chunk = client.sock.recv(65536)
+        except TimeoutError:
+            client.sock.sendall(frame(0x6, 0, 0, b"\x00" * 8))
+            pings += 1
+            continue
+        except (ConnectionError, ssl.SSLError, OSError):
+            break
+        if not chunk:
+            break
+        tally.feed(chunk)
+    return tally.result(status=client.streams[stream_id]["status"], body=client.streams[stream_id]["length"],
+                        pings=pings, seconds_after_head=round(time.monotonic() - headed, 2))
+
+def scenario_wait_stalled(client, path):
+    stream_id = client.request("/wait-stalled?path=" + path)
+    client.streams[stream_id]["keep"] = True
+    client.run_until(lambda: client.finished(stream_id))
+    return {"status": client.streams[stream_id]["status"],
+            "origin": json.loads(bytes(client.streams[stream_id]["data"]) or b"{}")}
+
+
 def main():
     parser = argparse.ArgumentParser(description="mitm-proxy HTTP/2 test client")
     parser.add_argument("--proxy-host", default="127.0.0.1")
@@ -440,6 +637,13 @@ def main():
         "client-goaway": lambda: scenario_client_goaway(client),
         "wait-for-goaway": lambda: scenario_wait_for_goaway(client),
         "rapid-reset": lambda: scenario_rapid_reset(client, int(extra[0])),
+        "continuation-flood": lambda: scenario_continuation_flood(client, int(extra[0])),
+        "settings-flood": lambda: scenario_ack_flood(client, 0x4, int(extra[0])),
+        "ping-flood": lambda: scenario_ack_flood(client, 0x6, int(extra[0])),
+        "header-list": lambda: scenario_header_list(client, int(extra[0])),
+        "header-bomb": lambda: scenario_header_bomb(client),
+        "zero-window": lambda: scenario_zero_window(client, extra[0]),
+        "wait-stalled": lambda: scenario_wait_stalled(client, extra[0]),
     }
     result = runners[arguments.scenario]()
     result["alpn"] = client.alpn

@@ -9,6 +9,11 @@ heads byte-exactly (no parsing library in between, so what the proxy sent is wha
   silent       reads the request and never answers
   late         answers each request after 2 seconds
   unrequested  answers the request, then at once sends a second response nobody asked for
+  faults       misbehaves by path: /reset-mid-body (Content-Length 1 MiB, 64 KiB of it, then a TCP reset),
+               /reset-mid-chunked (a 64 KiB chunk, then a reset), /close-before-response (FIN right after the head),
+               /reset-before-response, /half-close-after-response (a close-delimited 100,000-byte body, then
+               close_notify and FIN while it keeps reading until the proxy closes), /half-close-before-response
+               (close_notify and FIN instead of an answer); any other path gets 200 "ok"
   tap          keeps every byte every connection sends; answers `GET /shape/NAME` with the ambiguous response
                NAME (see AMBIGUOUS_RESPONSES), any other request 200 "ok"; a connection whose first bytes are
                `DUMP\r\n` gets back everything the other connections sent, and is closed
@@ -18,6 +23,7 @@ import os
 import signal
 import socket
 import ssl
+import struct
 import sys
 import threading
 import time
@@ -87,6 +93,51 @@ def tap(connection):
                 respond(connection, "200 OK", [("Content-Length", 2)], b"ok")
 
 
+def reset(connection):
+    """Closes with a TCP reset instead of a FIN (and without close_notify)."""
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
+
+
+def half_close(connection):
+    """Ends this side's output (close_notify first under TLS) and reads until the peer closes too."""
+    if isinstance(connection, ssl.SSLSocket):
+        connection.setblocking(False)
+        try:
+            connection.unwrap()
+        except (ssl.SSLError, OSError):
+            pass  # close_notify went out; the peer's comes later, or never
+        connection.setblocking(True)
+    socket.socket.shutdown(connection, socket.SHUT_WR)
+    connection.settimeout(60)
+    while socket.socket.recv(connection, 65536):
+        pass
+
+
+def fault(connection, target):
+    """The `faults` behaviour for one request; False once the connection is done."""
+    path = target.split("?", 1)[0]
+    if path == "/reset-mid-body":
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n" + b"r" * 65536)
+        reset(connection)
+    elif path == "/reset-mid-chunked":
+        connection.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000\r\n" + b"r" * 65536 + b"\r\n")
+        reset(connection)
+    elif path == "/close-before-response":
+        connection.close()
+    elif path == "/reset-before-response":
+        reset(connection)
+    elif path == "/half-close-after-response":
+        connection.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + b"h" * 100000)
+        half_close(connection)
+    elif path == "/half-close-before-response":
+        half_close(connection)
+    else:
+        respond(connection, "200 OK", [("Content-Length", 2)], b"ok")
+        return True
+    return False
+
+
 def serve(connection, behavior):
     pending = b""
     try:
@@ -98,6 +149,10 @@ def serve(connection, behavior):
             if head is None:
                 return
             method = head.split(b" ", 1)[0]
+            if behavior == "faults":
+                if fault(connection, head.split(b" ", 2)[1].decode("latin-1")):
+                    continue
+                return
             if behavior == "record":
                 respond(connection, "200 OK", [("Content-Length", len(head))], head)
             elif behavior == "chunked-head":

@@ -22,6 +22,7 @@ print(json.dumps({
             "connection": e.get("connection"),
             "postLength": len(e["request"].get("postData", {}).get("text", "")),
             "trailers": e["response"].get("_trailers"),
+            "error": e["response"].get("_error"),
         }
         for e in log["entries"]
     ],

@@ -107,10 +107,18 @@ struct HTTP2Harness {
 
     /// Runs one h2_client.py scenario through the proxy and returns its JSON (null JSON if it printed none).
     func h2Client(_ scenario: String, _ arguments: [String] = []) async throws -> (JSON, SubprocessResult) {
+        try await Self.h2Client(proxyPort: harness.port, caFile: harness.caCertificate, originPort: origin.port, scenario, arguments)
+    }
+
+    /// Runs one h2_client.py scenario through the proxy at `proxyPort` (trusting `caFile`) to origin.test at `originPort`.
+    static func h2Client(
+        proxyPort: Int, caFile: String, originPort: UInt16, _ scenario: String, _ arguments: [String] = [],
+        timeout: Duration = .seconds(30)
+    ) async throws -> (JSON, SubprocessResult) {
         let result = try await Subprocess.run("python3", [
-            RepositoryLayout.h2ClientScript, "--proxy-port", String(harness.port), "--host", "origin.test",
-            "--port", String(origin.port), "--cafile", harness.caCertificate, scenario,
-        ] + arguments, timeout: .seconds(30))
+            RepositoryLayout.h2ClientScript, "--proxy-port", String(proxyPort), "--host", "origin.test",
+            "--port", String(originPort), "--cafile", caFile, scenario,
+        ] + arguments, timeout: timeout)
         return (JSON(parsing: result.stdoutText), result)
     }
 

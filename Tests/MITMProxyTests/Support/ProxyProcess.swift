@@ -65,6 +65,11 @@ final class ProxyProcess: @unchecked Sendable {
         }.start()
     }
 
+    /// A test that threw before `stop()` leaves no proxy running.
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     private static func listeningPort(in text: String) -> Int? {
         guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
         let digits = text[range.upperBound...].prefix { $0.isNumber }
@@ -88,9 +93,54 @@ final class ProxyProcess: @unchecked Sendable {
         return value
     }
 
+    /// CPU time it used so far, user and system, in seconds (`/proc/PID/stat` fields 14 and 15).
+    func cpuSeconds() throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // The command name (field 2) may hold spaces: count fields from the `)` that closes it.
+        guard let close = stat.lastIndex(of: ")") else { throw SubprocessError(description: "unreadable /proc/\(pid)/stat") }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            throw SubprocessError(description: "no CPU times in /proc/\(pid)/stat")
+        }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// How many descriptors it has open.
     func openDescriptorCount() throws -> Int {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+    }
+
+    /// How many of its descriptors are sockets (its listener, and one per client or upstream connection).
+    func openSocketCount() throws -> Int {
+        let directory = "/proc/\(pid)/fd"
+        return try FileManager.default.contentsOfDirectory(atPath: directory).count { name in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name))?.hasPrefix("socket:") == true
+        }
+    }
+
+    /// Lowers its descriptor limit (RLIMIT_NOFILE, soft and hard) to `count` with util-linux's `prlimit`.
+    func limitDescriptors(to count: Int) async throws {
+        let result = try await Subprocess.run("prlimit", ["--pid", String(pid), "--nofile=\(count):\(count)"])
+        guard result.succeeded else { throw SubprocessError(description: "prlimit failed: \(result)") }
+    }
+
+    /// The descriptor count a leak test compares against: taken once only `sockets` sockets are open again (the
+    /// count before a warm-up exchange, whose connections close, or idle in the upstream pool for its idle time).
+    func descriptorBaseline(sockets: Int, timeout: Duration = .seconds(20)) async throws -> Int {
+        guard await Poll.until(timeout: timeout, { (try? openSocketCount()) == sockets }) else {
+            throw SubprocessError(description: "the proxy kept \(try openSocketCount()) sockets open, \(sockets) expected")
+        }
+        return try openDescriptorCount()
+    }
+
+    /// Waits (at most `timeout`) until the descriptor count is back to `baseline`; the count it saw last.
+    func descriptorsAfterSettling(at baseline: Int, timeout: Duration = .seconds(20)) async -> Int {
+        var current = -1
+        _ = await Poll.until(timeout: timeout) {
+            current = (try? openDescriptorCount()) ?? -1
+            return current == baseline
+        }
+        return current
     }
 
     /// SIGTERM, wait up to five seconds (then SIGKILL), remove the CA directory.

@@ -8,9 +8,18 @@ enum PythonClient {
         _ arguments: [String] = [],
         timeout: Duration = .seconds(40)
     ) async throws -> SubprocessResult {
+        try await Subprocess.run("python3", ["-c", script] + arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Runs the fixture `name` (a file in Fixtures) with `arguments`.
+    static func run(fixture name: String, _ arguments: [String] = [], timeout: Duration = .seconds(40)) async throws -> SubprocessResult {
+        try await Subprocess.run("python3", [RepositoryLayout.fixtures + "/" + name] + arguments, environment: environment, timeout: timeout)
+    }
+
+    private static var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONPATH"] = RepositoryLayout.fixtures
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        return try await Subprocess.run("python3", ["-c", script] + arguments, environment: environment, timeout: timeout)
+        return environment
     }
 }

@@ -39,6 +39,12 @@ final class RunningProxyProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// Waits (blocking) for the process to exit, however it was told to; returns its status.
+    func waitForExit() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     deinit {
         if process.isRunning {
             process.terminate()
