@@ -48,6 +48,8 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var profile: String?
     /// True when the client accepted a certificate of an invalid profile: it does not validate certificates.
     public var acceptedInvalidCertificate: Bool?
+    /// True on a `tunnel` line of a TLS tunnel passed through untouched by `--ignore-hosts` or `--intercept-hosts`.
+    public var passthrough: Bool?
 
     init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
         self.time = time
@@ -82,11 +84,12 @@ public struct EventLine: Sendable, Encodable, Equatable {
         case .proxyProbe(let record, let probe):
             self.init(verdict: record, type: "probe", time: time)
             self.probe = probe.rawValue
-        case .tunnel(let id, let host, let port, let up, let down, let reason):
+        case .tunnel(let id, let host, let port, let up, let down, let reason, let passedThrough):
             self.init("tunnel", id, host, port, time: time)
             bytesUp = up
             bytesDown = down
             self.reason = reason
+            passthrough = passedThrough ? true : nil
         case .intercepted(let id, let host, let port, let version, let alpn):
             self.init("handshake", id, host, port, time: time)
             tlsVersion = version

@@ -34,9 +34,10 @@ public struct ConsoleLog: Sendable {
             let isProblem = record.failure != nil || (record.response?.status ?? 502) >= 500
             guard verbosity >= .normal || isProblem else { return nil }
             return Self.exchangeLine(record)
-        case .tunnel(_, let host, let port, let up, let down, let reason):
+        case .tunnel(_, let host, let port, let up, let down, let reason, let passedThrough):
             guard verbosity >= .normal else { return nil }
-            return "TUNNEL \(host):\(port) (not TLS, relayed as is): \(ByteCountText.format(up)) up, \(ByteCountText.format(down)) down; \(reason)"
+            let what = passedThrough ? "PASSTHROUGH \(host):\(port) (host lists: TLS relayed untouched, no verdict)" : "TUNNEL \(host):\(port) (not TLS, relayed as is)"
+            return "\(what): \(ByteCountText.format(up)) up, \(ByteCountText.format(down)) down; \(reason)"
         case .clientTLSFailed(_, let host, let port, let reason):
             guard verbosity >= .verbose else { return nil }
             return "\(host):\(port): client TLS: \(reason)"
@@ -84,7 +85,7 @@ public struct ConsoleLog: Sendable {
     static func connectionID(of event: ProxyEvent) -> Int {
         switch event {
         case .exchange(let record): record.connectionID
-        case .tunnel(let id, _, _, _, _, _), .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _),
+        case .tunnel(let id, _, _, _, _, _, _), .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _),
              .badRequest(let id, _, _), .intercepted(let id, _, _, _, _), .timedOut(let id, _, _), .request(let id, _, _, _, _),
              .connectionOpened(let id, _, _, _):
             id

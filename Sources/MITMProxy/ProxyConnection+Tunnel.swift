@@ -24,6 +24,7 @@ extension ProxyConnection {
             case .intercept(let profile):
                 intercept(tunnel, hello, profile: profile)
             case .passThrough:
+                tunnel.passedThrough = true
                 startRawTunnel(tunnel)
             case .refuse(let reason):
                 close(reason: "refused by policy: \(reason)")

@@ -295,8 +295,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func relayClosed(reason: String) {
         guard case .relaying(let relay, let relayed) = phase else { return }
         if case .raw(let raw) = relay, case .tunnel(let tunnel) = relayed {
-            context.events.emit(.tunnel(connectionID: id, host: tunnel.host, port: tunnel.port,
-                                        bytesUp: raw.bytesUp, bytesDown: raw.bytesDown, reason: reason))
+            context.events.emit(.tunnel(connectionID: id, host: tunnel.host, port: tunnel.port, bytesUp: raw.bytesUp,
+                                        bytesDown: raw.bytesDown, reason: reason, passedThrough: tunnel.passedThrough))
         }
         if case .interception(let interception) = relayed { interception.verdict.finish() }
         phase = .closed

@@ -40,7 +40,7 @@ public final class ProxyServer: Sendable {
         self.context = context
         let book = context.verdicts
         context.events.subscribe { book.observe($0) }
-        let findings = FindingsBook(passThroughHosts: configuration.tunnelPolicy.passThroughHosts)
+        let findings = FindingsBook()
         findingsBook = findings
         let events = context.events
         // A finding goes back through the recording queue, so every subscriber sees it after the event that revealed it.

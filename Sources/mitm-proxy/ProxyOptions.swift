@@ -29,9 +29,16 @@ struct ProxyOptions: ParsableArguments {
     var upstreamInsecure = false
 
     @Option(name: .customLong("ignore-hosts"), help: ArgumentHelp(
-        "Relay TLS tunnels to hosts matching PATTERN untouched: no certificate forged, no verdict (repeatable; e.g. '*.apple.com').",
+        "Relay TLS tunnels to hosts matching PATTERN untouched: no certificate forged, no verdict (repeatable; e.g. '*.apple.com'). "
+            + "@FILE reads one pattern per line (# comments).",
         valueName: "pattern"))
     var ignoreHosts: [String] = []
+
+    @Option(name: .customLong("intercept-hosts"), help: ArgumentHelp(
+        "Intercept only hosts matching PATTERN; relay every other TLS tunnel untouched, without a verdict (repeatable; @FILE reads "
+            + "one pattern per line). With --ignore-hosts too, the most specific pattern decides for a host.",
+        valueName: "pattern"))
+    var interceptHosts: [String] = []
 
     @Option(name: .customLong("attack"), help: ArgumentHelp(
         "Show clients a certificate of PROFILE (every host) or HOST=PROFILE (hosts matching a pattern; the most specific wins); "
@@ -113,7 +120,7 @@ struct ProxyOptions: ParsableArguments {
         guard !(quiet && verbose) else { throw ValidationError("--quiet and --verbose cannot be used together") }
         if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
         _ = try resolveOverrides()
-        _ = try ignoredHostPatterns()
+        try HostListCheck(policy: try hostLists(), expectations: try parsedExpectations().expectations).validate()
         for path in try profileRules().compactMap(\.keyFile) {
             do { _ = try CertificateProfileForger.readKey(path) } catch { throw ValidationError("--attack \(error.description)") }
         }
@@ -122,15 +129,10 @@ struct ProxyOptions: ParsableArguments {
         }
     }
 
-    /// `--ignore-hosts` values, parsed.
-    func ignoredHostPatterns() throws -> [HostPattern] {
-        try ignoreHosts.map { text in
-            do {
-                return try HostPattern(text)
-            } catch {
-                throw ValidationError("--ignore-hosts \(text): \(error)")
-            }
-        }
+    /// `--ignore-hosts` and `--intercept-hosts`, read (files included) and parsed.
+    func hostLists() throws -> TunnelPolicy {
+        TunnelPolicy(passThroughHosts: try HostListCheck.patterns(ignoreHosts, flag: "--ignore-hosts"),
+                     interceptHosts: try HostListCheck.patterns(interceptHosts, flag: "--intercept-hosts"))
     }
 
     /// `--attack` values, parsed.
@@ -178,7 +180,8 @@ struct ProxyOptions: ParsableArguments {
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure
-        configuration.tunnelPolicy = TunnelPolicy(passThroughHosts: try ignoredHostPatterns(), profileRules: try profileRules())
+        configuration.tunnelPolicy = try hostLists()
+        configuration.tunnelPolicy.profileRules = try profileRules()
         configuration.resolveOverrides = try resolveOverrides()
         configuration.handshakeTimeout = handshakeTimeout
         configuration.idleTimeout = idleTimeout

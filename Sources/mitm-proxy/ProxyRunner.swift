@@ -48,6 +48,7 @@ struct ProxyRunner {
         if command.isEmpty { say("Devices behind the proxy can download it from http://mitm.proxy/") }
         for line in inputs.summary { say(line) }
         for warning in inputs.warnings { console.err(warning) }
+        for warning in HostListCheck(policy: try options.hostLists(), expectations: expectations).warnings { console.err(warning) }
         if options.upstreamInsecure {
             console.err("warning: --upstream-insecure: upstream certificates are NOT verified; anyone on the path can impersonate them")
         }
