@@ -5,7 +5,8 @@ import Foundation
 public struct EventLine: Sendable, Encodable, Equatable {
     /// When the event happened.
     public var time: Date
-    /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback` or `pin-failure-report`.
+    /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback`, `pin-failure-report`
+    /// or `client-refused`.
     public var type: String
     /// The proxy's connection id.
     public var connection: Int
@@ -100,6 +101,10 @@ public struct EventLine: Sendable, Encodable, Equatable {
         case .upstreamFailed(let id, let host, let port, let reason):
             self.init("error", id, host, port, time: time)
             error = "upstream: \(reason)"
+        case .clientRefused(let peer, let reason):
+            self.init("client-refused", 0, "-", 0, time: time)
+            self.peer = peer
+            self.reason = reason
         case .badRequest(let id, let peer, let reason):
             self.init("error", id, "-", 0, time: time)
             self.peer = peer

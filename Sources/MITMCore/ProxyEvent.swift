@@ -87,6 +87,8 @@ public enum ProxyEvent: Sendable, Equatable {
     case clientTLSFailed(connectionID: Int, host: String, port: Int, reason: String)
     /// Connecting or talking to the upstream failed.
     case upstreamFailed(connectionID: Int, host: String, port: Int, reason: String)
+    /// A connection was closed as soon as it was accepted: its address may not use the proxy (`ClientAccessPolicy`).
+    case clientRefused(peer: String, reason: String)
     /// A client sent something the proxy could not accept.
     case badRequest(connectionID: Int, peer: String, reason: String)
     /// A TLS connection from a client was intercepted (handshake completed with the forged certificate).

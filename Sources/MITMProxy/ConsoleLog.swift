@@ -25,7 +25,8 @@ public struct ConsoleLog: Sendable {
     /// The line for `event` at `time`, or nil when this verbosity does not show it.
     public func line(for event: ProxyEvent, at time: Date = Date()) -> String? {
         guard let text = text(for: event) else { return nil }
-        return "\(Self.clock(time)) #\(Self.connectionID(of: event)) \(text)"
+        // A refused client never became a connection: it has no id.
+        return "\(Self.clock(time)) \(Self.connectionID(of: event).map { "#\($0)" } ?? "--") \(text)"
     }
 
     private func text(for event: ProxyEvent) -> String? {
@@ -45,6 +46,8 @@ public struct ConsoleLog: Sendable {
             return "\(host):\(port): upstream failed: \(reason)"
         case .badRequest(_, let peer, let reason):
             return "bad request from \(peer): \(reason)"
+        case .clientRefused(let peer, let reason):
+            return "refused client \(peer): \(reason)"
         case .intercepted(_, let host, let port, let version, let alpn):
             guard verbosity >= .verbose else { return nil }
             return "\(host):\(port): handshake completed (\(version)\(alpn.map { ", \($0)" } ?? "")); waiting for the client's first request"
@@ -82,8 +85,9 @@ public struct ConsoleLog: Sendable {
         }
     }
 
-    static func connectionID(of event: ProxyEvent) -> Int {
+    static func connectionID(of event: ProxyEvent) -> Int? {
         switch event {
+        case .clientRefused: nil
         case .exchange(let record): record.connectionID
         case .tunnel(let id, _, _, _, _, _, _), .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _),
              .badRequest(let id, _, _), .intercepted(let id, _, _, _, _), .timedOut(let id, _, _), .request(let id, _, _, _, _),

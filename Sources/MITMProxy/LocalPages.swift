@@ -1,3 +1,4 @@
+import MITMCore
 import MITMTLS
 
 /// The proxy's own web pages, reached at `http://mitm.proxy/` through the proxy or at the proxy's
@@ -8,7 +9,7 @@ enum LocalPages {
 
     static func handles(host: String) -> Bool { host == Self.host }
 
-    static func response(for path: String, authority: CertificateAuthority) -> LocalResponse {
+    static func response(for path: String, request: HTTPRequestHead, authority: CertificateAuthority) -> LocalResponse {
         let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
         switch route {
         case "/", "/index.html":

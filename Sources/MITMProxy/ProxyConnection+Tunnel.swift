@@ -63,6 +63,10 @@ extension ProxyConnection {
     }
 
     func upstreamConnected(_ tunnel: Tunnel, _ result: Result<UpstreamConnection, UpstreamFailure>) {
+        if case .awaitingTarget = phase {
+            targetReached(tunnel, result)
+            return
+        }
         tunnel.upstream = UpstreamProgress(result)
         switch phase {
         case .awaitingRawUpstream:
@@ -76,7 +80,7 @@ extension ProxyConnection {
             tunnel.serverFirstWatcher = watcher
             connection.socket.delegate = watcher
             connection.socket.resumeReading()
-        case .readingRequest, .relaying, .lingering, .closed:
+        case .readingRequest, .awaitingTarget, .relaying, .lingering, .closed:
             return
         }
     }

@@ -47,8 +47,14 @@ public final class ProxyServer: Sendable {
         context.events.subscribe { event in
             for finding in findings.observe(event) { events.emit(.finding(finding)) }
         }
+        let access = configuration.clientAccess
+        let admits: @Sendable (SocketAddress) -> Bool = { [events = context.events] peer in
+            guard let reason = access.refusal(forClient: peer.host) else { return true }
+            events.emit(.clientRefused(peer: peer.description, reason: reason))
+            return false
+        }
         do {
-            listener = try Listener(host: configuration.host, port: configuration.port) { descriptor, _ in
+            listener = try Listener(host: configuration.host, port: configuration.port, admits: admits) { descriptor, _ in
                 let loop = context.loops.next()
                 loop.execute {
                     ProxyConnection(descriptor: descriptor, context: context, loop: loop).start()

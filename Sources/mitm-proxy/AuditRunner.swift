@@ -60,7 +60,8 @@ struct AuditRunner {
         server.start()
         let outcome: ClientCommandOutcome
         do {
-            outcome = try ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath).runToCompletion()
+            outcome = try ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath,
+                                    credentials: server.configuration.proxyCredentials).runToCompletion()
         } catch {
             server.stop()
             return .failure(RoundFailure(message: "\(error)"))

@@ -19,6 +19,22 @@ struct ProxyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Port to listen on (0 picks a free one). Default 8888, or a free port when running a client command.", valueName: "port"))
     var port: Int?
 
+    @Flag(name: .customLong("allow-public-clients"), help: ArgumentHelp(
+        "On a network address, also admit clients from public addresses. By default only this machine and private, link-local "
+            + "and carrier-grade NAT networks may connect; others are refused at once. Use with --proxy-auth."))
+    var allowPublicClients = false
+
+    @Option(name: .customLong("proxy-auth"), help: ArgumentHelp(
+        "Require HTTP Basic proxy authentication with these credentials (407 without them); @FILE reads USER:PASSWORD from a file, "
+            + "keeping it out of the process list. Never logged or recorded.",
+        valueName: "user:password"))
+    var proxyAuth: String?
+
+    @Flag(name: .customLong("allow-local-targets"), help: ArgumentHelp(
+        "Let clients on other machines reach this machine's own addresses and loopback services through the proxy "
+            + "(by default they get 403)."))
+    var allowLocalTargets = false
+
     @OptionGroup var ca: CADirectoryOption
 
     @Option(name: .customLong("upstream-ca"), help: ArgumentHelp(
@@ -120,6 +136,7 @@ struct ProxyOptions: ParsableArguments {
         guard !(quiet && verbose) else { throw ValidationError("--quiet and --verbose cannot be used together") }
         if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
         _ = try resolveOverrides()
+        _ = try proxyCredentials()
         try HostListCheck(policy: try hostLists(), expectations: try parsedExpectations().expectations).validate()
         for path in try profileRules().compactMap(\.keyFile) {
             do { _ = try CertificateProfileForger.readKey(path) } catch { throw ValidationError("--attack \(error.description)") }
@@ -133,6 +150,28 @@ struct ProxyOptions: ParsableArguments {
     func hostLists() throws -> TunnelPolicy {
         TunnelPolicy(passThroughHosts: try HostListCheck.patterns(ignoreHosts, flag: "--ignore-hosts"),
                      interceptHosts: try HostListCheck.patterns(interceptHosts, flag: "--intercept-hosts"))
+    }
+
+    /// `--proxy-auth`, read (from its file with `@FILE`) and parsed; errors never repeat the credentials.
+    func proxyCredentials() throws -> ProxyCredentials? {
+        guard let proxyAuth else { return nil }
+        var text = proxyAuth
+        var source = "--proxy-auth"
+        if proxyAuth.hasPrefix("@") {
+            let path = String(proxyAuth.dropFirst())
+            source = "--proxy-auth @\(path)"
+            do {
+                let data = try FileReading.contents(of: path, what: "--proxy-auth file")
+                text = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+        do {
+            return try ProxyCredentials(parsing: text)
+        } catch {
+            throw ValidationError("\(source): \(error)")
+        }
     }
 
     /// `--attack` values, parsed.
@@ -186,6 +225,9 @@ struct ProxyOptions: ParsableArguments {
         configuration.handshakeTimeout = handshakeTimeout
         configuration.idleTimeout = idleTimeout
         configuration.allowUnprovenRefusals = allowUnprovenRefusals
+        configuration.allowPublicClients = allowPublicClients
+        configuration.allowLocalTargets = allowLocalTargets
+        configuration.proxyCredentials = try proxyCredentials()
         return configuration
     }
 }

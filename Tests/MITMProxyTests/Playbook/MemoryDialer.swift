@@ -25,7 +25,7 @@ final class MemoryDialer: UpstreamDialer, @unchecked Sendable {
     /// The TLS origin ends, in order.
     var tlsConnections: [MemoryTLSPeer] { acceptedTLS.withLock { $0 } }
 
-    func dial(host: String, port: Int, context: ProxyContext, loop: EventLoop,
+    func dial(host: String, port: Int, guardedClient: String?, context: ProxyContext, loop: EventLoop,
               _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) -> any UpstreamAttempt {
         let attempt = MemoryAttempt()
         nonisolated(unsafe) let completion = completion
