@@ -223,7 +223,7 @@ final class HTTPRelay {
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (url.host, url.port)
-        let guardedClient = context.refusesLocalTargets(forClient: records.client) ? records.client : nil
+        let guardedClient = context.refusesLocalTargets(forClient: records.client) ? records.client ?? "unknown" : nil
         connecting = context.dialer.dial(host: url.host, port: url.port, guardedClient: guardedClient, context: context, loop: loop) { [unowned self] result in
             connecting = nil
             switch result {
