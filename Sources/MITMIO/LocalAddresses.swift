@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// The addresses that reach this machine: loopback, the unspecified address (which Linux connects to
 /// the local host) and every interface's address.
@@ -17,9 +18,19 @@ public enum LocalAddresses {
         host == "0.0.0.0" || host == "::" || host == "::ffff:0.0.0.0"
     }
 
+    /// The interface addresses, read again at most once a second: the check runs on the loops for every upstream a
+    /// client on another machine asks for, and reading them costs a netlink round trip (about 0.1 ms).
     private static func interfaceAddresses() -> Set<String> {
-        Set(interfaces().map { $0.address.lowercased() })
+        let now = ContinuousClock.now
+        return recentInterfaceAddresses.withLock { cached in
+            if let last = cached, last.read.duration(to: now) < .seconds(1) { return last.addresses }
+            let addresses = Set(interfaces().map { $0.address.lowercased() })
+            cached = (now, addresses)
+            return addresses
+        }
     }
+
+    private static let recentInterfaceAddresses = Mutex<(read: ContinuousClock.Instant, addresses: Set<String>)?>(nil)
 
     /// Every IPv4 and IPv6 address of this machine's interfaces, loopback included, in the system's order
     /// (link-local IPv6 addresses carry their zone: `fe80::1%eth0`).
