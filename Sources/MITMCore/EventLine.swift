@@ -5,7 +5,8 @@ import Foundation
 public struct EventLine: Sendable, Encodable, Equatable {
     /// When the event happened.
     public var time: Date
-    /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback` or `pin-failure-report`.
+    /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback`, `pin-failure-report`
+    /// or `client-refused`.
     public var type: String
     /// The proxy's connection id.
     public var connection: Int
@@ -48,6 +49,8 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var profile: String?
     /// True when the client accepted a certificate of an invalid profile: it does not validate certificates.
     public var acceptedInvalidCertificate: Bool?
+    /// True on a `tunnel` line of a TLS tunnel passed through untouched by `--ignore-hosts` or `--intercept-hosts`.
+    public var passthrough: Bool?
 
     init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
         self.time = time
@@ -82,11 +85,12 @@ public struct EventLine: Sendable, Encodable, Equatable {
         case .proxyProbe(let record, let probe):
             self.init(verdict: record, type: "probe", time: time)
             self.probe = probe.rawValue
-        case .tunnel(let id, let host, let port, let up, let down, let reason):
+        case .tunnel(let id, let host, let port, let up, let down, let reason, let passedThrough):
             self.init("tunnel", id, host, port, time: time)
             bytesUp = up
             bytesDown = down
             self.reason = reason
+            passthrough = passedThrough ? true : nil
         case .intercepted(let id, let host, let port, let version, let alpn):
             self.init("handshake", id, host, port, time: time)
             tlsVersion = version
@@ -97,6 +101,10 @@ public struct EventLine: Sendable, Encodable, Equatable {
         case .upstreamFailed(let id, let host, let port, let reason):
             self.init("error", id, host, port, time: time)
             error = "upstream: \(reason)"
+        case .clientRefused(let peer, let reason):
+            self.init("client-refused", 0, "-", 0, time: time)
+            self.peer = peer
+            self.reason = reason
         case .badRequest(let id, let peer, let reason):
             self.init("error", id, "-", 0, time: time)
             self.peer = peer

@@ -7,7 +7,7 @@ public struct Fallback: Sendable, Equatable, Codable {
     public enum Channel: String, Sendable, Codable {
         /// An absolute-form `http://` request through the proxy: clear text.
         case plainHTTP = "plain-http"
-        /// A CONNECT tunnel passed through untouched (`--ignore-hosts`): never checked.
+        /// A CONNECT tunnel passed through untouched (`--ignore-hosts`, `--intercept-hosts`): never checked.
         case passedThroughTunnel = "passed-through-tunnel"
         /// A CONNECT tunnel whose bytes were not TLS: clear text inside the tunnel.
         case clearTunnel = "clear-tunnel"
@@ -48,7 +48,7 @@ public struct Fallback: Sendable, Equatable, Codable {
         case .plainHTTP:
             then = "then fetched \(target) in clear text"
         case .passedThroughTunnel:
-            then = "then reached \(target) through a tunnel passed through untouched (--ignore-hosts), which nothing checked"
+            then = "then reached \(target) through a tunnel passed through untouched (--ignore-hosts or --intercept-hosts), which nothing checked"
         case .clearTunnel:
             then = "then reached \(target) through a CONNECT tunnel that was not TLS, in clear text"
         }

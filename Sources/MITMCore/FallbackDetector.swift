@@ -37,8 +37,6 @@ public struct FallbackDetector: Sendable {
         let channel: Fallback.Channel
     }
 
-    /// Hosts whose tunnels are passed through (`--ignore-hosts`), to tell such a tunnel from a clear one.
-    public let passThroughHosts: [HostPattern]
     /// Entries kept at most in each table.
     public let memoryLimit: Int
     private var refusals: [Key: Refusal] = [:]
@@ -46,9 +44,8 @@ public struct FallbackDetector: Sendable {
     private var openTunnels: [Int: OpenTunnel] = [:]
     private var reported: Set<Reported> = []
 
-    /// A detector for a run whose policy passes `passThroughHosts` through.
-    public init(passThroughHosts: [HostPattern] = [], memoryLimit: Int = 4096) {
-        self.passThroughHosts = passThroughHosts
+    /// A detector keeping at most `memoryLimit` entries per table.
+    public init(memoryLimit: Int = 4096) {
         self.memoryLimit = max(1, memoryLimit)
     }
 
@@ -66,9 +63,9 @@ public struct FallbackDetector: Sendable {
             Self.insert(OpenTunnel(key: key, port: port, opened: time), at: id, into: &openTunnels, limit: memoryLimit) { $0.opened }
         case .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _):
             openTunnels.removeValue(forKey: id)
-        case .tunnel(let id, let host, let port, _, _, _):
+        case .tunnel(let id, let host, let port, _, _, _, let passedThrough):
             guard let tunnel = openTunnels.removeValue(forKey: id) else { return [] }
-            let channel: Fallback.Channel = passThroughHosts.contains { $0.matches(host) } ? .passedThroughTunnel : .clearTunnel
+            let channel: Fallback.Channel = passedThrough ? .passedThroughTunnel : .clearTunnel
             let access = Access(channel: channel, request: "CONNECT \(HostName.isIPv6(host) ? "[\(host)]" : host):\(port)",
                                 connectionID: id, started: tunnel.opened)
             return accessed(tunnel.key, access)

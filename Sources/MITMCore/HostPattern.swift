@@ -84,6 +84,22 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the pattern is one host name or address, not a wildcard.
+    public var isExactName: Bool {
+        if case .exact = kind { return true }
+        return false
+    }
+
+    /// A host the pattern matches that no exact name in a host list is likely to be: the name itself for an
+    /// exact pattern, an unremarkable subdomain for a wildcard. Lets a policy be asked about a whole pattern.
+    public var representativeHost: String {
+        switch kind {
+        case .any: "any-host"
+        case .exact(let name): name
+        case .subdomains(of: let parent), .oneLevelBelow(let parent): "any-host." + parent
+        }
+    }
+
     /// `host:port` or `[v6]:port`; a bare IPv6 literal has two colons or more.
     private static func hasPort(_ text: String) -> Bool {
         if text.hasPrefix("[") { return text.contains("]:") }

@@ -67,37 +67,19 @@ public struct JUnitReport: Sendable, Equatable {
         let failures = cases.filter { $0.failure != nil }.count
         let skipped = cases.filter { $0.skipped != nil }.count
         var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
-                     "<testsuites name=\"\(Self.escape(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\">",
-                     "  <testsuite name=\"\(Self.escape(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\">"]
+                     "<testsuites name=\"\(XMLText.escaped(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\">",
+                     "  <testsuite name=\"\(XMLText.escaped(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\">"]
         for testCase in cases {
-            let open = "    <testcase classname=\"\(Self.escape(testCase.group))\" name=\"\(Self.escape(testCase.name))\""
+            let open = "    <testcase classname=\"\(XMLText.escaped(testCase.group))\" name=\"\(XMLText.escaped(testCase.name))\""
             if let failure = testCase.failure {
-                lines += [open + ">", "      <failure message=\"\(Self.escape(failure))\"/>", "    </testcase>"]
+                lines += [open + ">", "      <failure message=\"\(XMLText.escaped(failure))\"/>", "    </testcase>"]
             } else if let skipped = testCase.skipped {
-                lines += [open + ">", "      <skipped message=\"\(Self.escape(skipped))\"/>", "    </testcase>"]
+                lines += [open + ">", "      <skipped message=\"\(XMLText.escaped(skipped))\"/>", "    </testcase>"]
             } else {
                 lines.append(open + "/>")
             }
         }
         lines += ["  </testsuite>", "</testsuites>", ""]
         return lines.joined(separator: "\n")
-    }
-
-    /// Text safe inside an XML attribute; characters XML 1.0 cannot carry become U+FFFD.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "\n": escaped += "&#10;"
-            case "\t", "\r": escaped += "&#\(scalar.value);"
-            default:
-                escaped.unicodeScalars.append(scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF ? "\u{FFFD}" : scalar)
-            }
-        }
-        return escaped
     }
 }

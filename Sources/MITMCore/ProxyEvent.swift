@@ -80,12 +80,15 @@ public struct ExchangeRecord: Sendable, Equatable {
 public enum ProxyEvent: Sendable, Equatable {
     /// An HTTP exchange finished (or failed).
     case exchange(ExchangeRecord)
-    /// A CONNECT tunnel that was relayed without interception ended.
-    case tunnel(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String)
+    /// A CONNECT tunnel that was relayed without interception ended: not TLS, or (`passedThrough`) a TLS tunnel the
+    /// host lists left alone.
+    case tunnel(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool)
     /// The client's TLS handshake with the proxy failed or was abandoned.
     case clientTLSFailed(connectionID: Int, host: String, port: Int, reason: String)
     /// Connecting or talking to the upstream failed.
     case upstreamFailed(connectionID: Int, host: String, port: Int, reason: String)
+    /// A connection was closed as soon as it was accepted: its address may not use the proxy (`ClientAccessPolicy`).
+    case clientRefused(peer: String, reason: String)
     /// A client sent something the proxy could not accept.
     case badRequest(connectionID: Int, peer: String, reason: String)
     /// A TLS connection from a client was intercepted (handshake completed with the forged certificate).

@@ -14,9 +14,9 @@ public struct RunFindings: Sendable {
     public private(set) var omitted = 0
     private var detector: FallbackDetector
 
-    /// Empty findings for a run that passes `passThroughHosts` through.
-    public init(passThroughHosts: [HostPattern] = []) {
-        detector = FallbackDetector(passThroughHosts: passThroughHosts)
+    /// Empty findings.
+    public init() {
+        detector = FallbackDetector()
     }
 
     /// Takes `event`, delivered at `time`; returns what it reveals.

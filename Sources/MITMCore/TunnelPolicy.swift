@@ -46,12 +46,16 @@ public enum TunnelDecision: Sendable, Equatable {
 public struct TunnelPolicy: Sendable {
     /// Hosts whose tunnels pass through untouched (`--ignore-hosts`, as mitmproxy calls it).
     public var passThroughHosts: [HostPattern]
+    /// When not empty, the only hosts intercepted (`--intercept-hosts`); every other tunnel passes through.
+    public var interceptHosts: [HostPattern]
     /// Which certificate each host is shown (`--attack`); the `passthrough` profile relays the tunnel.
     public var profileRules: [CertificateProfileRule]
 
-    /// Intercepts everything except `passThroughHosts`, with the certificate `profileRules` choose (`trusted` by default).
-    public init(passThroughHosts: [HostPattern] = [], profileRules: [CertificateProfileRule] = []) {
+    /// Intercepts `interceptHosts` (every host when empty) except `passThroughHosts`, with the certificate
+    /// `profileRules` choose (`trusted` by default).
+    public init(passThroughHosts: [HostPattern] = [], interceptHosts: [HostPattern] = [], profileRules: [CertificateProfileRule] = []) {
         self.passThroughHosts = passThroughHosts
+        self.interceptHosts = interceptHosts
         self.profileRules = profileRules
     }
 
@@ -63,8 +67,39 @@ public struct TunnelPolicy: Sendable {
     /// The decision for a tunnel with `facts`: a pattern matches the SNI or the CONNECT host.
     public func decide(_ facts: TunnelFacts) -> TunnelDecision {
         let names = [facts.serverName, facts.connectHost].compactMap { $0 }
-        if passThroughHosts.contains(where: { pattern in names.contains { pattern.matches($0) } }) { return .passThrough }
+        guard hostListsIntercept(names) else { return .passThrough }
         let profile = CertificateProfileRule.profile(for: names, in: profileRules)
         return profile == .passthrough ? .passThrough : .intercept(profile)
+    }
+
+    /// Whether the host lists let a tunnel known by `names` (SNI, CONNECT host) be intercepted. The most
+    /// specific matching pattern of either list decides, as for `--expect`: `--ignore-hosts '*.bank.test'
+    /// --intercept-hosts api.bank.test` intercepts `api.bank.test` alone under `bank.test`. A host no pattern
+    /// matches is intercepted unless an intercept list was given.
+    public func hostListsIntercept(_ names: [String]) -> Bool {
+        let ignored = Self.bestSpecificity(of: passThroughHosts, matching: names)
+        let intercepted = Self.bestSpecificity(of: interceptHosts, matching: names)
+        switch (ignored, intercepted) {
+        case (nil, nil): return interceptHosts.isEmpty
+        case (_?, nil): return false
+        case (nil, _?): return true
+        case (let ignored?, let intercepted?): return intercepted > ignored
+        }
+    }
+
+    /// Patterns given to both lists: they say opposite things about the same hosts.
+    public var contradictoryPatterns: [HostPattern] {
+        passThroughHosts.filter { interceptHosts.contains($0) }
+    }
+
+    /// Whether the host lists pass through every host `pattern` matches (for a wildcard: its ordinary subdomains,
+    /// and every narrower intercept pattern inside it), so that an expectation on it can never get a verdict.
+    public func hostListsPassThrough(_ pattern: HostPattern) -> Bool {
+        let hosts = [pattern.representativeHost] + interceptHosts.map(\.representativeHost).filter { pattern.matches($0) }
+        return !hosts.contains { hostListsIntercept([$0]) }
+    }
+
+    private static func bestSpecificity(of patterns: [HostPattern], matching names: [String]) -> Int? {
+        patterns.filter { pattern in names.contains { pattern.matches($0) } }.map(\.specificity).max()
     }
 }

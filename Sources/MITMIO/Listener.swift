@@ -25,11 +25,14 @@ public final class Listener: @unchecked Sendable {
     /// Armed at once so that libdispatch creates its timer descriptor while descriptors are left (see `init`).
     private var timerPrimer: LoopTimer?
     private let onAccept: @Sendable (Int32, SocketAddress) -> Void
+    private let admits: @Sendable (SocketAddress) -> Bool
     /// How many connections one loop turn accepts before it lets the loop's timers run.
     private static let acceptsPerTurn = 64
 
-    /// Binds and listens on `host:port` (port 0 picks a free port).
-    public init(host: String, port: Int, backlog: Int32 = 1024, onAccept: @escaping @Sendable (Int32, SocketAddress) -> Void) throws(ListenError) {
+    /// Binds and listens on `host:port` (port 0 picks a free port). A connection from a peer `admits` turns down is
+    /// closed at once, never handed to `onAccept`.
+    public init(host: String, port: Int, backlog: Int32 = 1024, admits: @escaping @Sendable (SocketAddress) -> Bool = { _ in true },
+                onAccept: @escaping @Sendable (Int32, SocketAddress) -> Void) throws(ListenError) {
         guard let requested = SocketAddress.numeric(host: host, port: port) else {
             throw ListenError(message: "cannot listen on \(host):\(port): \(host) is not an IP address (use 127.0.0.1, 0.0.0.0 or ::)")
         }
@@ -49,6 +52,7 @@ public final class Listener: @unchecked Sendable {
         self.descriptor = descriptor
         self.address = SocketAddress.local(of: descriptor) ?? requested
         self.onAccept = onAccept
+        self.admits = admits
         let registration = loop.queue.sync { Result { () throws(SystemCallError) in try loop.register(descriptor, interest: .readable, handler: self) } }
         switch registration {
         case .success(let token):
@@ -98,7 +102,12 @@ public final class Listener: @unchecked Sendable {
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { mitm_accept_nonblocking(descriptor, $0, &length) }
             }
             if accepted >= 0 {
-                onAccept(accepted, SocketAddress(storage: storage, length: length))
+                let peer = SocketAddress(storage: storage, length: length)
+                if admits(peer) {
+                    onAccept(accepted, peer)
+                } else {
+                    Glibc.close(accepted)
+                }
                 continue
             }
             switch errno {

@@ -25,7 +25,8 @@ public struct ConsoleLog: Sendable {
     /// The line for `event` at `time`, or nil when this verbosity does not show it.
     public func line(for event: ProxyEvent, at time: Date = Date()) -> String? {
         guard let text = text(for: event) else { return nil }
-        return "\(Self.clock(time)) #\(Self.connectionID(of: event)) \(text)"
+        // A refused client never became a connection: it has no id.
+        return "\(Self.clock(time)) \(Self.connectionID(of: event).map { "#\($0)" } ?? "--") \(text)"
     }
 
     private func text(for event: ProxyEvent) -> String? {
@@ -34,9 +35,10 @@ public struct ConsoleLog: Sendable {
             let isProblem = record.failure != nil || (record.response?.status ?? 502) >= 500
             guard verbosity >= .normal || isProblem else { return nil }
             return Self.exchangeLine(record)
-        case .tunnel(_, let host, let port, let up, let down, let reason):
+        case .tunnel(_, let host, let port, let up, let down, let reason, let passedThrough):
             guard verbosity >= .normal else { return nil }
-            return "TUNNEL \(host):\(port) (not TLS, relayed as is): \(ByteCountText.format(up)) up, \(ByteCountText.format(down)) down; \(reason)"
+            let what = passedThrough ? "PASSTHROUGH \(host):\(port) (host lists: TLS relayed untouched, no verdict)" : "TUNNEL \(host):\(port) (not TLS, relayed as is)"
+            return "\(what): \(ByteCountText.format(up)) up, \(ByteCountText.format(down)) down; \(reason)"
         case .clientTLSFailed(_, let host, let port, let reason):
             guard verbosity >= .verbose else { return nil }
             return "\(host):\(port): client TLS: \(reason)"
@@ -44,6 +46,8 @@ public struct ConsoleLog: Sendable {
             return "\(host):\(port): upstream failed: \(reason)"
         case .badRequest(_, let peer, let reason):
             return "bad request from \(peer): \(reason)"
+        case .clientRefused(let peer, let reason):
+            return "refused client \(peer): \(reason)"
         case .intercepted(_, let host, let port, let version, let alpn):
             guard verbosity >= .verbose else { return nil }
             return "\(host):\(port): handshake completed (\(version)\(alpn.map { ", \($0)" } ?? "")); waiting for the client's first request"
@@ -81,10 +85,11 @@ public struct ConsoleLog: Sendable {
         }
     }
 
-    static func connectionID(of event: ProxyEvent) -> Int {
+    static func connectionID(of event: ProxyEvent) -> Int? {
         switch event {
+        case .clientRefused: nil
         case .exchange(let record): record.connectionID
-        case .tunnel(let id, _, _, _, _, _), .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _),
+        case .tunnel(let id, _, _, _, _, _, _), .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _),
              .badRequest(let id, _, _), .intercepted(let id, _, _, _, _), .timedOut(let id, _, _), .request(let id, _, _, _, _),
              .connectionOpened(let id, _, _, _):
             id

@@ -12,6 +12,8 @@ struct ExchangeRecordFactory {
 
     let connectionID: Int
     let captureLimit: Int
+    /// Leaves `Proxy-Authorization` out of the records (the proxy's own credentials under `--proxy-auth`).
+    let dropsProxyAuthorization: Bool
     /// The client's IP address.
     let client: String?
     /// DNS/connect/TLS costs of a new upstream connection, not yet charged to an exchange.
@@ -19,9 +21,10 @@ struct ExchangeRecordFactory {
     private var serverAddress: String?
 
     /// `clientPeer` is the client leg's peer description (`127.0.0.1:50123`).
-    init(connectionID: Int, captureLimit: Int, clientPeer: String) {
+    init(connectionID: Int, captureLimit: Int, clientPeer: String, dropsProxyAuthorization: Bool) {
         self.connectionID = connectionID
         self.captureLimit = captureLimit
+        self.dropsProxyAuthorization = dropsProxyAuthorization
         client = PeerAddress.host(of: clientPeer)
     }
 
@@ -32,6 +35,7 @@ struct ExchangeRecordFactory {
                                     request: head, started: now, finished: now)
         record.httpVersion = version.description
         record.client = client
+        if dropsProxyAuthorization { record.request.headers.remove("proxy-authorization") }
         let isJSON = head.headers.first("content-type")?.lowercased().contains("json") ?? false
         record.requestBody = CapturedBody(limit: isJSON ? max(captureLimit, Self.jsonRequestCaptureLimit) : captureLimit)
         record.responseBody = CapturedBody(limit: captureLimit)

@@ -7,8 +7,8 @@ import Synchronization
 final class FindingsBook: Sendable {
     private let state: Mutex<RunFindings>
 
-    init(passThroughHosts: [HostPattern]) {
-        state = Mutex(RunFindings(passThroughHosts: passThroughHosts))
+    init() {
+        state = Mutex(RunFindings())
     }
 
     /// Takes a recorded event; returns the findings it reveals.

@@ -83,7 +83,8 @@ final class HTTP2Relay {
         self.context = context
         self.client = client
         records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                        clientPeer: client.peerDescription)
+                                        clientPeer: client.peerDescription,
+                                        dropsProxyAuthorization: context.configuration.proxyCredentials != nil)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
         case .intercepted(let host, let port, let leg):

@@ -73,7 +73,8 @@ final class HTTPRelay {
         self.clientParser = parser
         self.mode = mode
         self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                             clientPeer: client.peerDescription)
+                                             clientPeer: client.peerDescription,
+                                             dropsProxyAuthorization: context.configuration.proxyCredentials != nil)
         if case .intercepted(let host, let port, let leg) = mode {
             upstream = leg
             upstreamTarget = (host, port)
@@ -213,8 +214,7 @@ final class HTTPRelay {
     /// Whether the request can go now; if not, starts what it waits for (an upstream, earlier responses).
     func prepareUpstream(for head: HTTPRequestHead) -> Bool {
         guard case .plain = mode else { return true }
-        guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
-              url.scheme == "http", !isLocal(url) else {
+        guard case .forward(let url) = plainRoute(for: head) else {
             return exchanges.isEmpty || exchanges.allSatisfy { $0.local != nil }
         }
         if let target = upstreamTarget, target.host == url.host, target.port == url.port, upstream != nil { return true }
@@ -223,7 +223,8 @@ final class HTTPRelay {
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (url.host, url.port)
-        connecting = context.dialer.dial(host: url.host, port: url.port, context: context, loop: loop) { [unowned self] result in
+        let guardedClient = context.refusesLocalTargets(forClient: records.client) ? records.client ?? "unknown" : nil
+        connecting = context.dialer.dial(host: url.host, port: url.port, guardedClient: guardedClient, context: context, loop: loop) { [unowned self] result in
             connecting = nil
             switch result {
             case .success(let connection):
@@ -251,29 +252,47 @@ final class HTTPRelay {
             queueLocal(head, host: host, port: port, scheme: "https",
                        response: .badGateway(host: host, port: port, reason: reason))
         case .plain:
-            let target: RequestTarget
-            do {
-                target = try RequestTarget.parse(head.target, method: head.method)
-            } catch {
-                queueLocal(head, host: "-", port: 0, scheme: "http", response: .error(status: 400, reason: error.reason))
-                return
-            }
-            switch target {
-            case .absolute(let url) where url.scheme == "http" && !isLocal(url):
+            switch plainRoute(for: head) {
+            case .forward(let url):
                 var forwarded = HopByHopFields.forwarding(head, authority: url.authority, upgrading: upgrade)
                 forwarded.target = url.pathAndQuery
                 forward(forwarded, original: head, host: url.host, port: url.port, scheme: "http", upgrade: upgrade)
-            case .absolute(let url) where url.scheme == "http":
-                queueLocal(head, host: url.host, port: url.port, scheme: "http", response: LocalPages.response(for: url.pathAndQuery, authority: context.authority))
-            case .absolute(let url):
-                queueLocal(head, host: url.host, port: url.port, scheme: url.scheme, response: .error(
-                    status: 400, reason: "send https:// requests through a CONNECT tunnel (configure the proxy for HTTPS too)"))
-            case .origin(let path):
-                queueLocal(head, host: "mitm.proxy", port: 80, scheme: "http", response: LocalPages.response(for: path, authority: context.authority))
-            case .authority, .asterisk:
-                queueLocal(head, host: "-", port: 0, scheme: "http", response: .error(
-                    status: 400, reason: "request target \(head.target) is not an absolute http:// URL"))
+            case .answer(let host, let port, let scheme, let response):
+                queueLocal(head, host: host, port: port, scheme: scheme, response: response)
             }
+        }
+    }
+
+    /// What the plain-HTTP proxy does with a request: forward it to an origin, or answer it itself.
+    enum PlainRoute {
+        case forward(AbsoluteURL)
+        case answer(host: String, port: Int, scheme: String, LocalResponse)
+    }
+
+    /// The route of `head` on a plain proxy connection. Every absolute-form request is a proxy request and needs the
+    /// `--proxy-auth` credentials; an origin-form one asks the proxy's own pages directly and needs none.
+    func plainRoute(for head: HTTPRequestHead) -> PlainRoute {
+        let target: RequestTarget
+        do {
+            target = try RequestTarget.parse(head.target, method: head.method)
+        } catch {
+            return .answer(host: "-", port: 0, scheme: "http", .error(status: 400, reason: error.reason))
+        }
+        switch target {
+        case .absolute(let url):
+            if let problem = context.authenticationProblem(head) {
+                return .answer(host: url.host, port: url.port, scheme: url.scheme, .proxyAuthenticationRequired(reason: problem))
+            }
+            guard url.scheme == "http" else {
+                return .answer(host: url.host, port: url.port, scheme: url.scheme, .error(
+                    status: 400, reason: "send https:// requests through a CONNECT tunnel (configure the proxy for HTTPS too)"))
+            }
+            guard isLocal(url) else { return .forward(url) }
+            return .answer(host: url.host, port: url.port, scheme: "http", LocalPages.response(for: url.pathAndQuery, request: head, authority: context.authority))
+        case .origin(let path):
+            return .answer(host: LocalPages.host, port: 80, scheme: "http", LocalPages.response(for: path, request: head, authority: context.authority))
+        case .authority, .asterisk:
+            return .answer(host: "-", port: 0, scheme: "http", .error(status: 400, reason: "request target \(head.target) is not an absolute http:// URL"))
         }
     }
 
@@ -322,11 +341,14 @@ final class HTTPRelay {
     }
 
     func failQueuedRequest(with failure: UpstreamFailure) {
-        context.events.emit(.upstreamFailed(connectionID: connectionID, host: failure.host, port: failure.port, reason: failure.reason))
+        if !failure.refusedLocalTarget {
+            context.events.emit(.upstreamFailed(connectionID: connectionID, host: failure.host, port: failure.port, reason: failure.reason))
+        }
         guard queuedIndex < queuedClientEvents.count, case .requestHead(let head) = queuedClientEvents[queuedIndex] else { return }
         queuedIndex += 1
-        queueLocal(head, host: failure.host, port: failure.port, scheme: "http",
-                   response: .badGateway(host: failure.host, port: failure.port, reason: failure.reason))
+        queueLocal(head, host: failure.host, port: failure.port, scheme: "http", response: failure.refusedLocalTarget
+                   ? .error(status: 403, reason: failure.reason)
+                   : .badGateway(host: failure.host, port: failure.port, reason: failure.reason))
         requestOpen = true
         requestChunked = false
         processQueuedClientEvents()

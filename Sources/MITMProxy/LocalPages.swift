@@ -1,3 +1,4 @@
+import MITMCore
 import MITMTLS
 
 /// The proxy's own web pages, reached at `http://mitm.proxy/` through the proxy or at the proxy's
@@ -8,54 +9,44 @@ enum LocalPages {
 
     static func handles(host: String) -> Bool { host == Self.host }
 
-    static func response(for path: String, authority: CertificateAuthority) -> LocalResponse {
+    /// The response to `request` for `path` (its target's path and query).
+    static func response(for path: String, request: HTTPRequestHead, authority: CertificateAuthority) -> LocalResponse {
         let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
         switch route {
         case "/", "/index.html":
-            return LocalResponse(status: 200, reasonPhrase: "OK", contentType: "text/html; charset=utf-8",
-                                 body: Array(indexPage(authority: authority).utf8), reasonText: "")
+            let userAgent = request.headers.first("user-agent")
+            let page = OnboardingPage.html(authority: authority, order: OnboardingPlatform.order(forUserAgent: userAgent),
+                                           detected: !OnboardingPlatform.detected(userAgent).isEmpty, throughProxy: cameThroughProxy(request))
+            return LocalResponse(status: 200, reasonPhrase: "OK", contentType: "text/html; charset=utf-8", body: Array(page.utf8), reasonText: "")
         case "/ca.pem", "/ca.crt":
-            return LocalResponse(status: 200, reasonPhrase: "OK", contentType: "application/x-x509-ca-cert",
-                                 body: Array(authority.certificate.pem.utf8), reasonText: "")
+            return download(Array(authority.certificate.pem.utf8), type: "application/x-x509-ca-cert", file: "mitm-proxy-ca.pem")
+        case "/ca.cer", "/ca.der":
+            return download(authority.certificate.der, type: "application/pkix-cert", file: "mitm-proxy-ca.cer")
+        case "/ca.mobileconfig":
+            let certificate = authority.certificate
+            let profile = RootCertificateProfile(certificateDER: certificate.der, certificateSHA256: SHA256Digest.hash(certificate.der),
+                                                 displayName: certificate.commonName ?? "mitm-proxy CA")
+            return download(Array(profile.xml.utf8), type: RootCertificateProfile.contentType, file: "mitm-proxy-ca.mobileconfig")
         case "/trusted":
             // Fetched over https://mitm.proxy/ by the index page: it loads only if the device trusts the CA.
             return LocalResponse(status: 200, reasonPhrase: "OK", contentType: "text/plain; charset=utf-8",
                                  body: Array("this client trusts the mitm-proxy CA\n".utf8), reasonText: "")
-        case "/ca.cer":
-            return LocalResponse(status: 200, reasonPhrase: "OK", contentType: "application/pkix-cert",
-                                 body: authority.certificate.der, reasonText: "")
         default:
-            return .error(status: 404, reason: "no page \(route) here; the CA certificate is at /ca.pem and /ca.cer")
+            return .error(status: 404, reason: "no page \(route) here; the CA certificate is at /ca.pem, /ca.cer and /ca.mobileconfig")
         }
     }
 
-    private static func indexPage(authority: CertificateAuthority) -> String {
-        let name = authority.certificate.commonName ?? "mitm-proxy CA"
-        return """
-        <!doctype html>
-        <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>mitm-proxy CA</title></head>
-        <body style="font-family: -apple-system, sans-serif; max-width: 40em; margin: 2em auto; padding: 0 1em">
-        <h1>mitm-proxy</h1>
-        <p>This device is using mitm-proxy. To let it intercept HTTPS, install its CA certificate
-        <b>\(name)</b> (SHA-256 \(authority.certificate.fingerprintSHA256)).</p>
-        <ul>
-        <li><a href="/ca.pem">ca.pem</a> &mdash; iOS (then Settings &rarr; General &rarr; VPN &amp; Device Management, and
-        Settings &rarr; General &rarr; About &rarr; Certificate Trust Settings), macOS, Linux</li>
-        <li><a href="/ca.cer">ca.cer</a> &mdash; Android (Settings &rarr; Security &rarr; Encryption &amp; credentials &rarr;
-        Install a certificate &rarr; CA certificate), Windows</li>
-        </ul>
-        <p>Only install it on test devices, and remove it when you are done testing.</p>
-        <p id="trust">Checking whether this device already trusts the CA&hellip;
-        (<a href="https://\(host)/">https://\(host)/</a> loads only when it does)</p>
-        <script>
-        fetch("https://\(host)/trusted", {mode: "no-cors", cache: "no-store"}).then(function () {
-          document.getElementById("trust").innerHTML = "&#10004; This device trusts the CA: the proxy can intercept its HTTPS.";
-        }, function () {
-          document.getElementById("trust").innerHTML = "&#10008; This device does not trust the CA yet: install it above, then reload this page.";
-        });
-        </script>
-        </body></html>
-        """
+    private static func download(_ body: [UInt8], type: String, file: String) -> LocalResponse {
+        var response = LocalResponse(status: 200, reasonPhrase: "OK", contentType: type, body: body, reasonText: "")
+        response.extraHeaders.add(name: "Content-Disposition", value: "attachment; filename=\"\(file)\"")
+        return response
+    }
+
+    /// An absolute-form request came through the proxy, and so did one for `mitm.proxy` inside the trust probe's tunnel;
+    /// an origin-form request for the proxy's own address came straight to it.
+    private static func cameThroughProxy(_ request: HTTPRequestHead) -> Bool {
+        if case .absolute? = try? RequestTarget.parse(request.target, method: request.method) { return true }
+        let hostField = request.headers.first("host")?.lowercased() ?? ""
+        return hostField == host || hostField.hasPrefix(host + ":")
     }
 }

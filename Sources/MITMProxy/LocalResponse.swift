@@ -8,6 +8,8 @@ struct LocalResponse {
     let body: [UInt8]
     /// The explanation carried in the body, for the log.
     let reasonText: String
+    /// Fields beyond the ones every local response has (a `407`'s challenge, a download's file name).
+    var extraHeaders = HTTPHeaders()
 
     func head(keepAlive: Bool) -> HTTPResponseHead {
         var headers = HTTPHeaders()
@@ -16,6 +18,7 @@ struct LocalResponse {
         headers.add(name: "Cache-Control", value: "no-store")
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         headers.add(name: "X-Mitm-Proxy", value: "local")
+        headers.fields += extraHeaders.fields
         return HTTPResponseHead(status: status, reason: reasonPhrase, headers: headers)
     }
 
@@ -23,6 +26,13 @@ struct LocalResponse {
         let phrase = reasonPhrases[status] ?? "Error"
         return LocalResponse(status: status, reasonPhrase: phrase, contentType: "text/plain; charset=utf-8",
                              body: Array("mitm-proxy: \(status) \(phrase): \(reason)\n".utf8), reasonText: reason)
+    }
+
+    /// A `407` challenging the client for the `--proxy-auth` credentials.
+    static func proxyAuthenticationRequired(reason: String) -> LocalResponse {
+        var response = error(status: 407, reason: reason + "; configure the proxy's user name and password in the client")
+        response.extraHeaders.add(name: "Proxy-Authenticate", value: ProxyCredentials.challenge)
+        return response
     }
 
     static func badGateway(host: String, port: Int, reason: String) -> LocalResponse {
@@ -45,7 +55,7 @@ struct LocalResponse {
     }
 
     static let reasonPhrases: [Int: String] = [
-        200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
+        200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 407: "Proxy Authentication Required", 405: "Method Not Allowed", 408: "Request Timeout",
         431: "Request Header Fields Too Large", 501: "Not Implemented", 502: "Bad Gateway", 504: "Gateway Timeout",
         505: "HTTP Version Not Supported", 508: "Loop Detected",
     ]

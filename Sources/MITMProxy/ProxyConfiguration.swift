@@ -31,10 +31,24 @@ public struct ProxyConfiguration: Sendable {
     public var connectionDetailLimit = 500
     /// Lets a `refused:` expectation hold although the client never proved that it trusts the CA.
     public var allowUnprovenRefusals = false
+    /// On a network address, also admit clients from public addresses (by default only this machine and private
+    /// networks may connect: `ClientAccessPolicy`).
+    public var allowPublicClients = false
+    /// Credentials every proxy request (CONNECT, absolute-form) must carry as Basic `Proxy-Authorization`; a request
+    /// without them is answered `407`. With them set, `Proxy-Authorization` is never recorded.
+    public var proxyCredentials: ProxyCredentials?
+    /// Lets clients that are not on this machine reach this machine's own addresses (loopback included) through
+    /// the proxy; by default such a request is answered `403`.
+    public var allowLocalTargets = false
     /// Decides per TLS tunnel: intercept (default), pass through untouched, or refuse.
     public var tunnelPolicy = TunnelPolicy()
     /// Number of event loops (default one per core).
     public var loopCount = System.coreCount
+
+    /// Who may connect, from `host` and `allowPublicClients`.
+    public var clientAccess: ClientAccessPolicy {
+        ClientAccessPolicy(listenHost: host, allowPublicClients: allowPublicClients)
+    }
 
     /// A configuration with the defaults.
     public init() {}

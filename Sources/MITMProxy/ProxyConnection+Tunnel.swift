@@ -24,6 +24,7 @@ extension ProxyConnection {
             case .intercept(let profile):
                 intercept(tunnel, hello, profile: profile)
             case .passThrough:
+                tunnel.passedThrough = true
                 startRawTunnel(tunnel)
             case .refuse(let reason):
                 close(reason: "refused by policy: \(reason)")
@@ -62,6 +63,10 @@ extension ProxyConnection {
     }
 
     func upstreamConnected(_ tunnel: Tunnel, _ result: Result<UpstreamConnection, UpstreamFailure>) {
+        if case .awaitingTarget = phase {
+            targetReached(tunnel, result)
+            return
+        }
         tunnel.upstream = UpstreamProgress(result)
         switch phase {
         case .awaitingRawUpstream:
@@ -75,7 +80,7 @@ extension ProxyConnection {
             tunnel.serverFirstWatcher = watcher
             connection.socket.delegate = watcher
             connection.socket.resumeReading()
-        case .readingRequest, .relaying, .lingering, .closed:
+        case .readingRequest, .awaitingTarget, .relaying, .lingering, .closed:
             return
         }
     }

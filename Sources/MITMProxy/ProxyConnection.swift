@@ -12,6 +12,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     enum Phase {
         /// Reading the proxy request.
         case readingRequest
+        /// CONNECT from a client on another machine, not answered yet: the upstream is reached first, so that a target on
+        /// this machine gets a `403` instead of a `200` (`refusesLocalTargets`). The client is not read meanwhile; bytes it
+        /// sent right behind the CONNECT wait in the tunnel's `peeked`.
+        case awaitingTarget(Tunnel)
         /// CONNECT answered: reading the tunnel's first bytes while the upstream is reached.
         case peeking(Tunnel)
         /// The tunnel is relayed as it is once its upstream answers: the policy passes it through, or it is not TLS.
@@ -53,6 +57,11 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var compacted = false
     /// When bytes last moved (monotonic nanoseconds).
     var lastActivity: UInt64 = 0
+    /// The address of a client on another machine, which may not reach this machine's services; nil when it may.
+    lazy var guardedClient: String? = {
+        let address = clientAddress
+        return context.refusesLocalTargets(forClient: address) ? address ?? "unknown" : nil
+    }()
 
     convenience init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
         self.init(client: StreamSocket(descriptor: descriptor, loop: loop), context: context)
@@ -128,7 +137,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case .readingRequest:
             context.events.emit(.timedOut(connectionID: id, host: nil, what: timeout.reason.waitingFor))
             close(reason: "timed out \(timeout.reason.waitingFor)")
-        case .peeking(let tunnel), .awaitingRawUpstream(let tunnel):
+        case .awaitingTarget(let tunnel), .peeking(let tunnel), .awaitingRawUpstream(let tunnel):
             context.events.emit(.timedOut(connectionID: id, host: tunnel.host, what: timeout.reason.waitingFor))
             close(reason: "timed out \(timeout.reason.waitingFor)")
         }
@@ -137,7 +146,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     /// The tunnel whose upstream is still being reached, if that is what the connection waits for.
     var reachingUpstream: Tunnel? {
         switch phase {
-        case .peeking(let tunnel), .awaitingRawUpstream(let tunnel): tunnel
+        case .awaitingTarget(let tunnel), .peeking(let tunnel), .awaitingRawUpstream(let tunnel): tunnel
         case .handshaking(let interception): if case .reachingUpstream = interception.stage { interception.tunnel } else { nil }
         case .readingRequest, .relaying, .lingering, .closed: nil
         }
@@ -167,7 +176,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case .readingRequest: readRequest(Array(bytes))
         case .peeking(let tunnel): peek(tunnel, Array(bytes))
         case .awaitingRawUpstream(let tunnel): tunnel.peeked.append(contentsOf: bytes)
-        case .handshaking, .relaying, .lingering, .closed: return
+        case .awaitingTarget, .handshaking, .relaying, .lingering, .closed: return
         }
     }
 
@@ -201,6 +210,11 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             reject(status: 400, reason: reason)
             return
         }
+        if let problem = context.authenticationProblem(head) {
+            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "CONNECT \(head.target): \(problem)"))
+            answerAndLinger(.proxyAuthenticationRequired(reason: problem))
+            return
+        }
         if context.ownListener.isOwn(host: host, port: port) {
             reject(status: 508, reason: OwnListener.loopReason(host: host, port: port))
             return
@@ -208,26 +222,59 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         let peer = clientSocket.peerDescription
         context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
         let leftover = parser.takeBufferedBytes()
-        clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         let probe: ProxyProbe? = LocalPages.handles(host: host) ? .trust : head.headers.contains(ProxyProbe.headerName) ? .pins : nil
         let tunnel = Tunnel(host: host, port: port, probe: probe)
-        phase = .peeking(tunnel)
-        expect(.firstTunnelBytes(host: host, port: port), within: context.configuration.handshakeTimeout)
+        var pooled = probe == .trust ? nil : context.pool(for: loop).take(host: host, port: port)
+        if let entry = pooled, guardedClient != nil, LocalTargetGuard.isThisMachine(entry.address) {
+            // Opened for a client on this machine; this client may not have it, and dialling tells it why.
+            entry.leg.close()
+            pooled = nil
+        }
         if probe == .trust {
             // Answered by the proxy itself: never dialled upstream.
-        } else if let entry = context.pool(for: loop).take(host: host, port: port) {
+        } else if let entry = pooled {
             tunnel.upstream = .pooled(entry)
+        } else if guardedClient != nil {
+            tunnel.peeked = leftover
+            phase = .awaitingTarget(tunnel)
+            clientSocket.pauseReading()
+            expect(.upstream(host: host, port: port), within: context.configuration.handshakeTimeout)
+            startConnecting(tunnel)
+            return
         } else {
             startConnecting(tunnel)
         }
-        if !leftover.isEmpty { peek(tunnel, leftover) }
+        answerConnect(tunnel, heldBytes: leftover)
+    }
+
+    /// Says `200` to the CONNECT and starts peeking at the tunnel, first at `heldBytes` (sent right behind the request).
+    func answerConnect(_ tunnel: Tunnel, heldBytes: [UInt8]) {
+        clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
+        phase = .peeking(tunnel)
+        expect(.firstTunnelBytes(host: tunnel.host, port: tunnel.port), within: context.configuration.handshakeTimeout)
+        if !heldBytes.isEmpty { peek(tunnel, heldBytes) }
     }
 
     func startConnecting(_ tunnel: Tunnel) {
-        tunnel.upstream = .connecting(context.dialer.dial(host: tunnel.host, port: tunnel.port, context: context, loop: loop) {
-            [unowned self] result in
+        tunnel.upstream = .connecting(context.dialer.dial(host: tunnel.host, port: tunnel.port, guardedClient: guardedClient,
+                                                          context: context, loop: loop) { [unowned self] result in
             upstreamConnected(tunnel, result)
         })
+    }
+
+    /// The upstream of a CONNECT that waited for it: `403` for a target on this machine; otherwise the `200`, then on as
+    /// any tunnel whose upstream was reached before the client spoke (a failure is told inside the tunnel, as usual).
+    func targetReached(_ tunnel: Tunnel, _ result: Result<UpstreamConnection, UpstreamFailure>) {
+        if case .failure(let failure) = result, failure.refusedLocalTarget {
+            tunnel.upstream = .none
+            reject(status: 403, reason: failure.reason)
+            return
+        }
+        let held = tunnel.takePeeked()
+        answerConnect(tunnel, heldBytes: [])
+        upstreamConnected(tunnel, result)
+        if !held.isEmpty, case .peeking = phase { peek(tunnel, held) }
+        if !isClosed { clientSocket.resumeReading() }
     }
 
     /// The ALPN protocols offered to the upstream for a client that offered `clientOffer`.
@@ -295,8 +342,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func relayClosed(reason: String) {
         guard case .relaying(let relay, let relayed) = phase else { return }
         if case .raw(let raw) = relay, case .tunnel(let tunnel) = relayed {
-            context.events.emit(.tunnel(connectionID: id, host: tunnel.host, port: tunnel.port,
-                                        bytesUp: raw.bytesUp, bytesDown: raw.bytesDown, reason: reason))
+            context.events.emit(.tunnel(connectionID: id, host: tunnel.host, port: tunnel.port, bytesUp: raw.bytesUp,
+                                        bytesDown: raw.bytesDown, reason: reason, passedThrough: tunnel.passedThrough))
         }
         if case .interception(let interception) = relayed { interception.verdict.finish() }
         phase = .closed
@@ -310,7 +357,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case .relaying(let relay, _):
             // The relay closes its legs and reports back through `relayClosed`, which ends the phase.
             relay.close(reason: reason)
-        case .readingRequest, .peeking, .awaitingRawUpstream, .handshaking, .lingering:
+        case .readingRequest, .awaitingTarget, .peeking, .awaitingRawUpstream, .handshaking, .lingering:
             dropPhaseResources()
         }
         phase = .closed
@@ -321,7 +368,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     /// Lets go of what the phase before a relay holds: the upstream being reached, handshake legs, an undecided verdict.
     func dropPhaseResources() {
         switch phase {
-        case .peeking(let tunnel), .awaitingRawUpstream(let tunnel):
+        case .awaitingTarget(let tunnel), .peeking(let tunnel), .awaitingRawUpstream(let tunnel):
             tunnel.dropUpstream()
         case .handshaking(let interception):
             interception.tunnel.dropUpstream()

@@ -40,15 +40,21 @@ public final class ProxyServer: Sendable {
         self.context = context
         let book = context.verdicts
         context.events.subscribe { book.observe($0) }
-        let findings = FindingsBook(passThroughHosts: configuration.tunnelPolicy.passThroughHosts)
+        let findings = FindingsBook()
         findingsBook = findings
         let events = context.events
         // A finding goes back through the recording queue, so every subscriber sees it after the event that revealed it.
         context.events.subscribe { event in
             for finding in findings.observe(event) { events.emit(.finding(finding)) }
         }
+        let access = configuration.clientAccess
+        let admits: @Sendable (SocketAddress) -> Bool = { [events = context.events] peer in
+            guard let reason = access.refusal(forClient: peer.host) else { return true }
+            events.emit(.clientRefused(peer: peer.description, reason: reason))
+            return false
+        }
         do {
-            listener = try Listener(host: configuration.host, port: configuration.port) { descriptor, _ in
+            listener = try Listener(host: configuration.host, port: configuration.port, admits: admits) { descriptor, _ in
                 let loop = context.loops.next()
                 loop.execute {
                     ProxyConnection(descriptor: descriptor, context: context, loop: loop).start()

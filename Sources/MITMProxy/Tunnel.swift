@@ -10,6 +10,8 @@ final class Tunnel {
     var upstream: UpstreamProgress = .none
     /// The client's first bytes, kept until they are known to be a ClientHello or something else.
     var peeked: [UInt8] = []
+    /// The policy passed this TLS tunnel through untouched (host lists, the `passthrough` profile).
+    var passedThrough = false
     /// Watches an upstream that speaks first (SMTP, FTP) while the client says nothing.
     var serverFirstWatcher: ServerFirstWatcher?
 

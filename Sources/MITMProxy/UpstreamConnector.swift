@@ -15,28 +15,32 @@ final class UpstreamConnector {
     private var attempt: StreamSocket?
     private var timer: LoopTimer?
     private let isOwnAddress: (SocketAddress) -> Bool
+    /// A client on another machine, kept from this machine's addresses.
+    private let guardedClient: String?
 
-    private init(host: String, port: Int, loop: EventLoop, isOwnAddress: @escaping (SocketAddress) -> Bool,
+    private init(host: String, port: Int, guardedClient: String?, loop: EventLoop, isOwnAddress: @escaping (SocketAddress) -> Bool,
                  completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
         self.host = host
         self.port = port
+        self.guardedClient = guardedClient
         self.loop = loop
         self.isOwnAddress = isOwnAddress
         self.completion = completion
     }
 
     /// Starts connecting to `host:port`; after `timeout` seconds without a connection it fails with a timeout.
-    /// Addresses that are the proxy's own listener are never dialled.
+    /// Addresses that are the proxy's own listener are never dialled, nor, for a `guardedClient`, this machine's addresses.
     @discardableResult
     static func connect(
         host: String,
         port: Int,
+        guardedClient: String?,
         context: ProxyContext,
         loop: EventLoop,
         _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
     ) -> UpstreamConnector {
         let timeout = context.configuration.handshakeTimeout
-        let connector = UpstreamConnector(host: host, port: port, loop: loop,
+        let connector = UpstreamConnector(host: host, port: port, guardedClient: guardedClient, loop: loop,
                                           isOwnAddress: { [ownListener = context.ownListener] in ownListener.isOwn(host: $0.host, port: $0.port) },
                                           completion: completion)
         nonisolated(unsafe) let unsafeConnector = connector
@@ -77,6 +81,15 @@ final class UpstreamConnector {
             guard !addresses.isEmpty else {
                 finish(.failure(UpstreamFailure(host: host, port: port, reason: OwnListener.loopReason(host: host, port: port))))
                 return
+            }
+            if guardedClient != nil {
+                let elsewhere = addresses.filter { !LocalTargetGuard.isThisMachine($0.host) }
+                guard !elsewhere.isEmpty else {
+                    let reason = LocalTargetGuard.reason(host: host, port: port, address: addresses[0].host, client: guardedClient)
+                    finish(.failure(UpstreamFailure(host: host, port: port, reason: reason, refusedLocalTarget: true)))
+                    return
+                }
+                addresses = elsewhere
             }
             tryNext()
         }
@@ -143,6 +156,8 @@ struct UpstreamFailure: Error, CustomStringConvertible {
     let host: String
     let port: Int
     let reason: String
+    /// The target is this machine and the client is not (`--allow-local-targets`): answered `403`, not `502`.
+    var refusedLocalTarget = false
     var description: String { "\(host):\(port): \(reason)" }
 }
 

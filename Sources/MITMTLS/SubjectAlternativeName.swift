@@ -1,4 +1,5 @@
 import COpenSSL
+import MITMCore
 
 /// One subjectAltName entry the proxy understands.
 public enum SubjectAlternativeName: Sendable, Hashable, CustomStringConvertible {
@@ -49,11 +50,7 @@ public enum IPAddressText {
 
     /// The 4 or 16 address bytes of an IP literal, or nil when `text` is not one.
     public static func parse(_ text: String) -> [UInt8]? {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
-        return nil
+        IPAddress(text)?.bytes
     }
 }
 

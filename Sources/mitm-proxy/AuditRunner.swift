@@ -53,14 +53,15 @@ struct AuditRunner {
         let log = ConsoleLog(verbosity: options.verbosity)
         server.subscribe { event in
             if let line = log.line(for: event) { console.err("  \(line)") }
-            if case .tunnel(_, let host, _, let bytesUp, let bytesDown, _) = event, bytesUp > 0, bytesDown > 0 {
+            if case .tunnel(_, let host, _, let bytesUp, let bytesDown, _, _) = event, bytesUp > 0, bytesDown > 0 {
                 passedThrough.withLock { if !$0.contains(host) { $0.append(host) } }
             }
         }
         server.start()
         let outcome: ClientCommandOutcome
         do {
-            outcome = try ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath).runToCompletion()
+            outcome = try ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath,
+                                    credentials: server.configuration.proxyCredentials).runToCompletion()
         } catch {
             server.stop()
             return .failure(RoundFailure(message: "\(error)"))

@@ -7,6 +7,8 @@ struct ClientCommand {
     let arguments: [String]
     let proxyPort: Int
     let caPath: String
+    /// The `--proxy-auth` credentials, put into the proxy URLs.
+    var credentials: ProxyCredentials?
 
     struct LaunchError: Error, CustomStringConvertible {
         let description: String
@@ -15,7 +17,7 @@ struct ClientCommand {
     /// The environment: the caller's, plus proxy variables and CA paths that common clients read.
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        let proxy = "http://127.0.0.1:\(proxyPort)"
+        let proxy = "http://\(credentials.map { $0.urlUserInfo + "@" } ?? "")127.0.0.1:\(proxyPort)"
         for name in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"] {
             environment[name] = proxy
         }

@@ -19,6 +19,22 @@ struct ProxyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Port to listen on (0 picks a free one). Default 8888, or a free port when running a client command.", valueName: "port"))
     var port: Int?
 
+    @Flag(name: .customLong("allow-public-clients"), help: ArgumentHelp(
+        "On a network address, also admit clients from public addresses. By default only this machine and private, link-local "
+            + "and carrier-grade NAT networks may connect; others are refused at once. Use with --proxy-auth."))
+    var allowPublicClients = false
+
+    @Option(name: .customLong("proxy-auth"), help: ArgumentHelp(
+        "Require HTTP Basic proxy authentication with these credentials (407 without them); @FILE reads USER:PASSWORD from a file, "
+            + "keeping it out of the process list. Never logged or recorded.",
+        valueName: "user:password"))
+    var proxyAuth: String?
+
+    @Flag(name: .customLong("allow-local-targets"), help: ArgumentHelp(
+        "Let clients on other machines reach this machine's own addresses and loopback services through the proxy "
+            + "(by default they get 403)."))
+    var allowLocalTargets = false
+
     @OptionGroup var ca: CADirectoryOption
 
     @Option(name: .customLong("upstream-ca"), help: ArgumentHelp(
@@ -29,9 +45,16 @@ struct ProxyOptions: ParsableArguments {
     var upstreamInsecure = false
 
     @Option(name: .customLong("ignore-hosts"), help: ArgumentHelp(
-        "Relay TLS tunnels to hosts matching PATTERN untouched: no certificate forged, no verdict (repeatable; e.g. '*.apple.com').",
+        "Relay TLS tunnels to hosts matching PATTERN untouched: no certificate forged, no verdict (repeatable; e.g. '*.apple.com'). "
+            + "@FILE reads one pattern per line (# comments).",
         valueName: "pattern"))
     var ignoreHosts: [String] = []
+
+    @Option(name: .customLong("intercept-hosts"), help: ArgumentHelp(
+        "Intercept only hosts matching PATTERN; relay every other TLS tunnel untouched, without a verdict (repeatable; @FILE reads "
+            + "one pattern per line). With --ignore-hosts too, the most specific pattern decides for a host.",
+        valueName: "pattern"))
+    var interceptHosts: [String] = []
 
     @Option(name: .customLong("attack"), help: ArgumentHelp(
         "Show clients a certificate of PROFILE (every host) or HOST=PROFILE (hosts matching a pattern; the most specific wins); "
@@ -113,7 +136,8 @@ struct ProxyOptions: ParsableArguments {
         guard !(quiet && verbose) else { throw ValidationError("--quiet and --verbose cannot be used together") }
         if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
         _ = try resolveOverrides()
-        _ = try ignoredHostPatterns()
+        _ = try proxyCredentials()
+        try HostListCheck(policy: try hostLists(), expectations: try parsedExpectations().expectations).validate()
         for path in try profileRules().compactMap(\.keyFile) {
             do { _ = try CertificateProfileForger.readKey(path) } catch { throw ValidationError("--attack \(error.description)") }
         }
@@ -122,14 +146,31 @@ struct ProxyOptions: ParsableArguments {
         }
     }
 
-    /// `--ignore-hosts` values, parsed.
-    func ignoredHostPatterns() throws -> [HostPattern] {
-        try ignoreHosts.map { text in
+    /// `--ignore-hosts` and `--intercept-hosts`, read (files included) and parsed.
+    func hostLists() throws -> TunnelPolicy {
+        TunnelPolicy(passThroughHosts: try HostListCheck.patterns(ignoreHosts, flag: "--ignore-hosts"),
+                     interceptHosts: try HostListCheck.patterns(interceptHosts, flag: "--intercept-hosts"))
+    }
+
+    /// `--proxy-auth`, read (from its file with `@FILE`) and parsed; errors never repeat the credentials.
+    func proxyCredentials() throws -> ProxyCredentials? {
+        guard let proxyAuth else { return nil }
+        var text = proxyAuth
+        var source = "--proxy-auth"
+        if proxyAuth.hasPrefix("@") {
+            let path = String(proxyAuth.dropFirst())
+            source = "--proxy-auth @\(path)"
             do {
-                return try HostPattern(text)
+                let data = try FileReading.contents(of: path, what: "--proxy-auth file")
+                text = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
             } catch {
-                throw ValidationError("--ignore-hosts \(text): \(error)")
+                throw ValidationError(error.description)
             }
+        }
+        do {
+            return try ProxyCredentials(parsing: text)
+        } catch {
+            throw ValidationError("\(source): \(error)")
         }
     }
 
@@ -178,11 +219,15 @@ struct ProxyOptions: ParsableArguments {
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure
-        configuration.tunnelPolicy = TunnelPolicy(passThroughHosts: try ignoredHostPatterns(), profileRules: try profileRules())
+        configuration.tunnelPolicy = try hostLists()
+        configuration.tunnelPolicy.profileRules = try profileRules()
         configuration.resolveOverrides = try resolveOverrides()
         configuration.handshakeTimeout = handshakeTimeout
         configuration.idleTimeout = idleTimeout
         configuration.allowUnprovenRefusals = allowUnprovenRefusals
+        configuration.allowPublicClients = allowPublicClients
+        configuration.allowLocalTargets = allowLocalTargets
+        configuration.proxyCredentials = try proxyCredentials()
         return configuration
     }
 }

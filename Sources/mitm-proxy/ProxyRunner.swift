@@ -45,21 +45,33 @@ struct ProxyRunner {
         report?.scheduleUpdate()
         say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
         say("CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))")
-        if command.isEmpty { say("Devices behind the proxy can download it from http://mitm.proxy/") }
+        let banner = ReachabilityBanner(listenHost: options.host, port: server.port, access: server.configuration.clientAccess,
+                                        authUser: server.configuration.proxyCredentials?.user)
+        if command.isEmpty {
+            for line in banner.deviceLines { say(line) }
+            // Only for a person at a terminal: not in a log file, nor when stdout carries the events.
+            if options.eventsPath != "-", isatty(STDOUT_FILENO) == 1, let url = banner.directOnboardingURL {
+                for line in OnboardingQRCode.lines(for: url) { say(line) }
+            }
+        }
+        for line in banner.accessLines { say(line) }
         for line in inputs.summary { say(line) }
         for warning in inputs.warnings { console.err(warning) }
+        for warning in HostListCheck(policy: try options.hostLists(), expectations: expectations).warnings { console.err(warning) }
         if options.upstreamInsecure {
             console.err("warning: --upstream-insecure: upstream certificates are NOT verified; anyone on the path can impersonate them")
         }
-        if options.host != "127.0.0.1" && options.host != "::1" {
-            console.err("warning: listening on \(options.host): anyone who can reach this address can use the proxy")
+        if server.configuration.clientAccess.reach == .anyone && server.configuration.proxyCredentials == nil {
+            console.err("warning: --allow-public-clients without --proxy-auth: anyone who can reach this machine can use the proxy "
+                + "and read what it intercepts; add --proxy-auth USER:PASSWORD")
         }
 
         var outcome: ClientCommandOutcome?
         if command.isEmpty {
             termination?.wait()
         } else {
-            let client = ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath)
+            let client = ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath,
+                                       credentials: server.configuration.proxyCredentials)
             do {
                 let ended = try client.runToCompletion()
                 outcome = ended

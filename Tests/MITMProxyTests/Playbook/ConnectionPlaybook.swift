@@ -18,8 +18,10 @@ final class ConnectionPlaybook: @unchecked Sendable {
     private let recorded = EventRecorder()
     private let caDirectory: String
 
-    init(origins: Set<String> = [], tlsOrigin: (@Sendable (MemoryStream) -> MemoryTLSPeer)? = nil,
-         configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
+    /// `clientHost` is the address the client seems to come from; `localTargets` are origins that stand for the proxy's
+    /// own machine (see `MemoryDialer`).
+    init(origins: Set<String> = [], localTargets: Set<String> = [], clientHost: String = "127.0.0.1",
+         tlsOrigin: (@Sendable (MemoryStream) -> MemoryTLSPeer)? = nil, configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
         var configuration = ProxyConfiguration()
         configuration.loopCount = 1
         configuration.handshakeTimeout = 10
@@ -30,16 +32,17 @@ final class ConnectionPlaybook: @unchecked Sendable {
         let events = EventFanOut()
         let loop = EventLoop(index: 0, label: "playbook")
         network = MemoryNetwork(loop: loop)
-        dialer = MemoryDialer(network: network, origins: origins, tlsOrigin: tlsOrigin)
+        dialer = MemoryDialer(network: network, origins: origins, localTargets: localTargets, tlsOrigin: tlsOrigin)
         let clock = time.clock
         context = try ProxyContext(configuration: configuration, authority: authority, events: events, dialer: dialer, clock: clock,
                                    loops: EventLoopGroup(loops: [loop]))
         let recorded = recorded
         events.subscribe { recorded.record($0) }
         recorded.flushBeforeReading { events.flush() }
-        let (clientEnd, proxyEnd) = network.pair("test client", "127.0.0.1:40000")
+        let (clientEnd, proxyEnd) = network.pair(clientHost.contains(":") ? "[\(clientHost)]:40000" : "\(clientHost):40000", "127.0.0.1:8888")
         let context = context
         (client, connection) = loop.queue.sync {
+            proxyEnd.remoteHost = clientHost
             let connection = ProxyConnection(client: proxyEnd, context: context)
             connection.start()
             return (MemoryPeer(clientEnd), connection)

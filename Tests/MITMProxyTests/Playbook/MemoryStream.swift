@@ -59,7 +59,9 @@ final class MemoryStream: ByteStream, @unchecked Sendable {
 
     var bufferedOutputBytes: Int { 0 }
     var peerDescription: String { peer?.name ?? "gone" }
-    var peerHost: String? { "127.0.0.1" }
+    var peerHost: String? { remoteHost }
+    /// The address `peerHost` reports: where the other end seems to connect from.
+    var remoteHost = "127.0.0.1"
 
     func write(_ bytes: [UInt8]) {
         guard !isClosed, !sentEnd, !bytes.isEmpty, let peer else { return }

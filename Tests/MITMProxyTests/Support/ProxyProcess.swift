@@ -70,11 +70,11 @@ final class ProxyProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
+    /// The port of `mitm-proxy listening on 127.0.0.1:PORT (`, `0.0.0.0:PORT`, `[::]:PORT`.
     private static func listeningPort(in text: String) -> Int? {
-        guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
-        let digits = text[range.upperBound...].prefix { $0.isNumber }
-        guard text[range.upperBound...].dropFirst(digits.count).first == " " else { return nil }
-        return Int(digits)
+        guard let range = text.range(of: #"listening on (\[[0-9a-f:.]+\]|[0-9.]+):\d+ "#, options: .regularExpression) else { return nil }
+        let line = text[range].dropLast()
+        return line.lastIndex(of: ":").flatMap { Int(line[line.index(after: $0)...]) }
     }
 
     /// The child's pid.

@@ -1,0 +1,39 @@
+import MITMCore
+import MITMIO
+
+/// What a client may ask of the proxy beyond being let in at accept (`ClientAccessPolicy`): the `--proxy-auth`
+/// credentials on every proxy request, and, from another machine, no way to this machine's own services.
+extension ProxyContext {
+    /// Why `head` (a CONNECT or absolute-form request) may not use the proxy under `--proxy-auth`; nil when it may.
+    /// The reason never repeats what the client sent.
+    func authenticationProblem(_ head: HTTPRequestHead) -> String? {
+        guard let credentials = configuration.proxyCredentials else { return nil }
+        let values = head.headers.values("proxy-authorization")
+        guard !values.isEmpty else { return "proxy authentication required: the request carries no Proxy-Authorization" }
+        guard values.count == 1, credentials.accepts(values[0]) else { return "proxy authentication failed: wrong user name or password" }
+        return nil
+    }
+
+    /// Whether a client at `address` (an IP address) is kept from this machine's own addresses: every client not on
+    /// loopback (one whose address cannot be read included), unless `--allow-local-targets`.
+    func refusesLocalTargets(forClient address: String?) -> Bool {
+        !configuration.allowLocalTargets && IPAddress(address ?? "")?.scope != .loopback
+    }
+}
+
+/// The check behind `refusesLocalTargets`, made on the addresses actually dialled (after DNS and `--resolve`), so that
+/// no name, short form (`127.1`) or rebinding trick reaches this machine's services.
+enum LocalTargetGuard {
+    /// Whether `address` (as a resolver or socket spells it) is this machine: loopback, unspecified, or an interface's.
+    static func isThisMachine(_ address: String) -> Bool {
+        let plain = IPAddress(address)?.unmappedIPv4?.description ?? address
+        return LocalAddresses.contains(plain)
+    }
+
+    /// The `403` text for a client refused `host:port`, which reaches this machine at `address`.
+    static func reason(host: String, port: Int, address: String, client: String?) -> String {
+        let target = host == address ? "\(address)" : "\(host) (\(address))"
+        return "\(target) port \(port) is on the proxy's own machine, and a client on another machine (\(client ?? "unknown")) may not "
+            + "reach this machine's services through the proxy; start the proxy with --allow-local-targets to allow it"
+    }
+}
