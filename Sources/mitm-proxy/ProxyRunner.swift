@@ -20,8 +20,11 @@ struct ProxyRunner {
         let events: EventLogWriter?
         let report: ReportWriter?
         let har: HARWriter?
+        var configuration = try options.makeConfiguration(runsClient: !command.isEmpty)
+        configuration.webUI.expectations = expectations
+        configuration.webUI.token = options.webUIToken()
         do {
-            server = try ProxyServer(configuration: try options.makeConfiguration(runsClient: !command.isEmpty))
+            server = try ProxyServer(configuration: configuration)
             events = try options.eventsPath.map { try EventLogWriter(path: $0) { console.err("mitm-proxy: \($0)") } }
             report = try options.reportPath.map {
                 try ReportWriter(path: $0, server: server, expectations: expectations) { console.err("mitm-proxy: \($0)") }
@@ -46,6 +49,7 @@ struct ProxyRunner {
         say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
         say("CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))")
         if command.isEmpty { say("Devices behind the proxy can download it from http://mitm.proxy/") }
+        for line in WebUIBanner.lines(server: server, configuration: configuration) { say(line) }
         for line in inputs.summary { say(line) }
         for warning in inputs.warnings { console.err(warning) }
         if options.upstreamInsecure {
