@@ -3,8 +3,9 @@ public enum ServerSentEvent {
     /// One event: `event: NAME`, a `data:` line per line of `data`, and the blank line that ends it.
     public static func frame(_ name: String, _ data: String) -> [UInt8] {
         var text = "event: \(name)\n"
-        for line in data.split(separator: "\n", omittingEmptySubsequences: false) {
-            text += "data: \(line.hasSuffix("\r") ? line.dropLast() : line)\n"
+        // A line break inside the data would end the field early: every kind of line break starts a new `data:` line.
+        for line in data.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+            text += "data: \(line)\n"
         }
         text += "\n"
         return Array(text.utf8)

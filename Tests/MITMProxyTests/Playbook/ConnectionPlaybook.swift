@@ -18,7 +18,8 @@ final class ConnectionPlaybook: @unchecked Sendable {
     private let recorded = EventRecorder()
     private let caDirectory: String
 
-    init(origins: Set<String> = [], tlsOrigin: (@Sendable (MemoryStream) -> MemoryTLSPeer)? = nil,
+    /// `clientAddress`: the client's `host:port` as the proxy sees it.
+    init(origins: Set<String> = [], tlsOrigin: (@Sendable (MemoryStream) -> MemoryTLSPeer)? = nil, clientAddress: String = "test client",
          configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
         var configuration = ProxyConfiguration()
         configuration.loopCount = 1
@@ -37,7 +38,7 @@ final class ConnectionPlaybook: @unchecked Sendable {
         let recorded = recorded
         events.subscribe { recorded.record($0) }
         recorded.flushBeforeReading { events.flush() }
-        let (clientEnd, proxyEnd) = network.pair("test client", "127.0.0.1:40000")
+        let (clientEnd, proxyEnd) = network.pair(clientAddress, "127.0.0.1:40000")
         let context = context
         (client, connection) = loop.queue.sync {
             let connection = ProxyConnection(client: proxyEnd, context: context)
