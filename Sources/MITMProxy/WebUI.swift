@@ -121,7 +121,9 @@ final class WebUI: Sendable {
 
     /// An event-stream message carrying `value` as JSON.
     static func frame(_ name: String, _ value: some Encodable) -> [UInt8]? {
-        guard let data = try? JSONEncoder().encode(value) else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return nil }
         return ServerSentEvent.frame(name, String(decoding: data, as: UTF8.self))
     }
 }
