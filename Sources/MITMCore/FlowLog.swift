@@ -91,7 +91,7 @@ public struct FlowLog: Sendable {
     }
 
     private mutating func append(_ content: Flow.Content, tls: ConnectionVerdict? = nil) -> Flow {
-        let flow = Flow(id: nextID, content: content, tls: tls)
+        let flow = Flow(id: nextID, content: content, tls: tls).compacted()
         nextID += 1
         if ring.count < capacity {
             ring.append(flow)

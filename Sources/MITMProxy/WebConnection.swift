@@ -38,6 +38,8 @@ final class WebConnection: @unchecked Sendable {
 
     /// Bytes written at once; the rest follows as the client drains.
     static let writeChunk = 256 * 1024
+    /// The kernel's send buffer of a live feed, and the most it queues beyond that before its feed holds messages.
+    static let kernelSendBuffer = 64 * 1024
     /// A request body (the flow numbers of a HAR download) may not be larger.
     static let maxRequestBody = 4 * 1024 * 1024
 
@@ -149,6 +151,8 @@ final class WebConnection: @unchecked Sendable {
         case .eventStream(let initial):
             let feed = WebFeed(capacity: web.configuration.feedCapacity, loop: loop) { [weak self] in self?.feedReady() }
             state = .streaming(feed)
+            // What a page that stops reading can hold: this, the connection's own mark, and the feed's capacity.
+            (client as? PlainLeg)?.limitKernelSendBuffer(to: Self.kernelSendBuffer)
             web.attach(feed)
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "text/event-stream; charset=utf-8")
@@ -162,16 +166,20 @@ final class WebConnection: @unchecked Sendable {
     }
 
     private func continueSending() {
-        guard case .sending(let bytes, var offset, let keepAlive) = state else { return }
-        while offset < bytes.count && client.bufferedOutputBytes < Self.writeChunk {
+        while case .sending(let bytes, let offset, let keepAlive) = state {
+            guard offset < bytes.count else {
+                finishSending(keepAlive: keepAlive)
+                return
+            }
+            guard client.bufferedOutputBytes < Self.writeChunk else { return }  // the next drain continues
             let end = min(bytes.count, offset + Self.writeChunk)
+            // The state moves on before the write: a write the kernel takes at once may report the drain right away.
+            state = .sending(body: bytes, offset: end, keepAlive: keepAlive)
             client.write(Array(bytes[offset..<end]))
-            offset = end
         }
-        guard offset >= bytes.count else {
-            state = .sending(body: bytes, offset: offset, keepAlive: keepAlive)
-            return
-        }
+    }
+
+    private func finishSending(keepAlive: Bool) {
         guard keepAlive else {
             closeAfterFlush()
             return
@@ -190,7 +198,7 @@ final class WebConnection: @unchecked Sendable {
     }
 
     private func writeFeed(_ feed: WebFeed) {
-        guard client.bufferedOutputBytes < Self.writeChunk else {
+        guard client.bufferedOutputBytes < Self.kernelSendBuffer else {
             feed.blocked()
             return
         }

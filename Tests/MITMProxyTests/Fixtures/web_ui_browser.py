@@ -14,6 +14,10 @@ Steps:
   5. download the HAR of what is on screen and report its path.
 
 Usage: web_ui_browser.py --proxy-port N --ca FILE --origin-port N --pin B64 --downloads DIR [--screenshots DIR]
+       web_ui_browser.py --proxy-port N --ca FILE --origin-port N --many-flows N --downloads DIR
+
+With --many-flows (the proxy already holds N flows): time the page's first full list, a filter pass and a scroll, count
+the rows in the document (only those in view are drawn), and time a new request's arrival in the list.
 """
 
 import argparse
@@ -76,17 +80,46 @@ def flow_row(text):
         "return [...document.querySelectorAll('#flow-list .row')].find((r) => r.innerText.includes(arguments[0])) || null;", text)
 
 
+def many_flows(driver, args, out):
+    started = time.monotonic()
+    driver.get(f"http://127.0.0.1:{args.proxy_port}/")
+    wait(driver, lambda d: d.execute_script("return state.shown.length") >= args.many_flows, f"{args.many_flows} flows in the list", 30)
+    out["loadSeconds"] = time.monotonic() - started
+    out["rowsInDocument"] = driver.execute_script("return document.querySelectorAll('#flow-list .row').length")
+    out["filterMilliseconds"] = driver.execute_script(
+        "const input = document.getElementById('text-filter'); const t = performance.now();"
+        "input.value = '/bytes/1'; refilter(); drawFlows(); const spent = performance.now() - t;"
+        "input.value = ''; refilter(); drawFlows(); return spent;")
+    out["scrollMilliseconds"] = driver.execute_script(
+        "const list = document.getElementById('flow-list'); const t = performance.now();"
+        "list.scrollTop = list.scrollHeight / 2; drawFlows(); return performance.now() - t;")
+    out["rowsAfterScroll"] = driver.execute_script("return document.querySelectorAll('#flow-list .row').length")
+    driver.execute_script("document.getElementById('flow-list').scrollTop = 0")
+    received = curl([f"https://origin.test:{args.origin_port}/hello?newest"], args.proxy_port, args.ca, args.origin_port)
+    if received.returncode != 0:
+        raise SystemExit(f"curl through the proxy failed: {received.stderr}")
+    _, out["newFlowSeconds"] = wait(driver, flow_row("/hello?newest"), "the newest request at the top of the list")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--proxy-port", type=int, required=True)
     parser.add_argument("--ca", required=True)
     parser.add_argument("--origin-port", type=int, required=True)
-    parser.add_argument("--pin", required=True)
+    parser.add_argument("--pin")
+    parser.add_argument("--many-flows", type=int)
     parser.add_argument("--downloads", required=True)
     parser.add_argument("--screenshots")
     args = parser.parse_args()
     out = {}
     driver = browser(args.downloads)
+    if args.many_flows:
+        try:
+            many_flows(driver, args, out)
+        finally:
+            driver.quit()
+        print(json.dumps(out))
+        return
     try:
         driver.get(f"http://127.0.0.1:{args.proxy_port}/")
         wait(driver, lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), "the page to go live")
