@@ -17,7 +17,8 @@ public enum LocalAddresses {
         host == "0.0.0.0" || host == "::" || host == "::ffff:0.0.0.0"
     }
 
-    private static func interfaceAddresses() -> Set<String> {
+    /// Every interface's address (loopback included), as numeric text.
+    public static func interfaceAddresses() -> Set<String> {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(first) }
