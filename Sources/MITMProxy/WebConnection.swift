@@ -65,7 +65,8 @@ final class WebConnection: @unchecked Sendable {
     private func clientEvent(_ event: LegEvent) {
         switch event {
         case .data(let bytes):
-            owner?.relayActivity()
+            // Bytes alone do not keep the connection: a request head trickled in byte by byte must still end at the
+            // idle timeout. Whole requests and responses do (`answer`, `finishSending`).
             if case .streaming = state { return }  // a page sends nothing on its feed
             if case .closing = state { return }
             do {
@@ -120,6 +121,7 @@ final class WebConnection: @unchecked Sendable {
 
     private func answer(_ requestHead: HTTPRequestHead, body: [UInt8]) {
         state = .answering
+        owner?.relayActivity()
         client.pauseReading()
         let keepAlive = requestHead.keepAlive && requestHead.method != "CONNECT" && !requestHead.headers.contains("upgrade")
         guard requestHead.method != "CONNECT" else {
@@ -144,7 +146,8 @@ final class WebConnection: @unchecked Sendable {
         guard case .answering = state else { return }
         switch reply {
         case .response(let response):
-            let keep = keepAlive && !clientEnded
+            // A refused client gets its answer and the connection ends.
+            let keep = keepAlive && !clientEnded && response.status != 403
             client.write(response.head(keepAlive: keep).serialized())
             state = .sending(body: requestHead.method == "HEAD" ? [] : response.body, offset: 0, keepAlive: keep)
             continueSending()
@@ -175,6 +178,7 @@ final class WebConnection: @unchecked Sendable {
             let end = min(bytes.count, offset + Self.writeChunk)
             // The state moves on before the write: a write the kernel takes at once may report the drain right away.
             state = .sending(body: bytes, offset: end, keepAlive: keepAlive)
+            owner?.relayActivity()
             client.write(Array(bytes[offset..<end]))
         }
     }

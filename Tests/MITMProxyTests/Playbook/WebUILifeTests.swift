@@ -31,18 +31,35 @@ import Testing
         let refused = play.webReply()
         #expect(refused.hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "\(refused)")
         #expect(refused.contains("10.1.2.3 is another one"))
-        play.clientSends("GET /ca.pem HTTP/1.1\r\nHost: 192.168.1.2:8888\r\n\r\n")
-        let certificate = play.webReply()
+        #expect(refused.contains("Connection: close"))
+        #expect(play.clientSawEnd, "a refused client's connection ends")
+        let next = try ConnectionPlaybook(clientAddress: "10.1.2.3:5556")
+        next.clientSends("GET /ca.pem HTTP/1.1\r\nHost: 192.168.1.2:8888\r\n\r\n")
+        let certificate = next.webReply()
         #expect(certificate.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(certificate.contains("-----BEGIN CERTIFICATE-----"))
+    }
+
+    @Test func aHeadTrickledInAfterARequestEndsAtTheIdleTimeout() throws {
+        let play = try ConnectionPlaybook(clientAddress: "127.0.0.1:50000")
+        play.clientSends("GET /api/board HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(play.webReply().hasPrefix("HTTP/1.1 200 OK\r\n"))
+        for second in 0..<59 {
+            play.clientSends(second == 0 ? "GET / HTTP/1.1\r\nX-Slow: " : "a")
+            play.advance(seconds: 1)
+        }
+        #expect(!play.isClosed)
+        play.advance(seconds: 2)
+        #expect(play.isClosed, "bytes that never make a request do not keep the connection")
     }
 
     @Test func clearingNeedsThePageHeader() throws {
         let play = try ConnectionPlaybook(clientAddress: "127.0.0.1:50000")
         play.clientSends("POST /api/clear HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
         #expect(play.webReply().hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "a form on another site cannot clear the list")
-        play.clientSends("POST /api/clear HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Mitm-Proxy-UI: 1\r\nContent-Length: 0\r\n\r\n")
-        #expect(play.webReply().hasPrefix("HTTP/1.1 204 No Content\r\n"))
+        let page = try ConnectionPlaybook(clientAddress: "127.0.0.1:50001")
+        page.clientSends("POST /api/clear HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Mitm-Proxy-UI: 1\r\nContent-Length: 0\r\n\r\n")
+        #expect(page.webReply().hasPrefix("HTTP/1.1 204 No Content\r\n"))
     }
 
     @Test func theLiveFeedCarriesNewFlowsAndOutlastsTheIdleTimeout() throws {
