@@ -113,5 +113,5 @@ struct WebResponse: Sendable {
                     extraHeaders: [("Content-Disposition", "attachment; filename=\"\(filename)\"")])
     }
 
-    private static let reasonPhrases = [204: "No Content", 303: "See Other", 403: "Forbidden", 413: "Content Too Large", 500: "Internal Server Error"]
+    private static let reasonPhrases = [204: "No Content", 303: "See Other", 403: "Forbidden", 413: "Content Too Large", 500: "Internal Server Error", 503: "Service Unavailable"]
 }

@@ -42,7 +42,7 @@ import Testing
 
     @Test func aHeadTrickledInAfterARequestEndsAtTheIdleTimeout() throws {
         let play = try ConnectionPlaybook(clientAddress: "127.0.0.1:50000")
-        play.clientSends("GET /api/board HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        play.clientSends("GET /api/flows HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(play.webReply().hasPrefix("HTTP/1.1 200 OK\r\n"))
         for second in 0..<59 {
             play.clientSends(second == 0 ? "GET / HTTP/1.1\r\nX-Slow: " : "a")
