@@ -39,6 +39,16 @@ import Testing
         await proxy.stop()
     }
 
+    @Test func withoutTheWebUIADirectRequestGetsTheOnboardingPage() async throws {
+        let proxy = try await ProxyProcess.start(["--no-web"])
+        let page = try await curl(["http://127.0.0.1:\(proxy.port)/"])
+        #expect(page.stdoutText.contains("install its CA certificate"), "\(page)")
+        let flows = try await curl(["-i", "http://127.0.0.1:\(proxy.port)/api/flows"])
+        #expect(flows.stdoutText.hasPrefix("HTTP/1.1 404"), "\(flows)")
+        #expect(!proxy.outputText.contains("Web UI"))
+        await proxy.stop()
+    }
+
     @Test(.enabled(if: WebUILiveTests.otherAddress != nil, "needs an IPv4 address other than loopback on this machine"))
     func anotherMachineIsRefusedUnlessItBringsTheToken() async throws {
         let address = try #require(Self.otherAddress)
