@@ -149,7 +149,7 @@ function queueDraw() {
 }
 
 function statusText(flow) {
-  if (flow.kind === "handshake") return flow.verdict;
+  if (flow.kind === "handshake") return `${flow.verdict}: ${flow.how}`;
   if (flow.kind === "tunnel") return "tunnel";
   return flow.status === undefined ? "failed" : String(flow.status);
 }
