@@ -107,7 +107,7 @@ public final class ProxyServer: Sendable {
 
     /// Flows the web UI keeps now, and the body bytes they hold.
     public var webUIMemory: (flows: Int, bodyBytes: Int)? {
-        context.web.map { web in (web.flows().flows.count, web.bodyBytes) }
+        context.web?.held
     }
 
     /// The port the proxy listens on.

@@ -101,8 +101,8 @@ final class WebUI: Sendable {
         for feed in feeds.withLock({ Array($0.values) }) { feed.pushFlow(frame) }
     }
 
-    /// Body bytes the kept flows hold.
-    var bodyBytes: Int { log.withLock { $0.bodyBytes } }
+    /// Flows kept, and the body bytes they hold.
+    var held: (flows: Int, bodyBytes: Int) { log.withLock { ($0.count, $0.bodyBytes) } }
 
     // MARK: feeds
 
