@@ -22,6 +22,7 @@ struct WebUIBrowserTests {
         let curlCommand: String
         let har: String
         let flowsShown: Int
+        let bodyViews: [String: [String]]
     }
 
     @Test func theBoardAndTheFlowsFollowTheTrafficLiveAndTheHARValidates() async throws {
@@ -68,6 +69,12 @@ struct WebUIBrowserTests {
                 "\(seen.tlsFacts)")
         #expect(seen.curlCommand.hasPrefix("curl 'https://origin.test:\(origin.port)/headers'"), "\(seen.curlCommand)")
         #expect(seen.curlCommand.contains("-H 'X-Test-Token: web-ui-check'"))
+
+        // Bodies as a person wants them: an image drawn, bytes as hex, a gzip body decoded, truncation said.
+        #expect(seen.bodyViews["image"]?.first?.hasPrefix("IMG:") == true, "\(seen.bodyViews)")
+        #expect(seen.bodyViews["binary"] == ["PRE:00000000  ff 00 10" + String(repeating: " ", count: 40) + "  ..."], "\(seen.bodyViews)")
+        #expect(seen.bodyViews["gzip"]?.last == "PRE:{\n  \"compressed\": true\n}", "\(seen.bodyViews)")
+        #expect(seen.bodyViews["truncated"]?.first == "P:truncated: the first 5 of 100 bytes were recorded", "\(seen.bodyViews)")
 
         // The HAR of what is on screen validates against the HAR 1.2 schema and tells the pinning story.
         let har = try await HARRecordingTests.validated(seen.har)

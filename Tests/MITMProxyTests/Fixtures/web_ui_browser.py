@@ -21,6 +21,8 @@ the rows in the document (only those in view are drawn), and time a new request'
 """
 
 import argparse
+import base64
+import gzip
 import json
 import os
 import pathlib
@@ -78,6 +80,27 @@ def flow_row(text):
     """The first visible flow row whose text holds `text`."""
     return lambda driver: driver.execute_script(
         "return [...document.querySelectorAll('#flow-list .row')].find((r) => r.innerText.includes(arguments[0])) || null;", text)
+
+
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+
+
+def body_views(driver):
+    """How the detail shows an image, binary bytes and a gzip-encoded JSON body: the element it draws and its text."""
+    cases = {
+        "image": {"size": 70, "kept": 70, "truncated": False, "mimeType": "image/png", "base64": PNG},
+        "binary": {"size": 3, "kept": 3, "truncated": False, "mimeType": "application/octet-stream", "base64": "/wAQ"},
+        "gzip": {"size": 30, "kept": 30, "truncated": False, "mimeType": "application/json", "contentEncoding": "gzip",
+                 "base64": base64.b64encode(gzip.compress(b'{"compressed":true}')).decode()},
+        "truncated": {"size": 100, "kept": 5, "truncated": True, "note": "truncated: the first 5 of 100 bytes were recorded",
+                      "mimeType": "text/plain", "text": "hello"},
+    }
+    return driver.execute_async_script(
+        "const [cases, done] = arguments; const out = {};"
+        "(async () => { for (const [name, body] of Object.entries(cases)) {"
+        "  const parts = await bodyView(body);"
+        "  out[name] = parts.map((p) => p.tagName + ':' + (p.tagName === 'IMG' ? String(p.naturalWidth || p.src.slice(0, 5)) : p.textContent));"
+        "} done(out); })();", cases)
 
 
 def many_flows(driver, args, out):
@@ -166,6 +189,8 @@ def main():
         if args.screenshots:
             driver.execute_script("document.getElementById('curl').hidden = true; document.querySelector('.split').scrollIntoView()")
             driver.save_screenshot(str(pathlib.Path(args.screenshots) / "web-ui-flow.png"))
+
+        out["bodyViews"] = body_views(driver)
 
         before = set(os.listdir(args.downloads))
         driver.find_element(By.ID, "download-har").click()
