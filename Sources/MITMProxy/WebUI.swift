@@ -60,8 +60,8 @@ final class WebUI: Sendable {
             }
         }
         switch event {
-        case .request, .connectionOpened, .intercepted, .timedOut, .badRequest, .clientTLSFailed, .tunnel: break
         case .exchange, .verdict, .proxyProbe, .upstreamFailed, .finding: scheduleBoard()
+        default: break  // the board is the verdict account: other events do not change it
         }
     }
 
