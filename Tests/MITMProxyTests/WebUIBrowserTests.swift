@@ -30,18 +30,18 @@ struct WebUIBrowserTests {
         let origin = try await OriginServer.start(.tls(.origin))
         let pin = try X509Certificate.certificates(inFileBytes: Array(try Data(contentsOf: URL(fileURLWithPath: pki.certificate(.origin)))))[0]
             .spkiSHA256Base64
-        let proxy = try await ProxyProcess.start([
-            "--resolve", "origin.test:127.0.0.1", "--resolve", "pinned.test:127.0.0.1", "--silence-window", "0.5",
-            "--expect", "intercepted:origin.test", "--expect", "refused:pinned.test", "--expect", "refused:api.pinned.test",
-        ])
         let downloads = try TemporaryDirectory.make("browser-downloads")
         defer { try? FileManager.default.removeItem(atPath: downloads) }
-        let run = try await Subprocess.run("/usr/bin/env", [
-            "python3", RepositoryLayout.fixtures + "/web_ui_browser.py", "--proxy-port", String(proxy.port),
-            "--ca", proxy.caDirectory + "/ca.pem", "--origin-port", String(origin.port), "--pin", pin,
-            "--downloads", downloads, "--screenshots", Chromium.screenshotDirectory,
-        ], timeout: .seconds(120))
-        await proxy.stop()
+        let run = try await ProxyProcess.running([
+            "--resolve", "origin.test:127.0.0.1", "--resolve", "pinned.test:127.0.0.1", "--silence-window", "0.5",
+            "--expect", "intercepted:origin.test", "--expect", "refused:pinned.test", "--expect", "refused:api.pinned.test",
+        ]) { proxy in
+            try await Subprocess.run("/usr/bin/env", [
+                "python3", RepositoryLayout.fixtures + "/web_ui_browser.py", "--proxy-port", String(proxy.port),
+                "--ca", proxy.caDirectory + "/ca.pem", "--origin-port", String(origin.port), "--pin", pin,
+                "--downloads", downloads, "--screenshots", Chromium.screenshotDirectory,
+            ], timeout: .seconds(120))
+        }
         await origin.stop()
         try #require(run.succeeded, "the browser run failed: \(run)")
         let seen = try JSONDecoder().decode(Observed.self, from: Data(run.stdout))
@@ -97,20 +97,20 @@ extension WebUIBrowserTests {
     @Test func theListStaysFastWithTenThousandFlows() async throws {
         let origin = try await OriginServer.start(.tls(.origin))
         let plain = try await OriginServer.start(.plainHTTP)
-        let proxy = try await ProxyProcess.start(["--resolve", "origin.test:127.0.0.1", "-q"])
-        let load = try await Subprocess.run("/usr/bin/env", [
-            "python3", RepositoryLayout.fixtures + "/web_ui_load.py", "--proxy", String(proxy.port),
-            "--url", "http://127.0.0.1:\(plain.port)/bytes/1000", "--requests", "10000",
-        ], timeout: .seconds(120))
-        try #require(load.succeeded, "\(load)")
         let downloads = try TemporaryDirectory.make("browser-downloads")
         defer { try? FileManager.default.removeItem(atPath: downloads) }
-        let run = try await Subprocess.run("/usr/bin/env", [
-            "python3", RepositoryLayout.fixtures + "/web_ui_browser.py", "--proxy-port", String(proxy.port),
-            "--ca", proxy.caDirectory + "/ca.pem", "--origin-port", String(origin.port), "--many-flows", "10000",
-            "--downloads", downloads,
-        ], timeout: .seconds(120))
-        await proxy.stop()
+        let run = try await ProxyProcess.running(["--resolve", "origin.test:127.0.0.1", "-q"]) { proxy in
+            let load = try await Subprocess.run("/usr/bin/env", [
+                "python3", RepositoryLayout.fixtures + "/web_ui_load.py", "--proxy", String(proxy.port),
+                "--url", "http://127.0.0.1:\(plain.port)/bytes/1000", "--requests", "10000",
+            ], timeout: .seconds(120))
+            try #require(load.succeeded, "\(load)")
+            return try await Subprocess.run("/usr/bin/env", [
+                "python3", RepositoryLayout.fixtures + "/web_ui_browser.py", "--proxy-port", String(proxy.port),
+                "--ca", proxy.caDirectory + "/ca.pem", "--origin-port", String(origin.port), "--many-flows", "10000",
+                "--downloads", downloads,
+            ], timeout: .seconds(120))
+        }
         await origin.stop()
         await plain.stop()
         try #require(run.succeeded, "the browser run failed: \(run)")
