@@ -105,11 +105,6 @@ public final class ProxyServer: Sendable {
     /// The web UI's own port, when it has one.
     public var webUIPort: Int? { webListener?.address.port }
 
-    /// Flows the web UI keeps now, and the body bytes they hold.
-    public var webUIMemory: (flows: Int, bodyBytes: Int)? {
-        context.web?.held
-    }
-
     /// The port the proxy listens on.
     public var port: Int { listener.address.port }
 

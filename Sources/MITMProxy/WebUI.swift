@@ -101,9 +101,6 @@ final class WebUI: Sendable {
         for feed in feeds.withLock({ Array($0.values) }) { feed.pushFlow(frame) }
     }
 
-    /// Flows kept, and the body bytes they hold.
-    var held: (flows: Int, bodyBytes: Int) { log.withLock { ($0.count, $0.bodyBytes) } }
-
     // MARK: feeds
 
     /// Adds an open page's feed.

@@ -1,3 +1,4 @@
+import MITMCore
 import MITMIO
 import MITMProxy
 
@@ -5,7 +6,14 @@ import MITMProxy
 enum WebUIBanner {
     static func lines(server: ProxyServer, configuration: ProxyConfiguration) -> [String] {
         guard let address = server.webUIAddress else { return [] }
-        var lines = ["Web UI (this machine only): \(address)"]
+        var lines: [String] = []
+        let listening = server.webUIPort == nil ? configuration.host : configuration.webUI.host
+        if WebAccess.isLoopback(listening) || LocalAddresses.isUnspecified(listening) {
+            lines.append("Web UI on this machine: \(address)")
+        } else if configuration.webUI.token == nil {
+            lines.append("Web UI: none for this machine, as the proxy listens on \(listening) only and the web UI answers loopback "
+                + "clients: add --web-port PORT (a loopback listener) or --web-token TOKEN")
+        }
         if let token = configuration.webUI.token {
             let port = server.webUIPort ?? server.port
             let host = server.webUIPort == nil ? configuration.host : configuration.webUI.host

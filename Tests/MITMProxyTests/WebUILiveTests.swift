@@ -17,7 +17,7 @@ import Testing
 
     /// The web UI port from the start-up banner (printed a moment after the proxy's own line).
     private func webPort(_ proxy: ProxyProcess) async throws -> Int {
-        let pattern = #"Web UI \(this machine only\): http://127\.0\.0\.1:\d+/"#
+        let pattern = #"Web UI on this machine: http://127\.0\.0\.1:\d+/"#
         _ = await Poll.until { proxy.outputText.range(of: pattern, options: .regularExpression) != nil }
         let text = proxy.outputText
         let range = try #require(text.range(of: pattern, options: .regularExpression), "no web UI line in: \(text)")
