@@ -31,7 +31,12 @@ let package = Package(
         .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMShims", "MITMCore"]),
         .target(name: "MITMIO", dependencies: ["CMITMShims"]),
         .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),
-        .target(name: "MITMProxy", dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2"]),
+        .target(
+            name: "MITMProxy",
+            dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2"],
+            // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
+            resources: [.embedInCode("Web/index.html"), .embedInCode("Web/app.js"), .embedInCode("Web/board.css")]
+        ),
         .target(name: "MITMPins", dependencies: ["MITMCore", "MITMTLS", "COpenSSL", "CMITMShims"]),
         .executableTarget(
             name: "mitm-proxy",

@@ -23,6 +23,12 @@ public struct CapturedBody: Sendable, Equatable {
         return copy
     }
 
+    /// Gives back room the kept bytes grew into but do not use.
+    public mutating func shrinkToFit() {
+        guard bytes.capacity > bytes.count else { return }
+        bytes = bytes.withUnsafeBufferPointer { Array($0) }
+    }
+
     /// Counts `piece` and keeps what fits under the limit.
     public mutating func append(_ piece: [UInt8]) {
         totalSize += piece.count

@@ -90,6 +90,13 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     }
 
     /// Sends FIN once everything queued has been written.
+    /// Caps the kernel's send buffer at about `bytes` (which turns off its automatic growth): for a long-lived
+    /// stream to a reader that may stop, so that what it holds stays small.
+    public func limitKernelSendBuffer(to bytes: Int) {
+        var size = Int32(clamping: bytes)
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     public func shutdownWriteAfterFlush() {
         guard !isClosed else { return }
         shutdownAfterFlush = true

@@ -62,6 +62,8 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     func compactIdleMemory() {}
     func cork() {}
     func uncork() {}
+    /// Caps the kernel's send buffer (a socket only), for a long-lived stream to a reader that may stop.
+    func limitKernelSendBuffer(to bytes: Int) { (socket as? StreamSocket)?.limitKernelSendBuffer(to: bytes) }
     var isClosed: Bool { socket.isClosed }
     var peerDescription: String { socket.peerDescription }
 

@@ -44,6 +44,8 @@ public struct ProxyConfiguration: Sendable {
     public var tunnelPolicy = TunnelPolicy()
     /// Number of event loops (default one per core).
     public var loopCount = System.coreCount
+    /// The web UI (on by default, for this machine only).
+    public var webUI = WebUIConfiguration()
 
     /// Who may connect, from `host` and `allowPublicClients`.
     public var clientAccess: ClientAccessPolicy {

@@ -35,6 +35,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case http2(HTTP2Relay)
         /// Raw bytes: a tunnel that is not intercepted, or a connection after an upgrade.
         case raw(RawRelay)
+        /// The web UI, requested directly (`GET / HTTP/1.1`), or anything on the web UI's own port.
+        case web(WebConnection)
     }
 
     /// What a relay carries.
@@ -44,12 +46,16 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         /// A CONNECT tunnel relayed untouched.
         case tunnel(Tunnel)
         case interception(Interception)
+        /// Requests to the web UI.
+        case webUI
     }
 
     let id: Int
     let context: ProxyContext
     let loop: EventLoop
     let clientSocket: any ByteStream
+    /// Whether the connection came to the web UI's own port: every request is the web UI's.
+    let webUIOnly: Bool
     var phase = Phase.readingRequest
     var parser = HTTP1Parser(role: .request)
     var timeout: ConnectionDeadline
@@ -63,12 +69,13 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         return context.refusesLocalTargets(forClient: address) ? address ?? "unknown" : nil
     }()
 
-    convenience init(descriptor: Int32, context: ProxyContext, loop: EventLoop) {
-        self.init(client: StreamSocket(descriptor: descriptor, loop: loop), context: context)
+    convenience init(descriptor: Int32, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false) {
+        self.init(client: StreamSocket(descriptor: descriptor, loop: loop), context: context, webUIOnly: webUIOnly)
     }
 
     /// A connection from the client at the other end of `client`, on the stream's loop.
-    init(client: any ByteStream, context: ProxyContext) {
+    init(client: any ByteStream, context: ProxyContext, webUIOnly: Bool = false) {
+        self.webUIOnly = webUIOnly
         self.id = context.makeConnectionID()
         self.context = context
         self.loop = client.loop
@@ -127,6 +134,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             close(reason: "done")
         case .relaying(.http1(let relay), _):
             if relay.answerSlowHead(now: context.clock.now()) || relay.answerTimeout(after: context.configuration.idleTimeout) { return }
+            close(reason: "idle for \(idleTimeout)")
+        case .relaying(.web(let web), _):
+            if web.idleDeadlinePassed() { return }
             close(reason: "idle for \(idleTimeout)")
         case .relaying:
             close(reason: "idle for \(idleTimeout)")
@@ -201,6 +211,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             return
         }
         guard case .requestHead(let head)? = events.first else { return }
+        if let web = context.web, webUIOnly || (head.method != "CONNECT" && head.target.hasPrefix("/")) {
+            startWebUI(web, events)
+            return
+        }
         guard head.method == "CONNECT" else {
             startPlainRelay(events)
             return
@@ -321,6 +335,13 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         relay.start(initialEvents: events)
     }
 
+    func startWebUI(_ web: WebUI, _ events: [HTTP1Event]) {
+        let connection = WebConnection(web: web, context: context, loop: loop, client: PlainLeg(socket: clientSocket), parser: parser,
+                                       onWebPort: webUIOnly)
+        startRelaying(.web(connection), for: .webUI)
+        connection.start(initialEvents: events)
+    }
+
     // MARK: lifecycle
 
     /// Enters `.relaying` with `relay`, which reports to this connection from now on.
@@ -386,6 +407,7 @@ extension ProxyConnection.Relay {
         case .http1(let relay): relay.owner = owner
         case .http2(let relay): relay.owner = owner
         case .raw(let relay): relay.owner = owner
+        case .web(let connection): connection.owner = owner
         }
     }
 
@@ -394,6 +416,7 @@ extension ProxyConnection.Relay {
         case .http1(let relay): relay.close(reason: reason)
         case .http2(let relay): relay.close(reason: reason)
         case .raw(let relay): relay.close(reason: reason)
+        case .web(let connection): connection.close(reason: reason)
         }
     }
 
@@ -402,7 +425,7 @@ extension ProxyConnection.Relay {
         switch self {
         case .http1(let relay): relay.compactIfIdle()
         case .http2(let relay): relay.compactIfIdle()
-        case .raw: break
+        case .raw, .web: break
         }
     }
 }

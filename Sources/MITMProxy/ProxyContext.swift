@@ -22,6 +22,8 @@ final class ProxyContext: Sendable {
     let pools: [UpstreamPool]
     let dialer: any UpstreamDialer
     let clock: ProxyClock
+    /// The web UI, unless switched off.
+    let web: WebUI?
     private let nextConnectionID = Atomic<Int>(1)
 
     init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut,
@@ -68,6 +70,8 @@ final class ProxyContext: Sendable {
         self.loops = loops ?? EventLoopGroup(count: configuration.loopCount)
         registries = self.loops.loops.map { ConnectionRegistry(loop: $0, clock: clock) }
         pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, 15)) }
+        web = configuration.webUI.enabled ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil
+        if let web { events.subscribe { web.observe($0) } }
     }
 
     /// Records a decided client verdict and announces it.

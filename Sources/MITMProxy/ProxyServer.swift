@@ -14,6 +14,7 @@ public final class ProxyServer: Sendable {
     private let context: ProxyContext
     private let findingsBook: FindingsBook
     private let listener: Listener
+    private let webListener: Listener?
     private let directoryLock: CADirectoryLock
 
     /// A proxy for a test: port 0, a fresh temporary CA directory, 127.0.0.1. Call `start()`.
@@ -64,10 +65,51 @@ public final class ProxyServer: Sendable {
             throw ProxyStartError(error.message)
         }
         context.ownListener.set(host: listener.address.host, port: listener.address.port)
+        webListener = try Self.webListener(context: context)
+        if let web = context.web {
+            let listen = listener.address.description
+            let caPath = authority.files.certificatePEM
+            let book = context.verdicts
+            web.showReport {
+                VerdictReport(final: false, listen: listen, caCertificate: caPath, silenceWindowSeconds: configuration.silenceWindow,
+                              ledger: book.ledger, expectations: configuration.webUI.expectations,
+                              allowUnprovenRefusals: configuration.allowUnprovenRefusals, findings: findings.findings)
+            }
+        }
+    }
+
+    /// The web UI's own listener, when `webUI.port` asks for one.
+    private static func webListener(context: ProxyContext) throws(ProxyStartError) -> Listener? {
+        let web = context.configuration.webUI
+        guard web.enabled, let port = web.port else { return nil }
+        do {
+            return try Listener(host: web.host, port: port) { descriptor, _ in
+                let loop = context.loops.next()
+                loop.execute {
+                    ProxyConnection(descriptor: descriptor, context: context, loop: loop, webUIOnly: true).start()
+                }
+            }
+        } catch {
+            throw ProxyStartError("web UI: \(error.message)")
+        }
     }
 
     /// Starts accepting connections.
-    public func start() { listener.start() }
+    public func start() {
+        listener.start()
+        webListener?.start()
+    }
+
+    /// Where a browser on this machine opens the web UI (`http://127.0.0.1:8888/`), or nil when it is off.
+    public var webUIAddress: String? {
+        guard configuration.webUI.enabled else { return nil }
+        let address = webListener?.address ?? listener.address
+        let host = LocalAddresses.isUnspecified(address.host) ? (address.host.contains(":") ? "::1" : "127.0.0.1") : address.host
+        return "http://\(host.contains(":") ? "[\(host)]" : host):\(address.port)/"
+    }
+
+    /// The web UI's own port, when it has one.
+    public var webUIPort: Int? { webListener?.address.port }
 
     /// The port the proxy listens on.
     public var port: Int { listener.address.port }
@@ -145,6 +187,7 @@ public final class ProxyServer: Sendable {
     /// waiting for a sibling (see `SpareConnectionJudge`) keep their refusal.
     public func stop() {
         listener.close()
+        webListener?.close()
         for loop in context.loops.loops {
             loop.queue.sync {
                 context.registry(for: loop).closeAll()

@@ -114,11 +114,31 @@ struct ProxyOptions: ParsableArguments {
     var harPath: String?
 
     @Option(name: .customLong("body-limit"), help: ArgumentHelp(
-        "Bytes of each body kept in the HAR; larger bodies are relayed whole and truncated in the record.", valueName: "bytes"))
+        "Bytes of each body kept in the HAR and the web UI; larger bodies are relayed whole and truncated in the record.",
+        valueName: "bytes"))
     var bodyLimit = 1_048_576
 
-    @Flag(name: .customLong("redact"), help: "Mask Authorization, Proxy-Authorization, Cookie and Set-Cookie values in the HAR.")
+    @Flag(name: .customLong("redact"), help: "Mask Authorization, Proxy-Authorization, Cookie and Set-Cookie values in the HAR (also the web UI's).")
     var redact = false
+
+    @Flag(name: .customLong("no-web"), help: "Do not serve the web UI (and keep no flows in memory for it).")
+    var noWeb = false
+
+    @Option(name: .customLong("web-port"), help: ArgumentHelp(
+        "Also serve the web UI on this port (0 picks a free one); it is always at http://127.0.0.1:PORT/ on the proxy's own port.",
+        valueName: "port"))
+    var webPort: Int?
+
+    @Option(name: .customLong("web-host"), help: ArgumentHelp(
+        "Address of the --web-port listener (default 127.0.0.1). Another address lets other machines open the web UI with "
+            + "the token printed at start (--web-token, or a random one).",
+        valueName: "address"))
+    var webHost: String?
+
+    @Option(name: .customLong("web-token"), help: ArgumentHelp(
+        "Let other machines open the web UI when they present TOKEN (http://ADDRESS:PORT/?token=TOKEN); this machine needs none.",
+        valueName: "token"))
+    var webToken: String?
 
     @Flag(name: .shortAndLong, help: "Only print refusals, failed and inconclusive verdicts, trust probes, problems and the final table.")
     var quiet = false
@@ -134,6 +154,7 @@ struct ProxyOptions: ParsableArguments {
             throw ValidationError("--host \(host) is not an IP address; use 127.0.0.1 (this machine only) or 0.0.0.0 (all interfaces)")
         }
         guard !(quiet && verbose) else { throw ValidationError("--quiet and --verbose cannot be used together") }
+        try validateWebOptions()
         if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
         _ = try resolveOverrides()
         _ = try proxyCredentials()
@@ -144,6 +165,33 @@ struct ProxyOptions: ParsableArguments {
         for file in upstreamCAFiles where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("--upstream-ca \(file): no readable file there")
         }
+    }
+
+    private func validateWebOptions() throws {
+        if let webPort, !(0...65_535).contains(webPort) { throw ValidationError("--web-port \(webPort) is not a port number (0-65535)") }
+        if noWeb, webPort != nil || webHost != nil || webToken != nil {
+            throw ValidationError("--no-web switches the web UI off; drop it, or drop --web-port, --web-host and --web-token")
+        }
+        if let webHost {
+            guard webPort != nil else {
+                throw ValidationError("--web-host \(webHost) is the address of the web UI's own listener: give --web-port PORT too")
+            }
+            guard IPAddressText.parse(webHost) != nil else {
+                throw ValidationError("--web-host \(webHost) is not an IP address; use 127.0.0.1 (this machine only) or 0.0.0.0 (all interfaces)")
+            }
+        }
+        if let webToken, webToken.count < 8 || webToken.contains(where: { !$0.isASCII || $0.isWhitespace || ";,\"".contains($0) }) {
+            throw ValidationError("--web-token: use at least 8 characters without spaces, quotes, commas or semicolons")
+        }
+    }
+
+    /// The web UI token: `--web-token`, or a random one when `--web-host` lets other machines connect.
+    func webUIToken() -> String? {
+        if let webToken { return webToken }
+        guard let webHost, !WebAccess.isLoopback(webHost) else { return nil }
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+        return String((0..<24).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] })
     }
 
     /// `--ignore-hosts` and `--intercept-hosts`, read (files included) and parsed.
@@ -215,7 +263,7 @@ struct ProxyOptions: ParsableArguments {
         configuration.host = host
         configuration.port = port ?? (runsClient ? 0 : 8888)
         configuration.silenceWindow = silenceWindow
-        configuration.bodyCaptureLimit = harPath == nil ? 0 : bodyLimit
+        configuration.bodyCaptureLimit = harPath == nil && noWeb ? 0 : bodyLimit
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure
@@ -228,6 +276,10 @@ struct ProxyOptions: ParsableArguments {
         configuration.allowPublicClients = allowPublicClients
         configuration.allowLocalTargets = allowLocalTargets
         configuration.proxyCredentials = try proxyCredentials()
+        configuration.webUI.enabled = !noWeb
+        configuration.webUI.port = webPort
+        configuration.webUI.host = webHost ?? "127.0.0.1"
+        configuration.webUI.redactHAR = redact
         return configuration
     }
 }

@@ -20,8 +20,11 @@ struct ProxyRunner {
         let events: EventLogWriter?
         let report: ReportWriter?
         let har: HARWriter?
+        var configuration = try options.makeConfiguration(runsClient: !command.isEmpty)
+        configuration.webUI.expectations = expectations
+        configuration.webUI.token = options.webUIToken()
         do {
-            server = try ProxyServer(configuration: try options.makeConfiguration(runsClient: !command.isEmpty))
+            server = try ProxyServer(configuration: configuration)
             events = try options.eventsPath.map { try EventLogWriter(path: $0) { console.err("mitm-proxy: \($0)") } }
             report = try options.reportPath.map {
                 try ReportWriter(path: $0, server: server, expectations: expectations) { console.err("mitm-proxy: \($0)") }
@@ -55,6 +58,7 @@ struct ProxyRunner {
             }
         }
         for line in banner.accessLines { say(line) }
+        for line in WebUIBanner.lines(server: server, configuration: configuration) { say(line) }
         for line in inputs.summary { say(line) }
         for warning in inputs.warnings { console.err(warning) }
         for warning in HostListCheck(policy: try options.hostLists(), expectations: expectations).warnings { console.err(warning) }

@@ -29,6 +29,11 @@ import Testing
         (["--handshake-timeout", "1e11"], "--handshake-timeout 100000000000.0 must be between 0.1 and 604800 seconds"),
         (["--silence-window", "nan"], "--silence-window nan must be between"),
         (["--expect", "intercepted:api.bank.test:443"], "host pattern \"api.bank.test:443\" has a port; give the host alone"),
+        (["--web-host", "0.0.0.0"], "--web-host 0.0.0.0 is the address of the web UI's own listener: give --web-port PORT too"),
+        (["--web-port", "0", "--web-host", "lan"], "--web-host lan is not an IP address"),
+        (["--web-port", "99999"], "--web-port 99999 is not a port number"),
+        (["--no-web", "--web-port", "0"], "--no-web switches the web UI off"),
+        (["--web-token", "short"], "--web-token: use at least 8 characters"),
         (["ca", "export", "--format", "der"], "--format der is binary: give a file with --output"),
         (["ca", "export", "--format", "p12", "-o", "/tmp/x.p12"], "--format p12 needs --password"),
     ])

@@ -1,0 +1,107 @@
+import Foundation
+
+/// One line of the web UI's flow list: an HTTP exchange, a TLS handshake that did not lead to one (refused,
+/// failed, inconclusive), or a tunnel relayed untouched.
+public struct Flow: Sendable, Equatable {
+    /// What the flow is.
+    public enum Content: Sendable, Equatable {
+        /// A request and its response (or its failure).
+        case exchange(ExchangeRecord)
+        /// A TLS connection the client refused, failed or left idle: what the client did with the certificate.
+        case handshake(ConnectionVerdict)
+        /// A CONNECT tunnel relayed as it is (not TLS, or passed through).
+        case tunnel(Tunnel)
+    }
+
+    /// A CONNECT tunnel that was not intercepted.
+    public struct Tunnel: Sendable, Equatable {
+        public var connectionID: Int
+        public var host: String
+        public var port: Int
+        public var bytesUp: Int
+        public var bytesDown: Int
+        /// Why it ended.
+        public var reason: String
+        /// Whether the host lists passed its TLS through untouched (otherwise it was not TLS).
+        public var passedThrough: Bool
+        /// When it ended.
+        public var ended: Date
+
+        /// Creates a tunnel record.
+        public init(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool = false, ended: Date) {
+            self.passedThrough = passedThrough
+            self.connectionID = connectionID
+            self.host = host
+            self.port = port
+            self.bytesUp = bytesUp
+            self.bytesDown = bytesDown
+            self.reason = reason
+            self.ended = ended
+        }
+    }
+
+    /// The flow's number in the list: increasing, never reused within a run (also across a clear).
+    public let id: Int
+    /// What it is.
+    public var content: Flow.Content
+    /// The TLS facts of the intercepted connection that carried an exchange, when the proxy saw its handshake.
+    public var tls: ConnectionVerdict?
+    /// Whether the bodies were let go to keep the flow list within its memory budget (newer flows keep theirs).
+    public var bodiesReleased = false
+
+    /// A flow numbered `id`.
+    public init(id: Int, content: Flow.Content, tls: ConnectionVerdict? = nil) {
+        self.id = id
+        self.content = content
+        self.tls = tls
+    }
+
+    /// The host the flow is about.
+    public var host: String {
+        switch content {
+        case .exchange(let record): record.host
+        case .handshake(let verdict): verdict.host
+        case .tunnel(let tunnel): tunnel.host
+        }
+    }
+
+    /// The client connection that carried it.
+    public var connectionID: Int {
+        switch content {
+        case .exchange(let record): record.connectionID
+        case .handshake(let verdict): verdict.connectionID
+        case .tunnel(let tunnel): tunnel.connectionID
+        }
+    }
+
+    /// Body bytes held in memory.
+    public var bodyBytes: Int {
+        guard case .exchange(let record) = content else { return 0 }
+        return record.requestBody.bytes.count + record.responseBody.bytes.count
+    }
+
+    /// The same flow in as little memory as its data needs: parsers reserve room for more header fields than most
+    /// messages have, and bodies grow in steps; a flow kept for long should not hold on to that room.
+    func compacted() -> Flow {
+        guard case .exchange(var record) = content else { return self }
+        record.request.headers.fields = record.request.headers.fields.withUnsafeBufferPointer { Array($0) }
+        if var response = record.response {
+            response.headers.fields = response.headers.fields.withUnsafeBufferPointer { Array($0) }
+            record.response = response
+        }
+        record.requestBody.shrinkToFit()
+        record.responseBody.shrinkToFit()
+        var copy = self
+        copy.content = .exchange(record)
+        return copy
+    }
+
+    /// Lets go of the bodies, keeping their sizes.
+    mutating func releaseBodies() {
+        guard case .exchange(var record) = content, bodyBytes > 0 else { return }
+        record.requestBody = record.requestBody.limited(to: 0)
+        record.responseBody = record.responseBody.limited(to: 0)
+        content = .exchange(record)
+        bodiesReleased = true
+    }
+}

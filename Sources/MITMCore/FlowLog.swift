@@ -1,0 +1,136 @@
+/// The web UI's memory of recent flows, bounded however long the run: at most `capacity` flows (the oldest
+/// go first) and at most `bodyBudget` bytes of bodies (the oldest flows' bodies go first, their sizes stay).
+/// Events in, changes out; no I/O.
+public struct FlowLog: Sendable {
+    /// What an event changed.
+    public enum Change: Sendable, Equatable {
+        /// A new flow.
+        case added(Flow)
+        /// A flow already listed changed (an idle handshake whose client later sent a request).
+        case updated(Flow)
+    }
+
+    /// Flows kept at most.
+    public let capacity: Int
+    /// Body bytes kept at most, across flows.
+    public let bodyBudget: Int
+
+    /// The kept flows, oldest first, in a ring: flow `id` sits at `(start + id - firstID) % capacity`.
+    private var ring: [Flow] = []
+    private var start = 0
+    private var firstID = 1
+    private var nextID = 1
+    /// Body bytes held by the kept flows.
+    public private(set) var bodyBytes = 0
+    /// Flows older than this id hold no bodies (they were released, or the flow is gone).
+    private var bodyCursor = 1
+    /// The TLS facts of recent intercepted connections, for the exchanges they carry; insertion-ordered and bounded.
+    private var interceptions: [Int: ConnectionVerdict] = [:]
+    private var interceptionOrder: [Int] = []
+    private var interceptionStart = 0
+    /// The listed handshake flow of each connection, so a later interception of the same connection updates it.
+    private var handshakeFlows: [Int: Int] = [:]
+    /// Flows dropped because newer ones took their place.
+    public private(set) var evicted = 0
+
+    /// A log of at most `capacity` flows and `bodyBudget` body bytes.
+    public init(capacity: Int = 10_000, bodyBudget: Int = 64 * 1024 * 1024) {
+        self.capacity = max(1, capacity)
+        self.bodyBudget = max(0, bodyBudget)
+    }
+
+    /// Flows kept now.
+    public var count: Int { ring.count }
+
+    /// Takes what `event` says about flows.
+    public mutating func record(_ event: ProxyEvent) -> Change? {
+        switch event {
+        case .exchange(let record):
+            return .added(append(.exchange(record), tls: interceptions[record.connectionID]))
+        case .verdict(let verdict) where verdict.verdict.kind == .intercepted:
+            rememberInterception(verdict)
+            guard let id = handshakeFlows.removeValue(forKey: verdict.connectionID), let index = position(of: id) else { return nil }
+            ring[index].content = .handshake(verdict)
+            return .updated(ring[index])
+        case .verdict(let verdict):
+            let flow = append(.handshake(verdict))
+            handshakeFlows[verdict.connectionID] = flow.id
+            return .added(flow)
+        case .tunnel(let connectionID, let host, let port, let bytesUp, let bytesDown, let reason, let passedThrough):
+            let tunnel = Flow.Tunnel(connectionID: connectionID, host: host, port: port, bytesUp: bytesUp, bytesDown: bytesDown,
+                                     reason: reason, passedThrough: passedThrough, ended: .now)
+            return .added(append(.tunnel(tunnel)))
+        default:
+            return nil
+        }
+    }
+
+    /// The flow numbered `id`, if it is still kept.
+    public func flow(id: Int) -> Flow? {
+        position(of: id).map { ring[$0] }
+    }
+
+    /// Every kept flow, oldest first.
+    public var flows: [Flow] {
+        Array(ring[start...] + ring[..<start])
+    }
+
+    /// Forgets every flow (numbering goes on, so a page never confuses an old flow with a new one).
+    public mutating func clear() {
+        ring = []
+        start = 0
+        firstID = nextID
+        bodyCursor = nextID
+        bodyBytes = 0
+        handshakeFlows = [:]
+    }
+
+    private func position(of id: Int) -> Int? {
+        guard id >= firstID, id < firstID + ring.count else { return nil }
+        return (start + id - firstID) % capacity
+    }
+
+    private mutating func append(_ content: Flow.Content, tls: ConnectionVerdict? = nil) -> Flow {
+        let flow = Flow(id: nextID, content: content, tls: tls).compacted()
+        nextID += 1
+        if ring.count < capacity {
+            ring.append(flow)
+        } else {
+            let oldest = ring[start]
+            bodyBytes -= oldest.bodyBytes
+            if case .handshake(let verdict) = oldest.content, handshakeFlows[verdict.connectionID] == oldest.id {
+                handshakeFlows.removeValue(forKey: verdict.connectionID)
+            }
+            ring[start] = flow
+            start = (start + 1) % capacity
+            firstID += 1
+            bodyCursor = max(bodyCursor, firstID)
+            evicted += 1
+        }
+        bodyBytes += flow.bodyBytes
+        releaseBodiesOverBudget()
+        return self.flow(id: flow.id) ?? flow
+    }
+
+    /// Releases the oldest flows' bodies until the kept bodies fit the budget.
+    private mutating func releaseBodiesOverBudget() {
+        while bodyBytes > bodyBudget, let index = position(of: bodyCursor) {
+            bodyBytes -= ring[index].bodyBytes
+            ring[index].releaseBodies()
+            bodyCursor += 1
+        }
+    }
+
+    private mutating func rememberInterception(_ verdict: ConnectionVerdict) {
+        if interceptions.updateValue(verdict, forKey: verdict.connectionID) != nil { return }
+        // Bounded like the flows: a connection still carrying exchanges after `capacity` newer interceptions loses
+        // its TLS facts in the list, not its exchanges.
+        if interceptionOrder.count < capacity {
+            interceptionOrder.append(verdict.connectionID)
+        } else {
+            interceptions.removeValue(forKey: interceptionOrder[interceptionStart])
+            interceptionOrder[interceptionStart] = verdict.connectionID
+            interceptionStart = (interceptionStart + 1) % capacity
+        }
+    }
+}

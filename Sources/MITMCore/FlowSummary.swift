@@ -1,0 +1,65 @@
+import Foundation
+
+/// One row of the web UI's flow list, as JSON: the same columns for every kind of flow.
+public struct FlowSummary: Encodable, Sendable, Equatable {
+    public var id: Int
+    /// `exchange`, `handshake` or `tunnel`.
+    public var kind: String
+    /// When it started, in milliseconds since 1970.
+    public var time: Double
+    public var connection: Int
+    public var host: String
+    /// The request method; `TLS` for a handshake, `TUNNEL` for a tunnel.
+    public var method: String
+    /// The URL; `host:port` for a handshake or a tunnel.
+    public var url: String
+    /// The response status, when one came.
+    public var status: Int?
+    /// Response body bytes (bytes sent down a tunnel).
+    public var size: Int?
+    /// Milliseconds from request to the end of the response (or of the handshake).
+    public var duration: Double?
+    /// `h2`, `http/1.1`, or the TLS version of a handshake.
+    public var `protocol`: String?
+    /// The verdict of a handshake: `refused`, `failed`, `inconclusive`, `unused`, `intercepted`.
+    public var verdict: String?
+    /// How the verdict was reached: `alert unknown_ca`, `closed-after-handshake`.
+    public var how: String?
+    /// Why an exchange failed, or why a tunnel ended.
+    public var failure: String?
+
+    /// The row of `flow`.
+    public init(_ flow: Flow) {
+        id = flow.id
+        connection = flow.connectionID
+        host = flow.host
+        switch flow.content {
+        case .exchange(let record):
+            kind = "exchange"
+            time = record.started.timeIntervalSince1970 * 1000
+            method = record.request.method
+            url = record.url
+            status = record.response?.status
+            size = record.responseBodyBytes
+            duration = Double(record.durationMilliseconds)
+            `protocol` = record.httpVersion == "HTTP/2.0" ? "h2" : record.httpVersion.lowercased()
+            failure = record.failure
+        case .handshake(let verdict):
+            kind = "handshake"
+            time = verdict.startedAt.timeIntervalSince1970 * 1000
+            method = "TLS"
+            url = "\(HostName.isIPv6(verdict.host) ? "[\(verdict.host)]" : verdict.host):\(verdict.port)"
+            duration = (verdict.decidedAt.timeIntervalSince(verdict.startedAt) * 1000).rounded()
+            `protocol` = verdict.tlsVersion
+            self.verdict = verdict.acceptedInvalidCertificate ? "accepted-invalid" : verdict.verdict.kind.rawValue
+            how = verdict.verdict.how
+        case .tunnel(let tunnel):
+            kind = "tunnel"
+            time = tunnel.ended.timeIntervalSince1970 * 1000
+            method = tunnel.passedThrough ? "PASSTHROUGH" : "TUNNEL"
+            url = "\(HostName.isIPv6(tunnel.host) ? "[\(tunnel.host)]" : tunnel.host):\(tunnel.port)"
+            size = tunnel.bytesDown
+            failure = tunnel.reason
+        }
+    }
+}

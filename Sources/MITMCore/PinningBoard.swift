@@ -1,0 +1,76 @@
+import Foundation
+
+/// The web UI's board as JSON: host by host, the verdict and how it was reached, the expectation that decides
+/// for the host and whether it holds, the certificate profile, and whether each client proved it trusts the CA.
+/// Built from the same report `--report` writes, so the page and the file never disagree.
+public struct PinningBoard: Encodable, Sendable {
+    /// A client that connected to a host, and whether it accepted the proxy's CA somewhere in the run.
+    public struct Client: Encodable, Sendable, Equatable {
+        public var address: String
+        public var trustsCA: Bool
+    }
+
+    /// One host and port (or an expected host nobody contacted).
+    public struct Row: Encodable, Sendable {
+        public var host: String
+        public var port: Int?
+        /// `intercepted`, `refused`, `inconclusive` or `unseen`.
+        public var verdict: String
+        public var attempts: Int
+        /// Per-kind counts with their ways: `2 refused (closed-after-handshake 2)`.
+        public var connections: String
+        /// The distinct ways the client refused or failed.
+        public var how: [String]
+        /// The expectation that decides for the host (`refused:api.example.com`), if any.
+        public var expectation: String?
+        /// Whether it holds.
+        public var holds: Bool?
+        /// Why it holds or not.
+        public var explanation: String?
+        /// The certificate profile shown; nil for `trusted`.
+        public var profile: String?
+        public var acceptedInvalidCertificate: Bool
+        public var clients: [Client]
+        /// Lines under the row: upstream failures, the profile's meaning, fallbacks, pin-failure reports.
+        public var notes: [String]
+        public var evidence: String?
+    }
+
+    /// `pass`, `fail` or `no-expectations`, as in the report.
+    public var result: String
+    public var generatedAt: String
+    public var listen: String
+    public var rows: [Row]
+    /// Every expectation with its outcome.
+    public var expectations: [ExpectationResult]
+    /// Clients that accepted the proxy's CA at least once.
+    public var provenClients: [String]
+    /// Events the recording queue dropped because its readers fell behind (the board's counts stay complete).
+    public var droppedEvents: Int
+
+    /// The board of `report`, whose expectations were `expectations`.
+    public init(_ report: VerdictReport, expectations: [Expectation], droppedEvents: Int = 0) {
+        let check = ExpectationCheck(expectations, provenClients: report.provenClients, allowUnprovenRefusals: report.allowUnprovenRefusals)
+        let proven = Set(report.provenClients)
+        result = report.result
+        generatedAt = ISO8601.format(report.generatedAt)
+        listen = report.listen
+        self.expectations = report.expectations
+        provenClients = report.provenClients
+        self.droppedEvents = droppedEvents
+        rows = report.hosts.map { host in
+            let deciding = check.owner(of: host.host).compactMap { owner in expectations.firstIndex(of: owner) }
+            let results = deciding.compactMap { $0 < report.expectations.count ? report.expectations[$0] : nil }
+            var notes = [VerdictText.upstreamNote(host), VerdictText.profileNote(host)].compactMap { $0 }
+            notes += host.fallbacks.map { RunFinding.fallback($0).line } + host.pinFailureReports.map { RunFinding.pinFailureReport($0).line }
+            return Row(host: host.host, port: host.port, verdict: host.verdict.rawValue, attempts: host.attempts,
+                       connections: host.verdict == .unseen ? "none" : VerdictText.counts(host), how: host.how,
+                       expectation: results.isEmpty ? nil : results.map(\.expectation).joined(separator: ", "),
+                       holds: results.isEmpty ? nil : results.allSatisfy(\.met),
+                       explanation: results.isEmpty ? nil : results.map(\.explanation).joined(separator: "; "),
+                       profile: host.profile?.description, acceptedInvalidCertificate: host.acceptedInvalidCertificate,
+                       clients: host.clients.map { Client(address: $0, trustsCA: proven.contains($0)) },
+                       notes: notes, evidence: host.evidence)
+        }
+    }
+}
