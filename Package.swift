@@ -10,6 +10,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         .systemLibrary(
@@ -31,7 +32,8 @@ let package = Package(
         .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMShims", "MITMCore"]),
         .target(name: "MITMIO", dependencies: ["CMITMShims"]),
         .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),
-        .target(name: "MITMProxy", dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2"]),
+        .target(name: "MITMProxy", dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2",
+                                                  .product(name: "Yams", package: "Yams")]),
         .target(name: "MITMPins", dependencies: ["MITMCore", "MITMTLS", "COpenSSL", "CMITMShims"]),
         .executableTarget(
             name: "mitm-proxy",

@@ -31,6 +31,8 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     public var clientCommand: ClientCommandOutcome?
     /// Hosts whose client accepted a certificate of an invalid `--attack` profile.
     public var findings: [Finding]
+    /// The QA rules that acted in the run and how often (absent when none did).
+    public var rules: [RuleTally]?
 
     /// Builds a report from a run's ledger, adding `unseen` hosts for exact-name expectations nobody contacted.
     public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,

@@ -233,7 +233,7 @@ final class HTTP2Relay {
 
     /// Writes the session's pending frames while the leg has room; whether anything was written.
     func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
-        let room = ignoringHighWater ? Self.highWater : Self.highWater - leg.bufferedOutputBytes
+        let room = ignoringHighWater ? Self.highWater : leg.outputRoom(below: Self.highWater)
         guard room > 0, !leg.isClosed else { return false }
         let bytes: [UInt8]
         do {

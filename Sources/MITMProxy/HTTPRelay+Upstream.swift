@@ -49,7 +49,7 @@ extension HTTPRelay {
                 exchanges[0].record.responseBodyBytes += bytes.count
                 exchanges[0].record.responseBody.append(bytes)
                 client.write(responseChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
-                if client.bufferedOutputBytes > Self.highWater && !upstreamPausedForClient {
+                if client.outputRoom(below: Self.highWater) < 0 && !upstreamPausedForClient {
                     upstreamPausedForClient = true
                     upstream?.pauseReading()
                 }

@@ -194,7 +194,7 @@ final class HTTPRelay {
             exchanges[index].record.requestBody.append(bytes)
             guard exchanges[index].local == nil, let upstream else { return }
             upstream.write(requestChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
-            if upstream.bufferedOutputBytes > Self.highWater && !clientPausedForUpstream {
+            if upstream.outputRoom(below: Self.highWater) < 0 && !clientPausedForUpstream {
                 clientPausedForUpstream = true
                 client.pauseReading()
             }

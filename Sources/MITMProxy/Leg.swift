@@ -40,6 +40,15 @@ protocol Leg: AnyObject {
     func cork()
     /// Sends what `cork()` held.
     func uncork()
+    /// The most unsent bytes the leg wants, when fewer than its feeder's high-water mark (a throttled link).
+    var outputLimit: Int { get }
+    /// Closes at once with a TCP reset.
+    func reset()
+}
+
+extension Leg {
+    /// Bytes a feeder with high-water mark `highWater` may still write before it should pause (negative: pause).
+    func outputRoom(below highWater: Int) -> Int { min(highWater, outputLimit) - bufferedOutputBytes }
 }
 
 /// A leg that is the socket itself.
@@ -62,6 +71,8 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     func compactIdleMemory() {}
     func cork() {}
     func uncork() {}
+    var outputLimit: Int { socket.outputLimit }
+    func reset() { socket.reset() }
     var isClosed: Bool { socket.isClosed }
     var peerDescription: String { socket.peerDescription }
 

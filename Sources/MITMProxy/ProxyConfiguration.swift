@@ -35,6 +35,10 @@ public struct ProxyConfiguration: Sendable {
     public var tunnelPolicy = TunnelPolicy()
     /// Number of event loops (default one per core).
     public var loopCount = System.coreCount
+    /// QA rules from the command line (`--map-local`, `--throttle`, ...), applied before the rules file's.
+    public var rules: [TrafficRule] = []
+    /// A rules file (`--rules`, YAML or JSON), read at start and again whenever it changes.
+    public var rulesFile: String?
 
     /// A configuration with the defaults.
     public init() {}

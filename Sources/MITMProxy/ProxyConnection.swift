@@ -45,7 +45,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     let id: Int
     let context: ProxyContext
     let loop: EventLoop
-    let clientSocket: any ByteStream
+    /// The client's socket, or it seen through a throttled link (see `enterNetworkConditions`).
+    var clientSocket: any ByteStream
     var phase = Phase.readingRequest
     var parser = HTTP1Parser(role: .request)
     var timeout: ConnectionDeadline
@@ -207,6 +208,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         }
         let peer = clientSocket.peerDescription
         context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
+        guard enterNetworkConditions(host: host, port: port) else { return }
         let leftover = parser.takeBufferedBytes()
         clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         let probe: ProxyProbe? = LocalPages.handles(host: host) ? .trust : head.headers.contains(ProxyProbe.headerName) ? .pins : nil
@@ -268,6 +270,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func startPlainRelay(_ events: [HTTP1Event]) {
+        if case .requestHead(let head)? = events.first, case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
+           !enterNetworkConditions(host: url.host, port: url.port) {
+            return
+        }
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
                               parser: parser, mode: .plain)
         startRelaying(.http1(relay), for: .plainRequests)

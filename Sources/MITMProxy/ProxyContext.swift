@@ -22,6 +22,7 @@ final class ProxyContext: Sendable {
     let pools: [UpstreamPool]
     let dialer: any UpstreamDialer
     let clock: ProxyClock
+    let rules: RuleStore
     private let nextConnectionID = Atomic<Int>(1)
 
     init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut,
@@ -31,6 +32,7 @@ final class ProxyContext: Sendable {
         self.clock = clock
         self.configuration = configuration
         self.authority = authority
+        rules = try RuleStore(flagRules: configuration.rules, file: configuration.rulesFile)
         self.events = events
         let verdicts = VerdictBook(detailLimit: configuration.connectionDetailLimit)
         self.verdicts = verdicts

@@ -47,6 +47,15 @@ public final class ProxyServer: Sendable {
         context.events.subscribe { event in
             for finding in findings.observe(event) { events.emit(.finding(finding)) }
         }
+        let rules = context.rules
+        context.events.subscribe { event in
+            if case .ruleFired(let firing) = event, firing.connectionID != 0 { rules.tally(firing) }
+        }
+        if let path = configuration.rulesFile {
+            rules.watch { message, _ in
+                events.emit(.ruleFired(RuleFiring(connectionID: 0, host: "-", port: 0, rules: ["--rules \(path)"], action: message)))
+            }
+        }
         do {
             listener = try Listener(host: configuration.host, port: configuration.port) { descriptor, _ in
                 let loop = context.loops.next()
@@ -114,6 +123,9 @@ public final class ProxyServer: Sendable {
         await context.verdicts.waitForVerdict(host: host, timeout: timeout)
     }
 
+    /// How often each QA rule acted so far, in the order they first did.
+    public var ruleTallies: [RuleTally] { context.rules.tallied }
+
     /// Fallbacks after refusals and pin-failure reports seen so far (each also sent to subscribers as `.finding`).
     public var findings: RunFindings { findingsBook.findings }
 
@@ -138,6 +150,7 @@ public final class ProxyServer: Sendable {
     /// Stops accepting and closes every connection; open verdicts become `inconclusive`, and connections still
     /// waiting for a sibling (see `SpareConnectionJudge`) keep their refusal.
     public func stop() {
+        context.rules.stop()
         listener.close()
         for loop in context.loops.loops {
             loop.queue.sync {
