@@ -22,6 +22,8 @@ final class HTTPRelay {
         var upgradeRequested: Bool
         var requestEnded: Date?
         var responseStarted: Date?
+        /// What the QA rules do to the exchange.
+        var decision = RuleDecision()
 
         mutating func complete(at end: Date) {
             record.complete(at: end, requestEnded: requestEnded, responseStarted: responseStarted)
@@ -54,6 +56,10 @@ final class HTTPRelay {
     static let highWater = 512 * 1024
     /// When the request head being read must be complete (monotonic nanoseconds); nil between requests.
     var headDeadline: UInt64?
+    /// The QA rules' state (see `HTTPRelay+Rules.swift`).
+    var rules = HTTPRelayRules()
+    /// A response body the rules replaced, sent right after its head.
+    var replacementBody: [UInt8] = []
 
     /// The connection that owns the relay.
     weak var owner: RelayOwner?
@@ -121,6 +127,7 @@ final class HTTPRelay {
                 upstreamPausedForClient = false
                 upstream?.resumeReading()
             }
+            pumpFileAnswer()
         }
     }
 
@@ -212,13 +219,17 @@ final class HTTPRelay {
 
     /// Whether the request can go now; if not, starts what it waits for (an upstream, earlier responses).
     func prepareUpstream(for head: HTTPRequestHead) -> Bool {
+        guard rulesLetRequestStart(head) else { return false }
+        if let route = ruledRoute() { return prepareRoute(route) }
+        if rules.pending?.answer != nil { return true }
         guard case .plain = mode else { return true }
         guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
               url.scheme == "http", !isLocal(url) else {
             return exchanges.isEmpty || exchanges.allSatisfy { $0.local != nil }
         }
-        if let target = upstreamTarget, target.host == url.host, target.port == url.port, upstream != nil { return true }
+        if let target = upstreamTarget, target.host == url.host, target.port == url.port, upstream != nil, rules.route == nil { return true }
         guard exchanges.isEmpty, connecting == nil else { return false }
+        rules.route = nil
         upstream?.close()
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
@@ -243,6 +254,8 @@ final class HTTPRelay {
         requestOpen = true
         requestChunked = head.headers.contains("transfer-encoding") && head.headers.tokens("transfer-encoding").last == "chunked"
         let upgrade = head.headers.contains("upgrade") && head.headers.containsToken("upgrade", in: "connection")
+        let decision = takeRuleDecision()
+        if !decision.isEmpty, beginRuledRequest(head, decision, upgrade: upgrade) { return }
         switch mode {
         case .intercepted(let host, let port, _):
             forward(HopByHopFields.forwarding(head, authority: nil, upgrading: upgrade), original: head,
@@ -283,25 +296,34 @@ final class HTTPRelay {
         LocalPages.handles(host: url.host) || context.ownListener.isOwn(host: url.host, port: url.port)
     }
 
-    func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool) {
+    func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool,
+                 decision: RuleDecision = RuleDecision(), action: [String] = []) {
         guard let upstream else { return }
-        let record = records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version)
-        exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade))
+        var record = records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version)
+        record.rules = decision.rules
+        exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade, decision: decision))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+        if !action.isEmpty || decision.delay != nil { reportRules(decision, record: record, action: action) }
         responseParser.expectResponse(toMethod: head.method)
         upstream.write(head.serialized())
     }
 
-    func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse) {
-        let record = records.record(for: head, host: host, port: port, scheme: scheme, version: head.version)
-        exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false))
+    func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse,
+                    decision: RuleDecision = RuleDecision()) {
+        var record = records.record(for: head, host: host, port: port, scheme: scheme, version: head.version)
+        record.rules = decision.rules
+        exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false, decision: decision))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.
     func sendLocalResponses() {
-        while let first = exchanges.first, let local = first.local, !(requestOpen && exchanges.count == 1) {
+        while rules.sender == nil, let first = exchanges.first, let local = first.local, !(requestOpen && exchanges.count == 1) {
             exchanges.removeFirst()
+            if let answer = local.rule {
+                guard sendRuledAnswer(first, local, answer) else { return }
+                continue
+            }
             var pending = first
             let response = local.head(keepAlive: first.record.request.keepAlive && !clientEnded)
             client.write(response.serialized() + (first.record.request.method == "HEAD" ? [] : local.body))
@@ -388,6 +410,9 @@ final class HTTPRelay {
         guard !closed else { return }
         closed = true
         connecting?.cancel()
+        rules.delayTimer?.cancel()
+        rules.delayTimer = nil
+        rules.sender?.close()
         for exchange in exchanges where exchange.local == nil {
             var record = exchange.record
             record.finished = Date()

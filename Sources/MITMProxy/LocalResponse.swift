@@ -8,8 +8,15 @@ struct LocalResponse {
     let body: [UInt8]
     /// The explanation carried in the body, for the log.
     let reasonText: String
+    /// A rule's answer: its own head (instead of the proxy's usual one), a file streamed as the body, a fault.
+    var rule: RuledAnswer?
 
     func head(keepAlive: Bool) -> HTTPResponseHead {
+        if let ruleHead = rule?.head {
+            var head = ruleHead
+            if !keepAlive { head.headers.replaceOrAdd(name: "Connection", value: "close") }
+            return head
+        }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: String(body.count))
