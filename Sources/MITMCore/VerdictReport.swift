@@ -95,7 +95,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case result, final, generatedAt, listen, caCertificate, silenceWindowSeconds, hosts, connections, connectionsOmitted
-        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings
+        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings, rules
     }
 
     /// Reads this version's reports and earlier ones (which lack the proof fields).
@@ -116,6 +116,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         expectations = try container.decode([ExpectationResult].self, forKey: .expectations)
         clientCommand = try container.decodeIfPresent(ClientCommandOutcome.self, forKey: .clientCommand)
         findings = try container.decodeIfPresent([Finding].self, forKey: .findings) ?? []
+        rules = try container.decodeIfPresent([RuleTally].self, forKey: .rules)
     }
 
     /// Pretty, key-sorted JSON.
