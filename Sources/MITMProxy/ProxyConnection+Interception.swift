@@ -23,6 +23,8 @@ extension ProxyConnection {
             interceptReusing(interception, entry)
         } else if let outcome = tunnel.upstream.outcome {
             interceptOver(interception, upstream: outcome)
+        } else if tunnel.answeredByRule != nil {
+            interceptWithoutUpstream(interception)
         }
     }
 

@@ -217,6 +217,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         expect(.firstTunnelBytes(host: host, port: port), within: context.configuration.handshakeTimeout)
         if probe == .trust {
             // Answered by the proxy itself: never dialled upstream.
+        } else if let rule = context.rules.current.answersEveryRequest(host: host, scheme: "https") {
+            tunnel.answeredByRule = rule
         } else if let entry = context.pool(for: loop).take(host: host, port: port) {
             tunnel.upstream = .pooled(entry)
         } else {

@@ -50,6 +50,27 @@ import Testing
         await origin.stop()
     }
 
+    @Test func aHostMappedWhollyToADirectoryIsNeverDialled() async throws {
+        let directory = try TemporaryDirectory.make("mock-site")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/v1", withIntermediateDirectories: true)
+        try Data("{\"flag\": true}".utf8).write(to: URL(fileURLWithPath: directory + "/v1/config.json"))
+        try Data("<h1>mock</h1>".utf8).write(to: URL(fileURLWithPath: directory + "/index.html"))
+        // Nothing listens there: a dial would fail and be reported.
+        let refusing = try RefusingPort()
+        let harness = try await proxy([try RuleFlags.mapLocal("api.origin.test=\(directory)", baseDirectory: "/")])
+        defer { harness.stop() }
+        let base = "https://api.origin.test:\(refusing.port)"
+        let config = try await Curl.run(through: harness, [base + "/v1/config.json", "-w", " %{content_type}"])
+        #expect(config.stdoutText == "{\"flag\": true} application/json", "\(config)")
+        let index = try await Curl.run(through: harness, [base + "/", "-w", " %{content_type}"])
+        #expect(index.stdoutText == "<h1>mock</h1> text/html; charset=utf-8", "\(index)")
+        let missing = try await Curl.run(through: harness, [base + "/v1/missing.json", "-o", "/dev/null", "-w", "%{http_code}"])
+        #expect(missing.stdoutText == "404", "\(missing)")
+        #expect(!harness.events.contains { if case .upstreamFailed = $0 { true } else { false } }, "\(harness.events)")
+        #expect(harness.server.verdict(for: "api.origin.test")?.verdict == .intercepted)
+    }
+
     @Test func mapRemoteFetchesFromTheOtherOriginUnderTheAskedForCertificate() async throws {
         let asked = try await OriginServer.start()
         let other = try await OriginServer.start()
