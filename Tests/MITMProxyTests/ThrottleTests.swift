@@ -39,6 +39,28 @@ import Testing
         await origin.stop()
     }
 
+    @Test func http2AndPassedThroughTunnelsAreThrottledToo() async throws {
+        let h2 = try await HTTP2Harness.start { configuration in
+            configuration.rules = [try! RuleFlags.throttle("origin.test=down=1mbit")]
+            configuration.tunnelPolicy = TunnelPolicy(passThroughHosts: [try! HostPattern("pinned.test")])
+            configuration.rules.append(try! RuleFlags.throttle("pinned.test=down=1mbit"))
+        }
+        defer { h2.harness.stop() }
+        // 256 KiB at 1 Mbit/s: 2.1 s, over HTTP/2 (the rule is a throttle only: the host keeps h2).
+        let result = try await h2.curl(["--http2", h2.url("/bytes/262144"), "-o", "/dev/null", "-w", "%{http_version} %{time_total}"])
+        let fields = result.stdoutText.split(separator: " ")
+        #expect(fields.first == "2", "\(result)")
+        #expect((fields.count == 2 ? Double(fields[1]) ?? 0 : 0) >= 1.8, "\(result)")
+        // A passed-through tunnel: the client talks TLS with the origin itself, through the same slow link.
+        let passed = try await h2.curl(["--http2", "--cacert", h2.pki.root, h2.url("/bytes/262144", host: "pinned.test"), "-o", "/dev/null",
+                                        "-w", "%{size_download} %{time_total}"])
+        let passedFields = passed.stdoutText.split(separator: " ")
+        #expect(passedFields.first == "262144", "\(passed)")
+        #expect((passedFields.count == 2 ? Double(passedFields[1]) ?? 0 : 0) >= 1.8, "\(passed)")
+        #expect(h2.proxy.verdict(for: "pinned.test") == nil)
+        await h2.origin.stop()
+    }
+
     @Test func uploadsAndPlainHTTPAreThrottledToo() async throws {
         let origin = try await OriginServer.start(.plainHTTP)
         let harness = try await ProxyHarness.start { configuration in
