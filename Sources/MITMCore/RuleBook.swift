@@ -95,11 +95,6 @@ public struct RuleBook: Sendable, Equatable {
         return best.map { ($0.conditions, $0.rule) }
     }
 
-    /// Whether a rule acts on requests to `host`: such hosts are relayed as HTTP/1.1, where the rules apply.
-    public func hasRequestRules(forHost host: String) -> Bool {
-        rules.contains { $0.actions.throttle == nil && $0.pattern.host.matches(host) }
-    }
-
     /// Whether a rule may send requests for `host` to another origin: such hosts are relayed as HTTP/1.1,
     /// where each request can go to its own upstream.
     public func mayMapRemote(host: String) -> Bool {

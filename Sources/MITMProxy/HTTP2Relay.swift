@@ -69,6 +69,8 @@ final class HTTP2Relay {
     var closed = false
 
     var records: ExchangeRecordFactory
+    /// The QA rules' state per stream (see `HTTP2Relay+Rules.swift`).
+    var ruled = HTTP2RelayRules()
     /// DNS/connect/TLS costs of the upstream connection, charged to the first stream (HAR timings).
     var newConnectionTimings: UpstreamConnectionTimings? {
         get { records.pendingConnectionTimings }
