@@ -137,6 +137,38 @@ import Testing
         await origin.stop()
     }
 
+    @Test func headersStatusAndBodyAreRewrittenOnTheirWay() async throws {
+        let origin = try await OriginServer.start()
+        let replacement = try fileWith(Array("{\"error\": \"rewritten\"}".utf8), named: "error.json")
+        var edits = RuleActions()
+        edits.requestHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "X-Debug", value: "1")], removeNames: ["User-Agent"])
+        edits.responseHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "Cache-Control", value: "no-store")], removeNames: ["Server"])
+        var broken = RuleActions()
+        broken.status = 500
+        broken.bodyFile = replacement
+        let harness = try await proxy([
+            TrafficRule(name: "edits", pattern: try URLPattern(parsing: "api.origin.test/headers"), actions: edits),
+            TrafficRule(name: "broken", pattern: try URLPattern(parsing: "api.origin.test/chunked"), actions: broken),
+        ])
+        defer { harness.stop() }
+        let headers = try await Curl.run(through: harness, ["-i", origin.url("/headers", hostname: "api.origin.test")])
+        #expect(headers.stdoutText.contains("Cache-Control: no-store"), "\(headers)")
+        #expect(!headers.stdoutText.contains("Server: mitm-proxy-test-origin"), "\(headers)")
+        #expect(headers.stdoutText.contains("\"X-Debug\",\n   \"1\""), "\(headers)")
+        #expect(!headers.stdoutText.contains("User-Agent"), "\(headers)")
+        // A chunked upstream body replaced by the file: the client gets the file with its length, and status 500.
+        let rewritten = try await Curl.run(through: harness, [origin.url("/chunked/100000", hostname: "api.origin.test"), "-w", " %{http_code}"])
+        #expect(rewritten.stdoutText == "{\"error\": \"rewritten\"} 500", "\(rewritten)")
+        // The exchange ends when the upstream's (discarded) body has.
+        let ended = await harness.recorder.first { if case .exchange(let record) = $0 { record.url.contains("/chunked/") } else { false } }
+        guard case .exchange(let record)? = ended else {
+            Issue.record("no exchange for /chunked/")
+            return
+        }
+        #expect(record.rules == ["broken"] && record.response?.status == 500 && record.responseBodyBytes == 22)
+        await origin.stop()
+    }
+
     @Test func aBrokenRulesFileKeepsThePreviousRulesAndAFixedOneIsReadAgain() async throws {
         let origin = try await OriginServer.start()
         let directory = try TemporaryDirectory.make("rules-file")
