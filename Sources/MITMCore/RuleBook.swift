@@ -74,7 +74,7 @@ public struct RuleBook: Sendable, Equatable {
     static func remote(_ target: RemoteTarget, pattern: URLPattern, facts: RequestFacts, rule: String) -> RuleDecision.Remote {
         let prefix = pattern.literalPrefix
         let path = facts.path
-        var rest = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+        var rest = path.utf8.starts(with: prefix.utf8) ? String(decoding: path.utf8.dropFirst(prefix.utf8.count), as: UTF8.self) : path
         var base = target.pathPrefix
         if base.hasSuffix("/") && rest.hasPrefix("/") { rest.removeFirst() }
         if !base.hasSuffix("/") && !rest.isEmpty && !rest.hasPrefix("/") { base += "/" }

@@ -71,14 +71,14 @@ public struct URLPattern: Sendable, Equatable, CustomStringConvertible {
     public func remainder(of facts: RequestFacts) -> String {
         let prefix = literalPrefix
         let path = facts.path
-        guard path.hasPrefix(prefix) else { return "" }
-        return String(path.dropFirst(prefix.count).drop { $0 == "/" })
+        guard path.utf8.starts(with: prefix.utf8) else { return "" }
+        return String(decoding: path.utf8.dropFirst(prefix.utf8.count).drop { $0 == UInt8(ascii: "/") }, as: UTF8.self)
     }
 
     /// `/v1` is a prefix of `/v1`, `/v1/x` and `/v1?q`, not of `/v10`; `/v1/` and `/` are prefixes of everything they start.
     static func isPrefix(_ prefix: String, of subject: String) -> Bool {
-        guard subject.hasPrefix(prefix) else { return false }
-        if prefix.hasSuffix("/") || subject.count == prefix.count { return true }
+        guard subject.utf8.starts(with: prefix.utf8) else { return false }
+        if prefix.hasSuffix("/") || subject.utf8.count == prefix.utf8.count { return true }
         let next = subject.utf8[subject.utf8.index(subject.utf8.startIndex, offsetBy: prefix.utf8.count)]
         return next == UInt8(ascii: "/") || next == UInt8(ascii: "?")
     }

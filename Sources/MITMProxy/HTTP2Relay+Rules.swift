@@ -143,6 +143,12 @@ extension HTTP2Relay {
             resetClient(clientID, .internalError)
             return
         }
+        if let fault = answer.decision.faultAfterHeaders {
+            streams[clientID]?.fail(fault.isReset ? "the stream was reset after the response head by rule"
+                : "the connection was closed after the response head by rule")
+            if fault.isReset { resetClient(clientID, .internalError) } else { finish("closed by rule after the response head") }
+            return
+        }
         if let file = answer.file, hasFile {
             switch LocalFileSender.open(file.path, offset: file.offset, length: file.length) {
             case .success(let sender):

@@ -217,7 +217,7 @@ extension HTTPRelay {
     /// later (a file being streamed, or the connection broken).
     func sendRuledAnswer(_ pending: PendingExchange, _ local: LocalResponse, _ answer: RuledAnswer) -> Bool {
         reportRules(answer.decision, record: pending.record, action: [answer.action])
-        guard let head = answer.head else {
+        guard answer.head != nil else {
             var record = pending.record
             record.finished = Date()
             record.failure = answer.fault?.isReset == true ? "the connection was reset by rule" : "the connection was closed by rule"
@@ -225,13 +225,19 @@ extension HTTPRelay {
             breakConnection(reset: answer.fault?.isReset == true, reason: "rule: \(answer.fault?.rawValue ?? "fault")")
             return false
         }
-        var response = local.head(keepAlive: pending.record.request.keepAlive && !clientEnded)
-        response.headers = head.headers
-        if !(pending.record.request.keepAlive && !clientEnded) { response.headers.replaceOrAdd(name: "Connection", value: "close") }
+        let response = local.head(keepAlive: pending.record.request.keepAlive && !clientEnded)
         let isHead = pending.record.request.method == "HEAD"
         var exchange = pending
         exchange.record.response = response
         exchange.responseStarted = Date()
+        if let fault = answer.decision.faultAfterHeaders {
+            client.write(response.serialized())
+            exchange.record.finished = Date()
+            exchange.record.failure = fault.isReset ? "the connection was reset after the response head by rule" : "the connection was closed after the response head by rule"
+            context.events.emit(.exchange(exchange.record))
+            breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
+            return false
+        }
         client.write(response.serialized() + (isHead || answer.file != nil ? [] : local.body))
         if !isHead, answer.file == nil {
             exchange.record.responseBodyBytes = local.body.count

@@ -9,6 +9,8 @@ import Synchronization
 final class RuleStore: Sendable {
     private let flagRules: [TrafficRule]
     private let path: String?
+    /// No rule was given at all: requests skip the lock.
+    private let alwaysEmpty: Bool
     private let book: Mutex<RuleBook>
     private let tallies = Mutex<[String: RuleTally]>([:])
     private let order = Mutex<[String]>([])
@@ -23,6 +25,7 @@ final class RuleStore: Sendable {
     init(flagRules: [TrafficRule], file: String?) throws(ProxyStartError) {
         self.flagRules = flagRules
         path = file
+        alwaysEmpty = flagRules.isEmpty && file == nil
         var rules = flagRules
         if let file {
             do {
@@ -36,7 +39,7 @@ final class RuleStore: Sendable {
     }
 
     /// The rules as of now.
-    var current: RuleBook { book.withLock { $0 } }
+    var current: RuleBook { alwaysEmpty ? RuleBook() : book.withLock { $0 } }
 
     /// Starts watching the rules file (if any); `report` hears of every reload, with the rule names now in force.
     func watch(report: @escaping @Sendable (String, [String]) -> Void) {

@@ -28,8 +28,10 @@ struct RuledAnswer {
             return response
         case .fixed(let fixed, let rule):
             var body = Array((fixed.body ?? "").utf8)
-            var contentType = fixed.body == nil ? "text/plain; charset=utf-8" : "text/plain; charset=utf-8"
-            if let path = fixed.bodyFile {
+            var contentType = "text/plain; charset=utf-8"
+            if fixed.status == 204 || fixed.status == 304 {
+                body = []
+            } else if let path = fixed.bodyFile {
                 switch readWhole(path) {
                 case .success(let bytes):
                     body = bytes

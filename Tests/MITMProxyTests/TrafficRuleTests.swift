@@ -84,7 +84,7 @@ import Testing
         #expect(result.stderrText.contains("CN=api.origin.test"), "\(result.stderrText)")
         #expect(try await other.requestsSeen() == ["GET /headers"])
         #expect(try await asked.requestsSeen().isEmpty)
-        // A request the rule does not cover on the same host goes where it was sent.
+        // The rule's line says where the request went.
         let firing = await harness.recorder.first { if case .ruleFired(let f) = $0 { f.action.contains("sent to https://www.origin.test") } else { false } }
         #expect(firing != nil)
         await asked.stop()
