@@ -18,11 +18,21 @@ struct ExchangeRecordFactory {
     var pendingConnectionTimings: UpstreamConnectionTimings?
     private var serverAddress: String?
 
+    /// The rule throttling the connection, named on each of its exchanges.
+    let connectionRules: [String]
+
     /// `clientPeer` is the client leg's peer description (`127.0.0.1:50123`).
-    init(connectionID: Int, captureLimit: Int, clientPeer: String) {
+    init(connectionID: Int, captureLimit: Int, clientPeer: String, connectionRules: [String] = []) {
         self.connectionID = connectionID
         self.captureLimit = captureLimit
         client = PeerAddress.host(of: clientPeer)
+        self.connectionRules = connectionRules
+    }
+
+    /// Records for the exchanges of `client`, naming the rule that throttles it, if one does.
+    init(connectionID: Int, captureLimit: Int, client: Leg) {
+        self.init(connectionID: connectionID, captureLimit: captureLimit, clientPeer: client.peerDescription,
+                  connectionRules: client.throttleRule.map { [$0] } ?? [])
     }
 
     /// A record for a request head that just arrived.
@@ -32,6 +42,7 @@ struct ExchangeRecordFactory {
                                     request: head, started: now, finished: now)
         record.httpVersion = version.description
         record.client = client
+        record.rules = connectionRules
         let isJSON = head.headers.first("content-type")?.lowercased().contains("json") ?? false
         record.requestBody = CapturedBody(limit: isJSON ? max(captureLimit, Self.jsonRequestCaptureLimit) : captureLimit)
         record.responseBody = CapturedBody(limit: captureLimit)

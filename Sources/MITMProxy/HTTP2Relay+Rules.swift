@@ -34,7 +34,7 @@ extension HTTP2Relay {
         guard !book.rules.isEmpty else { return false }
         let decision = book.decide(RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target))
         guard !decision.isEmpty else { return false }
-        streams[clientID]?.record.rules = decision.rules
+        streams[clientID]?.record.rules += decision.rules
         if let answer = decision.answer {
             answerByRule(clientID, RuledAnswer.make(answer, for: head, decision: decision))
             return true

@@ -85,7 +85,7 @@ final class HTTP2Relay {
         self.context = context
         self.client = client
         records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                        clientPeer: client.peerDescription)
+                                        client: client)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
         case .intercepted(let host, let port, let leg):

@@ -79,7 +79,7 @@ final class HTTPRelay {
         self.clientParser = parser
         self.mode = mode
         self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                             clientPeer: client.peerDescription)
+                                             client: client)
         if case .intercepted(let host, let port, let leg) = mode {
             upstream = leg
             upstreamTarget = (host, port)
@@ -300,7 +300,7 @@ final class HTTPRelay {
                  decision: RuleDecision = RuleDecision(), action: [String] = []) {
         guard let upstream else { return }
         var record = records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version)
-        record.rules = decision.rules
+        record.rules += decision.rules
         exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade, decision: decision))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         if !action.isEmpty || decision.delay != nil { reportRules(decision, record: record, action: action) }
@@ -311,7 +311,7 @@ final class HTTPRelay {
     func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse,
                     decision: RuleDecision = RuleDecision()) {
         var record = records.record(for: head, host: host, port: port, scheme: scheme, version: head.version)
-        record.rules = decision.rules
+        record.rules += decision.rules
         exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false, decision: decision))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
     }

@@ -47,6 +47,12 @@ protocol Leg: AnyObject {
 }
 
 extension Leg {
+    /// The `--throttle` rule the leg's connection crosses, if any.
+    var throttleRule: String? {
+        let socket = (self as? PlainLeg)?.socket ?? (self as? TLSLeg)?.socket
+        return (socket as? ThrottledStream)?.rule
+    }
+
     /// Bytes a feeder with high-water mark `highWater` may still write before it should pause (negative: pause).
     func outputRoom(below highWater: Int) -> Int { min(highWater, outputLimit) - bufferedOutputBytes }
 }

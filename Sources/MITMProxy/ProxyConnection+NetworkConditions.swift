@@ -14,7 +14,7 @@ extension ProxyConnection {
             answerAndLinger(.error(status: 502, reason: "\(host) is offline (rule \(rule))"))
             return false
         }
-        let throttled = ThrottledStream(wrapping: clientSocket, conditions: conditions, clock: context.clock)
+        let throttled = ThrottledStream(wrapping: clientSocket, conditions: conditions, rule: rule, clock: context.clock)
         throttled.delegate = self
         clientSocket = throttled
         context.events.emit(.ruleFired(RuleFiring(connectionID: id, host: host, port: port, rules: [rule],

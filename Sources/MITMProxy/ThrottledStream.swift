@@ -30,9 +30,13 @@ final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendab
     private var wakeQueued = false
     private var closedHere = false
 
-    /// `inner` behind `conditions`; takes over as its delegate.
-    init(wrapping inner: any ByteStream, conditions: NetworkConditions, clock: ProxyClock) {
+    /// The rule that set the conditions.
+    let rule: String
+
+    /// `inner` behind `conditions` (set by `rule`); takes over as its delegate.
+    init(wrapping inner: any ByteStream, conditions: NetworkConditions, rule: String, clock: ProxyClock) {
         self.inner = inner
+        self.rule = rule
         self.clock = clock
         down = conditions.downLane()
         up = conditions.upLane()

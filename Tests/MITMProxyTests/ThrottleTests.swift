@@ -35,6 +35,10 @@ import Testing
             return
         }
         #expect(rule.host == "api.origin.test" && rule.rules == ["--throttle api.origin.test=down=512kbit"])
+        // The throttled connection's exchanges name the rule (the HAR's `_rule`), the other host's do not.
+        let exchanges = harness.recorder.exchanges
+        #expect(exchanges.first { $0.host == "api.origin.test" }?.rules == ["--throttle api.origin.test=down=512kbit"])
+        #expect(exchanges.first { $0.host == "www.origin.test" }?.rules == [])
         #expect(harness.server.verdict(for: "api.origin.test")?.verdict == .intercepted)
         await origin.stop()
     }
