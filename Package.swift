@@ -10,6 +10,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         .systemLibrary(
@@ -33,7 +34,8 @@ let package = Package(
         .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),
         .target(
             name: "MITMProxy",
-            dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2"],
+            dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2",
+                           .product(name: "Yams", package: "Yams")],
             // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
             resources: [.embedInCode("Web/index.html"), .embedInCode("Web/app.js"), .embedInCode("Web/board.css")]
         ),

@@ -5,8 +5,8 @@ import Foundation
 public struct EventLine: Sendable, Encodable, Equatable {
     /// When the event happened.
     public var time: Date
-    /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback`, `pin-failure-report`
-    /// or `client-refused`.
+    /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback`, `pin-failure-report`,
+    /// `client-refused` or `rule`.
     public var type: String
     /// The proxy's connection id.
     public var connection: Int
@@ -39,7 +39,7 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var client: String?
     /// `trust` or `pins` (probe lines).
     public var probe: String?
-    /// What a `fallback` or `pin-failure-report` line means, in words.
+    /// What a `fallback`, `pin-failure-report` or `rule` line means, in words.
     public var message: String?
     /// `plain-http`, `passed-through-tunnel` or `clear-tunnel` (fallback lines).
     public var channel: String?
@@ -51,6 +51,8 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var acceptedInvalidCertificate: Bool?
     /// True on a `tunnel` line of a TLS tunnel passed through untouched by `--ignore-hosts` or `--intercept-hosts`.
     public var passthrough: Bool?
+    /// The rules that acted (`rule` lines) or changed the exchange (`response` lines).
+    public var rules: [String]?
 
     init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
         self.time = time
@@ -80,6 +82,13 @@ public struct EventLine: Sendable, Encodable, Equatable {
             responseBytes = record.responseBodyBytes
             durationMs = record.durationMilliseconds
             error = record.failure
+            rules = record.rules.isEmpty ? nil : record.rules
+        case .ruleFired(let firing):
+            self.init("rule", firing.connectionID, firing.host, firing.port, time: time)
+            rules = firing.rules
+            method = firing.method
+            url = firing.url
+            message = firing.action
         case .verdict(let record):
             self.init(verdict: record, type: "verdict", time: time)
         case .proxyProbe(let record, let probe):

@@ -26,7 +26,8 @@ public struct HARBuilder: Sendable {
         let total = [timings.dns, timings.connect, timings.send, timings.wait, timings.receive].filter { $0 > 0 }.reduce(0, +)
         return HAREntry(startedDateTime: ISO8601.format(record.started), time: rounded(total), request: request(record),
                         response: response(record), cache: HARCache(), timings: timings,
-                        serverIPAddress: record.serverAddress, connection: String(record.connectionID))
+                        serverIPAddress: record.serverAddress, connection: String(record.connectionID),
+                        _rule: record.rules.isEmpty ? nil : record.rules.joined(separator: ", "))
     }
 
     /// The `_tlsErrors` entry of a refused, failed or inconclusive connection, or of one that accepted an invalid certificate.

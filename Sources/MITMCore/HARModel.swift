@@ -88,6 +88,8 @@ public struct HAREntry: Encodable, Sendable {
     public var timings: HARTimings
     public var serverIPAddress: String?
     public var connection: String?
+    /// The rules that changed this exchange (mitm-proxy's QA rules), comma-separated.
+    public var _rule: String?
 }
 
 /// A refused or failed TLS connection, recorded in the custom `log._tlsErrors` section.

@@ -38,6 +38,8 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var serverAddress: String?
     /// The client's IP address (no port), when known: fallbacks are judged per client.
     public var client: String?
+    /// The rules that changed the exchange (`--map-local`, a rules file's rules), in order.
+    public var rules: [String] = []
 
     /// Creates a record.
     public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
@@ -105,6 +107,8 @@ public enum ProxyEvent: Sendable, Equatable {
     case proxyProbe(ConnectionVerdict, ProxyProbe)
     /// Something the recorded events add up to: a fallback after a refusal, a pin-failure report posted by the app.
     case finding(RunFinding)
+    /// A QA rule acted on a request or a connection.
+    case ruleFired(RuleFiring)
 }
 
 /// Connections that are about the proxy, not the app under test.

@@ -31,6 +31,8 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     public var clientCommand: ClientCommandOutcome?
     /// Hosts whose client accepted a certificate of an invalid `--attack` profile.
     public var findings: [Finding]
+    /// The QA rules that acted in the run and how often (absent when none did).
+    public var rules: [RuleTally]?
 
     /// Builds a report from a run's ledger, adding `unseen` hosts for exact-name expectations nobody contacted.
     public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
@@ -93,7 +95,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case result, final, generatedAt, listen, caCertificate, silenceWindowSeconds, hosts, connections, connectionsOmitted
-        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings
+        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings, rules
     }
 
     /// Reads this version's reports and earlier ones (which lack the proof fields).
@@ -114,6 +116,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         expectations = try container.decode([ExpectationResult].self, forKey: .expectations)
         clientCommand = try container.decodeIfPresent(ClientCommandOutcome.self, forKey: .clientCommand)
         findings = try container.decodeIfPresent([Finding].self, forKey: .findings) ?? []
+        rules = try container.decodeIfPresent([RuleTally].self, forKey: .rules)
     }
 
     /// Pretty, key-sorted JSON.

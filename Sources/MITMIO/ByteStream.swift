@@ -25,4 +25,14 @@ public protocol ByteStream: AnyObject {
     func pauseReading()
     /// Closes at once.
     func close()
+    /// The most bytes the stream wants queued before its writer pauses, when that is fewer than the writer's
+    /// own high-water mark (a throttled link holds little); `Int.max` for a socket.
+    var outputLimit: Int { get }
+    /// Closes at once with a TCP reset (RST) instead of a FIN, as a crashed server would.
+    func reset()
+}
+
+extension ByteStream {
+    public var outputLimit: Int { .max }
+    public func reset() { close() }
 }

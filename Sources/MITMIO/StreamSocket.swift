@@ -115,6 +115,14 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         Glibc.close(descriptor)
     }
 
+    /// Closes with RST: a zero linger time makes the kernel drop what is queued and reset the connection.
+    public func reset() {
+        guard !isClosed else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
+
     private func queueReadTurn() {
         guard !readTurnQueued else { return }
         readTurnQueued = true

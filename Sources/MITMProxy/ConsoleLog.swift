@@ -68,6 +68,8 @@ public struct ConsoleLog: Sendable {
             return Self.probeLine(record, probe)
         case .finding(let finding):
             return finding.line
+        case .ruleFired(let firing):
+            return firing.line
         }
     }
 
@@ -95,6 +97,7 @@ public struct ConsoleLog: Sendable {
             id
         case .verdict(let record), .proxyProbe(let record, _): record.connectionID
         case .finding(let finding): finding.connectionID
+        case .ruleFired(let firing): firing.connectionID
         }
     }
 

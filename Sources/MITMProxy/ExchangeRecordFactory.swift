@@ -20,12 +20,22 @@ struct ExchangeRecordFactory {
     var pendingConnectionTimings: UpstreamConnectionTimings?
     private var serverAddress: String?
 
+    /// The rule throttling the connection, named on each of its exchanges.
+    let connectionRules: [String]
+
     /// `clientPeer` is the client leg's peer description (`127.0.0.1:50123`).
-    init(connectionID: Int, captureLimit: Int, clientPeer: String, dropsProxyAuthorization: Bool) {
+    init(connectionID: Int, captureLimit: Int, clientPeer: String, dropsProxyAuthorization: Bool = false, connectionRules: [String] = []) {
         self.connectionID = connectionID
         self.captureLimit = captureLimit
         self.dropsProxyAuthorization = dropsProxyAuthorization
         client = PeerAddress.host(of: clientPeer)
+        self.connectionRules = connectionRules
+    }
+
+    /// Records for the exchanges of `client`, naming the rule that throttles it, if one does.
+    init(connectionID: Int, captureLimit: Int, client: Leg, dropsProxyAuthorization: Bool) {
+        self.init(connectionID: connectionID, captureLimit: captureLimit, clientPeer: client.peerDescription,
+                  dropsProxyAuthorization: dropsProxyAuthorization, connectionRules: client.throttleRule.map { [$0] } ?? [])
     }
 
     /// A record for a request head that just arrived.
@@ -36,6 +46,7 @@ struct ExchangeRecordFactory {
         record.httpVersion = version.description
         record.client = client
         if dropsProxyAuthorization { record.request.headers.remove("proxy-authorization") }
+        record.rules = connectionRules
         let isJSON = head.headers.first("content-type")?.lowercased().contains("json") ?? false
         record.requestBody = CapturedBody(limit: isJSON ? max(captureLimit, Self.jsonRequestCaptureLimit) : captureLimit)
         record.responseBody = CapturedBody(limit: captureLimit)

@@ -12,6 +12,7 @@ extension HTTP2Relay {
                 openStream(clientID, block)
             case .trailers:
                 streams[clientID]?.requestEnded = Date()
+                if holdRequestEnd(on: clientID, trailers: block.fields) { return }
                 guard let upstreamID = streams[clientID]?.upstreamID else { return }
                 if block.exceedsLimit {
                     resetUpstream(upstreamID, .cancel)
@@ -26,6 +27,7 @@ extension HTTP2Relay {
             requestBody(bytes, on: clientID)
         case .endStream(let clientID):
             streams[clientID]?.requestEnded = Date()
+            if holdRequestEnd(on: clientID) { return }
             guard let upstreamID = streams[clientID]?.upstreamID else { return }
             upstreamSession?.finish(streamID: upstreamID)
         case .resetReceived(let clientID, let code):
@@ -43,6 +45,7 @@ extension HTTP2Relay {
         case .streamClosed(let clientID, let code):
             clientStreamClosed(clientID, code)
         case .dataSent(let clientID, let count):
+            if feedFile(clientID) { return }
             guard let upstreamID = streams[clientID]?.upstreamID else { return }
             upstreamSession?.consume(streamID: upstreamID, count: count)
         case .goAwaySent(_, let code, let debug):
@@ -70,6 +73,7 @@ extension HTTP2Relay {
             refuseOversizedHeaders(clientID, what: "header section")
             return
         }
+        if applyRules(clientID, head, block) { return }
         if let unreachableReason {
             answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
             return
@@ -80,7 +84,7 @@ extension HTTP2Relay {
             return
         }
         do {
-            let upstreamID = try upstreamSession.submitRequest(block.fields, endStream: block.endStream)
+            let upstreamID = try upstreamSession.submitRequest(ruledRequestFields(block.fields, clientID), endStream: block.endStream)
             streams[clientID]?.upstreamID = upstreamID
             clientStreamForUpstream[upstreamID] = clientID
         } catch {
@@ -108,6 +112,7 @@ extension HTTP2Relay {
         }
         streams[clientID]?.record.requestBodyBytes += bytes.count
         streams[clientID]?.record.requestBody.append(bytes)
+        if holdRequestBody(bytes, on: clientID) { return }
         if let upstreamID = streams[clientID]?.upstreamID, let upstreamSession {
             upstreamSession.send(bytes, on: upstreamID)
         } else {
@@ -117,6 +122,7 @@ extension HTTP2Relay {
 
     private func clientStreamClosed(_ clientID: Int32, _ code: HTTP2ErrorCode) {
         requestedClientResets.remove(clientID)
+        forgetRules(clientID)
         guard var stream = streams.removeValue(forKey: clientID) else { return }
         if let upstreamID = stream.upstreamID, code != .noError {
             resetUpstream(upstreamID, .cancel)

@@ -13,6 +13,10 @@ extension HTTP2Relay {
                 upstreamSession?.consume(streamID: upstreamID, count: bytes.count)
                 return
             }
+            if isReplacingBody(clientID) {
+                upstreamSession?.consume(streamID: upstreamID, count: bytes.count)
+                return
+            }
             streams[clientID]?.record.responseBodyBytes += bytes.count
             streams[clientID]?.record.responseBody.append(bytes)
             clientSession.send(bytes, on: clientID)
@@ -82,13 +86,16 @@ extension HTTP2Relay {
         case .informational:
             try? clientSession.submitInformational(streamID: clientID, block.fields)
         case .response:
-            stream.record.response = HTTP2Heads.response(block.fields)
+            let relayed = ruledResponseFields(block.fields, clientID, endStream: block.endStream)
+            let endsWithHead = block.endStream && relayed.body == nil
+            stream.record.response = HTTP2Heads.response(relayed.fields)
             stream.responseHeadArrived = Date()
             stream.responseStarted = true
-            stream.responseEnded = block.endStream
+            stream.responseEnded = endsWithHead
             streams[clientID] = stream
             do {
-                try clientSession.submitResponse(streamID: clientID, block.fields, endStream: block.endStream)
+                try clientSession.submitResponse(streamID: clientID, relayed.fields, endStream: endsWithHead)
+                afterRuledResponse(clientID, body: relayed.body, upstreamEnded: block.endStream)
             } catch {
                 streams[clientID]?.fail("cannot relay the response: \(error.reason)")
                 resetUpstream(upstreamID, .cancel)

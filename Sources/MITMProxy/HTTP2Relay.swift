@@ -69,6 +69,8 @@ final class HTTP2Relay {
     var closed = false
 
     var records: ExchangeRecordFactory
+    /// The QA rules' state per stream (see `HTTP2Relay+Rules.swift`).
+    var ruled = HTTP2RelayRules()
     /// DNS/connect/TLS costs of the upstream connection, charged to the first stream (HAR timings).
     var newConnectionTimings: UpstreamConnectionTimings? {
         get { records.pendingConnectionTimings }
@@ -83,7 +85,7 @@ final class HTTP2Relay {
         self.context = context
         self.client = client
         records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                        clientPeer: client.peerDescription,
+                                        client: client,
                                         dropsProxyAuthorization: context.configuration.proxyCredentials != nil)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
@@ -240,7 +242,7 @@ final class HTTP2Relay {
 
     /// Writes the session's pending frames while the leg has room; whether anything was written.
     func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
-        let room = ignoringHighWater ? Self.highWater : Self.highWater - leg.bufferedOutputBytes
+        let room = ignoringHighWater ? Self.highWater : leg.outputRoom(below: Self.highWater)
         guard room > 0, !leg.isClosed else { return false }
         let bytes: [UInt8]
         do {

@@ -45,11 +45,11 @@ extension HTTPRelay {
             switch event {
             case .responseHead(let head): responseHead(head)
             case .body(let bytes):
-                guard !exchanges.isEmpty else { continue }
+                guard !exchanges.isEmpty, !rules.replacingBody else { continue }
                 exchanges[0].record.responseBodyBytes += bytes.count
                 exchanges[0].record.responseBody.append(bytes)
                 client.write(responseChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
-                if client.bufferedOutputBytes > Self.highWater && !upstreamPausedForClient {
+                if client.outputRoom(below: Self.highWater) < 0 && !upstreamPausedForClient {
                     upstreamPausedForClient = true
                     upstream?.pauseReading()
                 }
@@ -64,15 +64,17 @@ extension HTTPRelay {
             upstreamBroke("sent a response nobody asked for")
             return
         }
-        client.write(HopByHopFields.forwarding(head).serialized())
+        let relayed = ruledResponseHead(HopByHopFields.forwarding(head))
+        client.write(relayed.serialized())
         // A failed write closes the relay from inside `write`.
         guard !closed, !exchanges.isEmpty else { return }
         if head.status >= 100 && head.status < 200 && head.status != 101 { return }
-        exchanges[0].record.response = head
+        exchanges[0].record.response = relayed.status == head.status && !rules.replacingBody ? head : relayed
         exchanges[0].responseStarted = Date()
         responseHeadSent = true
         responseChunked = head.headers.contains("transfer-encoding") && head.headers.tokens("transfer-encoding").last == "chunked"
             && head.mayHaveBody(toRequestMethod: exchanges[0].record.request.method)
+        guard afterRuledResponseHead() else { return }
         if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
             do {
                 queuedClientEvents.append(contentsOf: try clientParser.resume())
@@ -86,7 +88,8 @@ extension HTTPRelay {
         guard !exchanges.isEmpty else { return }
         let response = exchanges[0].record.response
         guard let response else { return }  // the end of a 1xx
-        if responseChunked { client.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
+        if responseChunked && !rules.replacingBody { client.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
+        rules.replacingBody = false
         var finished = exchanges.removeFirst()
         finished.record.responseTrailers = trailers
         finished.complete(at: Date())
@@ -125,7 +128,7 @@ extension HTTPRelay {
 
     /// Hands an idle, healthy intercepted upstream to the owner for reuse instead of closing it.
     func offerUpstreamForReuse() {
-        guard case .intercepted = mode, let upstream, let owner, !closing, !upstreamEndedInput,
+        guard case .intercepted = mode, rules.route == nil, let upstream, let owner, !closing, !upstreamEndedInput,
               responseParser.isIdle, upstream.bufferedOutputBytes == 0 else { return }
         upstream.onEvent = nil
         self.upstream = nil
@@ -139,7 +142,7 @@ extension HTTPRelay {
             return
         }
         switch mode {
-        case .plain:
+        case .intercepted where rules.route != nil, .plain:
             upstream?.close()
             upstream = nil
             upstreamTarget = nil

@@ -22,6 +22,8 @@ final class HTTPRelay {
         var upgradeRequested: Bool
         var requestEnded: Date?
         var responseStarted: Date?
+        /// What the QA rules do to the exchange.
+        var decision = RuleDecision()
 
         mutating func complete(at end: Date) {
             record.complete(at: end, requestEnded: requestEnded, responseStarted: responseStarted)
@@ -54,6 +56,10 @@ final class HTTPRelay {
     static let highWater = 512 * 1024
     /// When the request head being read must be complete (monotonic nanoseconds); nil between requests.
     var headDeadline: UInt64?
+    /// The QA rules' state (see `HTTPRelay+Rules.swift`).
+    var rules = HTTPRelayRules()
+    /// A response body the rules replaced, sent right after its head.
+    var replacementBody: [UInt8] = []
 
     /// The connection that owns the relay.
     weak var owner: RelayOwner?
@@ -73,7 +79,7 @@ final class HTTPRelay {
         self.clientParser = parser
         self.mode = mode
         self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                             clientPeer: client.peerDescription,
+                                             client: client,
                                              dropsProxyAuthorization: context.configuration.proxyCredentials != nil)
         if case .intercepted(let host, let port, let leg) = mode {
             upstream = leg
@@ -122,6 +128,7 @@ final class HTTPRelay {
                 upstreamPausedForClient = false
                 upstream?.resumeReading()
             }
+            pumpFileAnswer()
         }
     }
 
@@ -195,7 +202,7 @@ final class HTTPRelay {
             exchanges[index].record.requestBody.append(bytes)
             guard exchanges[index].local == nil, let upstream else { return }
             upstream.write(requestChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
-            if upstream.bufferedOutputBytes > Self.highWater && !clientPausedForUpstream {
+            if upstream.outputRoom(below: Self.highWater) < 0 && !clientPausedForUpstream {
                 clientPausedForUpstream = true
                 client.pauseReading()
             }
@@ -213,18 +220,21 @@ final class HTTPRelay {
 
     /// Whether the request can go now; if not, starts what it waits for (an upstream, earlier responses).
     func prepareUpstream(for head: HTTPRequestHead) -> Bool {
+        guard rulesLetRequestStart(head) else { return false }
+        if let route = ruledRoute() { return prepareRoute(route) }
+        if rules.pending?.answer != nil { return true }
         guard case .plain = mode else { return true }
         guard case .forward(let url) = plainRoute(for: head) else {
             return exchanges.isEmpty || exchanges.allSatisfy { $0.local != nil }
         }
-        if let target = upstreamTarget, target.host == url.host, target.port == url.port, upstream != nil { return true }
+        if let target = upstreamTarget, target.host == url.host, target.port == url.port, upstream != nil, rules.route == nil { return true }
         guard exchanges.isEmpty, connecting == nil else { return false }
+        rules.route = nil
         upstream?.close()
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (url.host, url.port)
-        let guardedClient = context.refusesLocalTargets(forClient: records.client) ? records.client ?? "unknown" : nil
-        connecting = context.dialer.dial(host: url.host, port: url.port, guardedClient: guardedClient, context: context, loop: loop) { [unowned self] result in
+        connecting = context.dialer.dial(host: url.host, port: url.port, guardedClient: guardedClient(), context: context, loop: loop) { [unowned self] result in
             connecting = nil
             switch result {
             case .success(let connection):
@@ -244,6 +254,8 @@ final class HTTPRelay {
         requestOpen = true
         requestChunked = head.headers.contains("transfer-encoding") && head.headers.tokens("transfer-encoding").last == "chunked"
         let upgrade = head.headers.contains("upgrade") && head.headers.containsToken("upgrade", in: "connection")
+        let decision = takeRuleDecision()
+        if !decision.isEmpty, beginRuledRequest(head, decision, upgrade: upgrade) { return }
         switch mode {
         case .intercepted(let host, let port, _):
             forward(HopByHopFields.forwarding(head, authority: nil, upgrading: upgrade), original: head,
@@ -302,25 +314,34 @@ final class HTTPRelay {
         LocalPages.handles(host: url.host) || context.ownListener.isOwn(host: url.host, port: url.port)
     }
 
-    func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool) {
+    func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool,
+                 decision: RuleDecision = RuleDecision(), action: [String] = []) {
         guard let upstream else { return }
-        let record = records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version)
-        exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade))
+        var record = records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version)
+        record.rules += decision.rules
+        exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade, decision: decision))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+        if !action.isEmpty || decision.delay != nil { reportRules(decision, record: record, action: action) }
         responseParser.expectResponse(toMethod: head.method)
         upstream.write(head.serialized())
     }
 
-    func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse) {
-        let record = records.record(for: head, host: host, port: port, scheme: scheme, version: head.version)
-        exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false))
+    func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse,
+                    decision: RuleDecision = RuleDecision()) {
+        var record = records.record(for: head, host: host, port: port, scheme: scheme, version: head.version)
+        record.rules += decision.rules
+        exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false, decision: decision))
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.
     func sendLocalResponses() {
-        while let first = exchanges.first, let local = first.local, !(requestOpen && exchanges.count == 1) {
+        while rules.sender == nil, let first = exchanges.first, let local = first.local, !(requestOpen && exchanges.count == 1) {
             exchanges.removeFirst()
+            if let answer = local.rule {
+                guard sendRuledAnswer(first, local, answer) else { return }
+                continue
+            }
             var pending = first
             let response = local.head(keepAlive: first.record.request.keepAlive && !clientEnded)
             client.write(response.serialized() + (first.record.request.method == "HEAD" ? [] : local.body))
@@ -410,6 +431,9 @@ final class HTTPRelay {
         guard !closed else { return }
         closed = true
         connecting?.cancel()
+        rules.delayTimer?.cancel()
+        rules.delayTimer = nil
+        rules.sender?.close()
         for exchange in exchanges where exchange.local == nil {
             var record = exchange.record
             record.finished = Date()
@@ -424,5 +448,10 @@ final class HTTPRelay {
         let owner = owner
         self.owner = nil
         owner?.relayClosed(reason: reason)
+    }
+
+    /// The client, when it is on another machine and may not reach this one's servers (see `UpstreamDialer.dial`).
+    func guardedClient() -> String? {
+        context.refusesLocalTargets(forClient: records.client) ? records.client ?? "unknown" : nil
     }
 }

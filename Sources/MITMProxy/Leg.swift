@@ -40,6 +40,21 @@ protocol Leg: AnyObject {
     func cork()
     /// Sends what `cork()` held.
     func uncork()
+    /// The most unsent bytes the leg wants, when fewer than its feeder's high-water mark (a throttled link).
+    var outputLimit: Int { get }
+    /// Closes at once with a TCP reset.
+    func reset()
+}
+
+extension Leg {
+    /// The `--throttle` rule the leg's connection crosses, if any.
+    var throttleRule: String? {
+        let socket = (self as? PlainLeg)?.socket ?? (self as? TLSLeg)?.socket
+        return (socket as? ThrottledStream)?.rule
+    }
+
+    /// Bytes a feeder with high-water mark `highWater` may still write before it should pause (negative: pause).
+    func outputRoom(below highWater: Int) -> Int { min(highWater, outputLimit) - bufferedOutputBytes }
 }
 
 /// A leg that is the socket itself.
@@ -64,6 +79,8 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     func uncork() {}
     /// Caps the kernel's send buffer (a socket only), for a long-lived stream to a reader that may stop.
     func limitKernelSendBuffer(to bytes: Int) { (socket as? StreamSocket)?.limitKernelSendBuffer(to: bytes) }
+    var outputLimit: Int { socket.outputLimit }
+    func reset() { socket.reset() }
     var isClosed: Bool { socket.isClosed }
     var peerDescription: String { socket.peerDescription }
 

@@ -10,8 +10,15 @@ struct LocalResponse {
     let reasonText: String
     /// Fields beyond the ones every local response has (a `407`'s challenge, a download's file name).
     var extraHeaders = HTTPHeaders()
+    /// A rule's answer: its own head (instead of the proxy's usual one), a file streamed as the body, a fault.
+    var rule: RuledAnswer?
 
     func head(keepAlive: Bool) -> HTTPResponseHead {
+        if let ruleHead = rule?.head {
+            var head = ruleHead
+            if !keepAlive { head.headers.replaceOrAdd(name: "Connection", value: "close") }
+            return head
+        }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: String(body.count))

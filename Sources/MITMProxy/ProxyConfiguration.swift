@@ -51,6 +51,10 @@ public struct ProxyConfiguration: Sendable {
     public var clientAccess: ClientAccessPolicy {
         ClientAccessPolicy(listenHost: host, allowPublicClients: allowPublicClients)
     }
+    /// QA rules from the command line (`--map-local`, `--throttle`, ...), applied before the rules file's.
+    public var rules: [TrafficRule] = []
+    /// A rules file (`--rules`, YAML or JSON), read at start and again whenever it changes.
+    public var rulesFile: String?
 
     /// A configuration with the defaults.
     public init() {}

@@ -23,13 +23,15 @@ extension ProxyConnection {
             interceptReusing(interception, entry)
         } else if let outcome = tunnel.upstream.outcome {
             interceptOver(interception, upstream: outcome)
+        } else if tunnel.answeredByRule != nil {
+            interceptWithoutUpstream(interception)
         }
     }
 
     /// Intercepts over an idle pooled upstream when it was opened the same way this client asks.
     func interceptReusing(_ interception: Interception, _ entry: PooledUpstream) {
         let hello = interception.hello
-        guard entry.serverName == interception.upstreamServerName, entry.offeredALPN == upstreamALPN(for: hello.alpnProtocols),
+        guard entry.serverName == interception.upstreamServerName, entry.offeredALPN == upstreamALPN(for: interception),
               hello.serverName.map({ HostName.validate($0) != nil }) ?? true else {
             entry.leg.close()
             startConnecting(interception.tunnel)
@@ -59,7 +61,7 @@ extension ProxyConnection {
             let tls: TLSConnection
             do {
                 tls = try TLSConnection(client: context.upstreamTLS, serverName: interception.upstreamServerName,
-                                        verifyName: host, port: tunnel.port, alpn: upstreamALPN(for: interception.hello.alpnProtocols))
+                                        verifyName: host, port: tunnel.port, alpn: upstreamALPN(for: interception))
             } catch {
                 connection.socket.close()
                 upstreamFailedBeforeForging(interception, reason: "cannot start TLS: \(error)")
@@ -225,7 +227,7 @@ extension ProxyConnection {
         interception.stage = .established(upstream: .released)
         context.pool(for: loop).park(PooledUpstream(
             leg: tlsLeg, host: interception.tunnel.host, port: interception.tunnel.port, serverName: interception.upstreamServerName,
-            certificate: ready.certificate, address: ready.timings.address, offeredALPN: upstreamALPN(for: interception.hello.alpnProtocols)))
+            certificate: ready.certificate, address: ready.timings.address, offeredALPN: upstreamALPN(for: interception)))
     }
 
     /// ALPN for the client: exactly what the upstream chose, or the client's own choice when no upstream answered.
@@ -233,7 +235,7 @@ extension ProxyConnection {
         switch upstream {
         case .proxyItself: ["http/1.1"]
         case .ready(let ready): ALPNPolicy.clientOffer(upstreamChose: ready.leg.tls.negotiatedALPN)
-        case .failed, .released: ALPNPolicy.clientOfferWithoutUpstream(clientOffered: interception.hello.alpnProtocols)
+        case .failed, .released: withoutH2IfRuled(ALPNPolicy.clientOfferWithoutUpstream(clientOffered: interception.hello.alpnProtocols), interception)
         }
     }
 }

@@ -55,6 +55,7 @@ extension ProxyConnection {
     /// It needs its own TCP connection: a pooled upstream has TLS on it, so it goes, and one is dialled.
     func startRawTunnel(_ tunnel: Tunnel) {
         phase = .awaitingRawUpstream(tunnel)
+        if tunnel.answeredByRule != nil, case .none = tunnel.upstream { startConnecting(tunnel) }
         if case .pooled(let entry) = tunnel.upstream {
             entry.leg.close()
             startConnecting(tunnel)

@@ -53,7 +53,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     let id: Int
     let context: ProxyContext
     let loop: EventLoop
-    let clientSocket: any ByteStream
+    /// The client's socket, or it seen through a throttled link (see `enterNetworkConditions`).
+    var clientSocket: any ByteStream
     /// Whether the connection came to the web UI's own port: every request is the web UI's.
     let webUIOnly: Bool
     var phase = Phase.readingRequest
@@ -235,10 +236,12 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         }
         let peer = clientSocket.peerDescription
         context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
+        guard enterNetworkConditions(host: host, port: port) else { return }
         let leftover = parser.takeBufferedBytes()
         let probe: ProxyProbe? = LocalPages.handles(host: host) ? .trust : head.headers.contains(ProxyProbe.headerName) ? .pins : nil
         let tunnel = Tunnel(host: host, port: port, probe: probe)
-        var pooled = probe == .trust ? nil : context.pool(for: loop).take(host: host, port: port)
+        let answeringRule = probe == .trust ? nil : context.rules.current.answersEveryRequest(host: host, scheme: "https")
+        var pooled = probe == .trust || answeringRule != nil ? nil : context.pool(for: loop).take(host: host, port: port)
         if let entry = pooled, guardedClient != nil, LocalTargetGuard.isThisMachine(entry.address) {
             // Opened for a client on this machine; this client may not have it, and dialling tells it why.
             entry.leg.close()
@@ -246,6 +249,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         }
         if probe == .trust {
             // Answered by the proxy itself: never dialled upstream.
+        } else if let rule = answeringRule {
+            tunnel.answeredByRule = rule
         } else if let entry = pooled {
             tunnel.upstream = .pooled(entry)
         } else if guardedClient != nil {
@@ -329,6 +334,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func startPlainRelay(_ events: [HTTP1Event]) {
+        if case .requestHead(let head)? = events.first, case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
+           !enterNetworkConditions(host: url.host, port: url.port) {
+            return
+        }
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
                               parser: parser, mode: .plain)
         startRelaying(.http1(relay), for: .plainRequests)

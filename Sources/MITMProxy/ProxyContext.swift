@@ -24,6 +24,7 @@ final class ProxyContext: Sendable {
     let clock: ProxyClock
     /// The web UI, unless switched off.
     let web: WebUI?
+    let rules: RuleStore
     private let nextConnectionID = Atomic<Int>(1)
 
     init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut,
@@ -33,6 +34,7 @@ final class ProxyContext: Sendable {
         self.clock = clock
         self.configuration = configuration
         self.authority = authority
+        rules = try RuleStore(flagRules: configuration.rules, file: configuration.rulesFile)
         self.events = events
         let verdicts = VerdictBook(detailLimit: configuration.connectionDetailLimit)
         self.verdicts = verdicts

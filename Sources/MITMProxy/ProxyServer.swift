@@ -54,6 +54,15 @@ public final class ProxyServer: Sendable {
             events.emit(.clientRefused(peer: peer.description, reason: reason))
             return false
         }
+        let rules = context.rules
+        context.events.subscribe { event in
+            if case .ruleFired(let firing) = event, firing.connectionID != 0 { rules.tally(firing) }
+        }
+        if let path = configuration.rulesFile {
+            rules.watch { message, _ in
+                events.emit(.ruleFired(RuleFiring(connectionID: 0, host: "-", port: 0, rules: ["--rules \(path)"], action: message)))
+            }
+        }
         do {
             listener = try Listener(host: configuration.host, port: configuration.port, admits: admits) { descriptor, _ in
                 let loop = context.loops.next()
@@ -162,6 +171,9 @@ public final class ProxyServer: Sendable {
         await context.verdicts.waitForVerdict(host: host, timeout: timeout)
     }
 
+    /// How often each QA rule acted so far, in the order they first did.
+    public var ruleTallies: [RuleTally] { context.rules.tallied }
+
     /// Fallbacks after refusals and pin-failure reports seen so far (each also sent to subscribers as `.finding`).
     public var findings: RunFindings { findingsBook.findings }
 
@@ -186,6 +198,7 @@ public final class ProxyServer: Sendable {
     /// Stops accepting and closes every connection; open verdicts become `inconclusive`, and connections still
     /// waiting for a sibling (see `SpareConnectionJudge`) keep their refusal.
     public func stop() {
+        context.rules.stop()
         listener.close()
         webListener?.close()
         for loop in context.loops.loops {

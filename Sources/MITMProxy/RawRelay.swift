@@ -70,6 +70,6 @@ final class RawRelay {
         if up { bytesUp += bytes.count } else { bytesDown += bytes.count }
         owner?.relayActivity()
         destination.write(bytes)
-        if destination.bufferedOutputBytes > Self.highWater { source.pauseReading() }
+        if destination.outputRoom(below: Self.highWater) < 0 { source.pauseReading() }
     }
 }

@@ -40,10 +40,13 @@ public final class ReportWriter: Sendable {
 
     /// The report as of now.
     public func report(final: Bool, clientCommand: ClientCommandOutcome? = nil) -> VerdictReport {
-        VerdictReport(final: final, listen: server.listenAddress, caCertificate: server.caCertificatePath,
-                      silenceWindowSeconds: server.configuration.silenceWindow, ledger: server.ledger,
-                      expectations: expectations, allowUnprovenRefusals: server.configuration.allowUnprovenRefusals,
-                      clientCommand: clientCommand, findings: server.findings)
+        var report = VerdictReport(final: final, listen: server.listenAddress, caCertificate: server.caCertificatePath,
+                                   silenceWindowSeconds: server.configuration.silenceWindow, ledger: server.ledger,
+                                   expectations: expectations, allowUnprovenRefusals: server.configuration.allowUnprovenRefusals,
+                                   clientCommand: clientCommand, findings: server.findings)
+        let rules = server.ruleTallies
+        report.rules = rules.isEmpty ? nil : rules
+        return report
     }
 
     /// Schedules a rewrite soon (coalescing bursts of verdicts).

@@ -46,6 +46,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     }
 
     var bufferedOutputBytes: Int { socket.bufferedOutputBytes }
+    var outputLimit: Int { socket.outputLimit }
     var isClosed: Bool { socket.isClosed }
     var peerDescription: String { socket.peerDescription }
 
@@ -101,6 +102,8 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     }
 
     func close() { socket.close() }
+
+    func reset() { socket.reset() }
 
     func releaseIdleMemory() { tls.releaseBuffers() }
 

@@ -14,6 +14,8 @@ final class Tunnel {
     var passedThrough = false
     /// Watches an upstream that speaks first (SMTP, FTP) while the client says nothing.
     var serverFirstWatcher: ServerFirstWatcher?
+    /// The QA rule that answers every request to the host itself: the upstream is not dialled unless needed.
+    var answeredByRule: String?
 
     init(host: String, port: Int, probe: ProxyProbe?) {
         self.host = host

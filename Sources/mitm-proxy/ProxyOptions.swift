@@ -146,6 +146,8 @@ struct ProxyOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Also print every interception and timeout.")
     var verbose = false
 
+    @OptionGroup(title: "QA rules") var trafficRules: TrafficRuleOptions
+
     mutating func validate() throws {
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port \(port) is not a port number (0-65535)") }
         guard bodyLimit >= 0 else { throw ValidationError("--body-limit must be 0 or more bytes") }
@@ -280,6 +282,8 @@ struct ProxyOptions: ParsableArguments {
         configuration.webUI.port = webPort
         configuration.webUI.host = webHost ?? "127.0.0.1"
         configuration.webUI.redactHAR = redact
+        configuration.rules = try trafficRules.rules()
+        configuration.rulesFile = trafficRules.absoluteRulesFile
         return configuration
     }
 }

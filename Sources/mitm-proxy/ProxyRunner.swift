@@ -60,6 +60,9 @@ struct ProxyRunner {
         for line in banner.accessLines { say(line) }
         for line in WebUIBanner.lines(server: server, configuration: configuration) { say(line) }
         for line in inputs.summary { say(line) }
+        let rules = try options.makeConfiguration(runsClient: !command.isEmpty).rules.map(\.name)
+        if !rules.isEmpty { say("rules in force: \(rules.joined(separator: "; "))") }
+        if let file = options.trafficRules.absoluteRulesFile { say("rules file: \(file) (read again when it changes)") }
         for warning in inputs.warnings { console.err(warning) }
         for warning in HostListCheck(policy: try options.hostLists(), expectations: expectations).warnings { console.err(warning) }
         if options.upstreamInsecure {
@@ -97,6 +100,9 @@ struct ProxyRunner {
                              silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
                              allowUnprovenRefusals: options.allowUnprovenRefusals, clientCommand: outcome, findings: server.findings)
         say(VerdictText.table(final.hosts, expectations: final.expectations, client: outcome))
+        for tally in server.ruleTallies {
+            say("rule \"\(tally.rule)\" acted \(tally.fired) time\(tally.fired == 1 ? "" : "s") (last: \(tally.lastAction))")
+        }
         if final.connectionsOmitted > 0, let path = options.reportPath {
             say("(\(path) lists the last \(final.connections.count) connections in detail and counts \(final.connectionsOmitted) more; "
                 + "--events has every one)")

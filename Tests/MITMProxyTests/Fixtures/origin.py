@@ -15,6 +15,7 @@ Endpoints (HEAD works on every GET path):
   GET  /headers            JSON of the request line and headers as received
   GET  /ws                 with "Upgrade: websocket": 101, then raw echo until EOF
   GET  /slow/N[?ms=T]      N pattern bytes trickled over T ms (default 1000)
+  GET  /seen               JSON list of "METHOD /path" of every request so far (itself excluded)
 
 Pattern bytes: the byte at body offset i is i % 251.
 """
@@ -95,6 +96,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def route(self, head):
         url = urlsplit(self.path)
+        if url.path == "/seen":
+            self.send_body(200, json.dumps(self.server.seen).encode(), "application/json", head)
+            return
+        self.server.seen.append("%s %s" % (self.command, self.path))
         parts = url.path.strip("/").split("/")
         name, argument = parts[0], parts[1] if len(parts) == 2 else None
         query = parse_qs(url.query)
@@ -126,6 +131,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_plain(400, "%s\n" % error, head)
 
     def route_upload(self):
+        self.server.seen.append("%s %s" % (self.command, self.path))
         if urlsplit(self.path).path != "/digest":
             self.discard_body()
             self.send_plain(404, "not found\n", False)
@@ -321,6 +327,7 @@ class OriginServer(ThreadingHTTPServer):
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.tls_context = tls_context
         self.verbose = verbose
+        self.seen = []
         super().__init__(address, Handler)
 
     def server_bind(self):

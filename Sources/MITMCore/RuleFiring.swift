@@ -1,0 +1,53 @@
+/// A rule acted: on a request (answered, mapped, rewritten, delayed, broken) or on a connection (throttled).
+public struct RuleFiring: Sendable, Equatable, Codable {
+    /// The proxy's connection id.
+    public var connectionID: Int
+    /// The host concerned.
+    public var host: String
+    /// The port concerned.
+    public var port: Int
+    /// The names of the rules that acted, in order.
+    public var rules: [String]
+    /// What they did, in words (`answered from /srv/mock/a.json (1.2 kB)`, `throttled: down 512kbit/s, up unlimited`).
+    public var action: String
+    /// The request's URL, for request rules.
+    public var url: String?
+    /// The request's method, for request rules.
+    public var method: String?
+
+    /// A firing.
+    public init(connectionID: Int, host: String, port: Int, rules: [String], action: String, url: String? = nil, method: String? = nil) {
+        self.connectionID = connectionID
+        self.host = host
+        self.port = port
+        self.rules = rules
+        self.action = action
+        self.url = url
+        self.method = method
+    }
+
+    /// `rule "a", "b": GET https://x/small: answered 503`.
+    public var line: String {
+        let names = rules.map { "\"\($0)\"" }.joined(separator: ", ")
+        if url == nil && port == 0 { return "rule \(names): \(action)" }
+        let subject = url.map { "\(method.map { "\($0) " } ?? "")\($0)" } ?? "\(host):\(port)"
+        return "rule \(names): \(subject): \(action)"
+    }
+}
+
+/// How often a rule acted in a run, for the report.
+public struct RuleTally: Sendable, Equatable, Codable {
+    /// The rule's name.
+    public var rule: String
+    /// How many requests or connections it acted on.
+    public var fired: Int
+    /// What it did the last time.
+    public var lastAction: String
+
+    /// A tally.
+    public init(rule: String, fired: Int, lastAction: String) {
+        self.rule = rule
+        self.fired = fired
+        self.lastAction = lastAction
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import MITMCore
+import MITMHTTP2
+import MITMIO
+
+/// What the HTTP/2 relay keeps for the QA rules, per client stream.
+struct HTTP2RelayRules {
+    /// A request a delay holds: its head, and the body and end that arrived meanwhile (the client's window
+    /// stays closed for them, so at most one stream window is held).
+    struct Held {
+        var fields: [HTTP2HeaderField]
+        var decision: RuleDecision
+        var body: [[UInt8]] = []
+        var ended = false
+        var trailers: [HTTP2HeaderField] = []
+        var timer: LoopTimer?
+    }
+
+    var held: [Int32: Held] = [:]
+    /// Decisions of streams that went upstream, for their responses.
+    var decisions: [Int32: RuleDecision] = [:]
+    /// Map-local files being sent, by client stream.
+    var files: [Int32: LocalFileSender] = [:]
+    /// Streams whose upstream body is discarded (the rules replaced it).
+    var replacing: Set<Int32> = []
+}
+
+/// The QA rules in the HTTP/2 relay: one decision per request head (`openStream`), before anything goes upstream.
+/// Map remote is not here: a host that may be mapped is relayed as HTTP/1.1 (see `ProxyConnection+Rules`).
+extension HTTP2Relay {
+    /// Decides for a new stream and acts on local answers and delays; true when the stream is handled here.
+    func applyRules(_ clientID: Int32, _ head: HTTPRequestHead, _ block: HTTP2HeaderBlock) -> Bool {
+        let book = context.rules.current
+        guard !book.rules.isEmpty else { return false }
+        let decision = book.decide(RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target))
+        guard !decision.isEmpty else { return false }
+        streams[clientID]?.record.rules += decision.rules
+        if let answer = decision.answer {
+            answerByRule(clientID, RuledAnswer.make(answer, for: head, decision: decision))
+            return true
+        }
+        ruled.decisions[clientID] = decision
+        if let seconds = decision.delay, seconds > 0, let loop = context.loops.loops.first(where: \.isCurrent) {
+            var held = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
+            nonisolated(unsafe) let relay = self
+            held.timer = loop.schedule(after: seconds) { relay.releaseHeld(clientID) }
+            ruled.held[clientID] = held
+            return true
+        }
+        if !decision.requestHeaders.isEmpty, let record = streams[clientID]?.record {
+            reportRuled(decision, record, "request headers edited")
+        }
+        return false
+    }
+
+    /// The request's fields as they go upstream: the rules' header edits applied.
+    func ruledRequestFields(_ fields: [HTTP2HeaderField], _ clientID: Int32) -> [HTTP2HeaderField] {
+        guard let edits = ruled.decisions[clientID]?.requestHeaders, !edits.isEmpty else { return fields }
+        return Self.edit(fields, edits)
+    }
+
+    /// A held request's body bytes, kept until its delay ends; true when `clientID` is held.
+    func holdRequestBody(_ bytes: [UInt8], on clientID: Int32) -> Bool {
+        guard ruled.held[clientID] != nil else { return false }
+        ruled.held[clientID]?.body.append(bytes)
+        return true
+    }
+
+    /// A held request's end (with its trailers); true when `clientID` is held.
+    func holdRequestEnd(on clientID: Int32, trailers: [HTTP2HeaderField] = []) -> Bool {
+        guard ruled.held[clientID] != nil else { return false }
+        ruled.held[clientID]?.ended = true
+        ruled.held[clientID]?.trailers = trailers
+        return true
+    }
+
+    /// The delay of a held request ended: it goes upstream with what arrived meanwhile.
+    func releaseHeld(_ clientID: Int32) {
+        guard !closed, !finishing, let held = ruled.held.removeValue(forKey: clientID), streams[clientID] != nil else { return }
+        if let record = streams[clientID]?.record {
+            reportRuled(held.decision, record, "delayed \(QuantityText.duration(held.decision.delay ?? 0))"
+                + (held.decision.requestHeaders.isEmpty ? "" : "; request headers edited"))
+        }
+        guard let upstreamSession, upstreamAvailable else {
+            if let unreachableReason {
+                answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
+            } else {
+                streams[clientID]?.fail("the upstream connection is going away (the client may retry on a new connection)")
+                resetClient(clientID, .refusedStream)
+            }
+            pump()
+            return
+        }
+        let endsWithHead = held.ended && held.body.isEmpty && held.trailers.isEmpty
+        do {
+            let upstreamID = try upstreamSession.submitRequest(ruledRequestFields(held.fields, clientID), endStream: endsWithHead)
+            streams[clientID]?.upstreamID = upstreamID
+            clientStreamForUpstream[upstreamID] = clientID
+            for piece in held.body { upstreamSession.send(piece, on: upstreamID) }
+            if held.ended && !endsWithHead { upstreamSession.finish(streamID: upstreamID, trailers: held.trailers) }
+        } catch {
+            answerLocally(clientID, .badGateway(host: host, port: port, reason: "cannot open an HTTP/2 stream: \(error.reason)"))
+        }
+        pump()
+    }
+
+    /// Answers a stream with a rule's answer: a fixed response, a file (streamed as the client's window allows), or a fault.
+    func answerByRule(_ clientID: Int32, _ local: LocalResponse) {
+        guard var stream = streams[clientID] else { return }
+        guard let answer = local.rule else {
+            answerLocally(clientID, local)
+            return
+        }
+        reportRuled(answer.decision, stream.record, answer.action)
+        guard let ruleHead = answer.head else {
+            stream.fail(answer.fault?.isReset == true ? "the stream was reset by rule" : "the connection was closed by rule")
+            streams[clientID] = stream
+            if answer.fault?.isReset == true {
+                resetClient(clientID, .internalError)
+            } else {
+                finish("closed by rule \(answer.decision.ruleText)")
+            }
+            return
+        }
+        let isHead = stream.record.request.method == "HEAD"
+        let body = isHead ? [] : local.body
+        let hasFile = answer.file != nil && !isHead
+        stream.answeredLocally = true
+        stream.responseStarted = true
+        stream.responseEnded = !hasFile
+        stream.record.response = HTTPResponseHead(version: .http2, status: ruleHead.status, reason: "", headers: ruleHead.headers)
+        stream.record.responseBodyBytes = body.count
+        stream.record.responseBody.append(body)
+        stream.responseHeadArrived = Date()
+        streams[clientID] = stream
+        do {
+            try clientSession.submitResponse(streamID: clientID, HTTP2Heads.fields(ruleHead), endStream: body.isEmpty && !hasFile)
+            if !body.isEmpty {
+                clientSession.send(body, on: clientID)
+                clientSession.finish(streamID: clientID)
+            }
+        } catch {
+            resetClient(clientID, .internalError)
+            return
+        }
+        if let fault = answer.decision.faultAfterHeaders {
+            streams[clientID]?.fail(fault.isReset ? "the stream was reset after the response head by rule"
+                : "the connection was closed after the response head by rule")
+            if fault.isReset { resetClient(clientID, .internalError) } else { finish("closed by rule after the response head") }
+            return
+        }
+        if let file = answer.file, hasFile {
+            switch LocalFileSender.open(file.path, offset: file.offset, length: file.length) {
+            case .success(let sender):
+                ruled.files[clientID] = sender
+                feedFile(clientID)
+            case .failure(let reason):
+                streams[clientID]?.fail(reason.description)
+                resetClient(clientID, .internalError)
+            }
+        }
+    }
+
+    /// Queues more of a stream's file as its earlier pieces leave; true when `clientID` is sending a file.
+    @discardableResult
+    func feedFile(_ clientID: Int32) -> Bool {
+        guard let sender = ruled.files[clientID] else { return false }
+        while !sender.isFinished && clientSession.queuedBytes(on: clientID) < 64 * 1024 {
+            switch sender.next() {
+            case .success(let piece):
+                streams[clientID]?.record.responseBodyBytes += piece.count
+                streams[clientID]?.record.responseBody.append(piece)
+                clientSession.send(piece, on: clientID)
+            case .failure(let reason):
+                ruled.files[clientID] = nil
+                sender.close()
+                streams[clientID]?.fail(reason.description)
+                resetClient(clientID, .internalError)
+                return true
+            }
+        }
+        if sender.isFinished {
+            ruled.files[clientID] = nil
+            sender.close()
+            streams[clientID]?.responseEnded = true
+            clientSession.finish(streamID: clientID)
+        }
+        return true
+    }
+
+    /// The response fields the client gets: the rules' status, header edits and body replacement.
+    func ruledResponseFields(_ fields: [HTTP2HeaderField], _ clientID: Int32, endStream: Bool) -> (fields: [HTTP2HeaderField], body: [UInt8]?) {
+        guard let decision = ruled.decisions[clientID], decision.rewritesResponse else { return (fields, nil) }
+        var edited = fields
+        var what: [String] = []
+        if let status = decision.status, let index = edited.firstIndex(where: { $0.nameText == ":status" }) {
+            what.append("status \(edited[index].valueText) replaced by \(status)")
+            edited[index] = HTTP2HeaderField(":status", String(status))
+        }
+        if !decision.responseHeaders.isEmpty {
+            edited = Self.edit(edited, decision.responseHeaders)
+            what.append("response headers edited")
+        }
+        var body: [UInt8]?
+        if let path = decision.bodyFile {
+            switch RuledAnswer.readWhole(path) {
+            case .success(let bytes):
+                body = streams[clientID]?.record.request.method == "HEAD" ? [] : bytes
+                edited = Self.edit(edited, HeaderEdits(setFields: [HTTPHeaderField(name: "content-length", value: String(bytes.count))]))
+                ruled.replacing.insert(clientID)
+                what.append("body replaced by \(path) (\(ByteCountText.format(bytes.count)))")
+            case .failure(let failure):
+                what.append("body not replaced: \(failure)")
+            }
+        }
+        if let fault = decision.faultAfterHeaders { what.append(fault.isReset ? "reset the stream after the response head" : "closed the connection after the response head") }
+        if let record = streams[clientID]?.record { reportRuled(decision, record, what.joined(separator: "; ")) }
+        return (edited, body)
+    }
+
+    /// After a rewritten response head went to the client: the replacement body, or the fault.
+    func afterRuledResponse(_ clientID: Int32, body: [UInt8]?, upstreamEnded: Bool) {
+        if let body {
+            streams[clientID]?.record.responseBodyBytes = body.count
+            streams[clientID]?.record.responseBody.append(body)
+            clientSession.send(body, on: clientID)
+            if upstreamEnded {
+                streams[clientID]?.responseEnded = true
+                clientSession.finish(streamID: clientID)
+            }
+        }
+        guard let fault = ruled.decisions[clientID]?.faultAfterHeaders else { return }
+        streams[clientID]?.fail(fault.isReset ? "the stream was reset after the response head by rule" : "the connection was closed after the response head by rule")
+        if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
+        if fault.isReset {
+            resetClient(clientID, .internalError)
+        } else {
+            finish("closed by rule after the response head")
+        }
+    }
+
+    /// Whether upstream body bytes of `clientID` are dropped (the rules replaced the body).
+    func isReplacingBody(_ clientID: Int32) -> Bool { ruled.replacing.contains(clientID) }
+
+    /// Forgets a finished stream's rule state.
+    func forgetRules(_ clientID: Int32) {
+        ruled.held.removeValue(forKey: clientID)?.timer?.cancel()
+        ruled.decisions[clientID] = nil
+        ruled.files.removeValue(forKey: clientID)?.close()
+        ruled.replacing.remove(clientID)
+    }
+
+    func reportRuled(_ decision: RuleDecision, _ record: ExchangeRecord, _ action: String) {
+        context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: host, port: port, rules: decision.rules,
+                                                  action: action, url: record.url, method: record.request.method)))
+    }
+
+    static func edit(_ fields: [HTTP2HeaderField], _ edits: HeaderEdits) -> [HTTP2HeaderField] {
+        let removed = Set((edits.removeNames + edits.setFields.map(\.name)).map { $0.lowercased() })
+        var result = fields.filter { $0.isPseudo || !removed.contains($0.nameText.lowercased()) }
+        for field in edits.setFields { result.append(HTTP2HeaderField(field.name.lowercased(), field.value)) }
+        return result
+    }
+}

@@ -1,0 +1,352 @@
+import Foundation
+import MITMCore
+import MITMIO
+
+/// What the HTTP/1 relay keeps for the QA rules: the decision for the request waiting to start, its delay,
+/// the route its upstream takes, and a file answer being streamed.
+struct HTTPRelayRules {
+    /// The decision for the request head next in the queue, taken by `beginRequest`.
+    var pending: RuleDecision?
+    /// Set while the next request is held by a delay.
+    var delayTimer: LoopTimer?
+    var delayDone = false
+    /// The route of the current upstream when it is not the interception's own (a mapped origin, or the
+    /// origin dialled again after one), or the plain origin.
+    var route: UpstreamRoute?
+    /// A file answer being streamed to the client.
+    var sender: LocalFileSender?
+    /// A response body the rules replaced: the upstream's body is discarded.
+    var replacingBody = false
+    /// Set while `pumpFileAnswer` runs (a write can report `.drained` from inside it).
+    var pumpingFile = false
+}
+
+/// The QA rules in the HTTP/1 relay: one decision per request head, before anything goes upstream.
+extension HTTPRelay {
+    /// What the rules match a request by; nil for a request no rule can concern (the proxy's own pages, bad targets).
+    func ruleFacts(for head: HTTPRequestHead) -> RequestFacts? {
+        switch mode {
+        case .intercepted(let host, let port, _), .failing(let host, let port, _):
+            return RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target)
+        case .plain:
+            guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method), url.scheme == "http",
+                  !isLocal(url) else { return nil }
+            return RequestFacts(scheme: "http", host: url.host, port: url.port, method: head.method, target: url.pathAndQuery)
+        }
+    }
+
+    /// Decides once for the head next in the queue; false while its delay runs.
+    func rulesLetRequestStart(_ head: HTTPRequestHead) -> Bool {
+        if rules.pending == nil {
+            let book = context.rules.current
+            let facts = book.rules.isEmpty ? nil : ruleFacts(for: head)
+            rules.pending = facts.map { book.decide($0) } ?? RuleDecision()
+            rules.delayDone = false
+            if let seconds = rules.pending?.delay, seconds > 0 {
+                nonisolated(unsafe) let relay = self
+                rules.delayTimer = loop.schedule(after: seconds) {
+                    relay.rules.delayTimer = nil
+                    relay.rules.delayDone = true
+                    if !relay.closed { relay.processQueuedClientEvents() }
+                }
+                return false
+            }
+            rules.delayDone = true
+        }
+        return rules.delayDone
+    }
+
+    /// The decision for the request that starts now (and forgets it).
+    func takeRuleDecision() -> RuleDecision {
+        defer { rules.pending = nil }
+        return rules.pending ?? RuleDecision()
+    }
+
+    /// Where the next request goes when the rules route it: a mapped origin, or the interception's origin
+    /// again after a mapped one; nil when the usual path applies.
+    func ruledRoute() -> UpstreamRoute? {
+        guard let decision = rules.pending, decision.answer == nil else { return nil }
+        if let remote = decision.remote { return UpstreamRoute(scheme: remote.scheme, host: remote.host, port: remote.port) }
+        if case .intercepted(let host, let port, _) = mode, rules.route != nil {
+            return UpstreamRoute(scheme: "https", host: host, port: port)
+        }
+        return nil
+    }
+
+    /// Whether the upstream for `route` is ready; if not, starts reaching it once earlier exchanges are done.
+    func prepareRoute(_ route: UpstreamRoute) -> Bool {
+        if rules.route == route, upstream != nil { return true }
+        guard exchanges.isEmpty, connecting == nil else { return false }
+        upstream?.onEvent = nil
+        upstream?.close()
+        upstream = nil
+        upstreamEndedInput = false
+        responseParser = HTTP1Parser(role: .response)
+        upstreamTarget = (route.host, route.port)
+        rules.route = route
+        connecting = RouteAttempt.dial(route, guardedClient: guardedClient(), context: context, loop: loop) { [unowned self] result in
+            connecting = nil
+            switch result {
+            case .success(let ready):
+                newConnectionTimings = ready.timings
+                attachUpstream(ready.leg)
+                processQueuedClientEvents()
+            case .failure(let failure):
+                upstreamTarget = nil
+                rules.route = nil
+                rules.pending = nil
+                failQueuedRequest(with: failure)
+            }
+        }
+        return false
+    }
+
+    /// Starts a request the rules concern; false when the usual path should handle it.
+    func beginRuledRequest(_ head: HTTPRequestHead, _ decision: RuleDecision, upgrade: Bool) -> Bool {
+        guard let facts = ruleFacts(for: head) else { return false }
+        if let answer = decision.answer {
+            let local = RuledAnswer.make(answer, for: head, decision: decision)
+            queueLocal(head, host: facts.host, port: facts.port, scheme: facts.scheme, response: local, decision: decision)
+            return true
+        }
+        var forwarded: HTTPRequestHead
+        var what: [String] = []
+        if let remote = decision.remote {
+            forwarded = HopByHopFields.forwarding(head, authority: remote.authority, upgrading: upgrade)
+            forwarded.target = remote.target
+            what.append("sent to \(AbsoluteURL(scheme: remote.scheme, host: remote.host, port: remote.port, pathAndQuery: remote.target).text)")
+        } else {
+            switch mode {
+            case .intercepted:
+                forwarded = HopByHopFields.forwarding(head, authority: nil, upgrading: upgrade)
+            case .plain:
+                guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method) else { return false }
+                forwarded = HopByHopFields.forwarding(head, authority: url.authority, upgrading: upgrade)
+                forwarded.target = url.pathAndQuery
+            case .failing:
+                return false
+            }
+        }
+        if !decision.requestHeaders.isEmpty {
+            decision.requestHeaders.apply(to: &forwarded.headers)
+            what.append("request headers edited")
+        }
+        forward(forwarded, original: head, host: facts.host, port: facts.port, scheme: facts.scheme, upgrade: upgrade, decision: decision,
+                action: what)
+        return true
+    }
+
+    /// Announces what the rules did to an exchange.
+    func reportRules(_ decision: RuleDecision, record: ExchangeRecord, action: [String]) {
+        guard !decision.isEmpty else { return }
+        var words = action
+        if let delay = decision.delay { words.insert("delayed \(QuantityText.duration(delay))", at: 0) }
+        context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: record.host, port: record.port, rules: decision.rules,
+                                                  action: words.isEmpty ? "applied" : words.joined(separator: "; "),
+                                                  url: record.url, method: record.request.method)))
+    }
+
+    /// The response head the client gets: the rules' status, headers and body replaced for the first exchange.
+    func ruledResponseHead(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        guard let decision = exchanges.first?.decision, decision.rewritesResponse, head.status >= 200 || head.status == 101 else { return head }
+        var rewritten = head
+        var what: [String] = []
+        if let status = decision.status {
+            rewritten.status = status
+            rewritten.reason = LocalResponse.phrase(status)
+            what.append("status \(head.status) replaced by \(status)")
+        }
+        if !decision.responseHeaders.isEmpty {
+            decision.responseHeaders.apply(to: &rewritten.headers)
+            what.append("response headers edited")
+        }
+        if let path = decision.bodyFile, let method = exchanges.first?.record.request.method {
+            switch RuledAnswer.readWhole(path) {
+            case .success(let bytes):
+                rewritten.headers.remove("Transfer-Encoding")
+                rewritten.headers.replaceOrAdd(name: "Content-Length", value: String(bytes.count))
+                rules.replacingBody = true
+                replacementBody = method == "HEAD" ? [] : bytes
+                what.append("body replaced by \(path) (\(ByteCountText.format(bytes.count)))")
+            case .failure(let failure):
+                what.append("body not replaced: \(failure)")
+            }
+        }
+        if let fault = decision.faultAfterHeaders {
+            what.append(fault.isReset ? "reset the connection after the response head" : "closed the connection after the response head")
+        }
+        if let record = exchanges.first?.record {
+            context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: record.host, port: record.port, rules: decision.rules,
+                                                      action: what.joined(separator: "; "), url: record.url, method: record.request.method)))
+        }
+        return rewritten
+    }
+
+    /// After the first exchange's (rewritten) head went out: its replacement body, or its fault. Returns false when
+    /// the relay closed.
+    func afterRuledResponseHead() -> Bool {
+        if rules.replacingBody, !replacementBody.isEmpty {
+            let body = replacementBody
+            replacementBody = []
+            exchanges[0].record.responseBodyBytes += body.count
+            exchanges[0].record.responseBody.append(body)
+            client.write(body)
+        }
+        guard let fault = exchanges.first?.decision.faultAfterHeaders else { return true }
+        var record = exchanges.removeFirst().record
+        record.finished = Date()
+        record.failure = fault.isReset ? "the connection was reset after the response head by rule" : "the connection was closed after the response head by rule"
+        context.events.emit(.exchange(record))
+        breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
+        return false
+    }
+
+    /// Ends the connection as a fault rule says: a reset at once, or a FIN after what was written.
+    func breakConnection(reset: Bool, reason: String) {
+        if reset {
+            client.uncork()  // what was written so far (the response head) leaves before the reset
+            client.reset()
+            close(reason: reason)
+        } else {
+            exchanges.removeAll()
+            closeAfterFlush()
+        }
+    }
+
+    /// Sends the head of a rule's local answer and starts its file body; returns false when the answer continues
+    /// later (a file being streamed, or the connection broken).
+    func sendRuledAnswer(_ pending: PendingExchange, _ local: LocalResponse, _ answer: RuledAnswer) -> Bool {
+        reportRules(answer.decision, record: pending.record, action: [answer.action])
+        guard answer.head != nil else {
+            var record = pending.record
+            record.finished = Date()
+            record.failure = answer.fault?.isReset == true ? "the connection was reset by rule" : "the connection was closed by rule"
+            context.events.emit(.exchange(record))
+            breakConnection(reset: answer.fault?.isReset == true, reason: "rule: \(answer.fault?.rawValue ?? "fault")")
+            return false
+        }
+        let response = local.head(keepAlive: pending.record.request.keepAlive && !clientEnded)
+        let isHead = pending.record.request.method == "HEAD"
+        var exchange = pending
+        exchange.record.response = response
+        exchange.responseStarted = Date()
+        if let fault = answer.decision.faultAfterHeaders {
+            client.write(response.serialized())
+            exchange.record.finished = Date()
+            exchange.record.failure = fault.isReset ? "the connection was reset after the response head by rule" : "the connection was closed after the response head by rule"
+            context.events.emit(.exchange(exchange.record))
+            breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
+            return false
+        }
+        client.write(response.serialized() + (isHead || answer.file != nil ? [] : local.body))
+        if !isHead, answer.file == nil {
+            exchange.record.responseBodyBytes = local.body.count
+            exchange.record.responseBody.append(local.body)
+        }
+        if let file = answer.file, !isHead {
+            switch LocalFileSender.open(file.path, offset: file.offset, length: file.length) {
+            case .success(let sender):
+                rules.sender = sender
+                sender.exchange = exchange
+                pumpFileAnswer()
+                return false
+            case .failure(let reason):
+                exchange.record.failure = reason.description
+                exchange.record.finished = Date()
+                context.events.emit(.exchange(exchange.record))
+                close(reason: "map-local: \(reason)")
+                return false
+            }
+        }
+        exchange.complete(at: Date())
+        context.events.emit(.exchange(exchange.record))
+        if !response.keepAlive {
+            closeAfterFlush()
+            return false
+        }
+        return true
+    }
+
+    /// Streams the file answer while the client takes it; the client's `.drained` calls again.
+    func pumpFileAnswer() {
+        guard let sender = rules.sender, !closed, !rules.pumpingFile else { return }
+        rules.pumpingFile = true
+        defer { rules.pumpingFile = false }
+        while !sender.isFinished && client.outputRoom(below: Self.highWater) > 0 && !closed {
+            switch sender.next() {
+            case .success(let chunk):
+                sender.exchange?.record.responseBodyBytes += chunk.count
+                sender.exchange?.record.responseBody.append(chunk)
+                client.write(chunk)
+            case .failure(let reason):
+                rules.sender = nil
+                if var exchange = sender.exchange {
+                    exchange.record.failure = reason.description
+                    exchange.record.finished = Date()
+                    context.events.emit(.exchange(exchange.record))
+                }
+                close(reason: "map-local: \(reason)")
+                return
+            }
+        }
+        guard sender.isFinished, !closed else { return }
+        rules.sender = nil
+        rules.pumpingFile = false
+        sender.close()
+        guard var exchange = sender.exchange else { return }
+        exchange.complete(at: Date())
+        context.events.emit(.exchange(exchange.record))
+        if exchange.record.response?.keepAlive == false {
+            closeAfterFlush()
+            return
+        }
+        sendLocalResponses()
+        if exchanges.isEmpty {
+            if clientEnded && !requestOpen { closeAfterFlush() }
+            processQueuedClientEvents()
+        }
+    }
+}
+
+/// Reads a map-local file in 64 KiB pieces as the client takes them; never the whole file at once.
+final class LocalFileSender {
+    private let descriptor: Int32
+    private var isOpen = true
+    private var offset: Int
+    private var remaining: Int
+    /// The exchange the file answers.
+    var exchange: HTTPRelay.PendingExchange?
+
+    private init(descriptor: Int32, offset: Int, length: Int) {
+        self.descriptor = descriptor
+        self.offset = offset
+        remaining = length
+    }
+
+    static func open(_ path: String, offset: Int, length: Int) -> Result<LocalFileSender, RuledAnswerFailure> {
+        let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .failure(RuledAnswerFailure("cannot open \(path): \(String(cString: strerror(errno)))")) }
+        return .success(LocalFileSender(descriptor: descriptor, offset: offset, length: length))
+    }
+
+    var isFinished: Bool { remaining == 0 }
+
+    /// The next piece.
+    func next() -> Result<[UInt8], RuledAnswerFailure> {
+        let count = min(remaining, 64 * 1024)
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+        guard read > 0 else { return .failure(RuledAnswerFailure(read == 0 ? "the file got shorter while it was sent" : String(cString: strerror(errno)))) }
+        offset += read
+        remaining -= read
+        return .success(read == count ? bytes : Array(bytes[..<read]))
+    }
+
+    func close() {
+        if isOpen { Foundation.close(descriptor) }
+        isOpen = false
+        remaining = 0
+    }
+
+    deinit { close() }
+}

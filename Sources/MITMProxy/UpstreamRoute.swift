@@ -1,0 +1,111 @@
+import Foundation
+import MITMCore
+import MITMIO
+import MITMTLS
+
+/// An origin a request can be relayed to: plain HTTP, or HTTPS verified as `host`.
+struct UpstreamRoute: Equatable {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    /// `https://host:port`, for log lines.
+    var text: String { AbsoluteURL(scheme: scheme, host: host, port: port, pathAndQuery: "").text }
+}
+
+/// Reaches an `UpstreamRoute` for the HTTP/1 relay: TCP through the proxy's dialer (`--resolve`, never the proxy
+/// itself), then for HTTPS a TLS handshake with the route's SNI and name verified against the system store and
+/// `--upstream-ca`, offering only http/1.1. Within `--handshake-timeout`.
+final class RouteAttempt: UpstreamAttempt {
+    typealias Completion = (Result<(leg: Leg, timings: UpstreamConnectionTimings), UpstreamFailure>) -> Void
+    private var completion: Completion?
+    private var tcp: (any UpstreamAttempt)?
+    private var leg: TLSLeg?
+    private var timer: LoopTimer?
+
+    private init(completion: @escaping Completion) {
+        self.completion = completion
+    }
+
+    /// `guardedClient`: see `UpstreamDialer.dial`.
+    static func dial(_ route: UpstreamRoute, guardedClient: String?, context: ProxyContext, loop: EventLoop,
+                     _ completion: @escaping Completion) -> RouteAttempt {
+        let attempt = RouteAttempt(completion: completion)
+        let started = Date()
+        attempt.tcp = context.dialer.dial(host: route.host, port: route.port, guardedClient: guardedClient, context: context, loop: loop) { [attempt] result in
+            attempt.tcp = nil
+            switch result {
+            case .failure(let failure):
+                attempt.finish(.failure(failure))
+            case .success(let connection) where route.scheme == "http":
+                attempt.finish(.success((PlainLeg(socket: connection.socket), UpstreamConnectionTimings(
+                    dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds, ssl: -1, address: connection.address))))
+            case .success(let connection):
+                attempt.startTLS(route, connection, context: context, loop: loop, started: started)
+            }
+        }
+        return attempt
+    }
+
+    private func startTLS(_ route: UpstreamRoute, _ connection: UpstreamConnection, context: ProxyContext, loop: EventLoop, started: Date) {
+        let tls: TLSConnection
+        do {
+            tls = try TLSConnection(client: context.upstreamTLS, serverName: HostName.isIPAddress(route.host) ? nil : route.host,
+                                    verifyName: route.host, port: route.port, alpn: ["http/1.1"])
+        } catch {
+            connection.socket.close()
+            finish(.failure(UpstreamFailure(host: route.host, port: route.port, reason: "cannot start TLS: \(error)")))
+            return
+        }
+        let leg = TLSLeg(socket: connection.socket, tls: tls)
+        self.leg = leg
+        let handshakeStarted = Date()
+        let seconds = context.configuration.handshakeTimeout
+        nonisolated(unsafe) let unsafeSelf = self
+        timer = loop.schedule(after: seconds) {
+            unsafeSelf.failTLS(route, "TLS handshake timed out (no answer within \(SecondsText.format(seconds)))")
+        }
+        leg.onHandshake = { [unowned self, unowned leg] outcome in
+            switch outcome {
+            case .complete:
+                leg.pauseReading()
+                self.leg = nil
+                finish(.success((leg, UpstreamConnectionTimings(
+                    dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
+                    ssl: Date().timeIntervalSince(handshakeStarted) * 1000, address: connection.address))))
+            case .failed(let failure):
+                failTLS(route, ProxyConnection.describeUpstream(failure))
+            case .peerClosed:
+                failTLS(route, "closed the connection during the TLS handshake")
+            }
+        }
+        leg.startHandshake()
+    }
+
+    private func failTLS(_ route: UpstreamRoute, _ reason: String) {
+        leg?.onHandshake = nil
+        leg?.close()
+        leg = nil
+        finish(.failure(UpstreamFailure(host: route.host, port: route.port, reason: reason)))
+    }
+
+    func cancel() {
+        completion = nil
+        timer?.cancel()
+        timer = nil
+        tcp?.cancel()
+        tcp = nil
+        leg?.onHandshake = nil
+        leg?.close()
+        leg = nil
+    }
+
+    private func finish(_ result: Result<(leg: Leg, timings: UpstreamConnectionTimings), UpstreamFailure>) {
+        timer?.cancel()
+        timer = nil
+        let callback = completion
+        completion = nil
+        if callback == nil, case .success(let ready) = result { ready.leg.close() }
+        callback?(result)
+    }
+}

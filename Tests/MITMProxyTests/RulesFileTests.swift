@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+/// A rules file given to the real binary: its rules act, the console says so, and the HAR and the report name them.
+@Suite struct RulesFileTests {
+    @Test func aRulesFileAnswersDelaysAndIsNamedInTheHARAndTheReport() async throws {
+        let origin = try await OriginServer.start()
+        let directory = try TemporaryDirectory.make("rules-binary")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rules = directory + "/qa.yaml"
+        try """
+            rules:
+              - name: small is down
+                match: api.origin.test/small
+                respond: 503
+              - name: slow chunked
+                match: {host: api.origin.test, path: /chunked, method: GET}
+                delay: 2s
+            """.write(toFile: rules, atomically: true, encoding: .utf8)
+        let har = directory + "/run.har"
+        let report = directory + "/report.json"
+        let proxy = try await ProxyProcess.start(["--rules", rules, "--har", har, "--report", report,
+                                                  "--resolve", "api.origin.test:127.0.0.1"])
+        let curl = { (path: String) in
+            try await Subprocess.run("curl", [
+                "-sS", "--max-time", "30", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", proxy.caDirectory + "/ca.pem",
+                origin.url(path, hostname: "api.origin.test"), "-o", "/dev/null", "-w", "%{http_code} %{time_total}",
+            ], timeout: .seconds(40))
+        }
+        let small = try await curl("/small")
+        #expect(small.stdoutText.hasPrefix("503 "), "\(small)")
+        let chunked = try await curl("/chunked/5000")
+        let fields = chunked.stdoutText.split(separator: " ")
+        #expect(fields.first == "200", "\(chunked)")
+        #expect((fields.count == 2 ? Double(fields[1]) ?? 0 : 0) >= 2, "\(chunked)")
+        await proxy.stop()
+        #expect(try await origin.requestsSeen() == ["GET /chunked/5000"])
+
+        let log = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har))) as? [String: Any])
+        let entries = ((log["log"] as? [String: Any])?["entries"] as? [[String: Any]]) ?? []
+        let ruleByPath = Dictionary(entries.compactMap { entry -> (String, String)? in
+            guard let url = (entry["request"] as? [String: Any])?["url"] as? String, let rule = entry["_rule"] as? String else { return nil }
+            return (URL(string: url)?.path ?? url, rule)
+        }, uniquingKeysWith: { first, _ in first })
+        #expect(ruleByPath == ["/small": "small is down", "/chunked/5000": "slow chunked"], "\(entries)")
+
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        let tallies = (summary["rules"] as? [[String: Any]]) ?? []
+        #expect(tallies.map { $0["rule"] as? String } == ["small is down", "slow chunked"], "\(summary)")
+        #expect(tallies.map { $0["fired"] as? Int } == [1, 1])
+        #expect(proxy.outputText.contains("rule \"small is down\": GET https://api.origin.test:\(origin.port)/small: answered 503"),
+                "\(proxy.outputText)")
+        await origin.stop()
+    }
+
+    @Test func aBadRulesFileStopsTheStartWithItsMistake() async throws {
+        let directory = try TemporaryDirectory.make("rules-bad")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rules = directory + "/qa.yaml"
+        try "rules:\n  - match: api.test/x\n    respnd: 503\n".write(toFile: rules, atomically: true, encoding: .utf8)
+        let result = try await Subprocess.run(try BuiltBinary.path(), ["--port", "0", "--ca-dir", directory + "/ca", "--rules", rules])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderrText.contains("qa.yaml rule 1: unknown key \"respnd\""), "\(result)")
+        let flag = try await Subprocess.run(try BuiltBinary.path(), ["--port", "0", "--ca-dir", directory + "/ca", "--throttle", "api.test=5g"])
+        #expect(flag.status == 2, "\(flag)")
+        #expect(flag.stderrText.contains("unknown network profile \"5g\""), "\(flag)")
+    }
+}
