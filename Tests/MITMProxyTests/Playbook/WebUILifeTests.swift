@@ -40,6 +40,18 @@ import Testing
         #expect(certificate.contains("-----BEGIN CERTIFICATE-----"))
     }
 
+    @Test func aPhoneOpeningTheProxysAddressGetsTheOnboardingPageNotTheWebUI() throws {
+        let play = try ConnectionPlaybook(clientHost: "192.168.1.40")
+        play.clientSends("GET / HTTP/1.1\r\nHost: 192.168.1.2:8888\r\nUser-Agent: Mozilla/5.0 (Linux; Android 14; Pixel 8)\r\n\r\n")
+        let page = play.webReply()
+        #expect(page.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(page)")
+        #expect(page.contains("Set this device's proxy to this computer") && page.contains("<section id=\"android\""), "\(page)")
+        #expect(!page.contains("board-section"), "the web UI's page is this machine's only")
+        let withWrongToken = try ConnectionPlaybook(clientHost: "192.168.1.40")
+        withWrongToken.clientSends("GET /?token=guessed123 HTTP/1.1\r\nHost: 192.168.1.2:8888\r\n\r\n")
+        #expect(withWrongToken.webReply().hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "a token that does not fit is refused, not redirected")
+    }
+
     @Test func aHeadTrickledInAfterARequestEndsAtTheIdleTimeout() throws {
         let play = try ConnectionPlaybook(clientHost: "127.0.0.1")
         play.clientSends("GET /api/flows HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
