@@ -38,6 +38,8 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var serverAddress: String?
     /// The client's IP address (no port), when known: fallbacks are judged per client.
     public var client: String?
+    /// Set when the exchange opened a WebSocket: its messages and its close follow as their own events.
+    public var webSocket: WebSocketSessionID?
 
     /// Creates a record.
     public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
@@ -98,6 +100,10 @@ public enum ProxyEvent: Sendable, Equatable {
     case verdict(ConnectionVerdict)
     /// A connection made to check the proxy itself was decided; it is kept apart from the verdicts.
     case proxyProbe(ConnectionVerdict, ProxyProbe)
+    /// A WebSocket message passed through the proxy.
+    case webSocketMessage(WebSocketMessageRecord)
+    /// A WebSocket ended.
+    case webSocketClose(WebSocketCloseRecord)
     /// Something the recorded events add up to: a fallback after a refusal, a pin-failure report posted by the app.
     case finding(RunFinding)
 }

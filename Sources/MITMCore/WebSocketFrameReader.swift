@@ -87,6 +87,8 @@ public struct WebSocketFrameReader {
                 index += take
                 state = .stopped  // while the frame is out of `state`, so that its buffers are not copied
                 if let problem = read(chunk, of: &frame) {
+                    // The whole frame counts, however far the reading got: the bytes are relayed all the same.
+                    current?.message.wireSize += Int(clamping: frame.length - frame.consumed - UInt64(take))
                     stopInsideMessage(problem)
                     continue
                 }

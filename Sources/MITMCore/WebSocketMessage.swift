@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which way a WebSocket message went, named from the client's side as Chrome DevTools names it.
 public enum WebSocketDirection: String, Sendable, Equatable, Codable {
     /// Client to server.
@@ -59,6 +61,13 @@ public struct WebSocketMessage: Sendable, Equatable {
 
     /// Whether `opcode` is a control frame's (close, ping, pong, and the reserved 11-15).
     public static func isControl(_ opcode: UInt8) -> Bool { opcode >= 8 }
+
+    /// The kept payload as recorded, the way Chrome DevTools writes it: a text message as text, every other
+    /// opcode's payload in base64.
+    public var recordedData: (text: String, isBase64: Bool) {
+        if opcode == 1 { return (payloadText, false) }
+        return (Data(payload.bytes).base64EncodedString(), true)
+    }
 
     /// The kept payload as text: the valid UTF-8 it starts with (a cut inside a character is dropped), the rest
     /// replaced with U+FFFD.

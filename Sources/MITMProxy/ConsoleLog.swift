@@ -7,7 +7,7 @@ public enum ConsoleVerbosity: Int, Sendable, Comparable {
     case quiet
     /// A line per request and per tunnel or TLS outcome.
     case normal
-    /// Also every interception and timeout detail.
+    /// Also every interception and timeout detail, and every WebSocket message.
     case verbose
 
     public static func < (lhs: ConsoleVerbosity, rhs: ConsoleVerbosity) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -64,6 +64,12 @@ public struct ConsoleLog: Sendable {
             return Self.probeLine(record, probe)
         case .finding(let finding):
             return finding.line
+        case .webSocketMessage(let record):
+            guard verbosity >= .verbose || record.message.problem != nil else { return nil }
+            return WebSocketConsoleText.line(record)
+        case .webSocketClose(let record):
+            guard verbosity >= .normal else { return nil }
+            return WebSocketConsoleText.line(record)
         }
     }
 
@@ -90,6 +96,8 @@ public struct ConsoleLog: Sendable {
             id
         case .verdict(let record), .proxyProbe(let record, _): record.connectionID
         case .finding(let finding): finding.connectionID
+        case .webSocketMessage(let record): record.endpoint.session.connectionID
+        case .webSocketClose(let record): record.endpoint.session.connectionID
         }
     }
 

@@ -91,7 +91,7 @@ struct ProxyOptions: ParsableArguments {
     var harPath: String?
 
     @Option(name: .customLong("body-limit"), help: ArgumentHelp(
-        "Bytes of each body kept in the HAR; larger bodies are relayed whole and truncated in the record.", valueName: "bytes"))
+        "Bytes of each body and WebSocket message kept in the HAR (and of each WebSocket message in --events); larger ones are relayed whole and truncated in the record.", valueName: "bytes"))
     var bodyLimit = 1_048_576
 
     @Flag(name: .customLong("redact"), help: "Mask Authorization, Proxy-Authorization, Cookie and Set-Cookie values in the HAR.")
@@ -175,6 +175,8 @@ struct ProxyOptions: ParsableArguments {
         configuration.port = port ?? (runsClient ? 0 : 8888)
         configuration.silenceWindow = silenceWindow
         configuration.bodyCaptureLimit = harPath == nil ? 0 : bodyLimit
+        // Without a file to record them in, WebSocket messages are kept only for the console's previews.
+        configuration.webSocketCaptureLimit = harPath == nil && eventsPath == nil ? 256 : bodyLimit
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure
