@@ -15,6 +15,9 @@ public final class HTTP2Session {
     public let settings: HTTP2Settings
     /// Body bytes received whose connection-level window has not been reopened yet.
     private var connectionWindowOwed = 0
+    /// The connection-level receive window, and the unconsumed body the owner may hold before the window
+    /// reopens only as it consumes (`settings.connectionWindow` unless changed with `setConnectionWindow`).
+    public private(set) var connectionWindow: Int32
     private let session: OpaquePointer
     private let sink: HTTP2CallbackSink
 
@@ -22,6 +25,7 @@ public final class HTTP2Session {
     public init(role: HTTP2Role, settings: HTTP2Settings = HTTP2Settings()) throws(HTTP2SessionError) {
         self.role = role
         self.settings = settings
+        connectionWindow = settings.connectionWindow
         let sink = HTTP2CallbackSink(role: role, maxHeaderListSize: Int(settings.maxHeaderListSize))
         self.sink = sink
         var callbacks: OpaquePointer?
@@ -234,11 +238,21 @@ public final class HTTP2Session {
     /// connection window per connection, however many streams are open.
     private func reopenConnectionWindow() {
         guard connectionWindowOwed > 0 else { return }
-        let room = Int(settings.connectionWindow) - sink.heldBodyTotal
+        let room = Int(connectionWindow) - sink.heldBodyTotal
         let reopen = min(connectionWindowOwed, max(0, room))
         guard reopen > 0 else { return }
         _ = nghttp2_session_consume_connection(session, reopen)
         connectionWindowOwed -= reopen
+    }
+
+    /// Grows (or shrinks back) the connection-level receive window and the owner's budget of held body with it:
+    /// a connection whose streams serve several client connections gets room for each, so that one slow client
+    /// does not stall the others' streams.
+    public func setConnectionWindow(_ bytes: Int32) {
+        guard bytes != connectionWindow, bytes >= 65_535 else { return }
+        _ = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, bytes)
+        connectionWindow = bytes
+        reopenConnectionWindow()
     }
 
     /// Whether `streamID` is open in the session.

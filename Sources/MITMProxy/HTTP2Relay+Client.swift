@@ -74,13 +74,13 @@ extension HTTP2Relay {
             answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
             return
         }
-        guard upstreamAvailable, let upstreamSession else {
+        guard upstreamAvailable, let upstreamConnection, upstreamConnection.isAvailable else {
             streams[clientID]?.fail("the upstream connection is going away (the client may retry on a new connection)")
             resetClient(clientID, .refusedStream)
             return
         }
         do {
-            let upstreamID = try upstreamSession.submitRequest(block.fields, endStream: block.endStream)
+            let upstreamID = try upstreamConnection.submitRequest(block.fields, endStream: block.endStream, for: self)
             streams[clientID]?.upstreamID = upstreamID
             clientStreamForUpstream[upstreamID] = clientID
         } catch {

@@ -29,8 +29,7 @@ extension HTTP2Relay {
             resetClient(clientID, code)
         case .resetSent(let upstreamID, let code):
             guard requestedUpstreamResets.remove(upstreamID) == nil, code != .noError else { return }
-            let what = lastUpstreamDiagnostic ?? "it sent \(code.peerFault)"
-            lastUpstreamDiagnostic = nil
+            let what = upstreamConnection?.takeDiagnostic() ?? "it sent \(code.peerFault)"
             context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port,
                                                 reason: "HTTP/2 stream \(upstreamID): \(what); reset it with \(code)"))
             guard let clientID = clientStreamForUpstream[upstreamID] else { return }
@@ -56,13 +55,11 @@ extension HTTP2Relay {
             clientGoAwayPending = true
         case .goAwaySent(_, let code, let debug):
             guard code != .noError else { return }
-            let what = debug.isEmpty ? lastUpstreamDiagnostic ?? "it sent \(code.peerFault)" : debug
-            lastUpstreamDiagnostic = nil
+            let diagnostic = upstreamConnection?.takeDiagnostic()
+            let what = debug.isEmpty ? diagnostic ?? "it sent \(code.peerFault)" : debug
             upstreamLost("broke the HTTP/2 protocol: \(what); sent GOAWAY \(code)")
-        case .settingsReceived:
+        case .settingsReceived, .diagnostic:
             return
-        case .diagnostic(let text):
-            lastUpstreamDiagnostic = text
         }
     }
 

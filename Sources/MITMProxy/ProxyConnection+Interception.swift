@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMHTTP2
 import MITMIO
 import MITMTLS
 
@@ -26,6 +27,29 @@ extension ProxyConnection {
         upstreamCertificate = entry.certificate
         reusedUpstreamAddress = entry.address
         startClientHandshake(names: ForgeNames.names(primary: host, upstream: entry.certificate), upstreamFailure: nil)
+    }
+
+    /// How an HTTP/2 upstream connection for this client would have been opened.
+    func http2PoolKey() -> UpstreamPoolKey {
+        let host = interceptHost
+        return UpstreamPoolKey(host: connectHost, port: connectPort, serverName: HostName.isIPAddress(host) ? nil : host,
+                               alpn: "h2", verifiesCertificate: !context.configuration.upstreamInsecure)
+    }
+
+    /// A pooled HTTP/2 connection this client can share: it offered h2, sent a valid name (or none), and a
+    /// connection opened the same way has room for more streams.
+    func sharedHTTP2Upstream(for hello: ClientHello) -> SharedHTTP2Upstream? {
+        guard upstreamALPN(for: hello.alpnProtocols).contains("h2"),
+              hello.serverName.map({ HostName.validate($0) != nil }) ?? true else { return nil }
+        return context.pool(for: loop).sharedHTTP2(for: http2PoolKey())
+    }
+
+    /// Intercepts over a pooled HTTP/2 connection that other clients of the origin use too.
+    func interceptSharing(_ shared: SharedHTTP2Upstream) {
+        sharedUpstream = shared
+        upstreamCertificate = shared.certificate
+        reusedUpstreamAddress = shared.address
+        startClientHandshake(names: ForgeNames.names(primary: interceptHost, upstream: shared.certificate), upstreamFailure: nil)
     }
 
     func intercept(_ hello: ClientHello, upstream: Result<UpstreamConnection, UpstreamFailure>) {
@@ -171,7 +195,8 @@ extension ProxyConnection {
         if leg.tls.negotiatedALPN == "h2" {
             let relay: HTTP2Relay
             do {
-                relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: upstream.map {
+                let connection = upstreamFailure == nil ? try http2Upstream() : nil
+                relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: connection.map {
                     .intercepted(host: interceptHost, port: connectPort, upstream: $0)
                 } ?? .failing(host: interceptHost, port: connectPort, reason: failure))
             } catch {
@@ -189,6 +214,21 @@ extension ProxyConnection {
         relay.newConnectionTimings = upstreamConnectionTimings
         startRelaying(.http1(relay))
         relay.start()
+    }
+
+    /// The HTTP/2 upstream connection for this client's streams: the shared one it was given, or its own new
+    /// upstream (which then joins the pool for later clients of the origin).
+    func http2Upstream() throws(HTTP2SessionError) -> SharedHTTP2Upstream? {
+        if let sharedUpstream { return sharedUpstream }
+        guard let upstreamLeg else { return nil }
+        let address: String
+        if case .connected(let connection) = upstream { address = connection.address } else { address = reusedUpstreamAddress ?? "" }
+        let shared = try SharedHTTP2Upstream(key: http2PoolKey(), leg: upstreamLeg, certificate: upstreamCertificate,
+                                             address: address, loop: loop)
+        self.upstreamLeg = nil  // the shared connection owns it now
+        sharedUpstream = shared
+        shared.join(context.pool(for: loop))
+        return shared
     }
 
     /// What reaching the upstream cost, for the first exchange's HAR timings (a pooled upstream cost nothing).
@@ -219,6 +259,7 @@ extension ProxyConnection {
     /// ALPN for the client: exactly what the upstream chose, or the client's own choice when no upstream answered.
     func clientALPNOffer(upstreamFailed: Bool) -> [String] {
         if probe == .trust { return ["http/1.1"] }
+        if sharedUpstream != nil { return ["h2"] }
         guard !upstreamFailed, let upstreamLeg else {
             return ALPNPolicy.clientOfferWithoutUpstream(clientOffered: clientHello?.alpnProtocols ?? [])
         }

@@ -37,6 +37,12 @@ extension ProxyConnection {
             expect(.upstream(host: connectHost, port: connectPort), within: context.configuration.handshakeTimeout)
             if probe == .trust {
                 answerTrustProbe()
+            } else if let shared = sharedHTTP2Upstream(for: hello) {
+                if case .pooled(let entry) = upstream { context.pool(for: loop).park(entry) }
+                upstream = .none
+                interceptSharing(shared)
+            } else if case .deferred = upstream {
+                startConnecting()
             } else if case .pooled(let entry) = upstream {
                 upstream = .none
                 interceptReusing(entry, hello: hello)
@@ -75,6 +81,8 @@ extension ProxyConnection {
     func startRawTunnelDroppingPool() {
         if case .pooled(let entry) = upstream {
             entry.leg.close()
+            startConnecting()
+        } else if case .deferred = upstream {
             startConnecting()
         }
         startRawTunnelWhenConnected()

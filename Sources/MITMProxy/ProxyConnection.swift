@@ -54,6 +54,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var lastActivity: UInt64 = 0
     var upstreamCertificate: X509Certificate?
     var reusedUpstreamAddress: String?
+    /// The pooled HTTP/2 upstream connection this client shares with others, when it does.
+    var sharedUpstream: SharedHTTP2Upstream?
     /// Set when the connection checks the proxy itself rather than carrying the app's traffic.
     var probe: ProxyProbe?
     /// The policy let this tunnel pass through untouched.
@@ -205,6 +207,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             // Answered by the proxy itself: never dialled upstream.
         } else if let entry = context.pool(for: loop).take(host: host, port: port) {
             upstream = .pooled(entry)
+        } else if context.pool(for: loop).hasSharedHTTP2(host: host, port: port) {
+            upstream = .deferred
         } else {
             startConnecting()
         }
@@ -298,7 +302,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case .connecting(let attempt): attempt.cancel()
         case .pooled(let entry): entry.leg.close()
         case .connected(let connection): connection.socket.close()
-        case .none, .failed: break
+        case .none, .deferred, .failed: break
         }
         upstream = .none
         clientLeg?.close()

@@ -20,6 +20,9 @@ Endpoints:
   GET  /huge-field        a response head with one 100 KiB field (more than an HPACK decoder takes)
   GET  /wait-stalled?path=P  answers once the stream serving P is stalled on flow control
                           ({"sent": n, "stalled": true}) or has sent everything ("stalled": false)
+  GET  /connection        {"connection": n, "accepted": total}: which TLS connection (numbered from 1 in
+                          the order accepted) served the stream, and how many the origin accepted in all
+  GET  /hold?ms=N         the same JSON, after N ms
 """
 
 import argparse
@@ -83,7 +86,11 @@ class Stream:
 
 
 class Connection:
+    accepted = 0
+
     def __init__(self, reader, writer, arguments, progress):
+        Connection.accepted += 1
+        self.number = Connection.accepted
         self.reader = reader
         self.writer = writer
         self.progress = progress
@@ -221,6 +228,11 @@ class Connection:
             await self.send(stream_id, 200, b"too big", "text/plain", fields)
         elif url.path == "/huge-field":
             await self.send(stream_id, 200, b"too big", "text/plain", [("x-huge", "h" * 100 * 1024)])
+        elif url.path in ("/connection", "/hold"):
+            if url.path == "/hold":
+                await asyncio.sleep(int(parse_qs(url.query).get("ms", ["0"])[0]) / 1000)
+            answer = {"connection": self.number, "accepted": Connection.accepted}
+            await self.send(stream_id, 200, json.dumps(answer).encode(), "application/json")
         elif url.path == "/wait-stalled":
             path = parse_qs(url.query).get("path", ["/"])[0]
             answer = await self.progress.wait_stalled(path)
