@@ -278,6 +278,24 @@ public final class HTTP2Session {
         nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
     }
 
+    /// Whether the peer accepts extended CONNECT (RFC 8441: it sent SETTINGS_ENABLE_CONNECT_PROTOCOL = 1), so
+    /// that a stream may carry a WebSocket.
+    public var peerAcceptsExtendedConnect: Bool {
+        nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL) == 1
+    }
+
+    /// Server role: tells the peer that it may open streams with extended CONNECT (RFC 8441), in a SETTINGS frame
+    /// of its own (the setting may go from absent to 1 at any time, never back). Once only.
+    public func acceptExtendedConnect() throws(HTTP2SessionError) {
+        guard role == .server, !acceptsExtendedConnect else { return }
+        var entry = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL.rawValue), value: 1)
+        try check(nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entry, 1), "submitting SETTINGS_ENABLE_CONNECT_PROTOCOL")
+        acceptsExtendedConnect = true
+    }
+
+    /// Whether `acceptExtendedConnect` was called.
+    public private(set) var acceptsExtendedConnect = false
+
     /// The highest stream ID the peer opened that this side processed.
     public var lastProcessedStreamID: Int32 { nghttp2_session_get_last_proc_stream_id(session) }
 

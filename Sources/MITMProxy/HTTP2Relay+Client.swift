@@ -26,6 +26,7 @@ extension HTTP2Relay {
             requestBody(bytes, on: clientID)
         case .endStream(let clientID):
             streams[clientID]?.requestEnded = Date()
+            streams[clientID]?.webSocket?.inputEnded(fromClient: true)
             guard let upstreamID = streams[clientID]?.upstreamID else { return }
             upstreamSession?.finish(streamID: upstreamID)
         case .resetReceived(let clientID, let code):
@@ -65,6 +66,7 @@ extension HTTP2Relay {
         let record = newRecord(head)
         streams[clientID] = HTTP2RelayStream(clientID: clientID, record: record)
         if block.endStream { streams[clientID]?.requestEnded = record.started }
+        if HTTP2Heads.extendedConnectProtocol(block.fields)?.lowercased() == "websocket" { streams[clientID]?.webSocketRequested = true }
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         if block.exceedsLimit {
             refuseOversizedHeaders(clientID, what: "header section")
@@ -108,6 +110,7 @@ extension HTTP2Relay {
         }
         streams[clientID]?.record.requestBodyBytes += bytes.count
         streams[clientID]?.record.requestBody.append(bytes)
+        streams[clientID]?.webSocket?.observe(bytes, fromClient: true)
         if let upstreamID = streams[clientID]?.upstreamID, let upstreamSession {
             upstreamSession.send(bytes, on: upstreamID)
         } else {

@@ -15,10 +15,12 @@ extension HTTP2Relay {
             }
             streams[clientID]?.record.responseBodyBytes += bytes.count
             streams[clientID]?.record.responseBody.append(bytes)
+            streams[clientID]?.webSocket?.observe(bytes, fromClient: false)
             clientSession.send(bytes, on: clientID)
         case .endStream(let upstreamID):
             guard let clientID = clientStreamForUpstream[upstreamID] else { return }
             streams[clientID]?.responseEnded = true
+            streams[clientID]?.webSocket?.inputEnded(fromClient: false)
             clientSession.finish(streamID: clientID)
         case .resetReceived(let upstreamID, let code):
             guard let clientID = clientStreamForUpstream[upstreamID], let stream = streams[clientID] else { return }
@@ -58,7 +60,9 @@ extension HTTP2Relay {
             let diagnostic = upstreamConnection?.takeDiagnostic()
             let what = debug.isEmpty ? diagnostic ?? "it sent \(code.peerFault)" : debug
             upstreamLost("broke the HTTP/2 protocol: \(what); sent GOAWAY \(code)")
-        case .settingsReceived, .diagnostic:
+        case .settingsReceived:
+            offerExtendedConnectIfUpstreamDoes()
+        case .diagnostic:
             return
         }
     }
@@ -86,6 +90,10 @@ extension HTTP2Relay {
             streams[clientID] = stream
             do {
                 try clientSession.submitResponse(streamID: clientID, block.fields, endStream: block.endStream)
+                if stream.webSocketRequested, let response = stream.record.response,
+                   let handshake = WebSocketHandshake.extendedConnect(status: response.status, headers: response.headers) {
+                    startWebSocket(clientID, handshake)
+                }
             } catch {
                 streams[clientID]?.fail("cannot relay the response: \(error.reason)")
                 resetUpstream(upstreamID, .cancel)

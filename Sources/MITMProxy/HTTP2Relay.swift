@@ -108,6 +108,7 @@ final class HTTP2Relay {
     func start() {
         client.onEvent = { [unowned self] event in self.clientLegEvent(event) }
         upstreamConnection?.attach(self)
+        offerExtendedConnectIfUpstreamDoes()
         pump()
         client.resumeReading()
     }
@@ -190,7 +191,7 @@ final class HTTP2Relay {
             for event in clientEvents where !closed { handleClientEvent(event) }
             if closed || finishing { break }
             var moved = !clientEvents.isEmpty
-            moved = write(clientSession, to: client) || moved
+            if !clientPrefaceHeld { moved = write(clientSession, to: client) || moved }
             upstreamConnection?.pump()
             if clientGoAwayPending && !clientSession.wantsWrite {
                 clientGoAwayPending = false
@@ -203,6 +204,14 @@ final class HTTP2Relay {
         if !closed && !finishing && clientSession.isFinished {
             finish("the connection ended")
         }
+    }
+
+    /// Whether the client waits for the proxy's SETTINGS until the upstream's have come: then the client's first
+    /// SETTINGS already say whether it may open WebSockets (extended CONNECT), as a browser decides on the first.
+    /// Nothing is lost by waiting: no stream can go upstream before the upstream's SETTINGS either.
+    var clientPrefaceHeld: Bool {
+        guard let upstreamConnection else { return false }
+        return !upstreamConnection.peerSettingsReceived && upstreamConnection.isAvailable
     }
 
     /// Writes the session's pending frames while the leg has room; whether anything was written.

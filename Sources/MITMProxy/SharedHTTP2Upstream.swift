@@ -67,6 +67,9 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     /// Whether another client connection may use it now.
     var takesMore: Bool { life.canTakeMore(peerMaxConcurrentStreams: session.peerMaxConcurrentStreams) }
 
+    /// Whether the upstream's first SETTINGS arrived (what it allows, extended CONNECT included, is known).
+    private(set) var peerSettingsReceived = false
+
     /// Whether new streams may still be opened on it (for the relays already using it).
     var isAvailable: Bool { life.state == .open }
 
@@ -177,7 +180,7 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
             }
             perform(life.receive(.streamClosed))
         case .goAwayReceived, .settingsReceived:
-            if case .goAwayReceived = event { perform(life.receive(.goAwayReceived)) }
+            if case .goAwayReceived = event { perform(life.receive(.goAwayReceived)) } else { peerSettingsReceived = true }
             broadcast(event, touched: &touched)
         case .goAwaySent(_, let code, _):
             guard code != .noError else { return }

@@ -24,7 +24,8 @@ import Testing
     }
 
     /// The events and the HAR hold the session's messages once each, in order, with their direction and content.
-    private func expectSession(_ run: WebSocketRun, connection: Int, client: JSON, compressed: Bool, limit: Int) throws {
+    static func expectSession(_ run: WebSocketRun, connection: Int, client: JSON, compressed: Bool, limit: Int,
+                              handshakeStatus: Int = 101) throws {
         let events = run.messages(connection: connection)
         let digest = try #require(client["digestReply"].string)
         let largeKept = String(Self.large.prefix(limit))
@@ -50,7 +51,7 @@ import Testing
         #expect(close.first?["messagesSent"].int == 7 && close.first?["messagesReceived"].int == 7)
 
         let entry = try #require(run.harEntry(connection: connection))
-        #expect(entry["response"]["status"].int == 101)
+        #expect(entry["response"]["status"].int == handshakeStatus)
         #expect(entry["_resourceType"].string == "websocket")
         let har = entry["_webSocketMessages"].array
         #expect(har.map { $0["type"].string ?? "" } == expected.map(\.0))
@@ -65,7 +66,7 @@ import Testing
     }
 
     /// What ws_client.py's session scenario received: every echo, byte for byte as the origin sent it.
-    private func expectClientSaw(_ client: JSON, extensions: String) {
+    static func expectClientSaw(_ client: JSON, extensions: String) {
         #expect(client["digestMatches"].bool == true, "the client received exactly the bytes the origin sent: \(client)")
         #expect(client["extensions"].string == extensions)
         let received = client["received"].array
@@ -81,9 +82,9 @@ import Testing
         let run = try await WebSocketRun.run(origin: origin, scenarios: [["session"]], proxyArguments: ["--body-limit", "1000"])
         await origin.stop()
         let client = run.clients[0]
-        expectClientSaw(client, extensions: "permessage-deflate")
+        Self.expectClientSaw(client, extensions: "permessage-deflate")
         let connection = try #require(run.upgradedConnections.first)
-        try expectSession(run, connection: connection, client: client, compressed: true, limit: 1000)
+        try Self.expectSession(run, connection: connection, client: client, compressed: true, limit: 1000)
         #expect(run.console.contains("#\(connection) WS origin.test: send text 9 B (11 B compressed) \"hello ✓\""), "\(run.console)")
         #expect(run.console.contains("WS origin.test: receive text 124.0 kB"))
         #expect(run.console.contains("WS https://origin.test:\(origin.port)/chat ended: 7 sent, 7 received"))
@@ -94,9 +95,9 @@ import Testing
         let run = try await WebSocketRun.run(origin: origin, scenarios: [["--no-compression", "session"]],
                                              proxyArguments: ["--body-limit", "100"])
         await origin.stop()
-        expectClientSaw(run.clients[0], extensions: "")
+        Self.expectClientSaw(run.clients[0], extensions: "")
         let connection = try #require(run.upgradedConnections.first)
-        try expectSession(run, connection: connection, client: run.clients[0], compressed: false, limit: 100)
+        try Self.expectSession(run, connection: connection, client: run.clients[0], compressed: false, limit: 100)
     }
 
     @Test func aMalformedFrameIsRecordedAndRelayedAsItCame() async throws {

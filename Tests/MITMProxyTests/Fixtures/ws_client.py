@@ -38,7 +38,7 @@ class HTTP1Transport:
     def __init__(self, arguments, extensions):
         self.sock = proxyclient.tls_tunnel(arguments.proxy_port, arguments.host, arguments.port, arguments.cafile,
                                            alpn=["http/1.1"])
-        uri = parse_uri("wss://%s:%d/chat" % (arguments.host, arguments.port))
+        uri = parse_uri("wss://%s:%d%s" % (arguments.host, arguments.port, arguments.path))
         self.protocol = ClientProtocol(uri, extensions=extensions, max_size=None)
         self.protocol.send_request(self.protocol.connect())
         self.sock.sendall(b"".join(self.protocol.data_to_send()))
@@ -58,6 +58,11 @@ class HTTP1Transport:
 
     def write(self, data):
         self.sock.sendall(data)
+
+    def end(self):
+        """The closing handshake is over: the origin closes the TCP connection, then the client."""
+        while self.read():
+            pass
 
     def read(self):
         if self.leftover:
@@ -151,6 +156,7 @@ def session(transport):
     p.send_close(1000, "client done")
     s.flush()
     received.append(describe(*s.next()))
+    transport.end()
     return {"extensions": transport.extensions, "received": received, "digestMatches": digest_matches,
             "digestReply": data.decode()}
 
@@ -176,12 +182,17 @@ def main():
     parser.add_argument("--cafile", required=True)
     parser.add_argument("--no-compression", action="store_true")
     parser.add_argument("--h2", action="store_true")
+    parser.add_argument("--path", default="/chat", help="the WebSocket's path (--h2: the origin refuses all but /chat)")
     parser.add_argument("scenario", choices=["session", "unmasked", "server-close"])
     arguments = parser.parse_args()
     extensions = None if arguments.no_compression else [ClientPerMessageDeflateFactory()]
     if arguments.h2:
-        from ws_h2_transport import HTTP2Transport
-        transport = HTTP2Transport(arguments, extensions)
+        from ws_h2_transport import HTTP2Transport, NotOffered
+        try:
+            transport = HTTP2Transport(arguments, extensions)
+        except NotOffered:
+            print(json.dumps({"extendedConnect": False}))
+            return
     else:
         transport = HTTP1Transport(arguments, extensions)
     scenario = {"session": session, "unmasked": unmasked, "server-close": server_close}[arguments.scenario]

@@ -44,9 +44,9 @@ struct WebSocketRun {
         events.filter { $0["type"].string == "websocket-message" && $0["connection"].int == connection }
     }
 
-    /// The connection ids of the WebSocket handshakes (`response` lines with status 101), in order.
+    /// The connection ids of the WebSockets (one `websocket-close` line each), in the order they ended.
     var upgradedConnections: [Int] {
-        events.filter { $0["type"].string == "response" && $0["status"].int == 101 }.compactMap { $0["connection"].int }
+        events.filter { $0["type"].string == "websocket-close" }.compactMap { $0["connection"].int }
     }
 
     /// The HAR entry of the handshake on connection `connection`.
