@@ -347,7 +347,8 @@ public struct WebSocketFrameReader {
         return messages
     }
 
-    /// Hands `body` the chunk without its mask (frame bytes at offset `frame.consumed` onward).
+    /// Hands `body` the chunk without its mask (frame bytes at offset `frame.consumed` onward), in pieces of at
+    /// most `unmaskPiece` bytes, so that the reader's buffer stays small however large the reads are.
     private mutating func unmasked(_ chunk: UnsafeRawBufferPointer, _ frame: Frame, _ body: (UnsafeRawBufferPointer) -> Void) {
         guard let mask = frame.mask else {
             body(chunk)
@@ -355,15 +356,22 @@ public struct WebSocketFrameReader {
         }
         var buffer = scratch
         scratch = []
-        buffer.removeAll(keepingCapacity: true)
         var position = Int(frame.consumed % 4)
-        for byte in chunk {
-            buffer.append(byte ^ mask[position])
-            position = (position + 1) & 3
+        var start = 0
+        while start < chunk.count {
+            let end = min(chunk.count, start + Self.unmaskPiece)
+            buffer.removeAll(keepingCapacity: true)
+            for byte in chunk[start..<end] {
+                buffer.append(byte ^ mask[position])
+                position = (position + 1) & 3
+            }
+            buffer.withUnsafeBytes(body)
+            start = end
         }
-        buffer.withUnsafeBytes(body)
         scratch = buffer
     }
+
+    static let unmaskPiece = 4096
 
     static func joined(_ first: String?, _ second: String) -> String {
         guard let first, !first.isEmpty else { return second }

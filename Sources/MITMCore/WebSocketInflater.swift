@@ -11,7 +11,7 @@ public final class WebSocketInflater {
     }
 
     private let stream: UnsafeMutablePointer<z_stream>
-    private var output = [UInt8](repeating: 0, count: 16 * 1024)
+    private var output = [UInt8](repeating: 0, count: 4096)
     private var ended = false
 
     /// A fresh inflater, or nil when zlib cannot allocate one.
