@@ -751,6 +751,8 @@ def main() -> int:
     parser.add_argument("--peers", default="")
     parser.add_argument("--scenarios", default="")
     parser.add_argument("--results", default="bench-results")
+    parser.add_argument("--download-size", choices=["1m", "100m"], help="the file the download scenarios fetch "
+                        "(default: 1m for --smoke, 100m otherwise)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, configs)")
     parser.add_argument("--note", action="append", default=[], help="a line for the report (build notes)")
     args = parser.parse_args()
@@ -761,6 +763,9 @@ def main() -> int:
     else:
         settings = Settings(repetitions=3, warmup=1.0, duration=4.0, keepalive_concurrency=32, newconn_concurrency=16,
                             download_path="/100m", download_mib=100, downloads=3, idle_connections=1000, first_names=40)
+    if args.download_size:
+        settings.download_path = f"/{args.download_size}"
+        settings.download_mib = 1 if args.download_size == "1m" else 100
     if args.repetitions:
         settings.repetitions = args.repetitions
     if args.duration:
