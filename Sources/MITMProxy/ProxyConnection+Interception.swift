@@ -194,15 +194,19 @@ extension ProxyConnection {
         let failure = upstreamFailure ?? "no upstream connection"
         if leg.tls.negotiatedALPN == "h2" {
             let relay: HTTP2Relay
+            let fresh = sharedUpstream == nil
+            let connection: SharedHTTP2Upstream?
             do {
-                let connection = upstreamFailure == nil ? try http2Upstream() : nil
+                connection = upstreamFailure == nil ? try http2Upstream() : nil
                 relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: connection.map {
                     .intercepted(host: interceptHost, port: connectPort, upstream: $0)
                 } ?? .failing(host: interceptHost, port: connectPort, reason: failure))
             } catch {
+                if fresh { sharedUpstream?.stop() }
                 close(reason: "cannot start HTTP/2: \(error)")
                 return
             }
+            connection?.join(context.pool(for: loop))
             relay.newConnectionTimings = upstreamConnectionTimings
             startRelaying(.http2(relay))
             relay.start()
@@ -216,8 +220,8 @@ extension ProxyConnection {
         relay.start()
     }
 
-    /// The HTTP/2 upstream connection for this client's streams: the shared one it was given, or its own new
-    /// upstream (which then joins the pool for later clients of the origin).
+    /// The HTTP/2 upstream connection for this client's streams: the shared one it was given, or one made of its
+    /// own new upstream (which joins the pool for later clients of the origin once its relay runs).
     func http2Upstream() throws(HTTP2SessionError) -> SharedHTTP2Upstream? {
         if let sharedUpstream { return sharedUpstream }
         guard let upstreamLeg else { return nil }
@@ -227,7 +231,6 @@ extension ProxyConnection {
                                              address: address, loop: loop)
         self.upstreamLeg = nil  // the shared connection owns it now
         sharedUpstream = shared
-        shared.join(context.pool(for: loop))
         return shared
     }
 

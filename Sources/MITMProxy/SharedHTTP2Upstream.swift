@@ -73,10 +73,11 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     /// Whether new streams may still be opened on it (for the relays already using it).
     var isAvailable: Bool { life.state == .open }
 
-    /// Joins the pool, so that later client connections of the loop can use it.
+    /// Joins the pool, so that later client connections of the loop can use it (once; never after it stopped
+    /// taking streams).
     func join(_ pool: UpstreamPool) {
+        guard self.pool == nil, life.state == .open, pool.add(self) else { return }
         self.pool = pool
-        pool.add(self)
     }
 
     // MARK: users and streams
@@ -179,8 +180,11 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
                 if !touched.contains(owner) { touched.append(owner) }
             }
             perform(life.receive(.streamClosed))
-        case .goAwayReceived, .settingsReceived:
-            if case .goAwayReceived = event { perform(life.receive(.goAwayReceived)) } else { peerSettingsReceived = true }
+        case .goAwayReceived:
+            perform(life.receive(.goAwayReceived))
+            broadcast(event, touched: &touched)
+        case .settingsReceived:
+            peerSettingsReceived = true
             broadcast(event, touched: &touched)
         case .goAwaySent(_, let code, _):
             guard code != .noError else { return }
@@ -245,7 +249,7 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
             switch action {
             case .scheduleIdleTimer:
                 idleTimer?.cancel()
-                let seconds = pool?.idleSeconds ?? 0
+                let seconds = pool?.idleSeconds ?? 0  // outside the pool (its origin has enough) it goes at once
                 idleTimer = loop.schedule(after: seconds) { [weak self] in
                     guard let self else { return }
                     perform(life.receive(.idleTimeout))

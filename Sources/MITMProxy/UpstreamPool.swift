@@ -99,10 +99,12 @@ final class UpstreamPool: @unchecked Sendable {
         shared.contains { $0.key.host == host && $0.key.port == port }
     }
 
-    /// Offers `connection` to later client connections (unless its origin already has as many as allowed).
-    func add(_ connection: SharedHTTP2Upstream) {
-        guard shared[connection.key, default: []].count < Self.perOrigin else { return }
+    /// Offers `connection` to later client connections, unless its origin already has as many as allowed;
+    /// whether it did.
+    func add(_ connection: SharedHTTP2Upstream) -> Bool {
+        guard shared[connection.key, default: []].count < Self.perOrigin else { return false }
         shared[connection.key, default: []].append(connection)
+        return true
     }
 
     /// Withdraws `connection` (it goes away, or stopped taking streams).

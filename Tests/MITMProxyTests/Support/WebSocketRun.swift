@@ -33,6 +33,8 @@ struct WebSocketRun {
         ] + proxyArguments + ["--", "/bin/sh", "-c", "set -e; " + commands.joined(separator: "; ")], timeout: .seconds(90))
         try #require(result.status == 0, "\(result)")
         _ = try await HARRecordingTests.validated(base + ".har")
+        let summary = try await Subprocess.run(RepositoryLayout.builtExecutable, ["har", "summary", base + ".har"])
+        try #require(summary.succeeded && summary.stdoutText.contains("origin.test"), "the HAR reader: \(summary)")
         let har = JSON(parsing: try String(contentsOfFile: base + ".har", encoding: .utf8))
         let events = try String(contentsOfFile: base + ".jsonl", encoding: .utf8).split(separator: "\n").map { JSON(parsing: String($0)) }
         let clients = try scenarios.indices.map { JSON(parsing: try String(contentsOfFile: base + ".client\($0)", encoding: .utf8)) }
