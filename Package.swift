@@ -23,12 +23,17 @@ let package = Package(
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "CMITMShims",
             dependencies: ["COpenSSL"],
             cSettings: [.define("OPENSSL_SUPPRESS_DEPRECATED"), .define("_GNU_SOURCE")]
         ),
-        .target(name: "MITMCore"),
+        .target(name: "MITMCore", dependencies: ["CZlib"]),
         .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMShims", "MITMCore"]),
         .target(name: "MITMIO", dependencies: ["CMITMShims"]),
         .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),

@@ -34,9 +34,13 @@ HERE = Path(__file__).resolve().parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 ORIGIN_NAME = "origin.bench.test"
 PEERS = ["direct", "nginx", "mitm-proxy", "mitmproxy"]
-SCENARIOS = ["keepalive", "newconn", "first", "download", "idle"]
+SCENARIOS = ["keepalive", "newconn", "first", "download", "idle", "h2-keepalive", "h2-download"]
+# HTTP/2 on both legs: the nginx peer is then nginx-h2 (reference-h2.conf.in), reported as nginx.
+H2_SCENARIOS = ["h2-keepalive", "h2-download"]
 SCENARIO_TITLES = {
     "keepalive": "keep-alive 200 B, {c} concurrent",
+    "h2-keepalive": "HTTP/2 keep-alive 200 B, {streams} streams on 1 connection",
+    "h2-download": "HTTP/2 {size} download",
     "newconn": "new TLS connection per request, {c} concurrent",
     "download": "{size} download",
     "idle": "{n} idle intercepted connections",
@@ -412,6 +416,7 @@ class Settings:
     downloads: int
     idle_connections: int
     first_names: int
+    h2_streams: int = 32
 
 
 def scenario_keepalive(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict:
@@ -428,6 +433,12 @@ def scenario_newconn(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict:
     figures = per_request(r, peer)
     figures["resumed_share"] = r["resumed"] / r["handshakes"] if r["handshakes"] else 0.0
     return figures
+
+
+def scenario_h2_keepalive(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict:
+    r = runner.run(peer, ["--mode", "keepalive", *runner.target_arguments(peer), "--path", "/200b", "--concurrency", "1",
+                          "--h2", str(s.h2_streams), "--warmup", str(s.warmup), "--duration", str(s.duration)])
+    return per_request(r, peer)
 
 
 def per_request(r: dict, peer: Peer) -> dict:
@@ -453,7 +464,11 @@ def warm_up(runner: Runner, peer: Peer) -> None:
                       "--count", "16", "--concurrency", "16", "--duration", "5"])
 
 
-def scenario_download(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict:
+def scenario_h2_download(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict:
+    return scenario_download(runner, peer, s, rep, extra=["--h2", "1"])
+
+
+def scenario_download(runner: Runner, peer: Peer, s: Settings, rep: int, extra: list[str] | None = None) -> dict:
     peer.restart()
     warm_up(runner, peer)
     server = peer.server
@@ -473,7 +488,7 @@ def scenario_download(runner: Runner, peer: Peer, s: Settings, rep: int) -> dict
     sampler.start()
     try:
         r = runner.run(peer, ["--mode", "download", *runner.target_arguments(peer), "--path", s.download_path,
-                              "--count", str(s.downloads)])
+                              "--count", str(s.downloads), *(extra or [])])
     finally:
         stop.set()
         sampler.join()
@@ -539,6 +554,8 @@ SCENARIO_FUNCTIONS = {
     "download": scenario_download,
     "idle": scenario_idle,
     "first": scenario_first,
+    "h2-keepalive": scenario_h2_keepalive,
+    "h2-download": scenario_h2_download,
 }
 
 # Which peers each scenario applies to: direct has no proxy to hold connections or forge for.
@@ -548,6 +565,8 @@ APPLIES = {
     "download": PEERS,
     "idle": ["nginx", "mitm-proxy", "mitmproxy"],
     "first": ["nginx", "mitm-proxy", "mitmproxy"],
+    "h2-keepalive": PEERS,
+    "h2-download": PEERS,
 }
 
 
@@ -561,6 +580,8 @@ HEADLINE = {
     "download": ("proxy_cpu_us_per_mib", "µs CPU/MiB", "{:,.0f}"),
     "idle": ("kb_per_conn", "KiB/conn", "{:,.1f}"),
     "first": ("extra_ms", "ms extra", "{:,.2f}"),
+    "h2-keepalive": ("proxy_cpu_us", "µs CPU/req", "{:,.1f}"),
+    "h2-download": ("proxy_cpu_us_per_mib", "µs CPU/MiB", "{:,.0f}"),
 }
 
 
@@ -602,7 +623,7 @@ def details(scenario: str, runs: list[dict], results: dict, peer: str) -> str:
 
 
 def details_text(scenario: str, runs: list[dict], results: dict, peer: str) -> str:
-    if scenario in ("keepalive", "newconn"):
+    if scenario in ("keepalive", "newconn", "h2-keepalive"):
         parts = [f"{fmt_spread(runs, 'rps', '{:,.0f}')} req/s",
                  f"p50 {fmt_spread(runs, 'p50_ms', '{:.2f}')} ms",
                  f"p99 {fmt_spread(runs, 'p99_ms', '{:.2f}')} ms",
@@ -611,7 +632,7 @@ def details_text(scenario: str, runs: list[dict], results: dict, peer: str) -> s
         if scenario == "newconn":
             parts.append(f"client sessions resumed {med(runs, 'resumed_share') * 100:.0f}%")
         return "; ".join(parts)
-    if scenario == "download":
+    if scenario in ("download", "h2-download"):
         parts = [f"{fmt_spread(runs, 'mib_per_s', '{:,.0f}')} MiB/s"]
         if med(runs, "peak_rss_kb") is not None:
             growth = [{"v": (r["peak_rss_kb"] - r["rss_before_kb"]) / 1024} for r in runs]
@@ -637,7 +658,7 @@ def render_table(results: dict, settings: Settings, peers: list[str], scenarios:
     for scenario in scenarios:
         title = SCENARIO_TITLES[scenario].format(
             c=settings.keepalive_concurrency if scenario == "keepalive" else settings.newconn_concurrency,
-            size=f"{settings.download_mib:g} MiB", n=f"{settings.idle_connections:,}")
+            size=f"{settings.download_mib:g} MiB", n=f"{settings.idle_connections:,}", streams=settings.h2_streams)
         key, unit, form = HEADLINE[scenario]
         for peer in peers:
             if peer not in APPLIES[scenario]:
@@ -730,6 +751,8 @@ def main() -> int:
     parser.add_argument("--peers", default="")
     parser.add_argument("--scenarios", default="")
     parser.add_argument("--results", default="bench-results")
+    parser.add_argument("--download-size", choices=["1m", "100m"], help="the file the download scenarios fetch "
+                        "(default: 1m for --smoke, 100m otherwise)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, configs)")
     parser.add_argument("--note", action="append", default=[], help="a line for the report (build notes)")
     args = parser.parse_args()
@@ -740,6 +763,9 @@ def main() -> int:
     else:
         settings = Settings(repetitions=3, warmup=1.0, duration=4.0, keepalive_concurrency=32, newconn_concurrency=16,
                             download_path="/100m", download_mib=100, downloads=3, idle_connections=1000, first_names=40)
+    if args.download_size:
+        settings.download_path = f"/{args.download_size}"
+        settings.download_mib = 1 if args.download_size == "1m" else 100
     if args.repetitions:
         settings.repetitions = args.repetitions
     if args.duration:
@@ -824,6 +850,14 @@ def main() -> int:
                     active[peer] = Peer(peer, server, server.port, explicit=peer != "nginx", starter=starter)
                 if active[peer].server:
                     log(f"{peer} on 127.0.0.1:{active[peer].port} (pids {active[peer].server.pids})")
+                if peer == "nginx" and any(s in H2_SCENARIOS for s in scenarios):
+                    def h2_starter() -> Server:
+                        return start_nginx("reference-h2", HERE / "nginx" / "reference-h2.conf.in", work / "reference-h2",
+                                           {"WORKERS": workers, "PKI": str(pki), "ORIGIN_PORT": str(origin.port)},
+                                           processes, args.nginx)
+                    server = h2_starter()
+                    active["nginx-h2"] = Peer("nginx", server, server.port, explicit=False, starter=h2_starter)
+                    log(f"nginx (HTTP/2 reference) on 127.0.0.1:{server.port} (pids {server.pids})")
             except BenchError as error:
                 skipped[peer] = str(error)
                 log(f"{peer}: skipped: {error}")
@@ -836,7 +870,7 @@ def main() -> int:
                 for peer in rotation:
                     if peer not in APPLIES[scenario]:
                         continue
-                    p = active[peer]
+                    p = active["nginx-h2"] if peer == "nginx" and scenario in H2_SCENARIOS and "nginx-h2" in active else active[peer]
                     if p.server and not p.server.alive():
                         failures.append(f"{peer} exited (status {p.server.process.returncode}); see {p.server.log_path}")
                         del active[peer]

@@ -16,6 +16,10 @@
  *   first      for each of --count never-seen names PREFIX<i>SUFFIX: one connection (first contact)
  *              then a second one (repeat), one at a time, --gap-ms apart, no session resumption
  *
+ * --h2 STREAMS (keepalive and download): ALPN h2 only, and each connection keeps STREAMS requests in flight as
+ * HTTP/2 streams (nghttp2), a new one submitted as each ends; download uses one stream per connection. The
+ * client's receive windows are 16 MiB, so that they never limit the peer.
+ *
  * Protocol with the driver (bench/bench.py), on stdout, one line each, flushed:
  *   START           the measured window begins (after --warmup seconds)
  *   END             the measured window ends (no request is counted after it)
@@ -23,11 +27,12 @@
  *   RESULT {json}   the figures; always the last line
  * Errors go to stderr; the exit status is non-zero when the run could not be measured.
  *
- * Build: gcc -O2 -o bench-loadgen loadgen.c -lssl -lcrypto
+ * Build: gcc -O2 -o bench-loadgen loadgen.c -lssl -lcrypto -lnghttp2
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <nghttp2/nghttp2.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -57,6 +62,7 @@ enum state {
     ST_HANDSHAKE,   /* TLS handshake */
     ST_WRITE,       /* sending the request */
     ST_READ,        /* reading the response */
+    ST_H2,          /* HTTP/2: streams in flight on the connection */
     ST_HELD,        /* hold mode: done, kept open */
     ST_SHUTDOWN     /* close_notify being sent */
 };
@@ -78,6 +84,15 @@ struct options {
     double timeout;   /* seconds a single exchange may take */
     double gap_ms;    /* first mode: pause between connections, so each starts on an idle proxy */
     double stall;     /* seconds without any event before a connection counts as failed */
+    int h2_streams;   /* HTTP/2 streams in flight per connection; 0 = HTTP/1.1 */
+};
+
+/* One HTTP/2 request in flight. */
+struct h2_stream {
+    int in_use;
+    uint64_t started_ns;
+    int status;
+    long long body;
 };
 
 struct conn {
@@ -112,6 +127,12 @@ struct conn {
     int requests_on_conn;
     const char *name;      /* host name of this connection */
     char name_buf[256];
+    nghttp2_session *h2;   /* HTTP/2 session (--h2) */
+    int h2_inflight;       /* streams submitted and not closed */
+    int h2_done;           /* no more streams: shut down once the in-flight ones ended */
+    uint8_t *h2_out;       /* frames produced by nghttp2 and not yet written */
+    size_t h2_out_len, h2_out_off, h2_out_cap;
+    struct h2_stream *h2_slots; /* --h2 slots for the requests in flight */
 };
 
 static struct options opt;
@@ -194,6 +215,13 @@ static void set_interest(struct conn *c, int want_write) {
 }
 
 static void close_conn(struct conn *c) {
+    if (c->h2) {
+        nghttp2_session_del(c->h2); /* the streams' slots are the connection's own: nothing else to free */
+        c->h2 = NULL;
+    }
+    c->h2_out_len = c->h2_out_off = 0;
+    c->h2_inflight = 0;
+    c->h2_done = 0;
     if (c->ssl) {
         SSL_free(c->ssl);
         c->ssl = NULL;
@@ -369,6 +397,165 @@ static int parse_response(struct conn *c, const char *data, int len) {
 
 static void schedule_next(struct conn *c);
 
+/* ---- HTTP/2 (--h2) */
+
+static int h2_submit(struct conn *c) {
+    struct h2_stream *slot = NULL;
+    for (int i = 0; i < opt.h2_streams; i++)
+        if (!c->h2_slots[i].in_use) { slot = &c->h2_slots[i]; break; }
+    if (!slot) return 0;
+    const char *method = "GET", *scheme = "https";
+    char *path = (char *)opt.path, *authority = (char *)c->name;
+#define NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE}
+    nghttp2_nv headers[] = {NV(":method", method), NV(":scheme", scheme), NV(":authority", authority),
+                            NV(":path", path), NV("user-agent", "mitm-proxy-bench"), NV("accept", "*/*")};
+#undef NV
+    memset(slot, 0, sizeof *slot);
+    slot->in_use = 1;
+    slot->started_ns = now_ns();
+    if (nghttp2_submit_request(c->h2, NULL, headers, sizeof headers / sizeof headers[0], NULL, slot) < 0) {
+        slot->in_use = 0;
+        return -1;
+    }
+    c->h2_inflight++;
+    return 1;
+}
+
+static int h2_on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name, size_t namelen,
+                        const uint8_t *value, size_t valuelen, uint8_t flags, void *user_data) {
+    (void)flags; (void)user_data;
+    struct h2_stream *slot = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+    if (slot && namelen == 7 && memcmp(name, ":status", 7) == 0) {
+        char text[8] = {0};
+        memcpy(text, value, valuelen < 7 ? valuelen : 7);
+        int status = atoi(text);
+        if (status >= 200) slot->status = status;
+    }
+    return 0;
+}
+
+static int h2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const uint8_t *data, size_t len,
+                      void *user_data) {
+    (void)flags; (void)data; (void)user_data;
+    struct h2_stream *slot = nghttp2_session_get_stream_user_data(session, stream_id);
+    if (slot) slot->body += (long long)len;
+    return 0;
+}
+
+static int h2_on_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code, void *user_data) {
+    struct conn *c = user_data;
+    struct h2_stream *slot = nghttp2_session_get_stream_user_data(session, stream_id);
+    if (!slot) return 0;
+    uint64_t t = now_ns();
+    c->h2_inflight--;
+    c->requests_on_conn++;
+    slot->in_use = 0;
+    if (error_code != NGHTTP2_NO_ERROR || slot->status != 200) {
+        errno = 0;
+        char what[80];
+        snprintf(what, sizeof what, "HTTP/2 stream ended with status %d, error code %u", slot->status, error_code);
+        note_error(c, what);
+    } else if (opt.mode == MODE_DOWNLOAD) {
+        double seconds = (double)(t - slot->started_ns) / 1e9;
+        download_rates[downloads_done++] = (double)slot->body / 1048576.0 / seconds;
+        completed++;
+        record_latency(t - slot->started_ns);
+    } else if (measuring) {
+        completed++;
+        record_latency(t - slot->started_ns);
+    }
+    if (opt.mode == MODE_DOWNLOAD || stopping) c->h2_done = 1;
+    else if (h2_submit(c) < 0) c->h2_done = 1;
+    return 0;
+}
+
+/* Starts the session once TLS negotiated h2: SETTINGS with 16 MiB windows, then the first requests. */
+static int h2_start(struct conn *c) {
+    const unsigned char *alpn = NULL;
+    unsigned int alpn_len = 0;
+    SSL_get0_alpn_selected(c->ssl, &alpn, &alpn_len);
+    if (alpn_len != 2 || memcmp(alpn, "h2", 2) != 0) return -1;
+    nghttp2_session_callbacks *callbacks;
+    nghttp2_session_callbacks_new(&callbacks);
+    nghttp2_session_callbacks_set_on_header_callback(callbacks, h2_on_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, h2_on_data);
+    nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, h2_on_close);
+    int r = nghttp2_session_client_new(&c->h2, callbacks, c);
+    nghttp2_session_callbacks_del(callbacks);
+    if (r != 0) return -1;
+    if (!c->h2_slots) c->h2_slots = calloc((size_t)opt.h2_streams, sizeof *c->h2_slots);
+    if (!c->h2_out) {
+        c->h2_out_cap = 1 << 16;
+        c->h2_out = malloc(c->h2_out_cap);
+    }
+    if (!c->h2_slots || !c->h2_out) die("out of memory");
+    nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+                                         {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100},
+                                         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 16 << 20}};
+    nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, settings, 3);
+    nghttp2_session_set_local_window_size(c->h2, NGHTTP2_FLAG_NONE, 0, 16 << 20);
+    int streams = opt.mode == MODE_DOWNLOAD ? 1 : opt.h2_streams;
+    for (int i = 0; i < streams; i++)
+        if (h2_submit(c) < 0) return -1;
+    c->h2_done = 0;
+    c->state = ST_H2;
+    return 0;
+}
+
+/* Moves frames both ways until the socket would block. Returns 0 to wait, 1 when the connection is done,
+   -1 on an error (noted). */
+static int h2_drive(struct conn *c, char *buf, size_t size) {
+    for (;;) {
+        if (c->h2_out_off < c->h2_out_len) {
+            ERR_clear_error();
+            size_t written = 0;
+            int r = SSL_write_ex(c->ssl, c->h2_out + c->h2_out_off, c->h2_out_len - c->h2_out_off, &written);
+            if (r == 1) {
+                c->h2_out_off += written;
+                continue;
+            }
+            int e = SSL_get_error(c->ssl, r);
+            if (e == SSL_ERROR_WANT_WRITE) { set_interest(c, 1); return 0; }
+            if (e != SSL_ERROR_WANT_READ) { note_error(c, "HTTP/2: writing failed"); return -1; }
+        } else {
+            c->h2_out_len = c->h2_out_off = 0;
+            const uint8_t *data;
+            ssize_t n;
+            while (c->h2_out_len < c->h2_out_cap && (n = nghttp2_session_mem_send(c->h2, &data)) != 0) {
+                if (n < 0) { errno = 0; note_error(c, "HTTP/2: nghttp2 could not send"); return -1; }
+                if (c->h2_out_len + (size_t)n > c->h2_out_cap) {
+                    while (c->h2_out_len + (size_t)n > c->h2_out_cap) c->h2_out_cap *= 2;
+                    c->h2_out = realloc(c->h2_out, c->h2_out_cap);
+                    if (!c->h2_out) die("out of memory");
+                }
+                memcpy(c->h2_out + c->h2_out_len, data, (size_t)n);
+                c->h2_out_len += (size_t)n;
+            }
+            if (c->h2_out_len > 0) continue;
+        }
+        if (c->h2_done && c->h2_inflight == 0) return 1;
+        ERR_clear_error();
+        size_t got = 0;
+        int r = SSL_read_ex(c->ssl, buf, size, &got);
+        if (r == 1) {
+            bytes_total += (long long)got;
+            if (measuring) measured_bytes += (long long)got;
+            if (nghttp2_session_mem_recv(c->h2, (const uint8_t *)buf, got) < 0) {
+                errno = 0;
+                note_error(c, "HTTP/2: the peer broke the protocol");
+                return -1;
+            }
+            continue;
+        }
+        int e = SSL_get_error(c->ssl, r);
+        if (e == SSL_ERROR_WANT_READ) { set_interest(c, c->h2_out_off < c->h2_out_len); return 0; }
+        if (e == SSL_ERROR_WANT_WRITE) { set_interest(c, 1); return 0; }
+        errno = 0;
+        note_error(c, "HTTP/2: the connection ended with streams in flight");
+        return -1;
+    }
+}
+
 /* Runs the connection's state machine until it would block. */
 static void drive(struct conn *c) {
     static char buf[65536];
@@ -467,6 +654,16 @@ static void drive(struct conn *c) {
             if (r == 1) {
                 handshakes++;
                 if (SSL_session_reused(c->ssl)) resumed++;
+                if (opt.h2_streams > 0) {
+                    if (h2_start(c) < 0) {
+                        errno = 0;
+                        note_error(c, "HTTP/2 could not start (the peer did not choose h2?)");
+                        close_conn(c);
+                        schedule_next(c);
+                        return;
+                    }
+                    break;
+                }
                 build_request(c);
                 c->state = ST_WRITE;
                 break;
@@ -529,6 +726,17 @@ static void drive(struct conn *c) {
             close_conn(c);
             schedule_next(c);
             return;
+        }
+        case ST_H2: {
+            int r = h2_drive(c, buf, sizeof buf);
+            if (r == 0) return;
+            if (r < 0) {
+                close_conn(c);
+                schedule_next(c);
+                return;
+            }
+            c->state = ST_SHUTDOWN;
+            break;
         }
         case ST_HELD: {
             /* anything from the peer now is a close (or junk): count it and reconnect nothing */
@@ -681,7 +889,8 @@ static void usage(void) {
             "         [--proxy HOST:PORT (send CONNECT HOST:PORT first)] --host NAME [--path /p]\n"
             "         [--concurrency N] [--warmup S] [--duration S] [--count N] [--no-resume]\n"
             "         [--names PREFIX,SUFFIX,CONNECTPORT (first mode)] [--gap-ms MS (first mode)] [--timeout S]\n"
-            "         [--stall S (a connection without any event for S seconds fails; default 5)]\n");
+            "         [--stall S (a connection without any event for S seconds fails; default 5)]\n"
+            "         [--h2 STREAMS (keepalive, download: HTTP/2 with STREAMS requests in flight per connection)]\n");
     exit(2);
 }
 
@@ -778,6 +987,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--gap-ms") && v) opt.gap_ms = atof(argv[++i]);
         else if (!strcmp(a, "--stall") && v) opt.stall = atof(argv[++i]);
         else if (!strcmp(a, "--no-resume")) opt.resume = 0;
+        else if (!strcmp(a, "--h2") && v) opt.h2_streams = atoi(argv[++i]);
         else usage();
     }
     if (!mode || !target) usage();
@@ -803,6 +1013,8 @@ int main(int argc, char **argv) {
         die("--host NAME is required");
     }
     if (opt.mode == MODE_DOWNLOAD) opt.concurrency = 1;
+    if (opt.h2_streams < 0 || opt.h2_streams > 1000) die("--h2 wants 1 to 1000 streams");
+    if (opt.h2_streams > 0 && opt.mode != MODE_KEEPALIVE && opt.mode != MODE_DOWNLOAD) die("--h2 works in keepalive and download modes");
     if (opt.concurrency < 1 || opt.count < 1) die("--concurrency and --count must be positive");
     signal(SIGPIPE, SIG_IGN);
 
@@ -813,7 +1025,9 @@ int main(int argc, char **argv) {
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
     static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-    SSL_CTX_set_alpn_protos(ctx, alpn, sizeof alpn);
+    static const unsigned char alpn_h2[] = {2, 'h', '2'};
+    if (opt.h2_streams > 0) SSL_CTX_set_alpn_protos(ctx, alpn_h2, sizeof alpn_h2);
+    else SSL_CTX_set_alpn_protos(ctx, alpn, sizeof alpn);
 
     epfd = epoll_create1(EPOLL_CLOEXEC);
     if (epfd < 0) die("epoll_create1: %s", strerror(errno));

@@ -36,6 +36,22 @@ public struct CapturedBody: Sendable, Equatable {
         guard room > 0 else { return }
         bytes.append(contentsOf: piece.prefix(room))
     }
+
+    /// Counts `piece` and copies only what fits under the limit.
+    public mutating func append(_ piece: UnsafeRawBufferPointer) {
+        totalSize += piece.count
+        let room = limit - bytes.count
+        guard room > 0 else { return }
+        bytes.append(contentsOf: piece.prefix(room))
+    }
+
+    /// Counts `count` bytes that were relayed but are not to be kept (the limit is already reached).
+    public mutating func skip(_ count: Int) {
+        totalSize += count
+    }
+
+    /// Whether another byte would still be kept.
+    public var hasRoom: Bool { bytes.count < limit }
 }
 
 /// HAR-style phase timings of one exchange, in milliseconds; -1 where a phase did not apply

@@ -6,7 +6,7 @@ public struct EventLine: Sendable, Encodable, Equatable {
     /// When the event happened.
     public var time: Date
     /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback`, `pin-failure-report`,
-    /// `client-refused` or `rule`.
+    /// `client-refused`, `rule`, `websocket-message` or `websocket-close`.
     public var type: String
     /// The proxy's connection id.
     public var connection: Int
@@ -53,6 +53,34 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var passthrough: Bool?
     /// The rules that acted (`rule` lines) or changed the exchange (`response` lines).
     public var rules: [String]?
+    /// The HTTP/2 stream carrying a WebSocket (WebSocket lines; absent on HTTP/1.1).
+    public var stream: Int?
+    /// `send` (client to server) or `receive` (websocket-message lines).
+    public var direction: String?
+    /// The message's opcode: 1 text, 2 binary, 8 close, 9 ping, 10 pong.
+    public var opcode: Int?
+    /// `text`, `binary`, `close`, `ping`, `pong` (or `continuation`, `reserved` for broken frames).
+    public var messageType: String?
+    /// The payload's size after inflating.
+    public var size: Int?
+    /// The payload's size on the wire (differs when `compressed`).
+    public var wireBytes: Int?
+    public var compressed: Bool?
+    /// Frames that carried the message, when more than one.
+    public var frames: Int?
+    /// The payload as kept (`--body-limit`): text for text messages, base64 otherwise (`encoding`).
+    public var data: String?
+    public var encoding: String?
+    /// True when `data` holds only the first bytes of the payload.
+    public var truncated: Bool?
+    /// How the message breaks RFC 6455 (an endpoint would fail the connection).
+    public var malformed: String?
+    public var closeCode: Int?
+    public var closeReason: String?
+    /// `send` when the client sent the first close frame, `receive` when the server did (websocket-close lines).
+    public var closedBy: String?
+    public var messagesSent: Int?
+    public var messagesReceived: Int?
 
     init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
         self.time = time
@@ -135,7 +163,40 @@ public struct EventLine: Sendable, Encodable, Equatable {
         case .timedOut(let id, let host, let what):
             self.init("error", id, host ?? "-", 0, time: time)
             error = "timed out \(what)"
+        case .webSocketMessage(let record):
+            self.init(webSocket: record.endpoint, type: "websocket-message", time: time)
+            let message = record.message
+            direction = message.direction.rawValue
+            opcode = Int(message.opcode)
+            messageType = message.kind.rawValue
+            size = message.payload.totalSize
+            wireBytes = message.wireSize
+            compressed = message.compressed ? true : nil
+            frames = message.frames > 1 ? message.frames : nil
+            let recorded = message.recordedData
+            data = recorded.text
+            encoding = recorded.isBase64 ? "base64" : nil
+            truncated = message.payload.isTruncated ? true : nil
+            malformed = message.problem
+            closeCode = message.closeCode
+            closeReason = message.closeReason
+        case .webSocketClose(let record):
+            self.init(webSocket: record.endpoint, type: "websocket-close", time: time)
+            messagesSent = record.messagesSent
+            messagesReceived = record.messagesReceived
+            bytesUp = record.bytesUp
+            bytesDown = record.bytesDown
+            closedBy = record.closedBy?.rawValue
+            closeCode = record.closeCode
+            closeReason = record.closeReason
+            reason = record.reason
         }
+    }
+
+    private init(webSocket endpoint: WebSocketEndpoint, type: String, time: Date) {
+        self.init(type, endpoint.session.connectionID, endpoint.host, endpoint.port, time: time)
+        url = endpoint.url
+        stream = endpoint.session.stream == 0 ? nil : Int(endpoint.session.stream)
     }
 
     private init(verdict record: ConnectionVerdict, type: String, time: Date) {

@@ -30,6 +30,33 @@ public struct HARBuilder: Sendable {
                         _rule: record.rules.isEmpty ? nil : record.rules.joined(separator: ", "))
     }
 
+    /// The entry of a WebSocket's opening handshake with its messages; `omitted` counts messages not kept.
+    public func entry(_ record: ExchangeRecord, webSocketMessages: [HARWebSocketMessage], omitted: Int) -> HAREntry {
+        var entry = entry(record)
+        entry._resourceType = "websocket"
+        entry._webSocketMessages = webSocketMessages
+        if omitted > 0 {
+            entry.comment = "\(omitted) later WebSocket messages are not in this HAR (it keeps at most "
+                + "\(HARWebSocketLimits.messages) messages and \(HARWebSocketLimits.bytes / (1024 * 1024)) MiB of data per WebSocket, "
+                + "\(HARWebSocketLimits.totalBytes / (1024 * 1024)) MiB for all open ones); "
+                + "the --events file has every one"
+        }
+        return entry
+    }
+
+    /// A WebSocket message in DevTools' shape, its data cut to `bodyLimit`.
+    public func webSocketMessage(_ record: WebSocketMessageRecord) -> HARWebSocketMessage {
+        var message = record.message
+        message.payload = message.payload.limited(to: bodyLimit)
+        let data = message.recordedData
+        let truncated = message.payload.isTruncated
+        return HARWebSocketMessage(type: message.direction.rawValue, time: record.time.timeIntervalSince1970,
+                                   opcode: Int(message.opcode), data: data.text,
+                                   _size: truncated ? message.payload.totalSize : nil, _truncated: truncated ? true : nil,
+                                   _compressed: message.compressed ? true : nil, _closeCode: message.closeCode,
+                                   _closeReason: message.closeReason, _malformed: message.problem)
+    }
+
     /// The `_tlsErrors` entry of a refused, failed or inconclusive connection, or of one that accepted an invalid certificate.
     public func tlsError(_ record: ConnectionVerdict) -> HARTLSError {
         HARTLSError(time: ISO8601.format(record.decidedAt), connection: String(record.connectionID), host: record.host,
@@ -119,6 +146,16 @@ public struct HARBuilder: Sendable {
     private func rounded(_ value: Double) -> Double {
         value < 0 ? -1 : (value * 1000).rounded() / 1000
     }
+}
+
+/// How much of a WebSocket's messages a HAR holds until the WebSocket ends (its entry is written then).
+public enum HARWebSocketLimits {
+    /// Messages kept per WebSocket.
+    public static let messages = 10_000
+    /// Bytes of message data kept per WebSocket.
+    public static let bytes = 64 * 1024 * 1024
+    /// Bytes of message data kept for all WebSockets still open.
+    public static let totalBytes = 256 * 1024 * 1024
 }
 
 /// A captured body as HAR text: UTF-8 text for textual types, base64 otherwise.

@@ -90,6 +90,31 @@ public struct HAREntry: Encodable, Sendable {
     public var connection: String?
     /// The rules that changed this exchange (mitm-proxy's QA rules), comma-separated.
     public var _rule: String?
+    public var comment: String?
+    /// `websocket` for the handshake of a WebSocket, as Chrome DevTools writes it.
+    public var _resourceType: String?
+    /// The WebSocket's messages, in Chrome DevTools' shape.
+    public var _webSocketMessages: [HARWebSocketMessage]?
+}
+
+/// One WebSocket message in Chrome DevTools' `_webSocketMessages` shape (`type`, `time`, `opcode`, `data`), with
+/// the proxy's own notes in underscore fields when there is something to note.
+public struct HARWebSocketMessage: Encodable, Sendable, Equatable {
+    /// `send` (client to server) or `receive`.
+    public var type: String
+    /// Seconds since 1970, with fractions.
+    public var time: Double
+    public var opcode: Int
+    /// Text for opcode 1, base64 of the payload for the others (as DevTools writes them).
+    public var data: String
+    /// The payload's full size, when `data` holds only its first bytes.
+    public var _size: Int?
+    public var _truncated: Bool?
+    public var _compressed: Bool?
+    public var _closeCode: Int?
+    public var _closeReason: String?
+    /// How the message breaks RFC 6455.
+    public var _malformed: String?
 }
 
 /// A refused or failed TLS connection, recorded in the custom `log._tlsErrors` section.

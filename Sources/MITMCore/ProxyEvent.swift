@@ -40,6 +40,8 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var client: String?
     /// The rules that changed the exchange (`--map-local`, a rules file's rules), in order.
     public var rules: [String] = []
+    /// Set when the exchange opened a WebSocket: its messages and its close follow as their own events.
+    public var webSocket: WebSocketSessionID?
 
     /// Creates a record.
     public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
@@ -105,6 +107,10 @@ public enum ProxyEvent: Sendable, Equatable {
     case verdict(ConnectionVerdict)
     /// A connection made to check the proxy itself was decided; it is kept apart from the verdicts.
     case proxyProbe(ConnectionVerdict, ProxyProbe)
+    /// A WebSocket message passed through the proxy.
+    case webSocketMessage(WebSocketMessageRecord)
+    /// A WebSocket ended.
+    case webSocketClose(WebSocketCloseRecord)
     /// Something the recorded events add up to: a fallback after a refusal, a pin-failure report posted by the app.
     case finding(RunFinding)
     /// A QA rule acted on a request or a connection.

@@ -15,6 +15,9 @@ public final class HTTP2Session {
     public let settings: HTTP2Settings
     /// Body bytes received whose connection-level window has not been reopened yet.
     private var connectionWindowOwed = 0
+    /// The connection-level receive window, and the unconsumed body the owner may hold before the window
+    /// reopens only as it consumes (`settings.connectionWindow` unless changed with `setConnectionWindow`).
+    public private(set) var connectionWindow: Int32
     private let session: OpaquePointer
     private let sink: HTTP2CallbackSink
 
@@ -22,6 +25,7 @@ public final class HTTP2Session {
     public init(role: HTTP2Role, settings: HTTP2Settings = HTTP2Settings()) throws(HTTP2SessionError) {
         self.role = role
         self.settings = settings
+        connectionWindow = settings.connectionWindow
         let sink = HTTP2CallbackSink(role: role, maxHeaderListSize: Int(settings.maxHeaderListSize))
         self.sink = sink
         var callbacks: OpaquePointer?
@@ -238,11 +242,21 @@ public final class HTTP2Session {
     /// connection window per connection, however many streams are open.
     private func reopenConnectionWindow() {
         guard connectionWindowOwed > 0 else { return }
-        let room = Int(settings.connectionWindow) - sink.heldBodyTotal
+        let room = Int(connectionWindow) - sink.heldBodyTotal
         let reopen = min(connectionWindowOwed, max(0, room))
         guard reopen > 0 else { return }
         _ = nghttp2_session_consume_connection(session, reopen)
         connectionWindowOwed -= reopen
+    }
+
+    /// Grows (or shrinks back) the connection-level receive window and the owner's budget of held body with it:
+    /// a connection whose streams serve several client connections gets room for each, so that one slow client
+    /// does not stall the others' streams.
+    public func setConnectionWindow(_ bytes: Int32) {
+        guard bytes != connectionWindow, bytes >= 65_535 else { return }
+        _ = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, bytes)
+        connectionWindow = bytes
+        reopenConnectionWindow()
     }
 
     /// Whether `streamID` is open in the session.
@@ -267,6 +281,24 @@ public final class HTTP2Session {
     public var peerMaxConcurrentStreams: UInt32 {
         nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
     }
+
+    /// Whether the peer accepts extended CONNECT (RFC 8441: it sent SETTINGS_ENABLE_CONNECT_PROTOCOL = 1), so
+    /// that a stream may carry a WebSocket.
+    public var peerAcceptsExtendedConnect: Bool {
+        nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL) == 1
+    }
+
+    /// Server role: tells the peer that it may open streams with extended CONNECT (RFC 8441), in a SETTINGS frame
+    /// of its own (the setting may go from absent to 1 at any time, never back). Once only.
+    public func acceptExtendedConnect() throws(HTTP2SessionError) {
+        guard role == .server, !acceptsExtendedConnect else { return }
+        var entry = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL.rawValue), value: 1)
+        try check(nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entry, 1), "submitting SETTINGS_ENABLE_CONNECT_PROTOCOL")
+        acceptsExtendedConnect = true
+    }
+
+    /// Whether `acceptExtendedConnect` was called.
+    public private(set) var acceptsExtendedConnect = false
 
     /// The highest stream ID the peer opened that this side processed.
     public var lastProcessedStreamID: Int32 { nghttp2_session_get_last_proc_stream_id(session) }

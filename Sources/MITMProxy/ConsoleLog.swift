@@ -7,7 +7,7 @@ public enum ConsoleVerbosity: Int, Sendable, Comparable {
     case quiet
     /// A line per request and per tunnel or TLS outcome.
     case normal
-    /// Also every interception and timeout detail.
+    /// Also every interception and timeout detail, and every WebSocket message.
     case verbose
 
     public static func < (lhs: ConsoleVerbosity, rhs: ConsoleVerbosity) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -70,6 +70,12 @@ public struct ConsoleLog: Sendable {
             return finding.line
         case .ruleFired(let firing):
             return firing.line
+        case .webSocketMessage(let record):
+            guard verbosity >= .verbose || record.message.problem != nil else { return nil }
+            return WebSocketConsoleText.line(record)
+        case .webSocketClose(let record):
+            guard verbosity >= .normal else { return nil }
+            return WebSocketConsoleText.line(record)
         }
     }
 
@@ -98,6 +104,8 @@ public struct ConsoleLog: Sendable {
         case .verdict(let record), .proxyProbe(let record, _): record.connectionID
         case .finding(let finding): finding.connectionID
         case .ruleFired(let firing): firing.connectionID
+        case .webSocketMessage(let record): record.endpoint.session.connectionID
+        case .webSocketClose(let record): record.endpoint.session.connectionID
         }
     }
 

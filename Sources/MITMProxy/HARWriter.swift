@@ -5,9 +5,23 @@ import Synchronization
 /// Records exchanges into a HAR 1.2 file as the run goes: each entry is written (and handed to the
 /// kernel) when its exchange ends; `finish()` closes the JSON, adding refused and failed TLS
 /// connections under the custom `log._tlsErrors`. A write error is reported at once.
+///
+/// A WebSocket's handshake entry waits until the WebSocket ends, collecting its messages for
+/// `_webSocketMessages` (within `HARWebSocketLimits`); `finish()` writes the ones still open.
 public final class HARWriter: Sendable {
+    /// A WebSocket's handshake waiting for its messages.
+    private struct OpenWebSocket {
+        var record: ExchangeRecord
+        var messages: [HARWebSocketMessage] = []
+        var bytes = 0
+        var omitted = 0
+    }
+
     private struct State {
         var entries = 0
+        var webSockets: [WebSocketSessionID: OpenWebSocket] = [:]
+        var webSocketOrder: [WebSocketSessionID] = []
+        var webSocketBytes = 0
         var tlsErrors: [Int: ConnectionVerdict] = [:]
         var tlsErrorOrder: [Int] = []
         var failed = false
@@ -42,15 +56,38 @@ public final class HARWriter: Sendable {
     public func record(_ event: ProxyEvent) {
         switch event {
         case .exchange(let exchange):
-            guard let data = try? JSONEncoder().encode(builder.entry(exchange)) else { return }
-            let text = String(decoding: data, as: UTF8.self)
-            let failure: String? = state.withLock { state in
-                guard !state.finished, !state.failed else { return nil }
-                let ok = Self.write((state.entries == 0 ? "" : ",\n") + text, to: descriptor, state: &state)
-                state.entries += 1
-                return ok ? nil : String(cString: strerror(errno))
+            if let session = exchange.webSocket {
+                state.withLock { state in
+                    guard !state.finished, state.webSockets[session] == nil else { return }
+                    state.webSockets[session] = OpenWebSocket(record: exchange)
+                    state.webSocketOrder.append(session)
+                }
+                return
             }
-            if let failure { onError("cannot write HAR \(path): \(failure); exchanges are no longer recorded") }
+            writeEntry(builder.entry(exchange))
+        case .webSocketMessage(let record):
+            let message = builder.webSocketMessage(record)
+            let size = message.data.utf8.count
+            state.withLock { state in
+                guard var open = state.webSockets[record.endpoint.session] else { return }
+                if open.messages.count >= HARWebSocketLimits.messages || open.bytes + size > HARWebSocketLimits.bytes
+                    || state.webSocketBytes + size > HARWebSocketLimits.totalBytes {
+                    open.omitted += 1
+                } else {
+                    open.messages.append(message)
+                    open.bytes += size
+                    state.webSocketBytes += size
+                }
+                state.webSockets[record.endpoint.session] = open
+            }
+        case .webSocketClose(let record):
+            let open: OpenWebSocket? = state.withLock { state in
+                guard let open = state.webSockets.removeValue(forKey: record.endpoint.session) else { return nil }
+                state.webSocketOrder.removeAll { $0 == record.endpoint.session }
+                state.webSocketBytes -= open.bytes
+                return open
+            }
+            if let open { writeEntry(builder.entry(open.record, webSocketMessages: open.messages, omitted: open.omitted)) }
         case .verdict(let verdict):
             state.withLock { state in
                 if (verdict.verdict.kind == .intercepted || verdict.verdict.kind == .unused) && !verdict.acceptedInvalidCertificate {
@@ -65,8 +102,30 @@ public final class HARWriter: Sendable {
         }
     }
 
-    /// Writes the end of the JSON and closes the file. Later events are ignored.
+    private func writeEntry(_ entry: HAREntry) {
+        guard let data = try? JSONEncoder().encode(entry) else { return }
+        let text = String(decoding: data, as: UTF8.self)
+        let failure: String? = state.withLock { state in
+            guard !state.finished, !state.failed else { return nil }
+            let ok = Self.write((state.entries == 0 ? "" : ",\n") + text, to: descriptor, state: &state)
+            state.entries += 1
+            return ok ? nil : String(cString: strerror(errno))
+        }
+        if let failure { onError("cannot write HAR \(path): \(failure); exchanges are no longer recorded") }
+    }
+
+    /// Writes the end of the JSON and closes the file, with WebSockets still open as far as they went. Later
+    /// events are ignored.
     public func finish() {
+        let open: [OpenWebSocket] = state.withLock { state in
+            let open = state.webSocketOrder.compactMap { state.webSockets[$0] }
+            state.webSockets.removeAll()
+            state.webSocketOrder.removeAll()
+            return open
+        }
+        for webSocket in open {
+            writeEntry(builder.entry(webSocket.record, webSocketMessages: webSocket.messages, omitted: webSocket.omitted))
+        }
         let failure: String? = state.withLock { state in
             guard !state.finished else { return nil }
             state.finished = true

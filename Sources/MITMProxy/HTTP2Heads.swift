@@ -9,12 +9,14 @@ enum HTTP2Heads {
         var method = ""
         var path = ""
         var authority: String?
+        var extendedProtocol: String?
         var headers = HTTPHeaders()
         for field in fields {
             switch field.nameText {
             case ":method": method = field.valueText
             case ":path": path = field.valueText
             case ":authority": authority = field.valueText
+            case ":protocol": extendedProtocol = field.valueText
             default:
                 if !field.isPseudo { headers.add(name: field.nameText, value: field.valueText) }
             }
@@ -22,8 +24,15 @@ enum HTTP2Heads {
         if let authority, !headers.contains("host") {
             headers.fields.insert(HTTPHeaderField(name: "host", value: authority), at: 0)
         }
-        let target = method == "CONNECT" ? authority ?? "" : path
+        // A plain CONNECT names a host and port; an extended CONNECT (RFC 8441, `:protocol`) has a path like a GET.
+        let target = method == "CONNECT" && extendedProtocol == nil ? authority ?? "" : path
         return HTTPRequestHead(method: method, target: target, version: .http2, headers: headers)
+    }
+
+    /// The protocol an extended CONNECT asks for (RFC 8441 `:protocol`, e.g. `websocket`), or nil.
+    static func extendedConnectProtocol(_ fields: [HTTP2HeaderField]) -> String? {
+        guard fields.value(of: ":method") == "CONNECT" else { return nil }
+        return fields.value(of: ":protocol")
     }
 
     /// The response head a header block describes (HTTP/2 has no reason phrase).

@@ -27,6 +27,7 @@ extension HTTP2Relay {
             requestBody(bytes, on: clientID)
         case .endStream(let clientID):
             streams[clientID]?.requestEnded = Date()
+            streams[clientID]?.webSocket?.inputEnded(fromClient: true)
             if holdRequestEnd(on: clientID) { return }
             guard let upstreamID = streams[clientID]?.upstreamID else { return }
             upstreamSession?.finish(streamID: upstreamID)
@@ -68,6 +69,7 @@ extension HTTP2Relay {
         let record = newRecord(head)
         streams[clientID] = HTTP2RelayStream(clientID: clientID, record: record)
         if block.endStream { streams[clientID]?.requestEnded = record.started }
+        if HTTP2Heads.extendedConnectProtocol(block.fields)?.lowercased() == "websocket" { streams[clientID]?.webSocketRequested = true }
         context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         if block.exceedsLimit {
             refuseOversizedHeaders(clientID, what: "header section")
@@ -78,13 +80,14 @@ extension HTTP2Relay {
             answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
             return
         }
-        guard upstreamAvailable, let upstreamSession else {
+        guard upstreamAvailable, let upstreamConnection, upstreamConnection.isAvailable else {
             streams[clientID]?.fail("the upstream connection is going away (the client may retry on a new connection)")
             resetClient(clientID, .refusedStream)
             return
         }
         do {
-            let upstreamID = try upstreamSession.submitRequest(ruledRequestFields(block.fields, clientID), endStream: block.endStream)
+            let upstreamID = try upstreamConnection.submitRequest(ruledRequestFields(block.fields, clientID), endStream: block.endStream,
+                                                                  for: self)
             streams[clientID]?.upstreamID = upstreamID
             clientStreamForUpstream[upstreamID] = clientID
         } catch {
@@ -112,6 +115,7 @@ extension HTTP2Relay {
         }
         streams[clientID]?.record.requestBodyBytes += bytes.count
         streams[clientID]?.record.requestBody.append(bytes)
+        streams[clientID]?.webSocket?.observe(bytes, fromClient: true)
         if holdRequestBody(bytes, on: clientID) { return }
         if let upstreamID = streams[clientID]?.upstreamID, let upstreamSession {
             upstreamSession.send(bytes, on: upstreamID)

@@ -1,42 +1,40 @@
 import MITMHTTP2
 
-/// How the relay ends: gracefully (GOAWAY both ways, then wait for the peers to hang up) or at once.
+/// How the relay ends: gracefully (GOAWAY to the client, then wait for it to hang up) or at once. The upstream
+/// connection is not the relay's to end: it only leaves it.
 extension HTTP2Relay {
-    /// Ends the connection gracefully: streams still open fail with `reason`, GOAWAY goes to each side
-    /// still listening, then close_notify and FIN; the relay closes when both peers have hung up (or
-    /// the connection's linger deadline passes).
+    /// Ends the client connection gracefully: streams still open fail with `reason` (their upstream twins are
+    /// reset), GOAWAY goes to the client if it still listens, then close_notify and FIN; the relay closes when the
+    /// client has hung up (or the connection's linger deadline passes).
     func finish(_ reason: String) {
         guard !finishing, !closed else { return }
         finishing = true
         finishReason = reason
         failRemainingStreams(reason)
+        leaveUpstream()
         if !clientInputEnded && clientSession.wantsRead { clientSession.goAway() }
-        if !upstreamInputEnded, let upstreamSession, upstreamSession.wantsRead { upstreamSession.goAway() }
         _ = write(clientSession, to: client, ignoringHighWater: true)
-        if let upstreamSession, let upstream { _ = write(upstreamSession, to: upstream, ignoringHighWater: true) }
         client.finishWriting()
-        upstream?.finishWriting()
-        if bothInputsEnded {
+        if clientInputEnded {
             close(reason: reason)
             return
         }
         client.resumeReading()
-        upstream?.resumeReading()
         owner?.relayLingering()
     }
 
-    var bothInputsEnded: Bool { clientInputEnded && (upstream == nil || upstreamInputEnded) }
-
-    func linger(_ event: LegEvent, fromClient: Bool) {
+    func linger(_ event: LegEvent) {
         switch event {
         case .data, .drained:
             return
         case .endOfInput, .failed:
-            if fromClient { clientInputEnded = true } else { upstreamInputEnded = true }
-            if bothInputsEnded { close(reason: finishReason) }
+            clientInputEnded = true
+            close(reason: finishReason)
         }
     }
 
+    /// Resets the upstream streams still open (their RST_STREAM frames leave at once) and lets the upstream
+    /// connection go on without this relay.
     func failRemainingStreams(_ reason: String) {
         for (upstreamID, _) in clientStreamForUpstream {
             upstreamSession?.reset(streamID: upstreamID, code: .cancel)
@@ -51,24 +49,26 @@ extension HTTP2Relay {
         streams.removeAll()
     }
 
-    /// Closes both legs now (after a best-effort GOAWAY to each side).
+    /// Stops using the upstream connection, which stays for other client connections (or idles in the pool).
+    func leaveUpstream() {
+        upstreamConnection?.detach(self)
+    }
+
+    /// Closes the client leg now (after a best-effort GOAWAY) and leaves the upstream connection.
     func close(reason: String) {
         guard !closed else { return }
         let graceful = !finishing
         finishing = true
         if graceful {
             if clientSession.wantsRead { clientSession.goAway() }
-            if let upstreamSession, upstreamSession.wantsRead { upstreamSession.goAway() }
             failRemainingStreams(reason)
+            leaveUpstream()
             _ = write(clientSession, to: client, ignoringHighWater: true)
-            if let upstreamSession, let upstream { _ = write(upstreamSession, to: upstream, ignoringHighWater: true) }
         }
         guard !closed else { return }
         closed = true
         client.onEvent = nil
-        upstream?.onEvent = nil
         client.close()
-        upstream?.close()
         let owner = owner
         self.owner = nil
         owner?.relayClosed(reason: reason)

@@ -53,8 +53,38 @@ extension HTTP2Relay {
         records.record(for: head, host: host, port: port, scheme: "https", version: .http2)
     }
 
-    /// Reports a finished client stream.
+    /// Reports a finished client stream (for a WebSocket's stream, the WebSocket's end).
     func report(_ stream: HTTP2RelayStream) {
+        if stream.reported {
+            stream.webSocket?.finish(reason: stream.failure ?? "the stream ended")
+            return
+        }
         context.events.emit(.exchange(stream.finishedRecord(at: Date())))
+    }
+
+    /// The upstream accepted a WebSocket on `clientID` (RFC 8441): the handshake is reported now, and its
+    /// messages are read from the DATA that follows.
+    func startWebSocket(_ clientID: Int32, _ handshake: WebSocketHandshake) {
+        guard var stream = streams[clientID] else { return }
+        let session = WebSocketSessionID(connectionID: connectionID, stream: clientID)
+        stream.record.webSocket = session
+        stream.webSocket = WebSocketTap(endpoint: WebSocketEndpoint(session: session, host: host, port: port, url: stream.record.url),
+                                        handshake: handshake, captureLimit: context.configuration.webSocketCaptureLimit,
+                                        events: context.events)
+        stream.reported = true
+        streams[clientID] = stream
+        context.events.emit(.exchange(stream.finishedRecord(at: Date())))
+    }
+
+    /// Offers the client extended CONNECT (RFC 8441) once the upstream connection offers it: only then can a
+    /// WebSocket stream be relayed.
+    func offerExtendedConnectIfUpstreamDoes() {
+        guard let upstreamSession, upstreamSession.peerAcceptsExtendedConnect, !clientSession.acceptsExtendedConnect else { return }
+        do {
+            try clientSession.acceptExtendedConnect()
+        } catch {
+            context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port,
+                                                reason: "cannot offer the client extended CONNECT: \(error.reason)"))
+        }
     }
 }

@@ -5,6 +5,7 @@ import MITMHTTP2
 /// The upstream side of the relay: responses, response bodies and what the upstream does to its streams.
 extension HTTP2Relay {
     func handleUpstreamEvent(_ event: HTTP2Event) {
+        if event.movesAStream { owner?.relayActivity() }
         switch event {
         case .headers(let upstreamID, let block):
             responseHeaders(block, on: upstreamID)
@@ -19,10 +20,12 @@ extension HTTP2Relay {
             }
             streams[clientID]?.record.responseBodyBytes += bytes.count
             streams[clientID]?.record.responseBody.append(bytes)
+            streams[clientID]?.webSocket?.observe(bytes, fromClient: false)
             clientSession.send(bytes, on: clientID)
         case .endStream(let upstreamID):
             guard let clientID = clientStreamForUpstream[upstreamID] else { return }
             streams[clientID]?.responseEnded = true
+            streams[clientID]?.webSocket?.inputEnded(fromClient: false)
             clientSession.finish(streamID: clientID)
         case .resetReceived(let upstreamID, let code):
             guard let clientID = clientStreamForUpstream[upstreamID], let stream = streams[clientID] else { return }
@@ -33,8 +36,7 @@ extension HTTP2Relay {
             resetClient(clientID, code)
         case .resetSent(let upstreamID, let code):
             guard requestedUpstreamResets.remove(upstreamID) == nil, code != .noError else { return }
-            let what = lastUpstreamDiagnostic ?? "it sent \(code.peerFault)"
-            lastUpstreamDiagnostic = nil
+            let what = upstreamConnection?.takeDiagnostic() ?? "it sent \(code.peerFault)"
             context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port,
                                                 reason: "HTTP/2 stream \(upstreamID): \(what); reset it with \(code)"))
             guard let clientID = clientStreamForUpstream[upstreamID] else { return }
@@ -60,13 +62,13 @@ extension HTTP2Relay {
             clientGoAwayPending = true
         case .goAwaySent(_, let code, let debug):
             guard code != .noError else { return }
-            let what = debug.isEmpty ? lastUpstreamDiagnostic ?? "it sent \(code.peerFault)" : debug
-            lastUpstreamDiagnostic = nil
+            let diagnostic = upstreamConnection?.takeDiagnostic()
+            let what = debug.isEmpty ? diagnostic ?? "it sent \(code.peerFault)" : debug
             upstreamLost("broke the HTTP/2 protocol: \(what); sent GOAWAY \(code)")
         case .settingsReceived:
+            offerExtendedConnectIfUpstreamDoes()
+        case .diagnostic:
             return
-        case .diagnostic(let text):
-            lastUpstreamDiagnostic = text
         }
     }
 
@@ -96,6 +98,10 @@ extension HTTP2Relay {
             do {
                 try clientSession.submitResponse(streamID: clientID, relayed.fields, endStream: endsWithHead)
                 afterRuledResponse(clientID, body: relayed.body, upstreamEnded: block.endStream)
+                if stream.webSocketRequested, let response = stream.record.response,
+                   let handshake = WebSocketHandshake.extendedConnect(status: response.status, headers: response.headers) {
+                    startWebSocket(clientID, handshake)
+                }
             } catch {
                 streams[clientID]?.fail("cannot relay the response: \(error.reason)")
                 resetUpstream(upstreamID, .cancel)

@@ -3,8 +3,9 @@ import MITMCore
 import MITMHTTP2
 import MITMIO
 
-/// Relays one intercepted HTTP/2 connection: a server session toward the client, a client session
-/// toward the upstream, every client stream relayed to one upstream stream and back.
+/// Relays one intercepted HTTP/2 connection: a server session toward the client, and an upstream HTTP/2
+/// connection (`SharedHTTP2Upstream`, possibly shared with other client connections to the same origin):
+/// every client stream relayed to one upstream stream and back.
 ///
 /// Flow control is the backpressure: body bytes received on a stream are handed to the other session's
 /// queue, and the receiving stream's window reopens only when the other session has put those bytes in
@@ -15,8 +16,8 @@ import MITMIO
 final class HTTP2Relay {
     /// Where streams go.
     enum Mode {
-        /// To this upstream, which negotiated h2 too.
-        case intercepted(host: String, port: Int, upstream: Leg)
+        /// To this upstream HTTP/2 connection, which other client connections may share.
+        case intercepted(host: String, port: Int, upstream: SharedHTTP2Upstream)
         /// Nowhere: the upstream is unreachable or untrusted, so every stream gets a 502 naming `reason`.
         case failing(host: String, port: Int, reason: String)
     }
@@ -40,11 +41,13 @@ final class HTTP2Relay {
     let host: String
     let port: Int
     let client: Leg
-    let upstream: Leg?
+    /// The upstream connection the streams go to (nil in failing mode).
+    let upstreamConnection: SharedHTTP2Upstream?
     /// Why there is no upstream (failing mode).
     let unreachableReason: String?
     let clientSession: HTTP2Session
-    let upstreamSession: HTTP2Session?
+    /// The upstream connection's session, where this relay's upstream streams live.
+    var upstreamSession: HTTP2Session? { upstreamConnection?.session }
     /// Relayed streams by client stream ID.
     var streams: [Int32: HTTP2RelayStream] = [:]
     /// Client stream ID by upstream stream ID, while the upstream stream is attached.
@@ -52,9 +55,8 @@ final class HTTP2Relay {
     /// Streams the relay reset itself (as opposed to nghttp2 answering bad frames), per side.
     var requestedClientResets: Set<Int32> = []
     var requestedUpstreamResets: Set<Int32> = []
-    /// nghttp2's latest explanation of what a peer did wrong, for log lines.
+    /// nghttp2's latest explanation of what the client did wrong, for log lines.
     var lastClientDiagnostic: String?
-    var lastUpstreamDiagnostic: String?
     /// Whether new streams may still go upstream (false after its GOAWAY, close or protocol error).
     var upstreamAvailable: Bool
     /// The client is to get a GOAWAY once the frames already queued for it are out (strict clients
@@ -63,10 +65,11 @@ final class HTTP2Relay {
     /// Goodbyes are said; the relay only waits for the peers to hang up (see `finish`).
     var finishing = false
     var finishReason = ""
-    /// Each peer's input ended (FIN, close_notify or a reset).
+    /// The client's input ended (FIN, close_notify or a reset).
     var clientInputEnded = false
-    var upstreamInputEnded = false
     var closed = false
+    var pumping = false
+    var pumpAgain = false
 
     var records: ExchangeRecordFactory
     /// The QA rules' state per stream (see `HTTP2Relay+Rules.swift`).
@@ -89,39 +92,35 @@ final class HTTP2Relay {
                                         dropsProxyAuthorization: context.configuration.proxyCredentials != nil)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
-        case .intercepted(let host, let port, let leg):
+        case .intercepted(let host, let port, let connection):
             self.host = host
             self.port = port
-            upstream = leg
+            upstreamConnection = connection
             unreachableReason = nil
-            var upstreamSettings = Self.settings
-            upstreamSettings.streamsBeforePeerSettings = 0
-            upstreamSession = try HTTP2Session(role: .client, settings: upstreamSettings)
-            upstreamAvailable = true
+            upstreamAvailable = connection.isAvailable
         case .failing(let host, let port, let reason):
             self.host = host
             self.port = port
-            upstream = nil
+            upstreamConnection = nil
             unreachableReason = reason
-            upstreamSession = nil
             upstreamAvailable = false
         }
     }
 
-    /// Sends both prefaces and starts reading both legs.
+    /// Sends the client its preface, joins the upstream connection and starts reading the client.
     func start() {
         client.onEvent = { [unowned self] event in self.clientLegEvent(event) }
-        upstream?.onEvent = { [unowned self] event in self.upstreamLegEvent(event) }
+        upstreamConnection?.attach(self)
+        offerExtendedConnectIfUpstreamDoes()
         pump()
-        upstream?.resumeReading()
         client.resumeReading()
     }
 
-    // MARK: legs
+    // MARK: the client leg
 
     private func clientLegEvent(_ event: LegEvent) {
         if finishing {
-            linger(event, fromClient: true)
+            linger(event)
             return
         }
         switch event {
@@ -139,33 +138,6 @@ final class HTTP2Relay {
         case .failed(let reason):
             clientInputEnded = true
             finish("client: \(reason)")
-        case .drained:
-            pump()
-        }
-    }
-
-    private func upstreamLegEvent(_ event: LegEvent) {
-        if finishing {
-            linger(event, fromClient: false)
-            return
-        }
-        switch event {
-        case .data(let bytes):
-            do {
-                try upstreamSession?.receive(bytes)
-            } catch {
-                let code: HTTP2ErrorCode = error.isFlood ? .enhanceYourCalm : .protocolError
-                upstreamSession?.goAway(code: code)
-                upstreamLost("HTTP/2: \(error.reason); sent GOAWAY \(code)")
-                return
-            }
-            pump()
-        case .endOfInput:
-            upstreamInputEnded = true
-            upstreamLost("closed the connection")
-        case .failed(let reason):
-            upstreamInputEnded = true
-            upstreamLost(reason)
         case .drained:
             pump()
         }
@@ -205,32 +177,35 @@ final class HTTP2Relay {
 
     // MARK: moving frames
 
-    /// Handles what both sessions reported and writes what they have to send, until nothing moves.
+    /// Handles what the client session reported, writes its frames and lets the upstream connection move (which
+    /// hands this relay its streams' events), until nothing moves. Re-entered from the upstream connection, it
+    /// only asks the running loop for another round.
     /// Only a stream's progress counts as activity for the idle timeout: a client that holds a window at
     /// zero and sends PINGs is as idle as a silent one.
     func pump() {
-        while !closed && !finishing {
-            var moved = false
+        guard !pumping else {
+            pumpAgain = true
+            return
+        }
+        pumping = true
+        repeat {
+            pumpAgain = false
+            if closed || finishing { break }
             let clientEvents = clientSession.takeEvents()
-            moved = !clientEvents.isEmpty
             noteActivity(clientEvents)
             for event in clientEvents where !closed { handleClientEvent(event) }
-            if let upstreamSession {
-                let upstreamEvents = upstreamSession.takeEvents()
-                moved = moved || !upstreamEvents.isEmpty
-                noteActivity(upstreamEvents)
-                for event in upstreamEvents where !closed { handleUpstreamEvent(event) }
-            }
-            if closed || finishing { return }
-            moved = write(clientSession, to: client) || moved
-            if let upstreamSession, let upstream { moved = write(upstreamSession, to: upstream) || moved }
+            if closed || finishing { break }
+            var moved = !clientEvents.isEmpty
+            if !clientPrefaceHeld { moved = write(clientSession, to: client) || moved }
+            upstreamConnection?.pump()
             if clientGoAwayPending && !clientSession.wantsWrite {
                 clientGoAwayPending = false
                 if clientSession.wantsRead { clientSession.goAway() }
                 moved = true
             }
-            if !moved { break }
-        }
+            if moved { pumpAgain = true }
+        } while pumpAgain
+        pumping = false
         if !closed && !finishing && clientSession.isFinished {
             finish("the connection ended")
         }
@@ -238,6 +213,14 @@ final class HTTP2Relay {
 
     private func noteActivity(_ events: [HTTP2Event]) {
         if events.contains(where: \.movesAStream) { owner?.relayActivity() }
+    }
+
+    /// Whether the client waits for the proxy's SETTINGS until the upstream's have come: then the client's first
+    /// SETTINGS already say whether it may open WebSockets (extended CONNECT), as a browser decides on the first.
+    /// Nothing is lost by waiting: no stream can go upstream before the upstream's SETTINGS either.
+    var clientPrefaceHeld: Bool {
+        guard let upstreamConnection else { return false }
+        return !upstreamConnection.peerSettingsReceived && upstreamConnection.isAvailable
     }
 
     /// Writes the session's pending frames while the leg has room; whether anything was written.
@@ -260,6 +243,5 @@ final class HTTP2Relay {
     func compactIfIdle() {
         guard !closed, !finishing, streams.isEmpty else { return }
         client.compactIdleMemory()
-        upstream?.compactIdleMemory()
     }
 }

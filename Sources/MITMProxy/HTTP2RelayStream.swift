@@ -21,6 +21,13 @@ struct HTTP2RelayStream {
     var requestEnded: Date?
     /// When the response head arrived, for HAR's wait phase.
     var responseHeadArrived: Date?
+    /// An extended CONNECT asking for a WebSocket (RFC 8441).
+    var webSocketRequested = false
+    /// Reads the WebSocket's messages from the DATA both ways, once the upstream accepted it.
+    var webSocket: WebSocketTap?
+    /// The exchange was reported already: a WebSocket's handshake is reported when it is answered, and its
+    /// stream's end closes the WebSocket's record instead.
+    var reported = false
 
     init(clientID: Int32, record: ExchangeRecord) {
         self.clientID = clientID

@@ -94,9 +94,16 @@ extension HTTPRelay {
         finished.record.responseTrailers = trailers
         finished.complete(at: Date())
         responseHeadSent = false
+        let webSocket = response.status == 101 ? WebSocketHandshake.http1(request: finished.record.request, response: response) : nil
+        if webSocket != nil { finished.record.webSocket = WebSocketSessionID(connectionID: connectionID) }
         context.events.emit(.exchange(finished.record))
         if response.status == 101 {
-            upgrade()
+            upgrade(tap: webSocket.map { handshake in
+                let endpoint = WebSocketEndpoint(session: WebSocketSessionID(connectionID: connectionID), host: finished.record.host,
+                                                 port: finished.record.port, url: finished.record.url)
+                return WebSocketTap(endpoint: endpoint, handshake: handshake,
+                                    captureLimit: context.configuration.webSocketCaptureLimit, events: context.events)
+            })
             return
         }
         let closeDelimited = !responseChunked && response.headers.first("content-length") == nil
@@ -113,14 +120,15 @@ extension HTTPRelay {
         }
     }
 
-    func upgrade() {
+    /// Hands the connection to a raw relay after `101`; `tap` reads the messages of a WebSocket.
+    func upgrade(tap: WebSocketTap?) {
         guard let upstream else { return }
         // The request parser paused after the Upgrade request, so every later client byte is still buffered there.
         let up = clientParser.takeBufferedBytes()
         let down = responseParser.takeBufferedBytes()
         client.onEvent = nil
         upstream.onEvent = nil
-        let raw = RawRelay(client: client, upstream: upstream)
+        let raw = RawRelay(client: client, upstream: upstream, tap: tap)
         closed = true
         owner?.relayUpgraded(to: raw)
         raw.start(initialUp: up, initialDown: down)

@@ -58,6 +58,8 @@ enum InterceptedUpstream {
     case ready(ReadyUpstream)
     /// No upstream could be had: requests are answered with a 502 naming `reason`.
     case failed(reason: String)
+    /// An HTTP/2 connection to the origin that other client connections of the loop may share.
+    case shared(SharedHTTP2Upstream)
     /// The proxy answers itself (the trust probe).
     case proxyItself
     /// The relay handed the upstream back to the pool.

@@ -26,6 +26,9 @@ public struct ProxyConfiguration: Sendable {
     /// Bytes of each request and response body kept in `ExchangeRecord` (for HAR); 0 keeps none.
     /// Bodies are always streamed; larger ones are relayed whole and truncated only in the record.
     public var bodyCaptureLimit = 0
+    /// Bytes of each WebSocket message kept for the events and the HAR (after inflating); larger messages are
+    /// relayed whole and recorded truncated. The console shows the first characters.
+    public var webSocketCaptureLimit = 1024
     /// Connection verdicts kept in detail for the report and `connectionVerdicts` (the most recent ones);
     /// per-host counts cover every connection, and the events file has every one in full.
     public var connectionDetailLimit = 500

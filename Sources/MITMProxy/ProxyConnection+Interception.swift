@@ -18,6 +18,10 @@ extension ProxyConnection {
             // `https://mitm.proxy/`: the proxy's own pages over TLS with a forged certificate, so that a client
             // that loads them proves it trusts the CA.
             startClientHandshake(interception, names: [ForgeNames.name(for: LocalPages.host)], upstream: .proxyItself)
+        } else if let shared = sharedHTTP2Upstream(for: interception) {
+            interceptSharing(interception, shared)
+        } else if case .deferred = tunnel.upstream {
+            startConnecting(tunnel)
         } else if case .pooled(let entry) = tunnel.upstream {
             tunnel.upstream = .none
             interceptReusing(interception, entry)
@@ -192,20 +196,11 @@ extension ProxyConnection {
             (upstreamLeg, failure, timings) = (nil, reason, nil)
         case .released:
             (upstreamLeg, failure, timings) = (nil, "no upstream connection", nil)
+        case .shared:
+            (upstreamLeg, failure, timings) = (nil, "the client did not agree to HTTP/2 on a shared HTTP/2 upstream", nil)
         }
         if leg.tls.negotiatedALPN == "h2" {
-            let relay: HTTP2Relay
-            do {
-                relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: upstreamLeg.map {
-                    .intercepted(host: host, port: port, upstream: $0)
-                } ?? .failing(host: host, port: port, reason: failure))
-            } catch {
-                close(reason: "cannot start HTTP/2: \(error)")
-                return
-            }
-            relay.newConnectionTimings = timings
-            startRelaying(.http2(relay), for: .interception(interception))
-            relay.start()
+            startHTTP2Relay(interception, leg, upstream: upstream, failure: failure, timings: timings)
             return
         }
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request),
@@ -235,6 +230,7 @@ extension ProxyConnection {
         switch upstream {
         case .proxyItself: ["http/1.1"]
         case .ready(let ready): ALPNPolicy.clientOffer(upstreamChose: ready.leg.tls.negotiatedALPN)
+        case .shared: ["h2"]
         case .failed, .released: withoutH2IfRuled(ALPNPolicy.clientOfferWithoutUpstream(clientOffered: interception.hello.alpnProtocols), interception)
         }
     }

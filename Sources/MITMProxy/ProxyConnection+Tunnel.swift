@@ -56,6 +56,7 @@ extension ProxyConnection {
     func startRawTunnel(_ tunnel: Tunnel) {
         phase = .awaitingRawUpstream(tunnel)
         if tunnel.answeredByRule != nil, case .none = tunnel.upstream { startConnecting(tunnel) }
+        if case .deferred = tunnel.upstream { startConnecting(tunnel) }
         if case .pooled(let entry) = tunnel.upstream {
             entry.leg.close()
             startConnecting(tunnel)

@@ -253,6 +253,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             tunnel.answeredByRule = rule
         } else if let entry = pooled {
             tunnel.upstream = .pooled(entry)
+        } else if guardedClient == nil, context.pool(for: loop).hasSharedHTTP2(host: host, port: port) {
+            tunnel.upstream = .deferred
         } else if guardedClient != nil {
             tunnel.peeked = leftover
             phase = .awaitingTarget(tunnel)

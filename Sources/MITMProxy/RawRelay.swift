@@ -10,11 +10,14 @@ final class RawRelay {
     private(set) var bytesDown = 0
     /// The connection that owns the relay.
     weak var owner: RelayOwner?
+    /// Reads the WebSocket messages in the bytes, when the relay carries a WebSocket.
+    let tap: WebSocketTap?
     private static let highWater = 512 * 1024
 
-    init(client: Leg, upstream: Leg) {
+    init(client: Leg, upstream: Leg, tap: WebSocketTap? = nil) {
         self.client = client
         self.upstream = upstream
+        self.tap = tap
     }
 
     /// Starts relaying, first sending bytes each side already received for the other.
@@ -35,6 +38,7 @@ final class RawRelay {
         upstream.onEvent = nil
         client.close()
         upstream.close()
+        tap?.finish(reason: reason)
         let owner = owner
         self.owner = nil
         owner?.relayClosed(reason: reason)
@@ -47,6 +51,7 @@ final class RawRelay {
         case .endOfInput:
             guard !(up ? clientDone : upstreamDone) else { return }
             if up { clientDone = true } else { upstreamDone = true }
+            tap?.inputEnded(fromClient: up)
             destination.finishWriting()
             closeIfFinished()
         case .failed(let reason):
@@ -69,6 +74,7 @@ final class RawRelay {
     private func forward(_ bytes: [UInt8], to destination: Leg, from source: Leg, up: Bool) {
         if up { bytesUp += bytes.count } else { bytesDown += bytes.count }
         owner?.relayActivity()
+        tap?.observe(bytes, fromClient: up)
         destination.write(bytes)
         if destination.outputRoom(below: Self.highWater) < 0 { source.pauseReading() }
     }

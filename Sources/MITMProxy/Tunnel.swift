@@ -35,7 +35,7 @@ final class Tunnel {
         case .connecting(let attempt): attempt.cancel()
         case .pooled(let entry): entry.leg.close()
         case .connected(let connection): connection.socket.close()
-        case .none, .failed: break
+        case .none, .deferred, .failed: break
         }
         upstream = .none
     }

@@ -31,7 +31,8 @@ final class PooledUpstream: @unchecked Sendable {
     }
 }
 
-/// Idle upstream connections of one loop, by origin, bounded in number and idle time.
+/// Idle upstream connections of one loop, by origin, bounded in number and idle time; and the loop's HTTP/2
+/// upstream connections, which client connections share while they have room for more streams.
 /// Confined to its loop.
 // @unchecked Sendable: touched only on its loop's queue; expiry timers fire there.
 final class UpstreamPool: @unchecked Sendable {
@@ -41,7 +42,9 @@ final class UpstreamPool: @unchecked Sendable {
     }
 
     private let loop: EventLoop
-    private let idleSeconds: Double
+    /// How long an unused connection is kept.
+    let idleSeconds: Double
+    private var shared: [UpstreamPoolKey: [SharedHTTP2Upstream]] = [:]
     private var idle: [Key: [PooledUpstream]] = [:]
     private var count = 0
     private static let perOrigin = 8
@@ -86,8 +89,36 @@ final class UpstreamPool: @unchecked Sendable {
         }
     }
 
-    /// Closes every idle connection.
+    /// An HTTP/2 connection opened the way `key` says that takes another client connection, or nil.
+    func sharedHTTP2(for key: UpstreamPoolKey) -> SharedHTTP2Upstream? {
+        shared[key]?.first { $0.takesMore }
+    }
+
+    /// Whether an HTTP/2 connection to `host:port` is in the pool (a client asking the right way may share it).
+    func hasSharedHTTP2(host: String, port: Int) -> Bool {
+        shared.contains { $0.key.host == host && $0.key.port == port }
+    }
+
+    /// Offers `connection` to later client connections, unless its origin already has as many as allowed;
+    /// whether it did.
+    func add(_ connection: SharedHTTP2Upstream) -> Bool {
+        guard shared[connection.key, default: []].count < Self.perOrigin else { return false }
+        shared[connection.key, default: []].append(connection)
+        return true
+    }
+
+    /// Withdraws `connection` (it goes away, or stopped taking streams).
+    func remove(_ connection: SharedHTTP2Upstream) {
+        guard let index = shared[connection.key]?.firstIndex(where: { $0 === connection }) else { return }
+        shared[connection.key]?.remove(at: index)
+        if shared[connection.key]?.isEmpty == true { shared[connection.key] = nil }
+    }
+
+    /// Closes every idle connection, and every shared HTTP/2 one.
     func closeAll() {
+        let sharing = shared.values.flatMap { $0 }
+        shared.removeAll()
+        for connection in sharing { connection.stop() }
         for entries in idle.values {
             for entry in entries {
                 entry.expiry?.cancel()

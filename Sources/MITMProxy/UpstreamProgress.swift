@@ -4,6 +4,9 @@ enum UpstreamProgress {
     case none
     /// An idle pooled connection to the same origin, used if the client asks the same way.
     case pooled(PooledUpstream)
+    /// Not dialled yet: the loop has an HTTP/2 connection to the origin, which the client may share once its
+    /// ClientHello shows that it asks the same way.
+    case deferred
     /// Being reached.
     case connecting(any UpstreamAttempt)
     /// Connected (the socket is the upstream leg's, once TLS starts on it).
@@ -23,7 +26,7 @@ enum UpstreamProgress {
         switch self {
         case .connected(let connection): .success(connection)
         case .failed(let failure): .failure(failure)
-        case .none, .pooled, .connecting: nil
+        case .none, .pooled, .deferred, .connecting: nil
         }
     }
 }

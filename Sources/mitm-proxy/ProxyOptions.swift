@@ -114,7 +114,7 @@ struct ProxyOptions: ParsableArguments {
     var harPath: String?
 
     @Option(name: .customLong("body-limit"), help: ArgumentHelp(
-        "Bytes of each body kept in the HAR and the web UI; larger bodies are relayed whole and truncated in the record.",
+        "Bytes of each body and WebSocket message kept in the HAR and the web UI (and of each WebSocket message in --events); larger ones are relayed whole and truncated in the record.",
         valueName: "bytes"))
     var bodyLimit = 1_048_576
 
@@ -266,6 +266,8 @@ struct ProxyOptions: ParsableArguments {
         configuration.port = port ?? (runsClient ? 0 : 8888)
         configuration.silenceWindow = silenceWindow
         configuration.bodyCaptureLimit = harPath == nil && noWeb ? 0 : bodyLimit
+        // Without a file to record them in, WebSocket messages are kept only for the console's previews.
+        configuration.webSocketCaptureLimit = harPath == nil && eventsPath == nil ? 256 : bodyLimit
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure

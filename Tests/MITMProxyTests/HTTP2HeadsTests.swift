@@ -20,6 +20,19 @@ import Testing
         #expect(head.headers.values("cookie") == ["a=1", "b=2"])
     }
 
+    @Test func anExtendedConnectKeepsItsPathWhereAPlainConnectNamesAnAuthority() {
+        let webSocket: [HTTP2HeaderField] = [
+            HTTP2HeaderField(":method", "CONNECT"), HTTP2HeaderField(":protocol", "websocket"), HTTP2HeaderField(":scheme", "https"),
+            HTTP2HeaderField(":authority", "chat.example:443"), HTTP2HeaderField(":path", "/socket?room=1"),
+        ]
+        #expect(HTTP2Heads.request(webSocket).target == "/socket?room=1")
+        #expect(HTTP2Heads.extendedConnectProtocol(webSocket) == "websocket")
+        let tunnel: [HTTP2HeaderField] = [HTTP2HeaderField(":method", "CONNECT"), HTTP2HeaderField(":authority", "db.example:5432")]
+        #expect(HTTP2Heads.request(tunnel).target == "db.example:5432")
+        #expect(HTTP2Heads.extendedConnectProtocol(tunnel) == nil)
+        #expect(HTTP2Heads.extendedConnectProtocol([HTTP2HeaderField(":method", "GET"), HTTP2HeaderField(":protocol", "websocket")]) == nil)
+    }
+
     @Test func anExplicitHostFieldWinsOverTheAuthority() {
         let head = HTTP2Heads.request([
             HTTP2HeaderField(":method", "GET"), HTTP2HeaderField(":scheme", "https"),

@@ -20,6 +20,12 @@ Endpoints:
   GET  /huge-field        a response head with one 100 KiB field (more than an HPACK decoder takes)
   GET  /wait-stalled?path=P  answers once the stream serving P is stalled on flow control
                           ({"sent": n, "stalled": true}) or has sent everything ("stalled": false)
+  GET  /connection        {"connection": n, "accepted": total}: which TLS connection (numbered from 1 in
+                          the order accepted) served the stream, and how many the origin accepted in all
+  GET  /hold?ms=N         the same JSON, after N ms
+  CONNECT :protocol websocket (RFC 8441, with --extended-connect, which sends SETTINGS_ENABLE_CONNECT_PROTOCOL)
+                          on /chat: 200, then a WebSocket echo on the stream (ws_echo.py), with
+                          permessage-deflate when the client offers it; 403 on any other path
 """
 
 import argparse
@@ -40,6 +46,11 @@ import h2.events
 import h2.exceptions
 import h2.settings
 import hpack
+from websockets.extensions.permessage_deflate import PerMessageDeflate
+from websockets.protocol import State
+from websockets.server import ServerProtocol
+
+from ws_echo import Echo
 
 PATTERN = bytes(range(251))
 
@@ -83,16 +94,22 @@ class Stream:
 
 
 class Connection:
+    accepted = 0
+
     def __init__(self, reader, writer, arguments, progress):
+        Connection.accepted += 1
+        self.number = Connection.accepted
         self.reader = reader
         self.writer = writer
         self.progress = progress
         config = h2.config.H2Configuration(client_side=False, header_encoding=None)
         self.conn = h2.connection.H2Connection(config=config)
-        self.conn.local_settings = h2.settings.Settings(
-            client=False,
-            initial_values={h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: arguments.max_concurrent_streams})
+        initial = {h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: arguments.max_concurrent_streams}
+        if arguments.extended_connect:
+            initial[h2.settings.SettingCodes.ENABLE_CONNECT_PROTOCOL] = 1
+        self.conn.local_settings = h2.settings.Settings(client=False, initial_values=initial)
         self.streams = {}
+        self.websockets = {}
         self.tasks = set()
         self.closed = False
 
@@ -126,8 +143,21 @@ class Connection:
         if isinstance(event, h2.events.RequestReceived):
             stream = Stream(event.headers)
             self.streams[event.stream_id] = stream
-            if event.stream_ended is not None:
+            fields = dict(event.headers)
+            if fields.get(b":method") == b"CONNECT" and fields.get(b":protocol") == b"websocket":
+                if fields.get(b":path") == b"/chat":
+                    self.open_websocket(event.stream_id, fields)
+                else:
+                    self.conn.send_headers(event.stream_id, [(":status", "403")], end_stream=True)
+            elif event.stream_ended is not None:
                 self.start(event.stream_id)
+        elif isinstance(event, h2.events.DataReceived) and event.stream_id in self.websockets:
+            self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            self.websockets[event.stream_id][0].received(event.data)
+            self.spawn(self.websocket_flush(event.stream_id))
+        elif isinstance(event, h2.events.StreamEnded) and event.stream_id in self.websockets:
+            self.websockets[event.stream_id][0].received(b"")
+            self.spawn(self.websocket_flush(event.stream_id))
         elif isinstance(event, h2.events.DataReceived):
             stream = self.streams.get(event.stream_id)
             if stream is not None:
@@ -153,9 +183,35 @@ class Connection:
             self.closed = True
 
     def start(self, stream_id):
-        task = asyncio.ensure_future(self.respond(stream_id))
+        self.spawn(self.respond(stream_id))
+
+    def spawn(self, coroutine):
+        task = asyncio.ensure_future(coroutine)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+    def open_websocket(self, stream_id, fields):
+        offered = b"permessage-deflate" in fields.get(b"sec-websocket-extensions", b"")
+        protocol = ServerProtocol(state=State.OPEN, max_size=None)
+        headers = [(":status", "200")]
+        if offered:
+            protocol.extensions = [PerMessageDeflate(False, False, 15, 15)]
+            headers.append(("sec-websocket-extensions", "permessage-deflate"))
+        self.websockets[stream_id] = (Echo(protocol), asyncio.Lock())
+        self.conn.send_headers(stream_id, headers)
+
+    async def websocket_flush(self, stream_id):
+        echo, lock = self.websockets[stream_id]
+        async with lock:
+            data, ended = echo.outgoing()
+            try:
+                if data:
+                    await self.send_data(stream_id, data, None, end_stream=ended)
+                elif ended:
+                    self.conn.end_stream(stream_id)
+            except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+                pass
+            await self.flush()
 
     async def flush(self):
         data = self.conn.data_to_send()
@@ -221,6 +277,11 @@ class Connection:
             await self.send(stream_id, 200, b"too big", "text/plain", fields)
         elif url.path == "/huge-field":
             await self.send(stream_id, 200, b"too big", "text/plain", [("x-huge", "h" * 100 * 1024)])
+        elif url.path in ("/connection", "/hold"):
+            if url.path == "/hold":
+                await asyncio.sleep(int(parse_qs(url.query).get("ms", ["0"])[0]) / 1000)
+            answer = {"connection": self.number, "accepted": Connection.accepted}
+            await self.send(stream_id, 200, json.dumps(answer).encode(), "application/json")
         elif url.path == "/wait-stalled":
             path = parse_qs(url.query).get("path", ["/"])[0]
             answer = await self.progress.wait_stalled(path)
@@ -294,6 +355,7 @@ def main():
     parser.add_argument("--cert", required=True, help="PEM certificate chain (leaf first)")
     parser.add_argument("--key", required=True, help="PEM private key for --cert")
     parser.add_argument("--max-concurrent-streams", type=int, default=100)
+    parser.add_argument("--extended-connect", action="store_true", help="accept WebSockets over HTTP/2 (RFC 8441)")
     parser.add_argument("--ignore-stdin", action="store_true", help="keep running when stdin closes")
     arguments = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))

@@ -59,8 +59,9 @@ struct JSON: CustomStringConvertible {
 struct HTTP2Harness {
     /// Which origin to start.
     enum Origin {
-        /// h2_origin.py (ALPN h2 only) with `leaf`'s certificate, advertising this many concurrent streams.
-        case h2(maxConcurrentStreams: Int = 100, leaf: TestPKI.Leaf = .origin)
+        /// h2_origin.py (ALPN h2 only) with `leaf`'s certificate, advertising this many concurrent streams, and
+        /// accepting WebSockets over HTTP/2 when `extendedConnect`.
+        case h2(maxConcurrentStreams: Int = 100, leaf: TestPKI.Leaf = .origin, extendedConnect: Bool = false)
         /// origin.py (ALPN http/1.1 only).
         case http1
     }
@@ -81,9 +82,10 @@ struct HTTP2Harness {
         let pki = try await TestPKI.shared()
         let origin: OriginServer
         switch kind {
-        case .h2(let limit, let leaf):
+        case .h2(let limit, let leaf, let extendedConnect):
             origin = try await OriginServer.start(.tls(leaf), script: RepositoryLayout.h2OriginScript,
-                                                  extraArguments: ["--max-concurrent-streams", String(limit)])
+                                                  extraArguments: ["--max-concurrent-streams", String(limit)]
+                                                      + (extendedConnect ? ["--extended-connect"] : []))
         case .http1:
             origin = try await OriginServer.start(.tls(.origin))
         }

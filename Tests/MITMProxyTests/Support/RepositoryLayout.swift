@@ -22,6 +22,12 @@ enum RepositoryLayout {
     /// `Tests/MITMProxyTests/Fixtures/h2_client.py`, the scripted HTTP/2 client.
     static let h2ClientScript = fixtures + "/h2_client.py"
 
+    /// `Tests/MITMProxyTests/Fixtures/ws_origin.py`, the TLS WebSocket echo origin.
+    static let webSocketOriginScript = fixtures + "/ws_origin.py"
+
+    /// `Tests/MITMProxyTests/Fixtures/ws_client.py`, the WebSocket client (HTTP/1.1, or RFC 8441 with `--h2`).
+    static let webSocketClientScript = fixtures + "/ws_client.py"
+
     /// `Tests/MITMProxyTests/Fixtures/H2JavaClient.java`, Java's HttpClient asking for HTTP/2.
     static let h2JavaClient = fixtures + "/H2JavaClient.java"
 
