@@ -81,7 +81,7 @@ extension HTTP2Relay {
             reportRuled(held.decision, record, "delayed \(QuantityText.duration(held.decision.delay ?? 0))"
                 + (held.decision.requestHeaders.isEmpty ? "" : "; request headers edited"))
         }
-        guard let upstreamSession, upstreamAvailable else {
+        guard let upstreamConnection, upstreamAvailable, upstreamConnection.isAvailable else {
             if let unreachableReason {
                 answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
             } else {
@@ -93,11 +93,12 @@ extension HTTP2Relay {
         }
         let endsWithHead = held.ended && held.body.isEmpty && held.trailers.isEmpty
         do {
-            let upstreamID = try upstreamSession.submitRequest(ruledRequestFields(held.fields, clientID), endStream: endsWithHead)
+            let upstreamID = try upstreamConnection.submitRequest(ruledRequestFields(held.fields, clientID), endStream: endsWithHead,
+                                                                  for: self)
             streams[clientID]?.upstreamID = upstreamID
             clientStreamForUpstream[upstreamID] = clientID
-            for piece in held.body { upstreamSession.send(piece, on: upstreamID) }
-            if held.ended && !endsWithHead { upstreamSession.finish(streamID: upstreamID, trailers: held.trailers) }
+            for piece in held.body { upstreamConnection.session.send(piece, on: upstreamID) }
+            if held.ended && !endsWithHead { upstreamConnection.session.finish(streamID: upstreamID, trailers: held.trailers) }
         } catch {
             answerLocally(clientID, .badGateway(host: host, port: port, reason: "cannot open an HTTP/2 stream: \(error.reason)"))
         }

@@ -196,8 +196,10 @@ extension ProxyConnection {
             (upstreamLeg, failure, timings) = (nil, reason, nil)
         case .released:
             (upstreamLeg, failure, timings) = (nil, "no upstream connection", nil)
-        case .shared:
-            (upstreamLeg, failure, timings) = (nil, "the client did not agree to HTTP/2 on a shared HTTP/2 upstream", nil)
+        case .shared(let shared):
+            // Reused: nothing reaching it cost this exchange.
+            (upstreamLeg, failure, timings) = (nil, "the client did not agree to HTTP/2 on a shared HTTP/2 upstream",
+                                               UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: shared.address))
         }
         if leg.tls.negotiatedALPN == "h2" {
             startHTTP2Relay(interception, leg, upstream: upstream, failure: failure, timings: timings)

@@ -44,7 +44,8 @@ import Testing
         expectEnhanceYourCalm(json, result, rig)
         // The proxy stopped answering once a thousand acknowledgements were owed (what it answered before fills the
         // sockets' buffers, some megabytes): fewer came back than were asked.
-        #expect((json["frames"]["SETTINGS_ACK"].int ?? .max) < 1_000_000, "\(result)")
+        // None at all when the flood came before the upstream's SETTINGS (the client's answers wait for those).
+        #expect((json["frames"]["SETTINGS_ACK"].int ?? 0) < 1_000_000, "\(result)")
         #expect(rig.proxy.outputText.contains("Flooding was detected"), "\(rig.proxy.outputText)")
         try await expectBoundedAndRecovered(rig, others: others)
     }
@@ -54,7 +55,7 @@ import Testing
         let rig = try await HTTP2ProcessHarness.start()
         let (json, result, others) = try await rig.whileServingOthers("ping-flood", ["1000000"])
         expectEnhanceYourCalm(json, result, rig)
-        #expect((json["frames"]["PING_ACK"].int ?? .max) < 1_000_000, "\(result)")
+        #expect((json["frames"]["PING_ACK"].int ?? 0) < 1_000_000, "\(result)")
         #expect(rig.proxy.outputText.contains("Flooding was detected"), "\(rig.proxy.outputText)")
         try await expectBoundedAndRecovered(rig, others: others)
     }

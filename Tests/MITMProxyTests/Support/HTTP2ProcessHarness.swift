@@ -12,10 +12,13 @@ struct HTTP2ProcessHarness {
     let descriptorBaseline: Int
 
     /// The proxy with `-q --resolve origin.test:127.0.0.1` plus `arguments`, after one exchange through it
-    /// (what the first interception creates for the life of the process is not counted against a test).
+    /// (what the first interception creates for the life of the process is not counted against a test). Unless
+    /// `arguments` say otherwise, `--idle-timeout 4`: the warm-up's HTTP/2 upstream connection idles in the pool
+    /// for that long (at most 15 s) before the descriptor baseline can be taken, and again after the test.
     static func start(_ arguments: [String] = []) async throws -> HTTP2ProcessHarness {
         let origin = try await OriginServer.start(.tls(.origin), script: RepositoryLayout.h2OriginScript)
-        let proxy = try await ProxyProcess.start(["-q", "--resolve", "origin.test:127.0.0.1"] + arguments)
+        let idle = arguments.contains("--idle-timeout") ? [] : ["--idle-timeout", "4"]
+        let proxy = try await ProxyProcess.start(["-q", "--resolve", "origin.test:127.0.0.1"] + idle + arguments)
         let freshSockets = try proxy.openSocketCount()
         let (warmUp, result) = try await HTTP2Harness.h2Client(
             proxyPort: proxy.port, caFile: proxy.caDirectory + "/ca.pem", originPort: origin.port, "get", ["/hello"])
