@@ -20,6 +20,8 @@ public struct ProxyConfiguration: Sendable {
     public var handshakeTimeout: Double = 10
     /// Seconds a connection may stay silent in both directions before it is closed.
     public var idleTimeout: Double = 60
+    /// How long an idle upstream connection stays pooled for the next client of its origin (at most `idleTimeout`).
+    public var upstreamPoolIdle: Double = 15
     /// Seconds after a completed handshake within which a client that sends nothing and closes counts
     /// as `refused/closed-after-handshake`; still silent and open after it, `inconclusive/idle`.
     public var silenceWindow: Double = 3

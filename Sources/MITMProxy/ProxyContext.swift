@@ -71,7 +71,7 @@ final class ProxyContext: Sendable {
         resolver = NameResolver(overrides: configuration.resolveOverrides)
         self.loops = loops ?? EventLoopGroup(count: configuration.loopCount)
         registries = self.loops.loops.map { ConnectionRegistry(loop: $0, clock: clock) }
-        pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, 15)) }
+        pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, configuration.upstreamPoolIdle)) }
         web = configuration.webUI.enabled ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil
         if let web { events.subscribe { web.observe($0) } }
     }

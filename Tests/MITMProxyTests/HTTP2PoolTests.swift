@@ -7,7 +7,12 @@ import Testing
 /// never on one that said GOAWAY.
 @Suite struct HTTP2PoolTests {
     private func start(maxConcurrentStreams: Int = 100) async throws -> HTTP2Harness {
-        try await HTTP2Harness.start(.h2(maxConcurrentStreams: maxConcurrentStreams)) { $0.loopCount = 1 }
+        // A pooled connection outlives a slow step of a loaded test run.
+        try await HTTP2Harness.start(.h2(maxConcurrentStreams: maxConcurrentStreams)) {
+            $0.loopCount = 1
+            $0.upstreamPoolIdle = 120
+            $0.idleTimeout = 120
+        }
     }
 
     /// Which origin connection served `path` (GET over curl --http2 through the proxy), and how many it accepted.

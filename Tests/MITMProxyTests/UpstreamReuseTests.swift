@@ -18,7 +18,10 @@ import Testing
 
     @Test func aSecondClientReusesTheUpstreamConnectionTheFirstLeftIdle() async throws {
         let origin = try await OriginServer.start(.tls(.origin))
-        let harness = try await ProxyHarness.start { $0.loopCount = 1 }
+        let harness = try await ProxyHarness.start {
+            $0.loopCount = 1
+            $0.upstreamPoolIdle = 120  // outlives a slow step of a loaded test run
+        }
         let first = try await fetch(harness, "https://localhost:\(origin.port)/hello")
         #expect(first.stdoutText == "hello from origin", "\(first)")
         #expect(await harness.waitUntilIdle())

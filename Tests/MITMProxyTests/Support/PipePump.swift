@@ -30,12 +30,19 @@ struct PipePump {
         if input.isEmpty { closeStdin() }
     }
 
-    /// Pumps until stdin is written and both outputs reach end of file; false if `deadline` came first.
-    mutating func run(until deadline: DispatchTime) -> Bool {
+    /// Pumps until stdin is written and both outputs reach end of file, or until `processExited` and what it wrote
+    /// is read: a process started meanwhile by another test can inherit the pipes' write ends and hold them open
+    /// past the child's exit. False if `deadline` came first.
+    mutating func run(until deadline: DispatchTime, processExited: () -> Bool = { false }) -> Bool {
         while stdinHandle != nil || stdoutHandle != nil || stderrHandle != nil {
+            if processExited() {
+                if let descriptor = stdoutHandle?.fileDescriptor { _ = drain(descriptor, into: &stdout) }
+                if let descriptor = stderrHandle?.fileDescriptor { _ = drain(descriptor, into: &stderr) }
+                return true
+            }
             let now = DispatchTime.now().uptimeNanoseconds
             guard now < deadline.uptimeNanoseconds else { return false }
-            let waitMilliseconds = Int32(min((deadline.uptimeNanoseconds - now) / 1_000_000 + 1, 60_000))
+            let waitMilliseconds = Int32(min((deadline.uptimeNanoseconds - now) / 1_000_000 + 1, 100))
             var descriptors: [pollfd] = []
             if let stdinHandle {
                 descriptors.append(pollfd(fd: stdinHandle.fileDescriptor, events: Int16(POLLOUT), revents: 0))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -78,7 +79,11 @@ enum Subprocess {
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
+        let hasExited = ExitFlag()
+        process.terminationHandler = { _ in
+            hasExited.value.store(true, ordering: .releasing)
+            exited.signal()
+        }
         try process.run()
 
         var pump = PipePump(
@@ -88,7 +93,7 @@ enum Subprocess {
             stderr: stderrPipe.fileHandleForReading
         )
         let deadline = DispatchTime.now() + dispatchInterval(timeout)
-        var timedOut = !pump.run(until: deadline)
+        var timedOut = !pump.run(until: deadline) { hasExited.value.load(ordering: .acquiring) }
         if !timedOut && exited.wait(timeout: deadline) == .timedOut {
             timedOut = true
         }
@@ -122,4 +127,9 @@ enum Subprocess {
         let (seconds, attoseconds) = duration.components
         return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
+}
+
+/// Set by a process's termination handler, read by the thread pumping its pipes.
+private final class ExitFlag: Sendable {
+    let value = Atomic(false)
 }
