@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -68,48 +67,28 @@ enum Subprocess {
         timeout: Duration = .seconds(30)
     ) throws -> SubprocessResult {
         _ = ignoreBrokenPipes
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try executablePath(executable))
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let stdinPipe = stdin.map { _ in Pipe() }
-        let stdoutPipe = Pipe()
-        let stderrPipe = Pipe()
-        process.standardInput = stdinPipe ?? FileHandle.nullDevice
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        let exited = DispatchSemaphore(value: 0)
-        let hasExited = ExitFlag()
-        process.terminationHandler = { _ in
-            hasExited.value.store(true, ordering: .releasing)
-            exited.signal()
-        }
-        try process.run()
-
-        var pump = PipePump(
-            input: stdin ?? [],
-            stdin: stdinPipe?.fileHandleForWriting,
-            stdout: stdoutPipe.fileHandleForReading,
-            stderr: stderrPipe.fileHandleForReading
-        )
+        var child = try SpawnedChild(path: try executablePath(executable), arguments: arguments, environment: environment,
+                                     pipeStdin: stdin != nil)
+        var pump = PipePump(input: stdin ?? [], stdin: child.stdin, stdout: child.stdout, stderr: child.stderr)
         let deadline = DispatchTime.now() + dispatchInterval(timeout)
-        var timedOut = !pump.run(until: deadline) { hasExited.value.load(ordering: .acquiring) }
-        if !timedOut && exited.wait(timeout: deadline) == .timedOut {
-            timedOut = true
+        var timedOut = !pump.run(until: deadline) { child.hasExited() }
+        if !timedOut {
+            // Both outputs ended (the child closed them): the exit follows.
+            while !child.hasExited() {
+                guard DispatchTime.now() < deadline else {
+                    timedOut = true
+                    break
+                }
+                usleep(1_000)
+            }
         }
         if timedOut {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            exited.wait()
-            _ = pump.run(until: .now() + .seconds(1))
+            child.kill()
+            _ = pump.run(until: .now() + .seconds(1)) { true }
         }
         pump.closeAll()
-        return SubprocessResult(
-            status: process.terminationStatus,
-            terminatedBySignal: process.terminationReason == .uncaughtSignal,
-            timedOut: timedOut,
-            stdout: pump.stdout,
-            stderr: pump.stderr
-        )
+        return SubprocessResult(status: child.status, terminatedBySignal: child.terminatedBySignal, timedOut: timedOut,
+                                stdout: pump.stdout, stderr: pump.stderr)
     }
 
     /// `name` itself if it contains a slash, else the first executable of that name in PATH.
@@ -129,7 +108,3 @@ enum Subprocess {
     }
 }
 
-/// Set by a process's termination handler, read by the thread pumping its pipes.
-private final class ExitFlag: Sendable {
-    let value = Atomic(false)
-}

@@ -1,0 +1,84 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child started with `posix_spawn` and reaped with `waitpid`, for `Subprocess`. Foundation's `Process` learns of
+/// an exit through a Dispatch read source, and under a loaded parallel test run that notice came late or never (the
+/// run's curl and openssl children timed out with all their output written).
+struct SpawnedChild {
+    let pid: pid_t
+    /// The parent's ends: stdin (nil when the child's is /dev/null), stdout, stderr.
+    let stdin: FileHandle?
+    let stdout: FileHandle
+    let stderr: FileHandle
+    private var waitStatus: Int32?
+
+    /// Starts `path` with `arguments` and `environment` (the test process's own when nil).
+    init(path: String, arguments: [String], environment: [String: String]?, pipeStdin: Bool) throws {
+        func pipePair() throws -> (read: Int32, write: Int32) {
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw SubprocessError(description: "pipe: \(String(cString: strerror(errno)))") }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            return (ends[0], ends[1])
+        }
+        let input = pipeStdin ? try pipePair() : nil
+        let output = try pipePair()
+        let errors = try pipePair()
+        let devNull = pipeStdin ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input?.read ?? devNull, 0)
+        posix_spawn_file_actions_adddup2(&actions, output.write, 1)
+        posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        let envp = environmentLines.map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv + envp { free(pointer) }
+        }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, path, &actions, nil, argv, envp)
+        for descriptor in [input?.read, output.write, errors.write, devNull >= 0 ? devNull : nil].compactMap({ $0 }) {
+            Glibc.close(descriptor)
+        }
+        guard spawned == 0 else {
+            for descriptor in [input?.write, output.read, errors.read].compactMap({ $0 }) { Glibc.close(descriptor) }
+            throw SubprocessError(description: "cannot start \(path): \(String(cString: strerror(spawned)))")
+        }
+        pid = child
+        stdin = input.map { FileHandle(fileDescriptor: $0.write, closeOnDealloc: true) }
+        stdout = FileHandle(fileDescriptor: output.read, closeOnDealloc: true)
+        stderr = FileHandle(fileDescriptor: errors.read, closeOnDealloc: true)
+    }
+
+    /// Whether the child has exited (reaping it when it has).
+    mutating func hasExited() -> Bool {
+        if waitStatus != nil { return true }
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        if result == pid { waitStatus = status }
+        return waitStatus != nil
+    }
+
+    /// Kills the child (if it still runs) and reaps it.
+    mutating func kill() {
+        guard !hasExited() else { return }
+        _ = Glibc.kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        waitStatus = status
+    }
+
+    /// The exit code, or the signal number when `terminatedBySignal` (after `hasExited` or `kill`).
+    var status: Int32 {
+        guard let waitStatus else { return -1 }
+        return waitStatus & 0x7f == 0 ? (waitStatus >> 8) & 0xff : waitStatus & 0x7f
+    }
+
+    var terminatedBySignal: Bool {
+        guard let waitStatus else { return false }
+        return waitStatus & 0x7f != 0
+    }
+}
