@@ -53,8 +53,9 @@ import Testing
 
     @Test func aConnectionAtItsConcurrencyLimitIsNotShared() async throws {
         let harness = try await start(maxConcurrentStreams: 1)
-        async let held = connection(harness, "/hold?ms=1500")
-        _ = await harness.events.first { if case .request(_, _, _, _, let url) = $0 { url.hasSuffix("/hold?ms=1500") } else { false } }
+        // Held long enough that the other client, slow to start on a loaded machine, still finds the stream open.
+        async let held = connection(harness, "/hold?ms=6000")
+        _ = await harness.events.first { if case .request(_, _, _, _, let url) = $0 { url.hasSuffix("/hold?ms=6000") } else { false } }
         let (other, accepted) = try await connection(harness)
         let (holding, _) = try await held
         #expect(other != holding, "the origin allows one stream per connection: the second client needed its own")
