@@ -31,7 +31,8 @@ public struct IPAddress: Sendable, Equatable, CustomStringConvertible {
         return IPAddress(bytes: Array(bytes[12...]))
     }
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    /// 4 or 16 bytes in network order.
+    init(bytes: [UInt8]) { self.bytes = bytes }
 
     /// The kind of network the address belongs to (an IPv4-mapped address counts as its IPv4 address).
     public var scope: IPAddressScope {

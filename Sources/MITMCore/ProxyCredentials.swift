@@ -37,6 +37,13 @@ public struct ProxyCredentials: Sendable, CustomStringConvertible, CustomDebugSt
         return Self.constantTimeEqual(Array(decoded), expected)
     }
 
+    /// Whether a user name and password given apart (SOCKS5, RFC 1929) are these credentials, compared the same way.
+    public func accepts(user: String, password: String) -> Bool {
+        // A user name with a colon would shift the split between user and password.
+        let matches = Self.constantTimeEqual(Array("\(user):\(password)".utf8), expected)
+        return matches && !user.contains(":")
+    }
+
     private static func constantTimeEqual(_ given: [UInt8], _ expected: [UInt8]) -> Bool {
         var difference = UInt(bitPattern: given.count ^ expected.count)
         for index in expected.indices {

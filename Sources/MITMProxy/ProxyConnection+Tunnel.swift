@@ -82,7 +82,7 @@ extension ProxyConnection {
             tunnel.serverFirstWatcher = watcher
             connection.socket.delegate = watcher
             connection.socket.resumeReading()
-        case .readingRequest, .awaitingTarget, .relaying, .lingering, .closed:
+        case .readingRequest, .socksHandshake, .awaitingTarget, .relaying, .lingering, .closed:
             return
         }
     }

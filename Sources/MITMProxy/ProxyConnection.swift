@@ -12,6 +12,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     enum Phase {
         /// Reading the proxy request.
         case readingRequest
+        /// A SOCKS5 client's greeting, authentication and request (the first byte told it from HTTP).
+        case socksHandshake(SOCKS5Handshake)
         /// CONNECT from a client on another machine, not answered yet: the upstream is reached first, so that a target on
         /// this machine gets a `403` instead of a `200` (`refusesLocalTargets`). The client is not read meanwhile; bytes it
         /// sent right behind the CONNECT wait in the tunnel's `peeked`.
@@ -145,7 +147,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             return
         case .lingering:
             close(reason: "timed out \(timeout.reason.waitingFor)")
-        case .readingRequest:
+        case .readingRequest, .socksHandshake:
             context.events.emit(.timedOut(connectionID: id, host: nil, what: timeout.reason.waitingFor))
             close(reason: "timed out \(timeout.reason.waitingFor)")
         case .awaitingTarget(let tunnel), .peeking(let tunnel), .awaitingRawUpstream(let tunnel):
@@ -159,7 +161,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         switch phase {
         case .awaitingTarget(let tunnel), .peeking(let tunnel), .awaitingRawUpstream(let tunnel): tunnel
         case .handshaking(let interception): if case .reachingUpstream = interception.stage { interception.tunnel } else { nil }
-        case .readingRequest, .relaying, .lingering, .closed: nil
+        case .readingRequest, .socksHandshake, .relaying, .lingering, .closed: nil
         }
     }
 
@@ -184,7 +186,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         switch phase {
+        case .readingRequest where startsSOCKS5(bytes): readSOCKS5(SOCKS5Handshake(requiresCredentials: context.configuration.proxyCredentials != nil),
+                                                                   Array(bytes))
         case .readingRequest: readRequest(Array(bytes))
+        case .socksHandshake(let handshake): readSOCKS5(handshake, Array(bytes))
         case .peeking(let tunnel): peek(tunnel, Array(bytes))
         case .awaitingRawUpstream(let tunnel): tunnel.peeked.append(contentsOf: bytes)
         case .awaitingTarget, .handshaking, .relaying, .lingering, .closed: return
@@ -230,16 +235,21 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             answerAndLinger(.proxyAuthenticationRequired(reason: problem))
             return
         }
+        openTunnel(host: host, port: port, request: .httpConnect, asksForPins: head.headers.contains(ProxyProbe.headerName),
+                   leftover: parser.takeBufferedBytes())
+    }
+
+    /// Opens the tunnel a CONNECT or a SOCKS5 request asked for; `leftover` are bytes the client sent behind its request.
+    func openTunnel(host: String, port: Int, request: TunnelRequest, asksForPins: Bool, leftover: [UInt8]) {
         if context.ownListener.isOwn(host: host, port: port) {
-            reject(status: 508, reason: OwnListener.loopReason(host: host, port: port))
+            refuse(request, status: 508, reason: OwnListener.loopReason(host: host, port: port))
             return
         }
         let peer = clientSocket.peerDescription
         context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
         guard enterNetworkConditions(host: host, port: port) else { return }
-        let leftover = parser.takeBufferedBytes()
-        let probe: ProxyProbe? = LocalPages.handles(host: host) ? .trust : head.headers.contains(ProxyProbe.headerName) ? .pins : nil
-        let tunnel = Tunnel(host: host, port: port, probe: probe)
+        let probe: ProxyProbe? = LocalPages.handles(host: host) ? .trust : asksForPins ? .pins : nil
+        let tunnel = Tunnel(host: host, port: port, probe: probe, request: request)
         let answeringRule = probe == .trust ? nil : context.rules.current.answersEveryRequest(host: host, scheme: "https")
         var pooled = probe == .trust || answeringRule != nil ? nil : context.pool(for: loop).take(host: host, port: port)
         if let entry = pooled, guardedClient != nil, LocalTargetGuard.isThisMachine(entry.address) {
@@ -268,9 +278,13 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         answerConnect(tunnel, heldBytes: leftover)
     }
 
-    /// Says `200` to the CONNECT and starts peeking at the tunnel, first at `heldBytes` (sent right behind the request).
+    /// Says `200` to the CONNECT (or succeeded to the SOCKS5 request) and starts peeking at the tunnel, first at
+    /// `heldBytes` (sent right behind the request).
     func answerConnect(_ tunnel: Tunnel, heldBytes: [UInt8]) {
-        clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
+        switch tunnel.request {
+        case .httpConnect: clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
+        case .socks5: clientSocket.write(SOCKS5Handshake.reply(.succeeded))
+        }
         phase = .peeking(tunnel)
         expect(.firstTunnelBytes(host: tunnel.host, port: tunnel.port), within: context.configuration.handshakeTimeout)
         if !heldBytes.isEmpty { peek(tunnel, heldBytes) }
@@ -288,7 +302,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func targetReached(_ tunnel: Tunnel, _ result: Result<UpstreamConnection, UpstreamFailure>) {
         if case .failure(let failure) = result, failure.refusedLocalTarget {
             tunnel.upstream = .none
-            reject(status: 403, reason: failure.reason)
+            refuse(tunnel.request, status: 403, reason: failure.reason)
             return
         }
         let held = tunnel.takePeeked()
@@ -389,7 +403,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case .relaying(let relay, _):
             // The relay closes its legs and reports back through `relayClosed`, which ends the phase.
             relay.close(reason: reason)
-        case .readingRequest, .awaitingTarget, .peeking, .awaitingRawUpstream, .handshaking, .lingering:
+        case .readingRequest, .socksHandshake, .awaitingTarget, .peeking, .awaitingRawUpstream, .handshaking, .lingering:
             dropPhaseResources()
         }
         phase = .closed
@@ -406,7 +420,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             interception.tunnel.dropUpstream()
             interception.closeHandshakeLegs()
             interception.verdict.finish()
-        case .readingRequest, .relaying, .lingering, .closed:
+        case .readingRequest, .socksHandshake, .relaying, .lingering, .closed:
             break
         }
     }

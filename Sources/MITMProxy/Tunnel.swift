@@ -17,10 +17,14 @@ final class Tunnel {
     /// The QA rule that answers every request to the host itself: the upstream is not dialled unless needed.
     var answeredByRule: String?
 
-    init(host: String, port: Int, probe: ProxyProbe?) {
+    /// How the client asked for it.
+    let request: TunnelRequest
+
+    init(host: String, port: Int, probe: ProxyProbe?, request: TunnelRequest = .httpConnect) {
         self.host = host
         self.port = port
         self.probe = probe
+        self.request = request
     }
 
     /// Hands the bytes read so far to whoever reads the tunnel next.
@@ -39,4 +43,12 @@ final class Tunnel {
         }
         upstream = .none
     }
+}
+
+/// How a client asks for a tunnel.
+enum TunnelRequest {
+    /// `CONNECT host:port HTTP/1.1`.
+    case httpConnect
+    /// A SOCKS5 CONNECT (on the same port: the first byte tells).
+    case socks5
 }

@@ -1,0 +1,57 @@
+import MITMCore
+
+/// SOCKS5 on the proxy's port: the handshake up to CONNECT, then the same tunnel as an HTTP CONNECT.
+extension ProxyConnection {
+    /// Whether a connection's first bytes are a SOCKS5 greeting (an HTTP request starts with a letter).
+    func startsSOCKS5(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        !webUIOnly && parser.isIdle && bytes.first == SOCKS5Handshake.version
+    }
+
+    func readSOCKS5(_ handshake: SOCKS5Handshake, _ bytes: [UInt8]) {
+        var handshake = handshake
+        let actions = handshake.receive(bytes)
+        phase = .socksHandshake(handshake)
+        performSOCKS5(actions)
+    }
+
+    private func performSOCKS5(_ actions: [SOCKS5Handshake.Action]) {
+        for action in actions {
+            guard case .socksHandshake(var handshake) = phase else { return }
+            switch action {
+            case .send(let bytes):
+                clientSocket.write(bytes)
+            case .checkCredentials(let user, let password):
+                let accepted = context.configuration.proxyCredentials?.accepts(user: user, password: password) ?? true
+                let next = handshake.credentialsChecked(accepted)
+                phase = .socksHandshake(handshake)
+                performSOCKS5(next)
+            case .connect(let host, let port):
+                let leftover = handshake.takeBuffered()
+                phase = .readingRequest
+                openTunnel(host: host, port: port, request: .socks5, asksForPins: false, leftover: leftover)
+            case .fail(let reason):
+                context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: reason))
+                closeAfterLastBytes()
+            }
+        }
+    }
+
+    /// Refuses a tunnel before it opens: an HTTP error for CONNECT, a SOCKS5 reply (not allowed) for SOCKS5.
+    func refuse(_ request: TunnelRequest, status: Int, reason: String) {
+        switch request {
+        case .httpConnect:
+            reject(status: status, reason: reason)
+        case .socks5:
+            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "SOCKS5 CONNECT: \(reason)"))
+            clientSocket.write(SOCKS5Handshake.reply(.notAllowed))
+            closeAfterLastBytes()
+        }
+    }
+
+    /// FIN after what is written, then waits (briefly) for the client to hang up.
+    private func closeAfterLastBytes() {
+        clientSocket.shutdownWriteAfterFlush()
+        clientSocket.resumeReading()
+        linger()
+    }
+}
