@@ -86,7 +86,7 @@ extension HTTP2Relay {
             return
         }
         do {
-            let upstreamID = try upstreamConnection.submitRequest(ruledRequestFields(block.fields, clientID), endStream: block.endStream,
+            let upstreamID = try upstreamConnection.submitRequest(upstreamRequestFields(block.fields, clientID), endStream: block.endStream,
                                                                   for: self)
             streams[clientID]?.upstreamID = upstreamID
             clientStreamForUpstream[upstreamID] = clientID

@@ -54,6 +54,18 @@ extension HTTP2Relay {
     }
 
     /// The request's fields as they go upstream: the rules' header edits applied.
+    /// A request's fields as they go upstream: the rules' edits, and the origin's `:authority` behind a `--reverse` port.
+    func upstreamRequestFields(_ fields: [HTTP2HeaderField], _ clientID: Int32) -> [HTTP2HeaderField] {
+        let ruled = ruledRequestFields(fields, clientID)
+        guard let originAuthority else { return ruled }
+        let authority = Array(":authority".utf8)
+        return ruled.map { field in
+            var field = field
+            if field.name == authority { field.value = Array(originAuthority.utf8) }
+            return field
+        }
+    }
+
     func ruledRequestFields(_ fields: [HTTP2HeaderField], _ clientID: Int32) -> [HTTP2HeaderField] {
         guard let edits = ruled.decisions[clientID]?.requestHeaders, !edits.isEmpty else { return fields }
         return Self.edit(fields, edits)
@@ -93,7 +105,7 @@ extension HTTP2Relay {
         }
         let endsWithHead = held.ended && held.body.isEmpty && held.trailers.isEmpty
         do {
-            let upstreamID = try upstreamConnection.submitRequest(ruledRequestFields(held.fields, clientID), endStream: endsWithHead,
+            let upstreamID = try upstreamConnection.submitRequest(upstreamRequestFields(held.fields, clientID), endStream: endsWithHead,
                                                                   for: self)
             streams[clientID]?.upstreamID = upstreamID
             clientStreamForUpstream[upstreamID] = clientID

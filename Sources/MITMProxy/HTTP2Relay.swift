@@ -72,6 +72,8 @@ final class HTTP2Relay {
     var pumpAgain = false
 
     var records: ExchangeRecordFactory
+    /// The `:authority` streams go upstream with, behind a `--reverse` port (the client's names the proxy); nil keeps the client's.
+    var originAuthority: String?
     /// The QA rules' state per stream (see `HTTP2Relay+Rules.swift`).
     var ruled = HTTP2RelayRules()
     /// DNS/connect/TLS costs of the upstream connection, charged to the first stream (HAR timings).

@@ -118,7 +118,7 @@ extension HTTPRelay {
         } else {
             switch mode {
             case .intercepted:
-                forwarded = HopByHopFields.forwarding(head, authority: nil, upgrading: upgrade)
+                forwarded = HopByHopFields.forwarding(head, authority: originAuthority, upgrading: upgrade)
             case .plain:
                 guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method) else { return false }
                 forwarded = HopByHopFields.forwarding(head, authority: url.authority, upgrading: upgrade)

@@ -65,6 +65,8 @@ final class HTTPRelay {
     weak var owner: RelayOwner?
     var upstreamEndedInput = false
     var records: ExchangeRecordFactory
+    /// The `Host` requests go upstream with, behind a `--reverse` port (the client's names the proxy); nil keeps the client's.
+    var originAuthority: String?
     /// DNS/connect/TLS costs of a freshly made upstream connection, charged to the next exchange.
     var newConnectionTimings: UpstreamConnectionTimings? {
         get { records.pendingConnectionTimings }
@@ -258,7 +260,7 @@ final class HTTPRelay {
         if !decision.isEmpty, beginRuledRequest(head, decision, upgrade: upgrade) { return }
         switch mode {
         case .intercepted(let host, let port, _):
-            forward(HopByHopFields.forwarding(head, authority: nil, upgrading: upgrade), original: head,
+            forward(HopByHopFields.forwarding(head, authority: originAuthority, upgrading: upgrade), original: head,
                     host: host, port: port, scheme: "https", upgrade: upgrade)
         case .failing(let host, let port, let reason):
             queueLocal(head, host: host, port: port, scheme: "https",

@@ -31,8 +31,17 @@ final class Interception {
     }
 
     /// The name the client asked for: its SNI, or the CONNECT host when it sent none (or an invalid one).
+    /// Behind a `--reverse` port, the origin's host (the client's SNI names the proxy: `localhost`, a hosts-file entry).
     static func host(of tunnel: Tunnel, hello: ClientHello) -> String {
-        hello.serverName.flatMap { HostName.validate($0) } ?? tunnel.host
+        if tunnel.request == .reverse { return tunnel.host }
+        return hello.serverName.flatMap { HostName.validate($0) } ?? tunnel.host
+    }
+
+    /// The names the forged certificate holds beside `names`: the client's own SNI behind a `--reverse` port.
+    func forgedNames(_ names: [SubjectAlternativeName]) -> [SubjectAlternativeName] {
+        guard tunnel.request == .reverse, let name = hello.serverName.flatMap({ HostName.validate($0) }) else { return names }
+        let clientName = ForgeNames.name(for: name)
+        return names.contains(clientName) ? names : [clientName] + names
     }
 
     /// The server name sent upstream: none for an IP address.

@@ -1,17 +1,21 @@
 import MITMIO
 import Synchronization
 
-/// The proxy's own listening endpoint, so that a tunnel or request to it is refused (or served locally)
-/// instead of looping through the proxy, each turn taking two more descriptors.
+/// The proxy's own listening endpoints (its port and its `--reverse` ports), so that a tunnel or request to one is
+/// refused (or served locally) instead of looping through the proxy, each turn taking two more descriptors.
 final class OwnListener: Sendable {
-    private let endpoint = Mutex<(host: String, port: Int)?>(nil)
+    private let endpoints = Mutex<[(host: String, port: Int)]>([])
 
     /// Records where the proxy listens, once bound.
-    func set(host: String, port: Int) { endpoint.withLock { $0 = (host, port) } }
+    func set(host: String, port: Int) { endpoints.withLock { $0.append((host, port)) } }
 
-    /// Whether `host:port` (an IP literal, `localhost`, or a resolved address) is the proxy's own listening socket.
+    /// Whether `host:port` (an IP literal, `localhost`, or a resolved address) is one of the proxy's own listening sockets.
     func isOwn(host: String, port: Int) -> Bool {
-        guard let (listenHost, listenPort) = endpoint.withLock({ $0 }), port == listenPort else { return false }
+        endpoints.withLock { $0 }.contains { isEndpoint(host: host, port: port, listenHost: $0.host, listenPort: $0.port) }
+    }
+
+    private func isEndpoint(host: String, port: Int, listenHost: String, listenPort: Int) -> Bool {
+        guard port == listenPort else { return false }
         var address = host.lowercased()
         if address.hasPrefix("[") && address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
         if NameResolver.isLocalhostName(address) { address = "127.0.0.1" }

@@ -22,6 +22,8 @@ public struct ProxyConfiguration: Sendable {
     public var idleTimeout: Double = 60
     /// How long an idle upstream connection stays pooled for the next client of its origin (at most `idleTimeout`).
     public var upstreamPoolIdle: Double = 15
+    /// Origins the proxy stands in front of as a TLS server, each on a local port of its own (`--reverse`).
+    public var reverseTargets: [ReverseTarget] = []
     /// Seconds after a completed handshake within which a client that sends nothing and closes counts
     /// as `refused/closed-after-handshake`; still silent and open after it, `inconclusive/idle`.
     public var silenceWindow: Double = 3

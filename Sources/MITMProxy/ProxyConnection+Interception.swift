@@ -118,7 +118,7 @@ extension ProxyConnection {
         let port = interception.tunnel.port
         let tls: TLSConnection
         do {
-            let identity = try context.profiles.identity(for: verdict.profile, names: names)
+            let identity = try context.profiles.identity(for: verdict.profile, names: interception.forgedNames(names))
             verdict.shownCertificatePin = identity.pin
             tls = try TLSConnection(server: context.serverTLS, certificate: identity.certificate, key: identity.key,
                                     chain: identity.chain, alpn: clientALPNOffer(interception, upstream: upstream))
@@ -209,6 +209,7 @@ extension ProxyConnection {
                               mode: upstreamLeg.map { .intercepted(host: host, port: port, upstream: $0) }
                                   ?? .failing(host: host, port: port, reason: failure))
         relay.newConnectionTimings = timings
+        relay.originAuthority = reverseTarget?.authority
         startRelaying(.http1(relay), for: .interception(interception))
         relay.start()
     }

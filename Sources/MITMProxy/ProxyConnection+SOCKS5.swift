@@ -45,6 +45,9 @@ extension ProxyConnection {
             context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "SOCKS5 CONNECT: \(reason)"))
             clientSocket.write(SOCKS5Handshake.reply(.notAllowed))
             closeAfterLastBytes()
+        case .reverse:
+            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "reverse proxy: \(reason)"))
+            close(reason: reason)
         }
     }
 

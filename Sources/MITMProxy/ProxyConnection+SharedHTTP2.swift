@@ -71,6 +71,7 @@ extension ProxyConnection {
         }
         if fresh { connection?.join(context.pool(for: loop)) }
         relay.newConnectionTimings = timings
+        relay.originAuthority = reverseTarget?.authority
         startRelaying(.http2(relay), for: .interception(interception))
         relay.start()
     }

@@ -59,6 +59,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var clientSocket: any ByteStream
     /// Whether the connection came to the web UI's own port: every request is the web UI's.
     let webUIOnly: Bool
+    /// The origin of the `--reverse` port the connection came to: the client speaks TLS to it at once.
+    let reverseTarget: ReverseTarget?
     var phase = Phase.readingRequest
     var parser = HTTP1Parser(role: .request)
     var timeout: ConnectionDeadline
@@ -72,13 +74,14 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         return context.refusesLocalTargets(forClient: address) ? address ?? "unknown" : nil
     }()
 
-    convenience init(descriptor: Int32, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false) {
-        self.init(client: StreamSocket(descriptor: descriptor, loop: loop), context: context, webUIOnly: webUIOnly)
+    convenience init(descriptor: Int32, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false, reverseTarget: ReverseTarget? = nil) {
+        self.init(client: StreamSocket(descriptor: descriptor, loop: loop), context: context, webUIOnly: webUIOnly, reverseTarget: reverseTarget)
     }
 
     /// A connection from the client at the other end of `client`, on the stream's loop.
-    init(client: any ByteStream, context: ProxyContext, webUIOnly: Bool = false) {
+    init(client: any ByteStream, context: ProxyContext, webUIOnly: Bool = false, reverseTarget: ReverseTarget? = nil) {
         self.webUIOnly = webUIOnly
+        self.reverseTarget = reverseTarget
         self.id = context.makeConnectionID()
         self.context = context
         self.loop = client.loop
@@ -103,6 +106,11 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func start() {
         context.registry(for: loop).add(self)
         clientSocket.delegate = self
+        if let reverseTarget {
+            openTunnel(host: reverseTarget.host, port: reverseTarget.port, request: .reverse, asksForPins: false, leftover: [])
+            // A client on another machine waits until the target is known to be allowed (`targetReached` reads on).
+            guard case .peeking = phase else { return }
+        }
         clientSocket.resumeReading()
     }
 
@@ -284,6 +292,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         switch tunnel.request {
         case .httpConnect: clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         case .socks5: clientSocket.write(SOCKS5Handshake.reply(.succeeded))
+        case .reverse: break
         }
         phase = .peeking(tunnel)
         expect(.firstTunnelBytes(host: tunnel.host, port: tunnel.port), within: context.configuration.handshakeTimeout)

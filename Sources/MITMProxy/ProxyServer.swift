@@ -15,6 +15,8 @@ public final class ProxyServer: Sendable {
     private let findingsBook: FindingsBook
     private let listener: Listener
     private let webListener: Listener?
+    /// A listener per `--reverse` origin.
+    private let reverseListeners: [(target: ReverseTarget, listener: Listener)]
     private let directoryLock: CADirectoryLock
 
     /// A proxy for a test: port 0, a fresh temporary CA directory, 127.0.0.1. Call `start()`.
@@ -75,6 +77,11 @@ public final class ProxyServer: Sendable {
         }
         context.ownListener.set(host: listener.address.host, port: listener.address.port)
         webListener = try Self.webListener(context: context)
+        reverseListeners = try configuration.reverseTargets.map { target throws(ProxyStartError) in
+            let reverse = try Self.reverseListener(target, context: context, admits: admits)
+            context.ownListener.set(host: reverse.address.host, port: reverse.address.port)
+            return (target, reverse)
+        }
         if let web = context.web {
             let listen = listener.address.description
             let caPath = authority.files.certificatePEM
@@ -103,11 +110,30 @@ public final class ProxyServer: Sendable {
         }
     }
 
+    /// A TLS server on `--host` in front of `target` (admitting the clients the proxy's port admits).
+    private static func reverseListener(_ target: ReverseTarget, context: ProxyContext,
+                                        admits: @escaping @Sendable (SocketAddress) -> Bool) throws(ProxyStartError) -> Listener {
+        do {
+            return try Listener(host: context.configuration.host, port: target.listenPort, admits: admits) { descriptor, _ in
+                let loop = context.loops.next()
+                loop.execute {
+                    ProxyConnection(descriptor: descriptor, context: context, loop: loop, reverseTarget: target).start()
+                }
+            }
+        } catch {
+            throw ProxyStartError("--reverse \(target.url): \(error.message)")
+        }
+    }
+
     /// Starts accepting connections.
     public func start() {
         listener.start()
         webListener?.start()
+        for (_, reverse) in reverseListeners { reverse.start() }
     }
+
+    /// Each `--reverse` origin and the local port in front of it.
+    public var reversePorts: [(target: ReverseTarget, port: Int)] { reverseListeners.map { ($0.target, $0.listener.address.port) } }
 
     /// Where a browser on this machine opens the web UI (`http://127.0.0.1:8888/`), or nil when it is off.
     public var webUIAddress: String? {
@@ -201,6 +227,7 @@ public final class ProxyServer: Sendable {
         context.rules.stop()
         listener.close()
         webListener?.close()
+        for (_, reverse) in reverseListeners { reverse.close() }
         for loop in context.loops.loops {
             loop.queue.sync {
                 context.registry(for: loop).closeAll()

@@ -51,4 +51,6 @@ enum TunnelRequest {
     case httpConnect
     /// A SOCKS5 CONNECT (on the same port: the first byte tells).
     case socks5
+    /// A connection to a `--reverse` port: the tunnel to its origin is implied, and TLS starts at once.
+    case reverse
 }

@@ -50,6 +50,13 @@ struct ProxyOptions: ParsableArguments {
         valueName: "pattern"))
     var ignoreHosts: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "Stand in front of an HTTPS origin as a TLS server, for clients that take a base URL or a hosts-file entry "
+            + "instead of a proxy: https://api.example.com[:port], on a free local port (printed), or LOCALPORT=URL "
+            + "(repeatable, one port each).",
+        valueName: "url"))
+    var reverse: [String] = []
+
     @Option(name: .customLong("intercept-hosts"), help: ArgumentHelp(
         "Intercept only hosts matching PATTERN; relay every other TLS tunnel untouched, without a verdict (repeatable; @FILE reads "
             + "one pattern per line). With --ignore-hosts too, the most specific pattern decides for a host.",
@@ -196,6 +203,18 @@ struct ProxyOptions: ParsableArguments {
         return String((0..<24).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] })
     }
 
+    /// `--reverse` values, parsed; two on one local port are refused.
+    func reverseTargets() throws -> [ReverseTarget] {
+        let targets = try reverse.map { text in
+            do { return try ReverseTarget(parsing: text) } catch { throw ValidationError("--reverse \(text): \(error)") }
+        }
+        let fixed = targets.map(\.listenPort).filter { $0 != 0 }
+        if let port = fixed.first(where: { port in fixed.count { $0 == port } > 1 || port == self.port }) {
+            throw ValidationError("--reverse: local port \(port) is given twice (each origin needs a port of its own, other than --port)")
+        }
+        return targets
+    }
+
     /// `--ignore-hosts` and `--intercept-hosts`, read (files included) and parsed.
     func hostLists() throws -> TunnelPolicy {
         TunnelPolicy(passThroughHosts: try HostListCheck.patterns(ignoreHosts, flag: "--ignore-hosts"),
@@ -272,6 +291,7 @@ struct ProxyOptions: ParsableArguments {
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure
         configuration.tunnelPolicy = try hostLists()
+        configuration.reverseTargets = try reverseTargets()
         configuration.tunnelPolicy.profileRules = try profileRules()
         configuration.resolveOverrides = try resolveOverrides()
         configuration.handshakeTimeout = handshakeTimeout

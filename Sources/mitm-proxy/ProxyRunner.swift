@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import MITMCore
+import MITMIO
 import MITMProxy
 
 /// Runs the proxy in the foreground: until SIGINT/SIGTERM, or until a client command ends. Returns the
@@ -59,6 +60,11 @@ struct ProxyRunner {
         }
         for line in banner.accessLines { say(line) }
         for line in WebUIBanner.lines(server: server, configuration: configuration) { say(line) }
+        for (target, port) in server.reversePorts {
+            let host = LocalAddresses.isUnspecified(options.host) ? "127.0.0.1" : options.host
+            say("Reverse proxy for \(target.url) on \(host.contains(":") ? "[\(host)]" : host):\(port): point the client's base URL at "
+                + "https://localhost:\(port) (or a hosts-file entry for \(target.host) at this machine, port \(port)); it must trust the CA")
+        }
         for line in inputs.summary { say(line) }
         let rules = try options.makeConfiguration(runsClient: !command.isEmpty).rules.map(\.name)
         if !rules.isEmpty { say("rules in force: \(rules.joined(separator: "; "))") }
