@@ -20,7 +20,9 @@ import Testing
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start {
             $0.loopCount = 1
-            $0.upstreamPoolIdle = 120  // outlives a slow step of a loaded test run
+            // Pooled for 120 s (the pool keeps a connection at most the idle timeout): outlives a slow step of a loaded run.
+            $0.upstreamPoolIdle = 120
+            $0.idleTimeout = 120
         }
         let first = try await fetch(harness, "https://localhost:\(origin.port)/hello")
         #expect(first.stdoutText == "hello from origin", "\(first)")
