@@ -81,7 +81,7 @@ import Testing
             let run = try await Subprocess.run("/usr/bin/env", [
                 "python3", RepositoryLayout.fixtures + "/web_ui_load.py", "--proxy", String(proxy.port),
                 "--url", "http://127.0.0.1:\(plain.port)/hello", "--requests", "5000", "--stalled-feed",
-            ], timeout: .seconds(120))
+            ], timeout: .seconds(240))
             try #require(run.succeeded, "\(run)")
             let result = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout)) as? [String: Any])
             #expect((result["statuses"] as? [String: Int]) == ["200": 5000], "every request answered while the page read nothing")
