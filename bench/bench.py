@@ -245,10 +245,11 @@ def start_nginx(name: str, template: Path, run: Path, values: dict[str, str], pr
 def start_mitm_proxy(binary: str, run: Path, pki: Path, names: list[str], processes: Processes,
                      wrapper: list[str] | None = None, extra: list[str] | None = None) -> Server:
     """Starts mitm-proxy on port 0 and reads the port from its first line; `wrapper` runs it under a
-    profiler (valgrind keeps the pid); `extra` are more options (--har, --report, ...)."""
+    profiler (valgrind keeps the pid); `extra` are more options (--har, --report, ...). Without the web UI: the
+    relay is measured, as before the UI existed (its flow list is one more reader of the recording queue)."""
     run.mkdir(parents=True, exist_ok=True)
     arguments = (wrapper or []) + [binary, "--port", "0", "--ca-dir", str(run / "ca"), "--upstream-ca", str(pki / "ca.pem"),
-                 "--idle-timeout", "600", "--handshake-timeout", "60", "-q"] + (extra or [])
+                 "--idle-timeout", "600", "--handshake-timeout", "60", "-q", "--no-web"] + (extra or [])
     for name in names:
         arguments += ["--resolve", f"{name}:127.0.0.1"]
     log_path = run / "mitm-proxy.log"
@@ -447,6 +448,8 @@ def per_request(r: dict, peer: Peer) -> dict:
         "rps": r["rps"],
         "p50_ms": r["p50_ms"],
         "p99_ms": r["p99_ms"],
+        "max_ms": r.get("max_ms", 0.0),
+        "over_500ms": r.get("over_500ms", 0),
         "proxy_cpu_us": r["proxy_cpu_us"] / requests if peer.server else None,
         "origin_cpu_us": r["origin_cpu_us"] / requests,
         "loadgen_cpu_us": r["loadgen_cpu_us"] / requests,
@@ -631,6 +634,8 @@ def details_text(scenario: str, runs: list[dict], results: dict, peer: str) -> s
                  f"loadgen {med(runs, 'loadgen_cpu_us'):,.1f} µs/req ({med(runs, 'loadgen_core_share') * 100:.0f}% of a core)"]
         if scenario == "newconn":
             parts.append(f"client sessions resumed {med(runs, 'resumed_share') * 100:.0f}%")
+        parts.append(f"slowest {max(run.get('max_ms', 0.0) for run in runs):,.0f} ms, "
+                     f"{sum(run.get('over_500ms', 0) for run in runs)} of {sum(run['requests'] for run in runs):,} over 500 ms")
         return "; ".join(parts)
     if scenario in ("download", "h2-download"):
         parts = [f"{fmt_spread(runs, 'mib_per_s', '{:,.0f}')} MiB/s"]
