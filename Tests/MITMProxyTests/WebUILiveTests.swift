@@ -115,7 +115,9 @@ import Testing
             print("web UI memory: RSS \(before / 1024) MiB before, \(small / 1024) MiB with 10,000 small flows, "
                   + "\(large / 1024) MiB with 10,000 flows of 20 kB (bodies capped at 64 MiB)")
             #expect(small - before < 32 * 1024, "10,000 flows without bodies took \(small - before) kB")
-            #expect(large - before < (64 + 48) * 1024, "10,000 flows with 200 MB of bodies took \(large - before) kB")
+            // About 80 MB on a quiet machine; on a loaded one the recording queue lags and holds exchanges (bodies
+            // included) a while longer (115 MB seen). Uncapped, the bodies alone would be 200 MB.
+            #expect(large - before < (64 + 64) * 1024, "10,000 flows with 200 MB of bodies took \(large - before) kB")
 
             // About 2 MB of JSON, written as the client drains it.
             let flows = try await curl(["http://127.0.0.1:\(proxy.port)/api/flows"])
