@@ -49,16 +49,15 @@ import Testing
         return (harness, first)
     }
 
-    /// Starts a request the origin holds for 6 s (long enough for a slow second client to find its stream open) and
-    /// waits until the proxy has it.
-    private func holding(_ harness: HTTP2Harness) async {
-        _ = await harness.events.first { if case .request(_, _, _, _, let url) = $0 { url.hasSuffix("/hold?ms=6000") } else { false } }
+    /// Waits until the proxy has the request for `path` (one the origin holds).
+    private func holding(_ harness: HTTP2Harness, _ path: String) async {
+        _ = await harness.events.first { if case .request(_, _, _, _, let url) = $0 { url.hasSuffix(path) } else { false } }
     }
 
     @Test func aBusyConnectionIsSharedWhileItHasRoom() async throws {
         let (harness, first) = try await warmedUp()
         async let held = connection(harness, "/hold?ms=6000")
-        await holding(harness)
+        await holding(harness, "/hold?ms=6000")
         let (other, _) = try await connection(harness)
         let (holding, accepted) = try await held
         #expect(holding == first && other == first, "both clients' streams went over the pooled connection at once")
@@ -68,8 +67,9 @@ import Testing
 
     @Test func aConnectionAtItsConcurrencyLimitIsNotShared() async throws {
         let (harness, first) = try await warmedUp(maxConcurrentStreams: 1)
-        async let held = connection(harness, "/hold?ms=6000")
-        await holding(harness)
+        // Held 20 s: a second curl slow to start on a loaded machine must still find the only stream slot taken.
+        async let held = connection(harness, "/hold?ms=20000")
+        await holding(harness, "/hold?ms=20000")
         let (other, _) = try await connection(harness)
         let (holding, accepted) = try await held
         #expect(holding == first)

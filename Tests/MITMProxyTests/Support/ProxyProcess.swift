@@ -8,14 +8,13 @@ import Glibc
 ///
 /// `@unchecked Sendable`: `output` is guarded by `lock`; everything else is immutable after init.
 final class ProxyProcess: @unchecked Sendable {
-    let process: Process
+    let process: ChildProcess
     /// The port it printed.
     let port: Int
     /// The CA directory it uses (removed by `stop()`).
     let caDirectory: String
     private let lock = NSLock()
     private var output: [UInt8] = []
-    private let exited = DispatchSemaphore(value: 0)
 
     /// `--port 0 --ca-dir TMP --upstream-ca <test root>` plus `arguments`; waits until it prints where it listens.
     static func start(_ arguments: [String] = []) async throws -> ProxyProcess {
@@ -28,17 +27,8 @@ final class ProxyProcess: @unchecked Sendable {
 
     private init(binary: String, arguments: [String], caDirectory: String) throws {
         self.caDirectory = caDirectory
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        let exited = exited
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        let reader = pipe.fileHandleForReading
+        process = try ChildProcess(path: binary, arguments: arguments)
+        let reader = process.output
         var found: Int?
         let deadline = Date().addingTimeInterval(15)
         var text = ""
@@ -50,7 +40,7 @@ final class ProxyProcess: @unchecked Sendable {
             if Date() > deadline { break }
         }
         guard let found else {
-            if process.isRunning { process.terminate() }
+            process.kill()
             throw SubprocessError(description: "mitm-proxy did not print its port; output: \(text)")
         }
         port = found
@@ -67,7 +57,7 @@ final class ProxyProcess: @unchecked Sendable {
 
     /// A test that threw before `stop()` leaves no proxy running.
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.kill()
     }
 
     /// The port of `mitm-proxy listening on 127.0.0.1:PORT (`, `0.0.0.0:PORT`, `[::]:PORT`.
@@ -146,13 +136,9 @@ final class ProxyProcess: @unchecked Sendable {
     /// SIGTERM, wait up to five seconds (then SIGKILL), remove the CA directory.
     func stop() async {
         let process = process
-        let exited = exited
         _ = try? await DedicatedThread.run {
             if process.isRunning { process.terminate() }
-            if exited.wait(timeout: .now() + .seconds(5)) == .timedOut {
-                kill(process.processIdentifier, SIGKILL)
-                exited.wait()
-            }
+            if !process.waitForExit(timeout: .seconds(5)) { process.kill() }
         }
         try? FileManager.default.removeItem(atPath: caDirectory)
     }

@@ -4,21 +4,21 @@ import Foundation
 /// the port from it, and can be signalled. Terminated on deinit so a failing test leaks nothing.
 final class RunningProxyProcess: @unchecked Sendable {
     // @unchecked Sendable: the process handle is only used from the owning test.
-    let process: Process
+    let process: ChildProcess
     let port: Int
-    private let output: Pipe
 
     /// Starts the binary with `arguments` and waits (up to `timeout`) until it listens.
     init(_ arguments: [String], timeout: Duration = .seconds(20)) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: RepositoryLayout.builtExecutable)
-        process.arguments = arguments
-        output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
+        process = try ChildProcess(path: RepositoryLayout.builtExecutable, arguments: arguments)
         let collected = OutputCollector()
-        output.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData) }
-        try process.run()
+        let reader = process.output
+        Thread {
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { return }
+                collected.append(chunk)
+            }
+        }.start()
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let text = collected.waitForMore(seconds: 0.2)
@@ -28,32 +28,31 @@ final class RunningProxyProcess: @unchecked Sendable {
             }
             if !process.isRunning { break }
         }
-        process.terminate()
+        process.kill()
         throw SubprocessError(description: "mitm-proxy did not start listening; output: \(collected.waitForMore(seconds: 0))")
     }
 
     /// Sends `signal` and waits for the process to exit; returns its status.
     func stop(signal: Int32) -> Int32 {
         kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-        return process.terminationStatus
+        return waitForExit()
     }
 
-    /// Waits (blocking) for the process to exit, however it was told to; returns its status.
+    /// Waits (blocking, at most two minutes) for the process to exit, however it was told to; returns its status.
     func waitForExit() -> Int32 {
-        process.waitUntilExit()
+        if !process.waitForExit(timeout: .seconds(120)) { process.kill() }
         return process.terminationStatus
     }
 
     deinit {
         if process.isRunning {
             process.terminate()
-            process.waitUntilExit()
+            if !process.waitForExit(timeout: .seconds(10)) { process.kill() }
         }
     }
 }
 
-/// Output gathered from a pipe's readability handler, with a wait for more.
+/// Output gathered from a pipe by a reading thread, with a wait for more.
 private final class OutputCollector: @unchecked Sendable {
     // @unchecked Sendable: every access goes through the condition's lock.
     private let condition = NSCondition()

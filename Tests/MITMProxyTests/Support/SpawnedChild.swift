@@ -15,7 +15,8 @@ struct SpawnedChild {
     private var waitStatus: Int32?
 
     /// Starts `path` with `arguments` and `environment` (the test process's own when nil).
-    init(path: String, arguments: [String], environment: [String: String]?, pipeStdin: Bool) throws {
+    /// With `mergingStderr`, stderr goes to the stdout pipe (and `stderr` reads nothing).
+    init(path: String, arguments: [String], environment: [String: String]?, pipeStdin: Bool, mergingStderr: Bool = false) throws {
         func pipePair() throws -> (read: Int32, write: Int32) {
             var ends: [Int32] = [0, 0]
             guard pipe(&ends) == 0 else { throw SubprocessError(description: "pipe: \(String(cString: strerror(errno)))") }
@@ -31,7 +32,7 @@ struct SpawnedChild {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input?.read ?? devNull, 0)
         posix_spawn_file_actions_adddup2(&actions, output.write, 1)
-        posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
+        posix_spawn_file_actions_adddup2(&actions, mergingStderr ? output.write : errors.write, 2)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let envp = environmentLines.map { strdup($0) } + [nil]
@@ -81,4 +82,41 @@ struct SpawnedChild {
         guard let waitStatus else { return false }
         return waitStatus & 0x7f != 0
     }
+}
+
+/// A long-running child (the proxy binary) that tests signal, poll and wait for from any thread.
+final class ChildProcess: @unchecked Sendable {
+    // @unchecked Sendable: `child` is only touched under `lock`.
+    private let lock = NSLock()
+    private var child: SpawnedChild
+    let processIdentifier: pid_t
+    /// The parent's end of the child's stdout and stderr together.
+    let output: FileHandle
+
+    init(path: String, arguments: [String]) throws {
+        child = try SpawnedChild(path: path, arguments: arguments, environment: nil, pipeStdin: false, mergingStderr: true)
+        processIdentifier = child.pid
+        output = child.stdout
+    }
+
+    var isRunning: Bool { lock.withLock { !child.hasExited() } }
+
+    /// SIGTERM.
+    func terminate() { _ = Glibc.kill(processIdentifier, SIGTERM) }
+
+    /// The exit code, or the signal number when `terminatedBySignal` (-1 while it runs).
+    var terminationStatus: Int32 { lock.withLock { _ = child.hasExited(); return child.status } }
+
+    /// Waits at most `timeout` for the exit; whether it came.
+    func waitForExit(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while isRunning {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(2_000)
+        }
+        return true
+    }
+
+    /// SIGKILL if it still runs, and reaps it.
+    func kill() { lock.withLock { child.kill() } }
 }
