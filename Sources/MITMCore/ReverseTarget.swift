@@ -16,21 +16,17 @@ public struct ReverseTarget: Sendable, Equatable {
             listenPort = port
             rest = rest[rest.index(after: equals)...]
         }
-        guard rest.lowercased().hasPrefix("https://") else {
+        guard case .absolute(let origin)? = try? RequestTarget.parse(String(rest), method: "GET") else {
+            throw ReverseTargetError("\(rest) is not an https:// URL naming a host (and a port)")
+        }
+        guard origin.scheme == "https" else {
             throw ReverseTargetError("\(rest) is not an https:// URL (the proxy is a TLS server in front of an HTTPS origin)")
         }
-        rest = rest.dropFirst("https://".count)
-        if rest.hasSuffix("/") { rest = rest.dropLast() }
-        guard !rest.contains("/"), !rest.contains("?"), !rest.contains("@") else {
-            throw ReverseTargetError("https://\(rest): give the origin only (scheme, host and port), without path, query or user")
+        guard origin.pathAndQuery == "/" else {
+            throw ReverseTargetError("\(rest): give the origin only (scheme, host and port), without path or query")
         }
-        let hasPort = rest.hasPrefix("[") ? rest.contains("]:") : rest.contains(":")
-        guard case .authority(let host, let port)? = try? RequestTarget.parse(String(hasPort ? rest : rest + ":443"), method: "CONNECT"),
-              let valid = HostName.validate(host) else {
-            throw ReverseTargetError("https://\(rest) does not name a host and port")
-        }
-        self.host = valid
-        self.port = port
+        self.host = origin.host
+        self.port = origin.port
         self.listenPort = listenPort
     }
 
@@ -38,10 +34,7 @@ public struct ReverseTarget: Sendable, Equatable {
     public var url: String { "https://\(authority)" }
 
     /// What the origin expects in `Host` and `:authority`.
-    public var authority: String {
-        let name = host.contains(":") ? "[\(host)]" : host
-        return port == 443 ? name : "\(name):\(port)"
-    }
+    public var authority: String { AbsoluteURL(scheme: "https", host: host, port: port, pathAndQuery: "/").authority }
 }
 
 /// Why a `--reverse` value is not usable.

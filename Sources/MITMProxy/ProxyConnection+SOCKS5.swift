@@ -50,11 +50,4 @@ extension ProxyConnection {
             close(reason: reason)
         }
     }
-
-    /// FIN after what is written, then waits (briefly) for the client to hang up.
-    private func closeAfterLastBytes() {
-        clientSocket.shutdownWriteAfterFlush()
-        clientSocket.resumeReading()
-        linger()
-    }
 }

@@ -342,6 +342,11 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     /// Writes `response`, then FIN, and waits (at most 2 s) for the client to hang up.
     func answerAndLinger(_ response: LocalResponse) {
         clientSocket.write(response.head(keepAlive: false).serialized() + response.body)
+        closeAfterLastBytes()
+    }
+
+    /// FIN after what is written, then waits (briefly) for the client to hang up.
+    func closeAfterLastBytes() {
         clientSocket.shutdownWriteAfterFlush()
         clientSocket.resumeReading()
         linger()
