@@ -69,6 +69,14 @@ int mitm_ssl_release_buffers(SSL *ssl) {
     return SSL_free_buffers(ssl);
 }
 
+void mitm_bio_set_retry_read(BIO *bio) {
+    BIO_set_retry_read(bio);
+}
+
+void mitm_bio_clear_retry_flags(BIO *bio) {
+    BIO_clear_retry_flags(bio);
+}
+
 int mitm_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length) {
     return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }

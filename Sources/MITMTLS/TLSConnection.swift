@@ -47,12 +47,13 @@ public struct TLSFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// One TLS session over memory BIOs: ciphertext in with `receive`, out with `takeOutput`; no sockets.
+/// One TLS session over in-memory ciphertext: in with `receive` (or lent with `lendInput`), out with
+/// `takeOutput`; no sockets.
 /// Not thread-safe: use it from one queue (the connection's event loop).
 public final class TLSConnection {
     private let ssl: OpaquePointer
-    private var networkIn: OpaquePointer
-    private var networkOut: OpaquePointer
+    /// Freed after `ssl` (deinit runs before stored properties are released): the BIO points at them.
+    private let ciphertext = CiphertextBuffers()
     /// Protocols the server role may select, most preferred first (ALPN).
     public let offeredALPN: [String]
     /// The last alert the peer sent (fatal or close_notify).
@@ -70,15 +71,13 @@ public final class TLSConnection {
 
     private init(context: OpaquePointer, offeredALPN: [String]) throws(TLSError) {
         guard let ssl = SSL_new(context) else { throw TLSError("creating a TLS connection") }
-        guard let networkIn = BIO_new(BIO_s_mem()), let networkOut = BIO_new(BIO_s_mem()) else {
+        guard let bio = ciphertext.makeBIO() else {
             SSL_free(ssl)
-            throw TLSError("creating memory BIOs")
+            throw TLSError("creating the ciphertext BIO")
         }
         self.ssl = ssl
-        self.networkIn = networkIn
-        self.networkOut = networkOut
         self.offeredALPN = offeredALPN
-        SSL_set_bio(ssl, networkIn, networkOut)
+        SSL_set_bio(ssl, bio, bio)
         SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
         SSL_set_info_callback(ssl, recordTLSEvents)
     }
@@ -161,28 +160,29 @@ public final class TLSConnection {
         }
     }
 
-    /// Feeds ciphertext received from the peer.
+    /// Feeds ciphertext received from the peer (copied).
     public func receive(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        BIO_write(networkIn, base, Int32(bytes.count))
+        guard !bytes.isEmpty else { return }
+        ciphertext.keep(bytes)
     }
 
-    /// Feeds ciphertext received from the peer.
+    /// Feeds ciphertext received from the peer (copied).
     public func receive(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { receive($0) }
     }
 
+    /// Lends ciphertext received from the peer while `body` runs (handshake steps and reads inside it use
+    /// it in place); only what is still unread when `body` returns is copied.
+    public func lendInput<R>(_ bytes: UnsafeRawBufferPointer, during body: () -> R) -> R {
+        ciphertext.lend(bytes, during: body)
+    }
+
     /// Bytes of ciphertext waiting to be sent to the peer.
-    public var pendingOutputCount: Int { Int(BIO_ctrl_pending(networkOut)) }
+    public var pendingOutputCount: Int { ciphertext.output.count }
 
     /// Takes (and clears) the ciphertext waiting to be sent.
     public func takeOutput() -> [UInt8] {
-        let count = pendingOutputCount
-        guard count > 0 else { return [] }
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            let read = BIO_read(networkOut, buffer.baseAddress, Int32(count))
-            initialized = max(0, Int(read))
-        }
+        ciphertext.takeOutput()
     }
 
     /// Advances the handshake with the input received so far.
@@ -237,7 +237,7 @@ public final class TLSConnection {
         return .success(total)
     }
 
-    /// Encrypts `bytes` (all of them once the handshake is done: memory BIOs always accept).
+    /// Encrypts `bytes` (all of them once the handshake is done: the output buffer always accepts).
     public func write(_ bytes: [UInt8]) -> Result<Int, TLSFailure> {
         bytes.withUnsafeBytes { write($0) }
     }
@@ -254,19 +254,11 @@ public final class TLSConnection {
         _ = mitm_ssl_release_buffers(ssl)
     }
 
-    /// Swaps in fresh memory BIOs when both are empty: a memory BIO keeps the largest buffer it ever
-    /// held, which would otherwise stay allocated for the life of an idle connection.
+    /// Releases OpenSSL's record buffers and the capacity of empty ciphertext buffers: an idle connection
+    /// keeps no buffer from its busiest moment.
     public func compactBuffers() {
         releaseBuffers()
-        guard BIO_ctrl_pending(networkIn) == 0, BIO_ctrl_pending(networkOut) == 0,
-              let freshIn = BIO_new(BIO_s_mem()) else { return }
-        guard let freshOut = BIO_new(BIO_s_mem()) else {
-            BIO_free(freshIn)
-            return
-        }
-        SSL_set_bio(ssl, freshIn, freshOut)
-        networkIn = freshIn
-        networkOut = freshOut
+        ciphertext.compact()
     }
 
     /// The ALPN protocol agreed on, if any.

@@ -43,6 +43,10 @@ PKCS12 *mitm_pkcs12_create_apple(const char *password, const char *name, EVP_PKE
 // SSL_free_buffers releases idle read/write buffers; SSL_MODE_RELEASE_BUFFERS is a macro constant.
 int mitm_ssl_release_buffers(SSL *ssl);
 
+// BIO_set_retry_read and BIO_clear_retry_flags are macros (for a BIO_METHOD written in Swift).
+void mitm_bio_set_retry_read(BIO *bio);
+void mitm_bio_clear_retry_flags(BIO *bio);
+
 // accept4 needs _GNU_SOURCE, which Swift's Glibc module does not define.
 int mitm_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length);
 
