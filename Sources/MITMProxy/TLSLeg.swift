@@ -12,7 +12,7 @@ enum TLSHandshakeOutcome {
     case peerClosed(reset: Bool)
 }
 
-/// A leg with TLS over the socket through memory BIOs: drives the handshake, then turns ciphertext
+/// A leg with TLS over the socket: drives the handshake, then turns ciphertext
 /// into plaintext events and plaintext writes into ciphertext.
 final class TLSLeg: Leg, StreamSocketDelegate {
     let socket: any ByteStream
@@ -53,7 +53,8 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     func write(_ bytes: [UInt8]) {
         guard !socket.isClosed else { return }
         if corked && held.count + bytes.count <= Self.corkLimit {
-            held.append(contentsOf: bytes)
+            // The first piece is adopted, not copied: a body chunk of a whole record is the common case.
+            if held.isEmpty { held = bytes } else { held.append(contentsOf: bytes) }
             return
         }
         encryptHeld()
@@ -73,7 +74,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     private func encryptHeld() {
         guard !held.isEmpty else { return }
         let bytes = held
-        held.removeAll(keepingCapacity: true)
+        held = []
         encrypt(bytes)
     }
 
@@ -113,8 +114,9 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     }
 
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
-        tls.receive(bytes)
-        if isHandshaking { stepHandshake() } else { drainPlaintext() }
+        tls.lendInput(bytes) {
+            if isHandshaking { stepHandshake() } else { drainPlaintext() }
+        }
     }
 
     func socketDidReadEOF(_ socket: any ByteStream) {
