@@ -255,8 +255,8 @@ import Testing
         let origin = try await OriginServer.start(.plainHTTP)
         #expect(origin.isRunning)
         await origin.stop()
+        // The process is gone (reaped). Its port is not probed: with the suites running in parallel, another test's
+        // server may already listen on it.
         #expect(!origin.isRunning)
-        let result = try await curl([origin.url("/hello")], trustingRoot: false)
-        #expect(result.status == 7, "\(result)")
     }
 }
