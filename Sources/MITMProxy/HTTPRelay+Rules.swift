@@ -26,7 +26,7 @@ extension HTTPRelay {
     /// What the rules match a request by; nil for a request no rule can concern (the proxy's own pages, bad targets).
     func ruleFacts(for head: HTTPRequestHead) -> RequestFacts? {
         switch mode {
-        case .intercepted(let host, let port, _), .failing(let host, let port, _):
+        case .intercepted(let host, let port), .failing(let host, let port, _):
             return RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target)
         case .plain:
             guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method), url.scheme == "http",
@@ -67,7 +67,7 @@ extension HTTPRelay {
     func ruledRoute() -> UpstreamRoute? {
         guard let decision = rules.pending, decision.answer == nil else { return nil }
         if let remote = decision.remote { return UpstreamRoute(scheme: remote.scheme, host: remote.host, port: remote.port) }
-        if case .intercepted(let host, let port, _) = mode, rules.route != nil {
+        if case .intercepted(let host, let port) = mode, rules.route != nil {
             return UpstreamRoute(scheme: "https", host: host, port: port)
         }
         return nil

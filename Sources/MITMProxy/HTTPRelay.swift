@@ -8,8 +8,9 @@ import MITMIO
 final class HTTPRelay {
     /// Where requests go.
     enum Mode {
-        /// Decrypted traffic of one intercepted TLS connection; every request goes to this upstream.
-        case intercepted(host: String, port: Int, upstream: Leg)
+        /// Decrypted traffic of one intercepted TLS connection; every request goes to `host:port`, over the upstream
+        /// connection the relay holds, or, after it parked that one between requests, over one the owner gives back.
+        case intercepted(host: String, port: Int)
         /// A plain-HTTP proxy connection: absolute-form requests, upstream chosen per request.
         case plain
         /// Intercepted, but the upstream could not be reached: every request gets a 502 naming `reason`.
@@ -73,7 +74,7 @@ final class HTTPRelay {
         set { records.pendingConnectionTimings = newValue }
     }
 
-    init(connectionID: Int, context: ProxyContext, loop: EventLoop, client: Leg, parser: HTTP1Parser, mode: Mode) {
+    init(connectionID: Int, context: ProxyContext, loop: EventLoop, client: Leg, parser: HTTP1Parser, mode: Mode, upstream: Leg? = nil) {
         self.connectionID = connectionID
         self.context = context
         self.loop = loop
@@ -83,8 +84,8 @@ final class HTTPRelay {
         self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
                                              client: client,
                                              dropsProxyAuthorization: context.configuration.proxyCredentials != nil)
-        if case .intercepted(let host, let port, let leg) = mode {
-            upstream = leg
+        if case .intercepted(let host, let port) = mode {
+            self.upstream = upstream
             upstreamTarget = (host, port)
         }
     }
@@ -225,6 +226,7 @@ final class HTTPRelay {
         guard rulesLetRequestStart(head) else { return false }
         if let route = ruledRoute() { return prepareRoute(route) }
         if rules.pending?.answer != nil { return true }
+        if case .intercepted = mode { return retakeUpstream() }
         guard case .plain = mode else { return true }
         guard case .forward(let url) = plainRoute(for: head) else {
             return exchanges.isEmpty || exchanges.allSatisfy { $0.local != nil }
@@ -259,7 +261,7 @@ final class HTTPRelay {
         let decision = takeRuleDecision()
         if !decision.isEmpty, beginRuledRequest(head, decision, upgrade: upgrade) { return }
         switch mode {
-        case .intercepted(let host, let port, _):
+        case .intercepted(let host, let port):
             forward(HopByHopFields.forwarding(head, authority: originAuthority, upgrading: upgrade), original: head,
                     host: host, port: port, scheme: "https", upgrade: upgrade)
         case .failing(let host, let port, let reason):
@@ -363,13 +365,13 @@ final class HTTPRelay {
         if exchanges.isEmpty { becameIdle() }
     }
 
-    func failQueuedRequest(with failure: UpstreamFailure) {
+    func failQueuedRequest(with failure: UpstreamFailure, scheme: String = "http") {
         if !failure.refusedLocalTarget {
             context.events.emit(.upstreamFailed(connectionID: connectionID, host: failure.host, port: failure.port, reason: failure.reason))
         }
         guard queuedIndex < queuedClientEvents.count, case .requestHead(let head) = queuedClientEvents[queuedIndex] else { return }
         queuedIndex += 1
-        queueLocal(head, host: failure.host, port: failure.port, scheme: "http", response: failure.refusedLocalTarget
+        queueLocal(head, host: failure.host, port: failure.port, scheme: scheme, response: failure.refusedLocalTarget
                    ? .error(status: 403, reason: failure.reason)
                    : .badGateway(host: failure.host, port: failure.port, reason: failure.reason))
         requestOpen = true
@@ -402,6 +404,7 @@ final class HTTPRelay {
     }
 
     func becameIdle() {
+        if context.configuration.upstreamParkDelay <= 0 { parkIdleUpstream() }
         client.releaseIdleMemory()
         upstream?.releaseIdleMemory()
     }

@@ -62,38 +62,59 @@ extension ProxyConnection {
             upstreamFailedBeforeForging(interception, reason: failure.reason)
         case .success(let connection):
             tunnel.upstream = .none
-            let tls: TLSConnection
+            let leg: TLSLeg
             do {
-                tls = try TLSConnection(client: context.upstreamTLS, serverName: interception.upstreamServerName,
-                                        verifyName: host, port: tunnel.port, alpn: upstreamALPN(for: interception))
+                leg = try startUpstreamTLS(interception, over: connection) { [unowned self] outcome in
+                    switch outcome {
+                    case .success(let ready):
+                        // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
+                        ready.leg.pauseReading()
+                        startClientHandshake(interception, names: ForgeNames.names(primary: host, upstream: ready.certificate),
+                                             upstream: .ready(ready))
+                    case .failure(let failure):
+                        upstreamFailedBeforeForging(interception, reason: failure.reason)
+                    }
+                }
             } catch {
-                connection.socket.close()
-                upstreamFailedBeforeForging(interception, reason: "cannot start TLS: \(error)")
+                upstreamFailedBeforeForging(interception, reason: error.reason)
                 return
             }
-            let leg = TLSLeg(socket: connection.socket, tls: tls)
-            let started = Date()
-            interception.stage = .upstreamHandshake(leg, started: started)
-            leg.onHandshake = { [unowned self, unowned leg] outcome in
-                switch outcome {
-                case .complete:
-                    let certificate = leg.tls.peerCertificates.first
-                    let timings = UpstreamConnectionTimings(dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
-                                                            ssl: Date().timeIntervalSince(started) * 1000, address: connection.address)
-                    // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
-                    leg.pauseReading()
-                    startClientHandshake(interception, names: ForgeNames.names(primary: host, upstream: certificate),
-                                         upstream: .ready(ReadyUpstream(leg: leg, certificate: certificate, timings: timings)))
-                case .failed(let failure):
-                    leg.close()
-                    upstreamFailedBeforeForging(interception, reason: Self.describeUpstream(failure))
-                case .peerClosed:
-                    leg.close()
-                    upstreamFailedBeforeForging(interception, reason: "closed the connection during the TLS handshake")
-                }
-            }
-            leg.startHandshake()
+            interception.stage = .upstreamHandshake(leg, started: Date())
         }
+    }
+
+    /// Starts TLS toward the origin over `connection`, verified for the interception's host and offering its ALPN;
+    /// `done` gets the upstream with what reaching it cost, or why it failed (the leg is closed then).
+    func startUpstreamTLS(_ interception: Interception, over connection: UpstreamConnection,
+                          _ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) throws(UpstreamFailure) -> TLSLeg {
+        let host = interception.host
+        let port = interception.tunnel.port
+        let tls: TLSConnection
+        do {
+            tls = try TLSConnection(client: context.upstreamTLS, serverName: interception.upstreamServerName,
+                                    verifyName: host, port: port, alpn: upstreamALPN(for: interception))
+        } catch {
+            connection.socket.close()
+            throw UpstreamFailure(host: host, port: port, reason: "cannot start TLS: \(error)")
+        }
+        let leg = TLSLeg(socket: connection.socket, tls: tls)
+        let started = Date()
+        leg.onHandshake = { [unowned leg] outcome in
+            switch outcome {
+            case .complete:
+                let timings = UpstreamConnectionTimings(dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
+                                                        ssl: Date().timeIntervalSince(started) * 1000, address: connection.address)
+                done(.success(ReadyUpstream(leg: leg, certificate: leg.tls.peerCertificates.first, timings: timings)))
+            case .failed(let failure):
+                leg.close()
+                done(.failure(UpstreamFailure(host: host, port: port, reason: Self.describeUpstream(failure))))
+            case .peerClosed:
+                leg.close()
+                done(.failure(UpstreamFailure(host: host, port: port, reason: "closed the connection during the TLS handshake")))
+            }
+        }
+        leg.startHandshake()
+        return leg
     }
 
     static func describeUpstream(_ failure: TLSFailure) -> String {
@@ -206,8 +227,8 @@ extension ProxyConnection {
             return
         }
         let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request),
-                              mode: upstreamLeg.map { .intercepted(host: host, port: port, upstream: $0) }
-                                  ?? .failing(host: host, port: port, reason: failure))
+                              mode: upstreamLeg == nil ? .failing(host: host, port: port, reason: failure) : .intercepted(host: host, port: port),
+                              upstream: upstreamLeg)
         relay.newConnectionTimings = timings
         relay.originAuthority = reverseTarget?.authority
         startRelaying(.http1(relay), for: .interception(interception))

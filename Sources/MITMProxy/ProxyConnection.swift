@@ -66,6 +66,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var timeout: ConnectionDeadline
     /// Whether buffers were already given back since the last activity.
     var compacted = false
+    /// Whether the sweep already offered the relay's idle upstream to the pool since the last activity.
+    var offeredIdleUpstream = false
     /// When bytes last moved (monotonic nanoseconds).
     var lastActivity: UInt64 = 0
     /// The address of a client on another machine, which may not reach this machine's services; nil when it may.
@@ -181,13 +183,20 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         let idle = Clock.after(seconds: context.configuration.idleTimeout, from: lastActivity)
         timeout = ConnectionDeadline(at: min(idle, httpRelay?.headDeadline ?? .max), reason: .idle)
         compacted = false
+        offeredIdleUpstream = false
     }
 
     func sweep(now: UInt64) {
-        let silentForASecond = now >= lastActivity && now - lastActivity >= 1_000_000_000
-        guard case .relaying(let relay, _) = phase, silentForASecond, !compacted else { return }
-        compacted = true
-        relay.compactIfIdle()
+        guard case .relaying(let relay, _) = phase, now >= lastActivity else { return }
+        let silent = now - lastActivity
+        if !offeredIdleUpstream, silent >= Clock.after(seconds: context.configuration.upstreamParkDelay, from: 0) {
+            offeredIdleUpstream = true
+            if case .http1(let relay) = relay { relay.parkIdleUpstream() }
+        }
+        if !compacted, silent >= 1_000_000_000 {
+            compacted = true
+            relay.compactIfIdle()
+        }
     }
 
     // MARK: client socket before hand-off

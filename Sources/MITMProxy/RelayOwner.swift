@@ -11,4 +11,8 @@ protocol RelayOwner: AnyObject {
     /// The client left while the intercepted upstream is idle and healthy: the owner may keep it for reuse,
     /// and must close it otherwise.
     func relayReleasedUpstream(_ leg: Leg)
+    /// The relay parked its idle upstream (`relayReleasedUpstream`) and has a request for the origin again: `done`
+    /// gets a pooled connection opened the same way, at once, or a new one once its TLS handshake completes. The
+    /// returned attempt cancels a connection still being made.
+    func relayNeedsUpstream(_ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) -> (any UpstreamAttempt)?
 }

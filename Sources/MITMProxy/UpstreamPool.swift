@@ -70,7 +70,7 @@ final class UpstreamPool: @unchecked Sendable {
     /// Keeps `entry` until it expires, its server closes it, or it is taken.
     func park(_ entry: PooledUpstream) {
         let key = Key(host: entry.host, port: entry.port)
-        guard count < Self.total, idle[key, default: []].count < Self.perOrigin else {
+        guard idleSeconds > 0, count < Self.total, idle[key, default: []].count < Self.perOrigin else {
             entry.leg.close()
             return
         }
