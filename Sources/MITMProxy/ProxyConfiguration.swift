@@ -24,7 +24,7 @@ public struct ProxyConfiguration: Sendable {
     public var upstreamPoolIdle: Double = 15
     /// Seconds an intercepted HTTP/1 client may sit between requests before its upstream connection goes back to
     /// the pool (taken again, or reopened, for its next request); 0 parks it as soon as each response ends.
-    public var upstreamParkDelay: Double = 1
+    public var upstreamParkDelay: Double = 0.5
     /// Origins the proxy stands in front of as a TLS server, each on a local port of its own (`--reverse`).
     public var reverseTargets: [ReverseTarget] = []
     /// Seconds after a completed handshake within which a client that sends nothing and closes counts
