@@ -127,6 +127,32 @@ public struct HTTP1Parser: Sendable {
         !paused && phase == .head && startLine == nil && readIndex == buffer.count
     }
 
+    /// How many of the next bytes are plain body bytes (inside a Content-Length body, or a close-delimited one) while
+    /// nothing is buffered: a caller may relay that many itself and pass them to `skipBody(_:)`, with no copy and no
+    /// event. 0 otherwise (a head, chunk framing, bytes kept from before, a pause, a failure).
+    public var directBodyBytes: Int {
+        guard !paused, failure == nil, readIndex == buffer.count else { return 0 }
+        switch phase {
+        case .fixedBody(let remaining): return remaining
+        case .closeDelimitedBody: return Int.max
+        case .head, .chunkSizeLine, .chunkData, .chunkDataEnd, .trailers: return 0
+        }
+    }
+
+    /// Consumes `count` body bytes (at most `directBodyBytes`) that the caller relayed itself; returns the events they
+    /// complete: the message's `.end` when they were the last bytes of its body.
+    public mutating func skipBody(_ count: Int) -> [HTTP1Event] {
+        precondition(count <= directBodyBytes, "skipBody beyond the direct body bytes")
+        guard case .fixedBody(let remaining) = phase else { return [] }
+        guard count == remaining else {
+            phase = .fixedBody(remaining: remaining - count)
+            return []
+        }
+        var events: [HTTP1Event] = []
+        endMessage(trailers: nil, into: &events)
+        return events
+    }
+
     /// Whether part of a head has arrived and the rest has not.
     public var isReadingHead: Bool {
         !paused && phase == .head && (startLine != nil || readIndex < buffer.count)

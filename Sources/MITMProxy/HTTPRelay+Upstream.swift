@@ -17,8 +17,14 @@ extension HTTPRelay {
         owner?.relayActivity()
         switch event {
         case .data(let bytes):
+            let direct = min(responseParser.directBodyBytes, bytes.count)
+            if direct > 0 {
+                relayResponseBody(UnsafeRawBufferPointer(rebasing: bytes[..<direct]))
+                handleResponseEvents(responseParser.skipBody(direct))
+            }
+            guard direct < bytes.count, !closed else { return }
             do {
-                handleResponseEvents(try responseParser.feed(Array(bytes)))
+                handleResponseEvents(try responseParser.feed(Array(bytes[direct...])))
             } catch {
                 upstreamBroke("sent a malformed response: \(error.reason)")
             }
@@ -49,13 +55,26 @@ extension HTTPRelay {
                 exchanges[0].record.responseBodyBytes += bytes.count
                 exchanges[0].record.responseBody.append(bytes)
                 client.write(responseChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
-                if client.outputRoom(below: Self.highWater) < 0 && !upstreamPausedForClient {
-                    upstreamPausedForClient = true
-                    upstream?.pauseReading()
-                }
+                pauseUpstreamIfClientIsFull()
             case .end(let trailers): responseEnded(trailers: trailers)
             case .requestHead: continue
             }
+        }
+    }
+
+    /// Body bytes of a Content-Length or close-delimited response, relayed from the upstream's read without a copy.
+    func relayResponseBody(_ bytes: UnsafeRawBufferPointer) {
+        guard !exchanges.isEmpty, !rules.replacingBody else { return }
+        exchanges[0].record.responseBodyBytes += bytes.count
+        exchanges[0].record.responseBody.append(bytes)
+        client.write(bytes)
+        pauseUpstreamIfClientIsFull()
+    }
+
+    func pauseUpstreamIfClientIsFull() {
+        if client.outputRoom(below: Self.highWater) < 0 && !upstreamPausedForClient {
+            upstreamPausedForClient = true
+            upstream?.pauseReading()
         }
     }
 

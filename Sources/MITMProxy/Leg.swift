@@ -18,6 +18,9 @@ protocol Leg: AnyObject {
     var onEvent: ((LegEvent) -> Void)? { get set }
     /// Queues plaintext toward the peer.
     func write(_ bytes: [UInt8])
+    /// Queues plaintext lent for the call (a body relayed straight from the other leg's read): copied only where it
+    /// has to wait.
+    func write(_ bytes: UnsafeRawBufferPointer)
     /// Bytes queued toward the peer and not yet sent (ciphertext for TLS legs).
     var bufferedOutputBytes: Int { get }
     /// Stops delivering data (backpressure).
@@ -47,6 +50,8 @@ protocol Leg: AnyObject {
 }
 
 extension Leg {
+    func write(_ bytes: UnsafeRawBufferPointer) { write(Array(bytes)) }
+
     /// The `--throttle` rule the leg's connection crosses, if any.
     var throttleRule: String? {
         let socket = (self as? PlainLeg)?.socket ?? (self as? TLSLeg)?.socket

@@ -62,6 +62,17 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         if !corked { flushOutput() }
     }
 
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        guard !socket.isClosed else { return }
+        if corked && held.count + bytes.count <= Self.corkLimit && (!held.isEmpty || bytes.count < Self.corkLimit / 4) {
+            held.append(contentsOf: bytes)
+            return
+        }
+        encryptHeld()
+        if case .failure(let failure) = tls.write(bytes) { onEvent?(.failed(failure.description)) }
+        if !corked { flushOutput() }
+    }
+
     func cork() { corked = true }
 
     func uncork() {
