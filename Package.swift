@@ -6,7 +6,7 @@ import Glibc
 
 /// Release builds on Linux link the Swift runtime, Foundation and Dispatch into the binary (`-static-stdlib`):
 /// only the pages the proxy touches become resident, instead of every shared library's pages (31 MiB of RSS
-/// at idle with the shared libraries, 24 MiB static; bench/README.md, "A lighter process"). The binary then
+/// at idle with the shared libraries, 22-24 MiB static; bench/README.md, "A lighter process"). The binary then
 /// needs only the system's libc, libstdc++, OpenSSL, nghttp2, zlib and libxml2 at run time. With glibc 2.36
 /// or later (Debian 12) the toolchain's lld also packs the relative relocations (`DT_RELR`, 2 MiB of
 /// relocation entries read at every start become a few KiB): -1.3 MiB more. Older glibc cannot load such
