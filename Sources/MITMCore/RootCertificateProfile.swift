@@ -29,7 +29,7 @@ public struct RootCertificateProfile: Sendable {
     public var payloadUUID: String { Self.uuid(Array(certificateSHA256[16..<32])) }
 
     private var identifier: String {
-        "proxy.mitm.ca." + certificateSHA256.prefix(8).map { String(format: "%02x", $0) }.joined()
+        "proxy.mitm.ca." + DigitText.hex(certificateSHA256.prefix(8))
     }
 
     /// The profile as an XML property list.
@@ -92,7 +92,7 @@ public struct RootCertificateProfile: Sendable {
         var bytes = bytes
         bytes[6] = (bytes[6] & 0x0F) | 0x80
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex = bytes.map { String(format: "%02X", $0) }.joined()
+        let hex = DigitText.hex(bytes, uppercase: true)
         let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
             String(hex[hex.index(hex.startIndex, offsetBy: range.lowerBound)..<hex.index(hex.startIndex, offsetBy: range.upperBound)])
         }

@@ -1,4 +1,5 @@
 import Foundation
+import MITMCore
 
 /// The readable and JSON reports of `mitm-proxy pins`.
 public enum ChainReport {
@@ -73,7 +74,7 @@ public enum ChainReport {
     ]
 
     static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        DigitText.hex(bytes)
     }
 }
 

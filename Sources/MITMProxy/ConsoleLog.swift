@@ -115,7 +115,8 @@ public struct ConsoleLog: Sendable {
         var parts = tm()
         localtime_r(&seconds, &parts)
         let milliseconds = Int(date.timeIntervalSince1970 * 1000) % 1000
-        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, milliseconds)
+        return DigitText.padded(parts.tm_hour, width: 2) + ":" + DigitText.padded(parts.tm_min, width: 2) + ":"
+            + DigitText.padded(parts.tm_sec, width: 2) + "." + DigitText.padded(milliseconds, width: 3)
     }
 
     static func exchangeLine(_ record: ExchangeRecord) -> String {

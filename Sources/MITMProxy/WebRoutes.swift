@@ -96,8 +96,9 @@ extension WebUI {
         var seconds = time_t(Date().timeIntervalSince1970)
         var parts = tm()
         localtime_r(&seconds, &parts)
-        return String(format: "%04d%02d%02d-%02d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec)
+        return DigitText.padded(parts.tm_year + 1900, width: 4) + DigitText.padded(parts.tm_mon + 1, width: 2)
+            + DigitText.padded(parts.tm_mday, width: 2) + "-" + DigitText.padded(parts.tm_hour, width: 2)
+            + DigitText.padded(parts.tm_min, width: 2) + DigitText.padded(parts.tm_sec, width: 2)
     }
 }
 

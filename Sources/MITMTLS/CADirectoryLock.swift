@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `flock(2)` locks that keep one CA per directory (issue 10, observation 3):
 ///

@@ -1,6 +1,7 @@
 import COpenSSL
 import CMITMShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The proxy's own certificate authority: created once per install in the CA directory, then reused.
 public final class CertificateAuthority: Sendable {

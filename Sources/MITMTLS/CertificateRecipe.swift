@@ -1,5 +1,6 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One certificate described field by field, then signed: what the certificate profiles vary one at a time.
 /// Only constant strings go through OpenSSL's config syntax; names go through `SubjectAlternativeNameExtension`.

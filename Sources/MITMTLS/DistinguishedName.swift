@@ -41,4 +41,5 @@ enum ASN1Time {
     }
 }
 
-import Foundation
+import FoundationEssentials
+import Glibc

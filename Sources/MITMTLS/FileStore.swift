@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Small file operations with errno-accurate messages and explicit permissions.
 enum FileStore {

@@ -1,5 +1,6 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Forges server certificates signed by the proxy's CA, one per set of names, cached until shortly

@@ -1,5 +1,7 @@
 import COpenSSL
-import Foundation
+import MITMCore
+import FoundationEssentials
+import Glibc
 
 /// SHA-256 through OpenSSL's EVP interface.
 public enum SHA256Digest {
@@ -21,6 +23,6 @@ public enum SHA256Digest {
 
     /// Lowercase hex of the SHA-256 of `bytes`.
     public static func hex(_ bytes: [UInt8]) -> String {
-        hash(bytes).map { String(format: "%02x", $0) }.joined()
+        DigitText.hex(hash(bytes))
     }
 }

@@ -54,4 +54,5 @@ public enum IPAddressText {
     }
 }
 
-import Foundation
+import FoundationEssentials
+import Glibc

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The keys and CAs behind the invalid certificate profiles: EC P-256, made once per proxy run, kept in memory
 /// only (never written to the CA directory or anywhere else).

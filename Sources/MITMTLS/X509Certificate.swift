@@ -1,6 +1,7 @@
 import COpenSSL
 import CMITMShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An owned OpenSSL X.509 certificate (`X509`).
 // @unchecked Sendable: certificates are immutable once built and OpenSSL allows concurrent reads.

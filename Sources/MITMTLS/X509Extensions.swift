@@ -59,4 +59,5 @@ enum X509Extensions {
     }
 }
 
-import Foundation
+import FoundationEssentials
+import Glibc
