@@ -17,6 +17,10 @@ public protocol ByteStream: AnyObject {
     var peerHost: String? { get }
     /// Queues bytes toward the peer.
     func write(_ bytes: [UInt8])
+    /// Sends what the peer takes now of bytes lent for the call, when nothing is queued before them; returns how
+    /// many it took (the caller queues the rest with `write`). 0 when something is queued, or on an error, which the
+    /// queued write then meets and reports.
+    func sendNow(_ bytes: UnsafeRawBufferPointer) -> Int
     /// Ends output (FIN) once everything queued is written.
     func shutdownWriteAfterFlush()
     /// Starts or resumes delivering reads; data that arrived meanwhile is delivered in a later loop turn.
@@ -33,6 +37,7 @@ public protocol ByteStream: AnyObject {
 }
 
 extension ByteStream {
+    public func sendNow(_ bytes: UnsafeRawBufferPointer) -> Int { 0 }
     public var outputLimit: Int { .max }
     public func reset() { close() }
 }

@@ -89,7 +89,20 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         if pendingWrites.count == 1 { flush(failingLater: true) }
     }
 
-    /// Sends FIN once everything queued has been written.
+    public func sendNow(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard !isClosed, pendingWrites.isEmpty, !shutdownAfterFlush, registrationError == nil, let base = bytes.baseAddress else { return 0 }
+        var sent = 0
+        while sent < bytes.count {
+            let count = Glibc.send(descriptor, base + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            if count >= 0 {
+                sent += count
+            } else if errno != EINTR {
+                break
+            }
+        }
+        return sent
+    }
+
     /// Caps the kernel's send buffer at about `bytes` (which turns off its automatic growth): for a long-lived
     /// stream to a reader that may stop, so that what it holds stays small.
     public func limitKernelSendBuffer(to bytes: Int) {
@@ -97,6 +110,7 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
 
+    /// Sends FIN once everything queued has been written.
     public func shutdownWriteAfterFlush() {
         guard !isClosed else { return }
         shutdownAfterFlush = true

@@ -167,6 +167,8 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         case .needsInput: return
         case .failed(let failure): endHandshake(.failed(failure))
         case .complete:
+            let socket = socket
+            tls.directOutput = { [weak socket] records in socket?.sendNow(records) ?? 0 }
             endHandshake(.complete)
             if !socket.isClosed && !paused { drainPlaintext() }
         }

@@ -13,6 +13,8 @@ final class CiphertextBuffers {
     private var keptOffset = 0
     /// Records written by OpenSSL and not yet taken.
     private(set) var output: [UInt8] = []
+    /// Sends records on at once when nothing waits before them; returns how many bytes it took.
+    var directOutput: ((UnsafeRawBufferPointer) -> Int)?
 
     /// A new BIO reading from and writing to these buffers. The BIO does not retain them: keep them alive
     /// until the `SSL` that owns the BIO is freed.
@@ -92,7 +94,11 @@ final class CiphertextBuffers {
     }
 
     fileprivate func write(_ bytes: UnsafeRawBufferPointer) {
-        output.append(contentsOf: bytes)
+        var rest = bytes
+        if output.isEmpty, let directOutput {
+            rest = UnsafeRawBufferPointer(rebasing: bytes[directOutput(bytes)...])
+        }
+        if !rest.isEmpty { output.append(contentsOf: rest) }
     }
 
     fileprivate static func of(_ bio: OpaquePointer?) -> CiphertextBuffers? {

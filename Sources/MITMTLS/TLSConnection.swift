@@ -177,6 +177,14 @@ public final class TLSConnection {
         ciphertext.lend(bytes, during: body)
     }
 
+    /// Where records go the moment OpenSSL writes them, when no earlier ones wait in `takeOutput()`: the socket's
+    /// immediate send, which returns how many bytes it took (the rest waits for `takeOutput()`). Saves copying every
+    /// record once more; set it once the handshake is done, so that a handshake flight still leaves in one send.
+    public var directOutput: ((UnsafeRawBufferPointer) -> Int)? {
+        get { ciphertext.directOutput }
+        set { ciphertext.directOutput = newValue }
+    }
+
     /// Bytes of ciphertext waiting to be sent to the peer.
     public var pendingOutputCount: Int { ciphertext.output.count }
 
