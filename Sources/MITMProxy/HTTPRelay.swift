@@ -111,7 +111,13 @@ final class HTTPRelay {
         }
         owner?.relayActivity()
         switch event {
-        case .data(let bytes): feedClient(Array(bytes))
+        case .data(let bytes):
+            let direct = hasQueuedClientEvents ? 0 : min(clientParser.directBodyBytes, bytes.count)
+            if direct > 0 {
+                relayRequestBody(UnsafeRawBufferPointer(rebasing: bytes[..<direct]))
+                enqueue(clientParser.skipBody(direct))
+            }
+            if direct < bytes.count && !closed && !closing { feedClient(Array(bytes[direct...])) }
         case .endOfInput:
             guard !clientEnded else { return }
             clientEnded = true
@@ -205,10 +211,7 @@ final class HTTPRelay {
             exchanges[index].record.requestBody.append(bytes)
             guard exchanges[index].local == nil, let upstream else { return }
             upstream.write(requestChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
-            if upstream.outputRoom(below: Self.highWater) < 0 && !clientPausedForUpstream {
-                clientPausedForUpstream = true
-                client.pauseReading()
-            }
+            pauseClientIfUpstreamIsFull()
         case .end(let trailers):
             requestOpen = false
             guard let index = exchanges.indices.last else { return }
@@ -219,6 +222,23 @@ final class HTTPRelay {
             }
             if requestChunked { upstream?.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
         }
+    }
+
+    /// Body bytes of a request with Content-Length, relayed from the client's read without a copy (nothing queued
+    /// before them, so they belong to the last exchange).
+    func relayRequestBody(_ bytes: UnsafeRawBufferPointer) {
+        guard let index = exchanges.indices.last else { return }
+        exchanges[index].record.requestBodyBytes += bytes.count
+        exchanges[index].record.requestBody.append(bytes)
+        guard exchanges[index].local == nil, let upstream else { return }
+        upstream.write(bytes)
+        pauseClientIfUpstreamIsFull()
+    }
+
+    func pauseClientIfUpstreamIsFull() {
+        guard let upstream, upstream.outputRoom(below: Self.highWater) < 0, !clientPausedForUpstream else { return }
+        clientPausedForUpstream = true
+        client.pauseReading()
     }
 
     /// Whether the request can go now; if not, starts what it waits for (an upstream, earlier responses).
