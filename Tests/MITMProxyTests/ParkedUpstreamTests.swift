@@ -5,13 +5,6 @@ import Testing
 /// An intercepted HTTP/1 client between requests does not hold an upstream connection: it goes back to the pool and
 /// the client's next request takes one again (the same, another client's, or a new one), with the HAR telling which.
 @Suite struct ParkedUpstreamTests {
-    private func exchanges(_ harness: ProxyHarness) -> [ExchangeRecord] {
-        harness.events.compactMap { event in
-            if case .exchange(let record) = event { return record }
-            return nil
-        }
-    }
-
     /// Client A asks, B asks while A sits idle, then A asks again; each prints its statuses and body sizes.
     private func script(_ harness: ProxyHarness, originPort: Int) -> String {
         """
@@ -30,46 +23,39 @@ import Testing
         """
     }
 
-    @Test func anIdleClientsUpstreamServesAnotherClientAndComesBack() async throws {
+    /// Runs the script against a proxy that parks upstreams as soon as a response ends, its pool keeping them
+    /// `poolSeconds`; returns the three exchanges by path.
+    private func run(poolSeconds: Double) async throws -> [String: ExchangeRecord] {
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start {
             $0.loopCount = 1
             $0.upstreamParkDelay = 0
-            $0.upstreamPoolIdle = 120
+            $0.upstreamPoolIdle = poolSeconds
             $0.idleTimeout = 120
         }
+        defer { harness.stop() }
         let result = try await PythonClient.run(script(harness, originPort: Int(origin.port)), [harness.caCertificate], timeout: .seconds(30))
+        await origin.stop()
         #expect(result.stdoutText == "200 17\n200 10\n200 20\n", "\(result)")
-        let records = exchanges(harness)
+        #expect(harness.server.connectionVerdicts.map(\.verdict.kind) == [.intercepted, .intercepted])
+        let records = harness.recorder.exchanges
         try #require(records.count == 3, "\(records.map(\.url))")
-        let byPath = Dictionary(uniqueKeysWithValues: records.map { (URL(string: $0.url)?.path ?? $0.url, $0) })
+        return Dictionary(uniqueKeysWithValues: records.map { (URL(string: $0.url)?.path ?? $0.url, $0) })
+    }
+
+    @Test func anIdleClientsUpstreamServesAnotherClientAndComesBack() async throws {
+        let byPath = try await run(poolSeconds: 120)
         #expect((byPath["/hello"]?.timings.connect ?? -1) >= 0, "the first request opened the upstream connection")
         #expect(byPath["/bytes/10"]?.timings.connect == -1, "the second client took the connection the idle first one parked")
         #expect(byPath["/bytes/20"]?.timings.connect == -1 && byPath["/bytes/20"]?.timings.ssl == -1,
                 "the first client's next request took a parked connection again")
-        #expect(harness.server.connectionVerdicts.map(\.verdict.kind) == [.intercepted, .intercepted])
-        harness.stop()
-        await origin.stop()
     }
 
     @Test func aClientWhoseParkedUpstreamIsGoneGetsANewOne() async throws {
-        let origin = try await OriginServer.start(.tls(.origin))
-        let harness = try await ProxyHarness.start {
-            $0.loopCount = 1
-            $0.upstreamParkDelay = 0
-            // A pool that keeps nothing: every parked connection is closed at once.
-            $0.upstreamPoolIdle = 0
-            $0.idleTimeout = 120
-        }
-        let result = try await PythonClient.run(script(harness, originPort: Int(origin.port)), [harness.caCertificate], timeout: .seconds(30))
-        #expect(result.stdoutText == "200 17\n200 10\n200 20\n", "\(result)")
-        let records = exchanges(harness)
-        try #require(records.count == 3, "\(records.map(\.url))")
-        for record in records {
-            #expect(record.timings.connect >= 0 && record.timings.ssl >= 0, "\(record.url) went over a new upstream connection")
+        // A pool that keeps nothing: every parked connection is closed at once.
+        for (path, record) in try await run(poolSeconds: 0) {
+            #expect(record.timings.connect >= 0 && record.timings.ssl >= 0, "\(path) went over a new upstream connection")
             #expect(record.response?.status == 200)
         }
-        harness.stop()
-        await origin.stop()
     }
 }

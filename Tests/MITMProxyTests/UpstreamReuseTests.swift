@@ -4,13 +4,6 @@ import Testing
 
 /// Idle upstream connections are reused by the next client of the same origin.
 @Suite struct UpstreamReuseTests {
-    private func exchanges(_ harness: ProxyHarness) -> [ExchangeRecord] {
-        harness.events.compactMap { event in
-            if case .exchange(let record) = event { return record }
-            return nil
-        }
-    }
-
     private func fetch(_ harness: ProxyHarness, _ url: String) async throws -> SubprocessResult {
         try await Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "--proxy", harness.url,
                                                    "--cacert", harness.caCertificate, url], timeout: .seconds(20))
@@ -29,7 +22,7 @@ import Testing
         #expect(await harness.waitUntilIdle())
         let second = try await fetch(harness, "https://localhost:\(origin.port)/bytes/10")
         #expect(second.succeeded, "\(second)")
-        let records = exchanges(harness)
+        let records = harness.recorder.exchanges
         try #require(records.count == 2)
         #expect(records[0].timings.connect >= 0, "the first exchange opened the upstream connection")
         #expect(records[1].timings.connect == -1 && records[1].timings.ssl == -1, "the second reused it: no connect, no handshake")
@@ -57,7 +50,7 @@ import Testing
         """
         let result = try await PythonClient.run(python, [harness.caCertificate], timeout: .seconds(20))
         #expect(result.stdoutText.hasPrefix("HTTP/1.1 200"), "\(result)")
-        let records = exchanges(harness)
+        let records = harness.recorder.exchanges
         try #require(records.count == 2)
         #expect(records[1].timings.connect >= 0, "a new upstream connection was made for the other name")
         harness.stop()

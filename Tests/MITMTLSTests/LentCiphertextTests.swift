@@ -5,13 +5,7 @@ import Testing
 /// record) must be kept, in order, and decrypted later after the lent buffer is gone.
 @Suite struct LentCiphertextTests {
     @Test func ciphertextLeftUnreadInALentBufferIsKeptInOrder() throws {
-        let fixture = try ForgedHandshakeTests.fixture.get()
-        let leaf = try fixture.forger.leaf(for: [.dns("lent.example.test")])
-        let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [])
-        let trusting = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
-        let client = try TLSConnection(client: trusting, serverName: "lent.example.test", verifyName: "lent.example.test", alpn: [])
-        let handshake = interactInMemory(client: client, server: server)
-        #expect(handshake.client == .complete && handshake.server == .complete)
+        let (client, server) = try handshakenPair(name: "lent.example.test")
 
         let sent = (0..<50_000).map { UInt8($0 % 241) }
         #expect(try server.write(sent).get() == sent.count)

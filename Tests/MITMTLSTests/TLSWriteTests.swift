@@ -6,13 +6,7 @@ import Testing
 @Suite struct TLSWriteTests {
     @Test(arguments: [1, 16_384, 16_385, 100_000])
     func aWriteLargerThanOneRecordArrivesWhole(size: Int) throws {
-        let fixture = try ForgedHandshakeTests.fixture.get()
-        let leaf = try fixture.forger.leaf(for: [.dns("write.example.test")])
-        let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [])
-        let trusting = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
-        let client = try TLSConnection(client: trusting, serverName: "write.example.test", verifyName: "write.example.test", alpn: [])
-        let handshake = interactInMemory(client: client, server: server)
-        #expect(handshake.client == .complete && handshake.server == .complete)
+        let (client, server) = try handshakenPair(name: "write.example.test")
 
         let sent = (0..<size).map { UInt8($0 % 251) }
         let written = try server.write(sent).get()
