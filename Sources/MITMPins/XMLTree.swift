@@ -26,7 +26,7 @@ enum XMLTree {
             let offset = invalidUTF8Offset(data)
             throw PinsError("\(path) is not valid UTF-8 (byte \(offset) is not): save it as UTF-8, as Android reads it")
         }
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: blankingProcessingInstructions(data))
         let builder = Builder()
         parser.delegate = builder
         // On Linux `parse()` can return true after a fatal error, so errors are collected by the delegate.
@@ -36,6 +36,31 @@ enum XMLTree {
         }
         guard let root = builder.root else { throw PinsError("\(path) is not well-formed XML: no root element") }
         return root
+    }
+
+    /// `data` with every processing instruction but the XML declaration blanked (newlines kept, so line numbers
+    /// stay right). Foundation's `XMLParser` on Linux reads a NULL pointer for a processing instruction without data
+    /// (`<?x?>`, found by fuzzing), and none carries meaning in these files.
+    static func blankingProcessingInstructions(_ data: Data) -> Data {
+        var bytes = [UInt8](data)
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        let declaration = Array("<?xml".utf8)
+        let startsWithDeclaration = bytes[start...].starts(with: declaration)
+            && bytes.count > start + 5 && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[start + 5])  // libxml2's test for a declaration
+        var index = 0
+        while index + 1 < bytes.count {
+            guard bytes[index] == UInt8(ascii: "<"), bytes[index + 1] == UInt8(ascii: "?"),
+                  !(index == start && startsWithDeclaration) else {
+                index += 1
+                continue
+            }
+            var end = index + 2
+            while end + 1 < bytes.count, !(bytes[end] == UInt8(ascii: "?") && bytes[end + 1] == UInt8(ascii: ">")) { end += 1 }
+            guard end + 1 < bytes.count else { break }
+            for position in index...(end + 1) where bytes[position] != UInt8(ascii: "\n") { bytes[position] = UInt8(ascii: " ") }
+            index = end + 2
+        }
+        return Data(bytes)
     }
 
     /// The offset of the first byte that breaks UTF-8 in `data`.

@@ -122,4 +122,26 @@ import Testing
             "\(error)".contains("nsc.xml is not valid UTF-8 (byte 47 is not)")
         }
     }
+
+    /// Found by the network-security-config fuzz target: Foundation's XML parser read a NULL pointer for a processing
+    /// instruction without data. Such instructions are dropped; the pins around them are still read.
+    @Test func aProcessingInstructionWithoutDataIsIgnored() throws {
+        let xml = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <?x?>
+        <network-security-config>
+            <domain-config>
+                <domain>pinned.test</domain>
+                <pin-set><pin digest="SHA-256">AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=</pin><?y ?></pin-set>
+            </domain-config>
+        </network-security-config>
+        """
+        let configuration = try NetworkSecurityConfigReader.read(Data(xml.utf8), path: "nsc.xml")
+        #expect(configuration.domains.map(\.name) == ["pinned.test"])
+        #expect(configuration.domains.first?.pins.count == 1)
+        // An XML declaration without its version is such an instruction too, for libxml2.
+        let bare = try NetworkSecurityConfigReader.read(Data(xml.replacingOccurrences(of: "<?xml version=\"1.0\" encoding=\"utf-8\"?>", with: "<?xml?>").utf8),
+                                                        path: "nsc.xml")
+        #expect(bare.domains.map(\.name) == ["pinned.test"])
+    }
 }
