@@ -3,6 +3,9 @@ import Foundation
 /// Reads `NSAppTransportSecurity` > `NSPinnedDomains` from an `Info.plist`, XML or binary.
 enum ATSPlistReader {
     static func read(_ data: Data, path: String) throws(PinsError) -> AppPinConfiguration {
+        if let problem = PropertyListShape.problem(in: [UInt8](data)) {
+            throw PinsError("\(path) is not a usable property list: \(problem)")
+        }
         let root: Any
         do {
             root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)

@@ -144,4 +144,29 @@ import Testing
                                                         path: "nsc.xml")
         #expect(bare.domains.map(\.name) == ["pinned.test"])
     }
+
+    /// Found by the ats-plist fuzz target: Foundation recursed until the stack overflowed on a binary plist whose
+    /// dictionary holds itself. The shape is checked first.
+    @Test func aBinaryPlistThatContainsItselfIsAnErrorNotACrash() {
+        var bytes = Array("bplist00".utf8)
+        bytes += [0xD1, 0x01, 0x00]  // object 0: a dictionary of one entry, key object 1, value object 0 (itself)
+        bytes += [0x51, UInt8(ascii: "a")]  // object 1: the string "a"
+        bytes += [8, 11]  // the offset table
+        bytes += [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 2] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0, 0, 0, 0, 13]
+        #expect {
+            try ATSPlistReader.read(Data(bytes), path: "Info.plist")
+        } throws: { error in
+            "\(error)".contains("Info.plist is not a usable property list: a container contains itself")
+        }
+    }
+
+    @Test func aPlistNestedDeeperThanAnInfoPlistEverIsRefused() {
+        let xml = "<?xml version=\"1.0\"?><plist version=\"1.0\">" + String(repeating: "<array>", count: 5_000)
+            + String(repeating: "</array>", count: 5_000) + "</plist>"
+        #expect {
+            try ATSPlistReader.read(Data(xml.utf8), path: "Info.plist")
+        } throws: { error in
+            "\(error)".contains("nest more than 64 deep")
+        }
+    }
 }
