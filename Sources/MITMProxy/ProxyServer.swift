@@ -167,6 +167,13 @@ public final class ProxyServer: Sendable {
     /// Blocks until every event emitted so far has reached the subscribers.
     public func flushEvents() { context.events.flush() }
 
+    /// Blocks until every loop has finished what it is doing now. A client can receive a response's last bytes
+    /// while the loop that sent them is still recording the exchange: settle, then `flushEvents()`, to read it.
+    /// Not from a loop.
+    public func settleLoops() {
+        for loop in context.loops.loops where !loop.isCurrent { loop.queue.sync {} }
+    }
+
     /// Events dropped because the subscribers fell too far behind (a stalled `--events -` reader).
     public var droppedEventCount: Int { context.events.droppedCount }
 

@@ -29,7 +29,10 @@ final class ProxyHarness: Sendable {
         server = try ProxyServer(configuration: configuration)
         let recorder = recorder
         server.subscribe { recorder.record($0) }
-        recorder.flushBeforeReading { [server] in server.flushEvents() }
+        recorder.flushBeforeReading { [server] in
+            server.settleLoops()
+            server.flushEvents()
+        }
         server.start()
     }
 
