@@ -27,8 +27,8 @@ extension HTTPRelay {
             processQueuedClientEvents()
         }
         switch answeredAtOnce {
-        case .success?:
-            return retook(answeredAtOnce!)
+        case .success(let ready)?:
+            return retook(.success(ready))
         case .failure(let failure)?:
             // Failing the request goes through the queue being processed: do it in the next turn.
             nonisolated(unsafe) let relay = self

@@ -6,8 +6,12 @@ import MITMIO
 /// new TCP connection and a TLS handshake verified like the first.
 extension ProxyConnection {
     func relayNeedsUpstream(_ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) -> (any UpstreamAttempt)? {
-        guard case .relaying(_, .interception(let interception)) = phase, case .established(.released) = interception.stage else {
-            done(.failure(UpstreamFailure(host: "upstream", port: 0, reason: "no upstream connection")))
+        guard case .relaying(_, .interception(let interception)) = phase else {
+            done(.failure(UpstreamFailure(host: "upstream", port: 0, reason: "the connection is closing")))
+            return nil
+        }
+        guard case .established(.released) = interception.stage else {
+            done(.failure(UpstreamFailure(host: interception.host, port: interception.tunnel.port, reason: "no upstream connection")))
             return nil
         }
         let tunnel = interception.tunnel
