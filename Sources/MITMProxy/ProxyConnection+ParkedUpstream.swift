@@ -3,7 +3,7 @@ import MITMIO
 
 /// Getting an upstream back for an intercepted HTTP/1 client whose relay parked its idle one (see
 /// `HTTPRelay+Parking.swift`): a pooled connection opened the same way (SNI and ALPN) if the loop has one, otherwise a
-/// new TCP connection and a TLS handshake verified like the first.
+/// new one, reached as a route is (`RouteAttempt`: TCP, then TLS verified like the first, within the handshake timeout).
 extension ProxyConnection {
     func relayNeedsUpstream(_ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) -> (any UpstreamAttempt)? {
         guard case .relaying(_, .interception(let interception)) = phase else {
@@ -15,73 +15,48 @@ extension ProxyConnection {
             return nil
         }
         let tunnel = interception.tunnel
-        let pool = context.pool(for: loop)
-        if let entry = pool.take(host: tunnel.host, port: tunnel.port) {
-            if entry.serverName == interception.upstreamServerName, entry.offeredALPN == upstreamALPN(for: interception),
-               entry.leg.tls.negotiatedALPN != "h2" {
-                let ready = ReadyUpstream(leg: entry.leg, certificate: entry.certificate,
-                                          timings: UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: entry.address))
-                interception.stage = .established(upstream: .ready(ready))
-                done(.success(ready))
-                return nil
-            }
-            pool.park(entry)
+        let alpn = upstreamALPN(for: interception)
+        if let entry = context.pool(for: loop).take(host: tunnel.host, port: tunnel.port, where: {
+            $0.serverName == interception.upstreamServerName && $0.offeredALPN == alpn && $0.leg.tls.negotiatedALPN != "h2"
+        }) {
+            let ready = ReadyUpstream(leg: entry.leg, certificate: entry.certificate,
+                                      timings: UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: entry.address))
+            interception.stage = .established(upstream: .ready(ready))
+            done(.success(ready))
+            return nil
         }
-        let attempt = UpstreamRetake()
-        attempt.dialling = context.dialer.dial(host: tunnel.host, port: tunnel.port, guardedClient: guardedClient,
-                                               context: context, loop: loop) { [weak self, weak attempt] result in
-            guard let self, let attempt, !attempt.cancelled else {
-                if case .success(let connection) = result { connection.socket.close() }
+        let route = UpstreamRoute(scheme: "https", host: tunnel.host, port: tunnel.port)
+        let tls = RouteTLS(serverName: interception.upstreamServerName, verifyName: interception.host, alpn: alpn)
+        return RouteAttempt.dial(route, tls: tls, guardedClient: guardedClient, context: context, loop: loop) { [weak self] result in
+            guard let self else {
+                if case .success(let reached) = result { reached.leg.close() }
                 return
             }
-            attempt.dialling = nil
-            switch result {
-            case .failure(let failure):
-                done(.failure(failure))
-            case .success(let connection):
-                do throws(UpstreamFailure) {
-                    attempt.handshaking = try startUpstreamTLS(interception, over: connection) { [weak self, weak attempt] outcome in
-                        guard let self, let attempt, !attempt.cancelled else {
-                            if case .success(let ready) = outcome { ready.leg.close() }
-                            return
-                        }
-                        attempt.handshaking = nil
-                        done(retaken(outcome, for: interception))
-                    }
-                } catch {
-                    done(.failure(error))
-                }
-            }
+            done(retaken(result, for: interception))
         }
-        return attempt
     }
 
-    /// A new upstream that negotiated HTTP/2 cannot carry this HTTP/1 client's requests.
-    private func retaken(_ outcome: Result<ReadyUpstream, UpstreamFailure>,
+    /// The upstream a route attempt reached, unless it negotiated HTTP/2, which cannot carry this HTTP/1 client's requests.
+    private func retaken(_ result: Result<(leg: Leg, timings: UpstreamConnectionTimings), UpstreamFailure>,
                          for interception: Interception) -> Result<ReadyUpstream, UpstreamFailure> {
-        guard case .success(let ready) = outcome else { return outcome }
-        guard ready.leg.tls.negotiatedALPN != "h2" else {
-            ready.leg.close()
+        let leg: TLSLeg
+        let timings: UpstreamConnectionTimings
+        switch result {
+        case .failure(let failure): return .failure(failure)
+        case .success(let reached):
+            guard let tlsLeg = reached.leg as? TLSLeg else {
+                reached.leg.close()
+                return .failure(UpstreamFailure(host: interception.host, port: interception.tunnel.port, reason: "no TLS on the new connection"))
+            }
+            (leg, timings) = (tlsLeg, reached.timings)
+        }
+        guard leg.tls.negotiatedALPN != "h2" else {
+            leg.close()
             return .failure(UpstreamFailure(host: interception.host, port: interception.tunnel.port,
                                             reason: "answered a new connection with HTTP/2, but this client speaks HTTP/1.1"))
         }
+        let ready = ReadyUpstream(leg: leg, certificate: leg.tls.peerCertificates.first, timings: timings)
         interception.stage = .established(upstream: .ready(ready))
         return .success(ready)
-    }
-}
-
-/// An upstream being reopened for a relay: the TCP connect, then the TLS handshake; cancelling drops either.
-final class UpstreamRetake: UpstreamAttempt {
-    var dialling: (any UpstreamAttempt)?
-    var handshaking: TLSLeg?
-    private(set) var cancelled = false
-
-    func cancel() {
-        cancelled = true
-        dialling?.cancel()
-        dialling = nil
-        handshaking?.onHandshake = nil
-        handshaking?.close()
-        handshaking = nil
     }
 }

@@ -55,10 +55,11 @@ final class UpstreamPool: @unchecked Sendable {
         self.idleSeconds = idleSeconds
     }
 
-    /// An idle connection to `host:port`, removed from the pool, or nil.
-    func take(host: String, port: Int) -> PooledUpstream? {
+    /// An idle connection to `host:port` (the newest that `usable` accepts), removed from the pool, or nil.
+    func take(host: String, port: Int, where usable: (PooledUpstream) -> Bool = { _ in true }) -> PooledUpstream? {
         let key = Key(host: host, port: port)
-        guard var entries = idle[key], let entry = entries.popLast() else { return nil }
+        guard var entries = idle[key], let index = entries.lastIndex(where: usable) else { return nil }
+        let entry = entries.remove(at: index)
         idle[key] = entries.isEmpty ? nil : entries
         count -= 1
         entry.expiry?.cancel()

@@ -13,9 +13,21 @@ struct UpstreamRoute: Equatable {
     var text: String { AbsoluteURL(scheme: scheme, host: host, port: port, pathAndQuery: "").text }
 }
 
+/// How the TLS handshake of an HTTPS route goes: the SNI sent, the name verified, the ALPN offered.
+struct RouteTLS {
+    let serverName: String?
+    let verifyName: String
+    let alpn: [String]
+
+    /// The route's own host as SNI (none for an IP address) and verified name, offering only http/1.1.
+    static func `default`(for route: UpstreamRoute) -> RouteTLS {
+        RouteTLS(serverName: HostName.isIPAddress(route.host) ? nil : route.host, verifyName: route.host, alpn: ["http/1.1"])
+    }
+}
+
 /// Reaches an `UpstreamRoute` for the HTTP/1 relay: TCP through the proxy's dialer (`--resolve`, never the proxy
-/// itself), then for HTTPS a TLS handshake with the route's SNI and name verified against the system store and
-/// `--upstream-ca`, offering only http/1.1. Within `--handshake-timeout`.
+/// itself), then for HTTPS a TLS handshake (by default with the route's SNI and name verified against the system store
+/// and `--upstream-ca`, offering only http/1.1). Within `--handshake-timeout`.
 final class RouteAttempt: UpstreamAttempt {
     typealias Completion = (Result<(leg: Leg, timings: UpstreamConnectionTimings), UpstreamFailure>) -> Void
     private var completion: Completion?
@@ -28,7 +40,7 @@ final class RouteAttempt: UpstreamAttempt {
     }
 
     /// `guardedClient`: see `UpstreamDialer.dial`.
-    static func dial(_ route: UpstreamRoute, guardedClient: String?, context: ProxyContext, loop: EventLoop,
+    static func dial(_ route: UpstreamRoute, tls: RouteTLS? = nil, guardedClient: String?, context: ProxyContext, loop: EventLoop,
                      _ completion: @escaping Completion) -> RouteAttempt {
         let attempt = RouteAttempt(completion: completion)
         let started = Date()
@@ -41,17 +53,18 @@ final class RouteAttempt: UpstreamAttempt {
                 attempt.finish(.success((PlainLeg(socket: connection.socket), UpstreamConnectionTimings(
                     dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds, ssl: -1, address: connection.address))))
             case .success(let connection):
-                attempt.startTLS(route, connection, context: context, loop: loop, started: started)
+                attempt.startTLS(route, tls ?? .default(for: route), connection, context: context, loop: loop, started: started)
             }
         }
         return attempt
     }
 
-    private func startTLS(_ route: UpstreamRoute, _ connection: UpstreamConnection, context: ProxyContext, loop: EventLoop, started: Date) {
+    private func startTLS(_ route: UpstreamRoute, _ settings: RouteTLS, _ connection: UpstreamConnection, context: ProxyContext,
+                          loop: EventLoop, started: Date) {
         let tls: TLSConnection
         do {
-            tls = try TLSConnection(client: context.upstreamTLS, serverName: HostName.isIPAddress(route.host) ? nil : route.host,
-                                    verifyName: route.host, port: route.port, alpn: ["http/1.1"])
+            tls = try TLSConnection(client: context.upstreamTLS, serverName: settings.serverName,
+                                    verifyName: settings.verifyName, port: route.port, alpn: settings.alpn)
         } catch {
             connection.socket.close()
             finish(.failure(UpstreamFailure(host: route.host, port: route.port, reason: "cannot start TLS: \(error)")))
