@@ -87,6 +87,10 @@ int mitm_release_free_memory(void) {
 
 #ifdef __linux__
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
 
 int mitm_epoll_create(void) {
     return epoll_create1(EPOLL_CLOEXEC);
@@ -105,10 +109,10 @@ int mitm_epoll_deregister(int epfd, int fd) {
     return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-int mitm_epoll_poll(int epfd, struct mitm_ready_event *events, int capacity) {
+int mitm_epoll_wait(int epfd, struct mitm_ready_event *events, int capacity, int timeout_ms) {
     struct epoll_event raw[256];
     if (capacity > 256) capacity = 256;
-    int count = epoll_wait(epfd, raw, capacity, 0);
+    int count = epoll_wait(epfd, raw, capacity, timeout_ms);
     for (int i = 0; i < count; i++) {
         uint32_t bits = raw[i].events;
         uint32_t ready = 0;
@@ -121,5 +125,31 @@ int mitm_epoll_poll(int epfd, struct mitm_ready_event *events, int capacity) {
         events[i].events = ready;
     }
     return count;
+}
+
+int mitm_eventfd_create(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+void mitm_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    ssize_t written = write(fd, &one, sizeof one);
+    (void)written;
+}
+
+void mitm_eventfd_drain(int fd) {
+    uint64_t value;
+    ssize_t got = read(fd, &value, sizeof value);
+    (void)got;
+}
+
+void mitm_set_thread_name(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+uint64_t mitm_monotonic_nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 #endif

@@ -1,6 +1,4 @@
-import CMITMShims
 import Dispatch
-import Synchronization
 
 /// Receives the readiness of a descriptor registered with an `EventLoop`, on the loop's queue.
 protocol ReadinessHandler: AnyObject {
@@ -9,23 +7,26 @@ protocol ReadinessHandler: AnyObject {
     func readinessChanged(_ readiness: Readiness)
 }
 
-/// One serial queue that owns a set of sockets: every readiness report, timer and callback of the
-/// connections assigned to it runs here, so their state needs no locks.
+/// One thread and one serial queue that own a set of sockets: every readiness report, timer and callback
+/// of the connections assigned to it runs confined to the queue, so their state needs no locks.
 ///
 /// Why this shape: each loop owns a kernel readiness set (epoll) in which every socket is registered
-/// once for its whole life, edge-triggered, and a single `DispatchSourceRead` on the set's own
-/// descriptor (registered once, for the loop's life) wakes the queue, which drains the ready events
-/// inline. Per-socket Dispatch sources are not used: on Linux libdispatch keys its epoll registrations
+/// once for its whole life, edge-triggered, and a thread of its own that blocks in `epoll_wait` until a
+/// socket is ready, its earliest timer is due (timers are a heap of the loop's, not Dispatch timers) or
+/// work is handed to it (`execute`, through the set's eventfd, written only while the thread sleeps).
+/// Each turn runs inside `queue.sync`, so the loop's work is still confined to `queue`: blocks submitted
+/// to the queue from elsewhere (`queue.sync` in start-up and tests, `queue.async`) are serialized with it.
+/// The first shape (bench/README.md, "Event loop on a Dispatch-hosted epoll set") woke the queue with one
+/// Dispatch read source on the epoll descriptor: each wake-up then cost two thread switches (libdispatch's
+/// manager thread, then a worker), and every timer armed or cancelled went through the manager thread;
+/// the thread of its own measured fewer switches and less CPU per request (bench/README.md, "A thread per
+/// loop"). Per-socket Dispatch sources are not used: on Linux libdispatch keys its epoll registrations
 /// by descriptor number and loses readiness when descriptors are closed and reused at a high rate
-/// (swift-corelibs-libdispatch issue 833), and it re-arms a one-shot registration and queries
-/// `FIONREAD` for every event. Hosting the set on Dispatch, rather than on a thread of its own blocking
-/// in `epoll_wait`, keeps Dispatch timers and `async` on the same queue, so a connection's state stays
-/// confined to it with no timer heap or wake-up descriptor of our own (bench/README.md has the figures).
-// @unchecked Sendable: the handler table, the event buffer and the scratch buffers are only touched on
-// `queue`; everything else is immutable.
+/// (swift-corelibs-libdispatch issue 833).
+// @unchecked Sendable: the scratch buffers are only touched on `queue`; everything else is immutable.
 public final class EventLoop: @unchecked Sendable {
-    /// The loop's serial queue.
-    public let queue: DispatchQueue
+    /// The loop's serial queue: its thread's turns run on it. Other threads enter it through `sync`.
+    let queue: DispatchQueue
     /// The loop's position in its group.
     public let index: Int
     /// A 64 KiB buffer that socket reads on this loop fill before handing bytes on; only valid on `queue`.
@@ -33,105 +34,68 @@ public final class EventLoop: @unchecked Sendable {
     /// A 64 KiB buffer for decrypted data on this loop; only valid on `queue`, within one callback.
     public let plaintextScratch: UnsafeMutableRawBufferPointer
 
-    private let readiness: any ReadinessSet
-    private let wakeSource: DispatchSourceRead
-    private let events: UnsafeMutableBufferPointer<ReadyEvent>
-    /// Handlers by token. Tokens are never reused, so an event already fetched for a descriptor that
-    /// was closed meanwhile finds no handler (or a dead one) instead of the descriptor's next owner.
-    private var handlers: [UInt64: WeakHandler] = [:]
-    private var nextToken: UInt64 = 1
-    private let identity: Int
-    private static let loopKey = DispatchSpecificKey<Int>()
-    private static let identities = Atomic<Int>(0)
-    /// How many batches of ready events one queue turn handles before letting timers and `async` run.
-    private static let batchesPerTurn = 4
+    private let core: LoopCore
 
-    /// Creates a loop with its own queue and readiness set. Traps when the kernel refuses a readiness
-    /// set (out of descriptors at start-up): there is nothing a proxy could do without one.
+    /// Creates a loop with its own queue, readiness set and thread. Traps when the kernel refuses a
+    /// readiness set or a thread (at start-up): there is nothing a proxy could do without them.
     public init(index: Int, label: String = "mitm-proxy.loop") {
         self.index = index
-        identity = Self.identities.add(1, ordering: .relaxed).newValue
         queue = DispatchQueue(label: "\(label).\(index)", qos: .userInitiated)
-        queue.setSpecific(key: Self.loopKey, value: identity)
         readScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
         plaintextScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
-        events = UnsafeMutableBufferPointer<ReadyEvent>.allocate(capacity: 64)
+        let readiness: any ReadinessSet
         do {
             readiness = try EpollReadinessSet()
         } catch {
             fatalError("cannot create the event loop's readiness set: \(error)")
         }
-        wakeSource = DispatchSource.makeReadSource(fileDescriptor: readiness.descriptor, queue: queue)
-        wakeSource.setEventHandler { [weak self] in self?.drain() }
-        wakeSource.setCancelHandler { [readiness] in readiness.close() }
-        wakeSource.activate()
+        let core = LoopCore(queue: queue, readiness: readiness)
+        self.core = core
+        LoopThread.start(name: label.hasSuffix(".loop") ? "mitm-loop-\(index)" : "mitm-\(label.split(separator: ".").last ?? "loop")") {
+            core.run()
+        }
     }
 
     deinit {
-        wakeSource.cancel()
+        core.stop()
         readScratch.deallocate()
         plaintextScratch.deallocate()
-        events.deallocate()
     }
 
     /// Whether the caller is running on this loop's queue.
-    public var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.loopKey) == identity }
+    public var isCurrent: Bool { core.isCurrent }
 
-    /// Runs `work` on the loop.
+    /// Runs `work` on the loop, in a later turn than the caller's.
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+        core.enqueue(work)
     }
 
-    /// Runs `work` on the loop after `seconds`; cancel the returned timer to stop it.
+    /// Runs `work` on the loop's queue and returns its result, after the work handed over with `execute`
+    /// before this call (so a `sync` sees what an earlier `execute` did). Not from the loop itself.
+    public func sync<T>(_ work: () throws -> T) rethrows -> T {
+        precondition(!isCurrent, "EventLoop.sync from its own loop would wait for itself")
+        return try queue.sync {
+            core.runHandedOverWork()
+            return try work()
+        }
+    }
+
+    /// Runs `work` on the loop after `seconds` (at once for zero, negative or NaN); cancel or drop the returned
+    /// timer to stop it.
     public func schedule(after seconds: Double, _ work: @escaping @Sendable () -> Void) -> LoopTimer {
-        LoopTimer(queue: queue, after: seconds, work)
+        let nanoseconds = seconds > 0 ? seconds * 1_000_000_000 : 0
+        return core.schedule(afterNanoseconds: nanoseconds < 1.8e19 ? UInt64(nanoseconds) : UInt64.max, work)
     }
 
     /// Adds `fd` to the loop's readiness set for its whole life; returns the token to deregister it with.
     /// Only on `queue`.
     func register(_ fd: Int32, interest: Readiness, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
-        assert(isCurrent, "sockets join a loop's readiness set on the loop's queue")
-        let token = nextToken
-        nextToken += 1
-        handlers[token] = WeakHandler(handler: handler)
-        do {
-            try readiness.register(fd, interest: interest, token: token)
-        } catch {
-            handlers[token] = nil
-            throw error
-        }
-        return token
+        try core.register(fd, interest: interest, handler: handler)
     }
 
     /// Removes `fd` from the readiness set; the caller closes it right after. On `queue`, or from a
     /// deinit elsewhere (the kernel side is thread-safe; the handler entry is then dropped on the loop).
     func deregister(_ fd: Int32, token: UInt64) {
-        readiness.deregister(fd)
-        if isCurrent {
-            handlers[token] = nil
-        } else {
-            queue.async { [weak self] in self?.handlers[token] = nil }
-        }
+        core.deregister(fd, token: token)
     }
-
-    /// Hands pending events to their handlers until the set is empty, a bounded number of batches per
-    /// queue turn. Events that arrive while a batch is handled are taken in the same turn.
-    private func drain() {
-        for _ in 0..<Self.batchesPerTurn {
-            let count = readiness.poll(into: events)
-            if count == 0 { return }
-            for slot in 0..<count {
-                let event = events[slot]
-                let handler = handlers[event.token]?.handler
-                handler?.readinessChanged(event.readiness)
-            }
-        }
-        // More may be pending: continue after the timers and work queued meanwhile.
-        queue.async { [weak self] in self?.drain() }
-    }
-}
-
-/// A handler table entry that does not keep its socket alive (an owner that drops a socket closes it).
-private struct WeakHandler {
-    weak var handler: (any ReadinessHandler)?
 }

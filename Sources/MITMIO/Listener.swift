@@ -22,8 +22,6 @@ public final class Listener: @unchecked Sendable {
     private var accepting = false
     private var closed = false
     private var backoff: LoopTimer?
-    /// Armed at once so that libdispatch creates its timer descriptor while descriptors are left (see `init`).
-    private var timerPrimer: LoopTimer?
     private let onAccept: @Sendable (Int32, SocketAddress) -> Void
     private let admits: @Sendable (SocketAddress) -> Bool
     /// How many connections one loop turn accepts before it lets the loop's timers run.
@@ -53,15 +51,10 @@ public final class Listener: @unchecked Sendable {
         self.address = SocketAddress.local(of: descriptor) ?? requested
         self.onAccept = onAccept
         self.admits = admits
-        let registration = loop.queue.sync { Result { () throws(SystemCallError) in try loop.register(descriptor, interest: .readable, handler: self) } }
+        let registration = loop.sync { Result { () throws(SystemCallError) in try loop.register(descriptor, interest: .readable, handler: self) } }
         switch registration {
         case .success(let token):
             self.token = token
-            // libdispatch creates the descriptor behind its timers when the first one is armed; if none is left
-            // then, that timer (the backoff after EMFILE, the connections' deadlines) silently never fires and
-            // the listener would stay paused for good. Arming one now (due later: one already due fires without it)
-            // creates it while there is room.
-            timerPrimer = loop.schedule(after: 1) {}
         case .failure(let error):
             Glibc.close(descriptor)
             throw ListenError(message: "cannot watch the listening socket: \(error)")
@@ -70,7 +63,7 @@ public final class Listener: @unchecked Sendable {
 
     /// Starts accepting.
     public func start() {
-        loop.queue.sync {
+        loop.sync {
             guard !closed, !accepting else { return }
             accepting = true
             // Connections that queued up before now raised their only event already.
@@ -80,7 +73,7 @@ public final class Listener: @unchecked Sendable {
 
     /// Stops accepting and closes the listening socket.
     public func close() {
-        loop.queue.sync { closeOnLoop() }
+        loop.sync { closeOnLoop() }
     }
 
     private func closeOnLoop() {

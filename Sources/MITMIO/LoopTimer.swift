@@ -1,22 +1,17 @@
-import Dispatch
-
-/// A one-shot timer on an event loop.
-// @unchecked Sendable: DispatchSource is thread-safe; cancellation is idempotent.
+/// A one-shot timer on an event loop: cancelling it, or dropping the last reference to it, stops it if it
+/// has not fired yet.
+// @unchecked Sendable: the entry is only touched on its loop's queue (`LoopCore` sends cancellations there).
 public final class LoopTimer: @unchecked Sendable {
-    private let source: DispatchSourceTimer
+    private let entry: TimerEntry
+    private let core: LoopCore
 
-    init(queue: DispatchQueue, after seconds: Double, _ work: @escaping @Sendable () -> Void) {
-        source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now() + seconds, leeway: .milliseconds(10))
-        source.setEventHandler { [source] in
-            source.cancel()
-            work()
-        }
-        source.activate()
+    init(entry: TimerEntry, core: LoopCore) {
+        self.entry = entry
+        self.core = core
     }
 
-    /// Stops the timer if it has not fired yet.
-    public func cancel() { source.cancel() }
+    /// Stops the timer if it has not fired yet. Any thread; cancelling twice does nothing.
+    public func cancel() { core.cancel(entry) }
 
-    deinit { source.cancel() }
+    deinit { core.cancel(entry) }
 }

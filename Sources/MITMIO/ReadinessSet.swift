@@ -21,22 +21,30 @@ struct Readiness: OptionSet, Sendable {
 struct ReadyEvent {
     var token: UInt64
     var readiness: Readiness
+
+    /// The token of the set's own wake-up event (`ReadinessSet.wake()`); descriptors get tokens from 1.
+    static let wakeToken: UInt64 = 0
 }
 
 /// A kernel readiness set (epoll; kqueue could stand beside it): each descriptor is registered once for
-/// its whole life, edge-triggered, with a token that comes back in its events. Used only from its loop.
-protocol ReadinessSet: AnyObject {
-    /// A descriptor that polls readable while events are pending, for the loop's single wake-up source.
-    var descriptor: Int32 { get }
-
+/// its whole life, edge-triggered, with a token that comes back in its events. Registration and `wake()` may
+/// come from any thread; `wait` only from the loop's thread.
+protocol ReadinessSet: AnyObject, Sendable {
     /// Adds `fd`, edge-triggered: an event is reported each time its readiness for `interest` grows.
     func register(_ fd: Int32, interest: Readiness, token: UInt64) throws(SystemCallError)
 
     /// Removes `fd`; call before closing it, so that its number can be reused at once.
     func deregister(_ fd: Int32)
 
-    /// Moves up to `events.count` pending events into `events` without blocking; returns how many.
-    func poll(into events: UnsafeMutableBufferPointer<ReadyEvent>) -> Int
+    /// Moves up to `events.count` pending events into `events`, waiting for the first one at most
+    /// `timeoutMilliseconds` (-1: as long as it takes; 0: not at all); returns how many.
+    func wait(into events: UnsafeMutableBufferPointer<ReadyEvent>, timeoutMilliseconds: Int32) -> Int
+
+    /// Makes a `wait` in progress (or the next one) return an event with `ReadyEvent.wakeToken`. Any thread.
+    func wake()
+
+    /// Takes back the wake-ups reported so far, after a `ReadyEvent.wakeToken` event.
+    func acknowledgeWake()
 
     /// Closes the set's own descriptor.
     func close()

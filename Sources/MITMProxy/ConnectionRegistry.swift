@@ -20,7 +20,8 @@ final class ConnectionRegistry: @unchecked Sendable {
     private let loop: EventLoop
     private let clock: ProxyClock
     private var connections: [ObjectIdentifier: ManagedConnection] = [:]
-    private var sweeper: DispatchSourceTimer?
+    private var sweeper: LoopTimer?
+    private static let sweepInterval = 0.25
 
     init(loop: EventLoop, clock: ProxyClock) {
         self.loop = loop
@@ -47,11 +48,11 @@ final class ConnectionRegistry: @unchecked Sendable {
     }
 
     private func startSweeper() {
-        let timer = DispatchSource.makeTimerSource(queue: loop.queue)
-        timer.schedule(deadline: .now() + 0.25, repeating: 0.25, leeway: .milliseconds(50))
-        timer.setEventHandler { [unowned self] in self.sweep() }
-        timer.activate()
-        sweeper = timer
+        sweeper = loop.schedule(after: Self.sweepInterval) { [weak self] in
+            guard let self else { return }
+            sweep()
+            startSweeper()
+        }
     }
 
     /// Times out every connection whose deadline passed (the sweeper's tick; tests call it directly).

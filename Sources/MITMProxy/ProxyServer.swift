@@ -171,7 +171,7 @@ public final class ProxyServer: Sendable {
     /// while the loop that sent them is still recording the exchange: settle, then `flushEvents()`, to read it.
     /// Not from a loop.
     public func settleLoops() {
-        for loop in context.loops.loops where !loop.isCurrent { loop.queue.sync {} }
+        for loop in context.loops.loops where !loop.isCurrent { loop.sync {} }
     }
 
     /// Events dropped because the subscribers fell too far behind (a stalled `--events -` reader).
@@ -180,7 +180,7 @@ public final class ProxyServer: Sendable {
     /// Connections currently open (client connections, including those being set up).
     public var openConnectionCount: Int {
         context.loops.loops.reduce(0) { total, loop in
-            total + loop.queue.sync { context.registry(for: loop).count }
+            total + loop.sync { context.registry(for: loop).count }
         }
     }
 
@@ -236,7 +236,7 @@ public final class ProxyServer: Sendable {
         webListener?.close()
         for (_, reverse) in reverseListeners { reverse.close() }
         for loop in context.loops.loops {
-            loop.queue.sync {
+            loop.sync {
                 context.registry(for: loop).closeAll()
                 context.pool(for: loop).closeAll()
             }

@@ -88,9 +88,24 @@ int mitm_epoll_register(int epfd, int fd, uint32_t interest, uint64_t token, int
 // EPOLL_CTL_DEL: the op constant is a macro.
 int mitm_epoll_deregister(int epfd, int fd);
 
-// epoll_wait with timeout 0 (never blocks), translated into mitm_ready_event; capacity at most 256.
-// Returns the number of events, or -1 with errno.
-int mitm_epoll_poll(int epfd, struct mitm_ready_event *events, int capacity);
+// epoll_wait for at most timeout_ms (-1: until an event, 0: never blocks), translated into
+// mitm_ready_event; capacity at most 256. Returns the number of events, or -1 with errno.
+int mitm_epoll_wait(int epfd, struct mitm_ready_event *events, int capacity, int timeout_ms);
+
+// A nonblocking, close-on-exec eventfd (the flags are macros), or -1 with errno.
+int mitm_eventfd_create(void);
+
+// Adds one to the eventfd's counter, which makes it readable.
+void mitm_eventfd_signal(int fd);
+
+// Reads the counter back to zero.
+void mitm_eventfd_drain(int fd);
+
+// Names the calling thread (at most 15 bytes are kept), as ps and debuggers show it.
+void mitm_set_thread_name(const char *name);
+
+// CLOCK_MONOTONIC in nanoseconds.
+uint64_t mitm_monotonic_nanoseconds(void);
 #endif
 
 #endif

@@ -41,7 +41,7 @@ final class ConnectionPlaybook: @unchecked Sendable {
         recorded.flushBeforeReading { events.flush() }
         let (clientEnd, proxyEnd) = network.pair(clientHost.contains(":") ? "[\(clientHost)]:40000" : "\(clientHost):40000", "127.0.0.1:8888")
         let context = context
-        (client, connection) = loop.queue.sync {
+        (client, connection) = loop.sync {
             proxyEnd.remoteHost = clientHost
             let connection = ProxyConnection(client: proxyEnd, context: context)
             connection.start()
@@ -52,14 +52,18 @@ final class ConnectionPlaybook: @unchecked Sendable {
 
     deinit {
         let connection = connection
-        network.loop.queue.sync { connection.close(reason: "playbook over") }
+        let network = network
+        network.loop.sync {
+            connection.close(reason: "playbook over")
+            network.disconnectAll()
+        }
         try? FileManager.default.removeItem(atPath: caDirectory)
     }
 
     /// Runs `step` on the loop, then waits until every delivery it caused has run.
     @discardableResult
     func run<T>(_ step: () -> T) -> T {
-        let result = network.loop.queue.sync(execute: step)
+        let result = network.loop.sync(step)
         network.settle()
         return result
     }

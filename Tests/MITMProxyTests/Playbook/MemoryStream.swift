@@ -5,6 +5,7 @@ import Synchronization
 final class MemoryNetwork: Sendable {
     let loop: EventLoop
     private let inFlight = Atomic<Int>(0)
+    private let pairs = Mutex<[(MemoryStream, MemoryStream)]>([])
 
     init(loop: EventLoop) { self.loop = loop }
 
@@ -20,7 +21,7 @@ final class MemoryNetwork: Sendable {
     /// Blocks until every delivery queued so far, and those they queued in turn, has run.
     func settle() {
         repeat {
-            loop.queue.sync {}
+            loop.sync {}
         } while inFlight.load(ordering: .relaxed) > 0
     }
 
@@ -30,7 +31,17 @@ final class MemoryNetwork: Sendable {
         let b = MemoryStream(network: self, name: second)
         a.peer = b
         b.peer = a
+        pairs.withLock { $0.append((a, b)) }
         return (a, b)
+    }
+
+    /// Unlinks every pair's two ends (each holds the other), so the streams, and the loop with its thread, can go.
+    /// On the loop.
+    func disconnectAll() {
+        for (a, b) in pairs.withLock({ pairs in defer { pairs.removeAll() }; return pairs }) {
+            a.peer = nil
+            b.peer = nil
+        }
     }
 }
 

@@ -29,9 +29,10 @@ final class ProxyHarness: Sendable {
         server = try ProxyServer(configuration: configuration)
         let recorder = recorder
         server.subscribe { recorder.record($0) }
-        recorder.flushBeforeReading { [server] in
-            server.settleLoops()
-            server.flushEvents()
+        // Weak: the server's subscriber holds the recorder, which must not keep the server (and its loops' threads).
+        recorder.flushBeforeReading { [weak server] in
+            server?.settleLoops()
+            server?.flushEvents()
         }
         server.start()
     }
