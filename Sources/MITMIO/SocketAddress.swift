@@ -102,8 +102,6 @@ extension SocketAddress {
 }
 
 extension StreamSocket {
-    /// The peer's address as `host:port`, or `client` once it cannot be read (the socket was reset).
-    public var peerDescription: String { SocketAddress.peer(of: descriptor)?.description ?? "client" }
     /// The peer's IP address, or nil once it cannot be read.
     public var peerHost: String? { SocketAddress.peer(of: descriptor)?.host }
 }

@@ -44,6 +44,8 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     public private(set) var bufferedOutputBytes = 0
     /// Whether `close()` was called.
     public private(set) var isClosed = false
+    /// The peer's `host:port` once read (a connected socket's peer does not change; requests name it often).
+    private var knownPeerDescription: String?
     /// Set while a nonblocking connect is in progress (see `connect(to:on:_:)`).
     var connectCompletion: ((SystemCallError?) -> Void)?
     /// How many reads one turn makes before it lets the loop's other sockets and timers run.
@@ -64,6 +66,15 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// The peer's address as `host:port`, or `client` while it cannot be read (not connected yet, or reset
+    /// before it was first asked for).
+    public var peerDescription: String {
+        if let knownPeerDescription { return knownPeerDescription }
+        guard let peer = SocketAddress.peer(of: descriptor) else { return "client" }
+        knownPeerDescription = peer.description
+        return peer.description
+    }
 
     /// Starts (or resumes) delivering reads. Data that arrived while reading was paused is read in the
     /// next loop turn: no new readiness event would announce it.
