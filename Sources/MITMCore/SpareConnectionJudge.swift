@@ -49,9 +49,19 @@ public struct SpareConnectionJudge: Sendable {
         case refused(connection: Int)
     }
 
-    private struct Sibling: Sendable {
-        let connection: Int
-        var closedAt: Double?
+    /// The possible siblings of one key: those open (by the order they were intercepted in) and the one closed
+    /// last (a candidate only asks whether one closed late enough, so the latest close answers for all).
+    private struct Siblings: Sendable {
+        var open: [Int: UInt64] = [:]
+        var lastClosed: (connection: Int, at: Double)?
+
+        /// The sibling to name for a candidate whose handshake was at `handshakeAt`: the latest opened of those
+        /// still open, else the last closed if it closed no earlier than one window before.
+        func sibling(forHandshakeAt handshakeAt: Double, window: Double) -> Int? {
+            if let latest = open.max(by: { $0.value < $1.value }) { return latest.key }
+            guard let lastClosed, lastClosed.at >= handshakeAt - window else { return nil }
+            return lastClosed.connection
+        }
     }
 
     private struct Candidate: Sendable {
@@ -61,8 +71,9 @@ public struct SpareConnectionJudge: Sendable {
     }
 
     private let window: Double
-    private var siblings: [Key: [Sibling]] = [:]
+    private var siblings: [Key: Siblings] = [:]
     private var siblingKeys: [Int: Key] = [:]
+    private var interceptions: UInt64 = 0
     private var held: [Int: Candidate] = [:]
 
     /// A judge using `silenceWindow` seconds as "the same stretch of time".
@@ -78,21 +89,20 @@ public struct SpareConnectionJudge: Sendable {
     public mutating func receive(_ event: Event) -> [Ruling] {
         switch event {
         case .intercepted(let connection, let key, _):
-            siblings[key, default: []].append(Sibling(connection: connection, closedAt: nil))
+            interceptions += 1
+            siblings[key, default: Siblings()].open[connection] = interceptions
             siblingKeys[connection] = key
             let waiting = held.filter { $0.value.key == key }.keys.sorted()
             for id in waiting { held.removeValue(forKey: id) }
             return waiting.map { .unused(connection: $0, sibling: connection) }
         case .closed(let connection, let time):
             guard let key = siblingKeys.removeValue(forKey: connection),
-                  let index = siblings[key]?.firstIndex(where: { $0.connection == connection }) else { return [] }
-            siblings[key]?[index].closedAt = time
-            let kept = siblings[key, default: []].filter { ($0.closedAt ?? .infinity) >= time - 2 * window }
-            siblings[key] = kept.isEmpty ? nil : kept
+                  siblings[key]?.open.removeValue(forKey: connection) != nil else { return [] }
+            if time >= siblings[key]?.lastClosed?.at ?? -.infinity { siblings[key]?.lastClosed = (connection, time) }
             return []
         case .closedWithoutRequest(let connection, let key, let handshakeAt, let time):
-            if let sibling = siblings[key]?.last(where: { ($0.closedAt ?? .infinity) >= handshakeAt - window }) {
-                return [.unused(connection: connection, sibling: sibling.connection)]
+            if let sibling = siblings[key]?.sibling(forHandshakeAt: handshakeAt, window: window) {
+                return [.unused(connection: connection, sibling: sibling)]
             }
             held[connection] = Candidate(key: key, handshakeAt: handshakeAt, deadline: time + window)
             return []
@@ -111,9 +121,8 @@ public struct SpareConnectionJudge: Sendable {
     /// A candidate's handshake is at most one window before its close, which is no earlier than now, so a
     /// sibling closed more than two windows ago can never qualify again.
     private mutating func forgetSiblings(closedBefore limit: Double) {
-        for (key, list) in siblings {
-            let kept = list.filter { ($0.closedAt ?? .infinity) >= limit }
-            siblings[key] = kept.isEmpty ? nil : kept
+        for (key, list) in siblings where list.open.isEmpty && (list.lastClosed?.at ?? -.infinity) < limit {
+            siblings[key] = nil
         }
     }
 }

@@ -100,8 +100,3 @@ extension SocketAddress {
         return result == 0 ? SocketAddress(storage: storage, length: length) : nil
     }
 }
-
-extension StreamSocket {
-    /// The peer's IP address, or nil once it cannot be read.
-    public var peerHost: String? { SocketAddress.peer(of: descriptor)?.host }
-}

@@ -44,8 +44,8 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     public private(set) var bufferedOutputBytes = 0
     /// Whether `close()` was called.
     public private(set) var isClosed = false
-    /// The peer's `host:port` once read (a connected socket's peer does not change; requests name it often).
-    private var knownPeerDescription: String?
+    /// The peer's `host:port` and host once read (a connected socket's peer does not change; requests name it often).
+    private var knownPeer: (description: String, host: String)?
     /// Set while a nonblocking connect is in progress (see `connect(to:on:_:)`).
     var connectCompletion: ((SystemCallError?) -> Void)?
     /// How many reads one turn makes before it lets the loop's other sockets and timers run.
@@ -69,11 +69,16 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
 
     /// The peer's address as `host:port`, or `client` while it cannot be read (not connected yet, or reset
     /// before it was first asked for).
-    public var peerDescription: String {
-        if let knownPeerDescription { return knownPeerDescription }
-        guard let peer = SocketAddress.peer(of: descriptor) else { return "client" }
-        knownPeerDescription = peer.description
-        return peer.description
+    public var peerDescription: String { peer?.description ?? "client" }
+
+    /// The peer's IP address, or nil while it cannot be read.
+    public var peerHost: String? { peer?.host }
+
+    private var peer: (description: String, host: String)? {
+        if let knownPeer { return knownPeer }
+        guard let address = SocketAddress.peer(of: descriptor) else { return nil }
+        knownPeer = (address.description, address.host)
+        return knownPeer
     }
 
     /// Starts (or resumes) delivering reads. Data that arrived while reading was paused is read in the
