@@ -105,6 +105,13 @@ int mitm_epoll_register(int epfd, int fd, uint32_t interest, uint64_t token, int
     return epoll_ctl(epfd, modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &event);
 }
 
+int mitm_epoll_register_exclusive(int epfd, int fd, uint64_t token) {
+    struct epoll_event event = {0};
+    event.events = EPOLLIN | EPOLLET | EPOLLEXCLUSIVE;
+    event.data.u64 = token;
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
+}
+
 int mitm_epoll_deregister(int epfd, int fd) {
     return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 }

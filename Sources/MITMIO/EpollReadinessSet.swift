@@ -29,8 +29,11 @@ final class EpollReadinessSet: ReadinessSet, @unchecked Sendable {
         self.wakeDescriptor = wakeDescriptor
     }
 
-    func register(_ fd: Int32, interest: Readiness, token: UInt64) throws(SystemCallError) {
-        guard mitm_epoll_register(descriptor, fd, interest.rawValue, token, 0) == 0 else {
+    func register(_ fd: Int32, interest: Readiness, token: UInt64, exclusive: Bool) throws(SystemCallError) {
+        let result = exclusive
+            ? mitm_epoll_register_exclusive(descriptor, fd, token)
+            : mitm_epoll_register(descriptor, fd, interest.rawValue, token, 0)
+        guard result == 0 else {
             throw SystemCallError(call: "epoll_ctl(ADD)", errno: errno)
         }
     }

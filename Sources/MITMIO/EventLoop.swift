@@ -88,9 +88,9 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Adds `fd` to the loop's readiness set for its whole life; returns the token to deregister it with.
-    /// Only on `queue`.
-    func register(_ fd: Int32, interest: Readiness, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
-        try core.register(fd, interest: interest, handler: handler)
+    /// `exclusive`: a listening socket other loops watch too; a connection wakes one of them. Only on `queue`.
+    func register(_ fd: Int32, interest: Readiness, exclusive: Bool = false, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
+        try core.register(fd, interest: interest, exclusive: exclusive, handler: handler)
     }
 
     /// Removes `fd` from the readiness set; the caller closes it right after. On `queue`, or from a

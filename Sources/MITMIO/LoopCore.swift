@@ -24,7 +24,7 @@ final class LoopCore: @unchecked Sendable {
     private var nextToken: UInt64 = 1
     private var timers = TimerHeap()
     private let timerSequence = Atomic<UInt64>(0)
-    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    private let inbox = WorkInbox()
     private var spareInbox: [@Sendable () -> Void] = []
     /// Whether the thread is (about to be) blocked in `wait`: work handed over then must wake it.
     private let sleeping = Atomic<Bool>(false)
@@ -56,7 +56,7 @@ final class LoopCore: @unchecked Sendable {
         var timeout: Int32 = -1
         while true {
             sleeping.store(true, ordering: .sequentiallyConsistent)
-            let workWaiting = !inbox.withLock { $0.isEmpty }
+            let workWaiting = !inbox.isEmpty
             let count = readiness.wait(into: events, timeoutMilliseconds: workWaiting ? 0 : timeout)
             sleeping.store(false, ordering: .relaxed)
             if stopping.load(ordering: .acquiring) { break }
@@ -65,7 +65,7 @@ final class LoopCore: @unchecked Sendable {
         queue.sync {
             timers.removeAll()
             handlers.removeAll()
-            inbox.withLock { $0.removeAll() }
+            inbox.removeAll()
         }
         readiness.close()
     }
@@ -104,14 +104,14 @@ final class LoopCore: @unchecked Sendable {
 
     /// Runs the work enqueued so far (what enqueues it meanwhile waits for the next turn). On `queue`.
     func runHandedOverWork() {
-        inbox.withLock { swap(&$0, &spareInbox) }
+        inbox.takeAll(into: &spareInbox)
         for work in spareInbox { work() }
         spareInbox.removeAll(keepingCapacity: true)
     }
 
     /// Runs `work` on the loop's thread in a later turn. Any thread.
     func enqueue(_ work: @escaping @Sendable () -> Void) {
-        inbox.withLock { $0.append(work) }
+        inbox.append(work)
         if !isLoopThread && sleeping.load(ordering: .sequentiallyConsistent) { readiness.wake() }
     }
 
@@ -153,13 +153,13 @@ final class LoopCore: @unchecked Sendable {
     // MARK: - Descriptors
 
     /// Adds `fd` to the readiness set for its whole life; returns its token. On `queue`.
-    func register(_ fd: Int32, interest: Readiness, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
+    func register(_ fd: Int32, interest: Readiness, exclusive: Bool, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
         assert(isCurrent, "sockets join a loop's readiness set on the loop's queue")
         let token = nextToken
         nextToken += 1
         handlers[token] = WeakHandler(handler: handler)
         do {
-            try readiness.register(fd, interest: interest, token: token)
+            try readiness.register(fd, interest: interest, token: token, exclusive: exclusive)
         } catch {
             handlers[token] = nil
             throw error

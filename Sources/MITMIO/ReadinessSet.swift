@@ -30,8 +30,9 @@ struct ReadyEvent {
 /// its whole life, edge-triggered, with a token that comes back in its events. Registration and `wake()` may
 /// come from any thread; `wait` only from the loop's thread.
 protocol ReadinessSet: AnyObject, Sendable {
-    /// Adds `fd`, edge-triggered: an event is reported each time its readiness for `interest` grows.
-    func register(_ fd: Int32, interest: Readiness, token: UInt64) throws(SystemCallError)
+    /// Adds `fd`, edge-triggered: an event is reported each time its readiness for `interest` grows. An `exclusive`
+    /// registration (a listening socket several loops' sets hold, for reading) wakes one of the loops waiting on it.
+    func register(_ fd: Int32, interest: Readiness, token: UInt64, exclusive: Bool) throws(SystemCallError)
 
     /// Removes `fd`; call before closing it, so that its number can be reused at once.
     func deregister(_ fd: Int32)

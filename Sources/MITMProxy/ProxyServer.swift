@@ -66,11 +66,9 @@ public final class ProxyServer: Sendable {
             }
         }
         do {
-            listener = try Listener(host: configuration.host, port: configuration.port, admits: admits) { descriptor, _ in
-                let loop = context.loops.next()
-                loop.execute {
-                    ProxyConnection(descriptor: descriptor, context: context, loop: loop).start()
-                }
+            listener = try Listener(host: configuration.host, port: configuration.port, loops: context.loops.loops,
+                                    admits: admits) { descriptor, _, loop in
+                ProxyConnection(descriptor: descriptor, context: context, loop: loop).start()
             }
         } catch {
             throw ProxyStartError(error.message)
@@ -99,11 +97,8 @@ public final class ProxyServer: Sendable {
         let web = context.configuration.webUI
         guard web.enabled, let port = web.port else { return nil }
         do {
-            return try Listener(host: web.host, port: port) { descriptor, _ in
-                let loop = context.loops.next()
-                loop.execute {
-                    ProxyConnection(descriptor: descriptor, context: context, loop: loop, webUIOnly: true).start()
-                }
+            return try Listener(host: web.host, port: port, loops: context.loops.loops) { descriptor, _, loop in
+                ProxyConnection(descriptor: descriptor, context: context, loop: loop, webUIOnly: true).start()
             }
         } catch {
             throw ProxyStartError("web UI: \(error.message)")
@@ -114,11 +109,9 @@ public final class ProxyServer: Sendable {
     private static func reverseListener(_ target: ReverseTarget, context: ProxyContext,
                                         admits: @escaping @Sendable (SocketAddress) -> Bool) throws(ProxyStartError) -> Listener {
         do {
-            return try Listener(host: context.configuration.host, port: target.listenPort, admits: admits) { descriptor, _ in
-                let loop = context.loops.next()
-                loop.execute {
-                    ProxyConnection(descriptor: descriptor, context: context, loop: loop, reverseTarget: target).start()
-                }
+            return try Listener(host: context.configuration.host, port: target.listenPort, loops: context.loops.loops,
+                                admits: admits) { descriptor, _, loop in
+                ProxyConnection(descriptor: descriptor, context: context, loop: loop, reverseTarget: target).start()
             }
         } catch {
             throw ProxyStartError("--reverse \(target.url): \(error.message)")

@@ -85,6 +85,10 @@ int mitm_epoll_create(void);
 // always adding EPOLLET (and EPOLLRDHUP with readable), which cannot be spelled from Swift.
 int mitm_epoll_register(int epfd, int fd, uint32_t interest, uint64_t token, int modify);
 
+// Registers a listening socket edge-triggered for readability with EPOLLEXCLUSIVE: when several epoll sets hold
+// it, a new connection wakes one thread waiting on them rather than all.
+int mitm_epoll_register_exclusive(int epfd, int fd, uint64_t token);
+
 // EPOLL_CTL_DEL: the op constant is a macro.
 int mitm_epoll_deregister(int epfd, int fd);
 
