@@ -47,7 +47,7 @@ final class UpstreamPool: @unchecked Sendable {
     private var shared: [UpstreamPoolKey: [SharedHTTP2Upstream]] = [:]
     private var idle: [Key: [PooledUpstream]] = [:]
     private var count = 0
-    private static let perOrigin = 8
+    private static let perOrigin = 16
     private static let total = 256
 
     init(loop: EventLoop, idleSeconds: Double) {
