@@ -1,14 +1,12 @@
 import CMITMShims
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A fixed set of event loops, one per core, handed out round-robin.
+/// A fixed set of event loops, one per core; listeners accept on all of them (see `Listener`).
 public final class EventLoopGroup: Sendable {
     /// The loops.
     public let loops: [EventLoop]
-    private let nextIndex = Atomic<Int>(0)
 
     /// Creates `count` loops (default: one per active core).
     public init(count: Int = System.coreCount) {
@@ -19,12 +17,6 @@ public final class EventLoopGroup: Sendable {
     public init(loops: [EventLoop]) {
         precondition(!loops.isEmpty && loops.indices.allSatisfy { loops[$0].index == $0 }, "loops must be indexed 0..<count")
         self.loops = loops
-    }
-
-    /// The next loop in turn.
-    public func next() -> EventLoop {
-        let value = nextIndex.add(1, ordering: .relaxed).oldValue
-        return loops[value % loops.count]
     }
 }
 
