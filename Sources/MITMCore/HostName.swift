@@ -10,20 +10,34 @@ public enum HostName {
     /// letters, digits, `-` and `_` labels, an IPv4 dotted quad, or an IPv6 literal without brackets.
     /// A name whose last label is numeric must be a valid dotted quad, so `127.1` and `1.2.3.256` are rejected.
     public static func validate(_ raw: String) -> String? {
-        let bytes = Array(raw.utf8)
-        guard !bytes.isEmpty, bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
-        if bytes.contains(UInt8(ascii: ":")) {
-            return isIPv6(bytes[...]) ? HTTPSyntax.asciiLowercased(raw) : nil
+        var text = raw
+        return text.withUTF8 { bytes -> String? in
+            guard !bytes.isEmpty else { return nil }
+            var name = bytes
+            if name.last == UInt8(ascii: ".") { name = UnsafeBufferPointer(rebasing: name.dropLast()) }
+            var labelStart = 0
+            var lastLabelStart = 0
+            var hasUppercase = false
+            for (index, byte) in name.enumerated() {
+                if byte >= 0x80 { return nil }
+                if byte == UInt8(ascii: ":") {
+                    return isIPv6(Array(bytes)[...]) ? HTTPSyntax.asciiLowercased(raw) : nil
+                }
+                if byte == UInt8(ascii: ".") {
+                    guard (1...maxLabelLength).contains(index - labelStart) else { return nil }
+                    labelStart = index + 1
+                    lastLabelStart = labelStart
+                } else {
+                    guard isLabelByte(byte) else { return nil }
+                    if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hasUppercase = true }
+                }
+            }
+            guard !name.isEmpty, name.count <= maxLength, (1...maxLabelLength).contains(name.count - labelStart) else { return nil }
+            if looksNumeric(UnsafeBufferPointer(rebasing: name[lastLabelStart...])), !isIPv4(Array(name)[...]) { return nil }
+            // Most names come in normal form already: give the caller's string back rather than a copy.
+            if !hasUppercase && name.count == bytes.count { return raw }
+            return String(decoding: name.map(HTTPSyntax.lowercasedASCII), as: UTF8.self)
         }
-        var name = bytes[...]
-        if name.last == UInt8(ascii: ".") { name = name.dropLast() }
-        guard !name.isEmpty, name.count <= maxLength else { return nil }
-        let labels = name.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        for label in labels {
-            guard (1...maxLabelLength).contains(label.count), label.allSatisfy(isLabelByte) else { return nil }
-        }
-        if let last = labels.last, looksNumeric(last), !isIPv4(name) { return nil }
-        return String(decoding: name.map(HTTPSyntax.lowercasedASCII), as: UTF8.self)
     }
 
     /// Whether `host` is an IPv4 dotted quad or an IPv6 literal (without brackets).
@@ -48,7 +62,7 @@ public enum HostName {
     }
 
     /// A label that URL parsers read as a number (decimal, or `0x` hex), turning the whole name into an IPv4 address.
-    private static func looksNumeric(_ label: ArraySlice<UInt8>) -> Bool {
+    private static func looksNumeric<Label: Collection<UInt8>>(_ label: Label) -> Bool {
         if label.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return true }
         let lowered = label.map(HTTPSyntax.lowercasedASCII)
         return lowered.starts(with: "0x".utf8) && lowered.dropFirst(2).allSatisfy { HTTPSyntax.hexDigitValue($0) != nil }
