@@ -14,8 +14,8 @@ protocol ReadinessHandler: AnyObject {
 /// once for its whole life, edge-triggered, and a thread of its own that blocks in `epoll_wait` until a
 /// socket is ready, its earliest timer is due (timers are a heap of the loop's, not Dispatch timers) or
 /// work is handed to it (`execute`, through the set's eventfd, written only while the thread sleeps).
-/// Each turn runs inside `queue.sync`, so the loop's work is still confined to `queue`: blocks submitted
-/// to the queue from elsewhere (`queue.sync` in start-up and tests, `queue.async`) are serialized with it.
+/// Each turn runs inside `queue.sync`, so the loop's work is still confined to `queue`: what other threads
+/// do on the loop (`EventLoop.sync`, a timer cancelled elsewhere) is serialized with it.
 /// The first shape (bench/README.md, "Event loop on a Dispatch-hosted epoll set") woke the queue with one
 /// Dispatch read source on the epoll descriptor: each wake-up then cost two thread switches (libdispatch's
 /// manager thread, then a worker), and every timer armed or cancelled went through the manager thread;
@@ -38,7 +38,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Creates a loop with its own queue, readiness set and thread. Traps when the kernel refuses a
     /// readiness set or a thread (at start-up): there is nothing a proxy could do without them.
-    public init(index: Int, label: String = "mitm-proxy.loop") {
+    public init(index: Int, label: String = EventLoop.defaultLabel) {
         self.index = index
         queue = DispatchQueue(label: "\(label).\(index)", qos: .userInitiated)
         readScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
@@ -51,9 +51,16 @@ public final class EventLoop: @unchecked Sendable {
         }
         let core = LoopCore(queue: queue, readiness: readiness)
         self.core = core
-        LoopThread.start(name: label.hasSuffix(".loop") ? "mitm-loop-\(index)" : "mitm-\(label.split(separator: ".").last ?? "loop")") {
-            core.run()
-        }
+        LoopThread.start(name: Self.threadName(label: label, index: index)) { core.run() }
+    }
+
+    /// The label of the proxy's own loops.
+    public static let defaultLabel = "mitm-proxy.loop"
+
+    /// `mitm-loop-0` for the proxy's loops, `mitm-` and the label's last part for others (as `ps -T` shows them).
+    private static func threadName(label: String, index: Int) -> String {
+        let kind = label.split(separator: ".").last.map(String.init) ?? "loop"
+        return label == defaultLabel ? "mitm-\(kind)-\(index)" : "mitm-\(kind)"
     }
 
     deinit {

@@ -76,8 +76,8 @@ final class LoopCore: @unchecked Sendable {
         readiness.wake()
     }
 
-    /// One turn: the ready descriptors, then the work handed over before the turn, then the timers due.
-    /// Returns how long the next wait may block.
+    /// One turn: the ready descriptors, then the work handed over so far (what their handlers handed over
+    /// included), then the timers due. Returns how long the next wait may block.
     private func turn(events: UnsafeMutableBufferPointer<ReadyEvent>) -> Int32 {
         for event in events {
             if event.token == ReadyEvent.wakeToken {
