@@ -17,14 +17,21 @@ final class EventFanOut: Sendable {
     let capacity: Int
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "mitm-proxy.recording")
+    private let requestSubscribers = Atomic<Int>(0)
 
     init(capacity: Int = 50_000) {
         self.capacity = capacity
     }
 
-    func subscribe(_ subscriber: @escaping @Sendable (ProxyEvent) -> Void) {
+    /// Adds `subscriber`; `takesRequestEvents: false` says it ignores `.request` (only the events file reads them), so
+    /// that relays can skip building them when no subscriber does.
+    func subscribe(takesRequestEvents: Bool = true, _ subscriber: @escaping @Sendable (ProxyEvent) -> Void) {
         state.withLock { $0.subscribers.append(subscriber) }
+        if takesRequestEvents { requestSubscribers.add(1, ordering: .relaxed) }
     }
+
+    /// Whether a subscriber reads `.request` events.
+    var wantsRequestEvents: Bool { requestSubscribers.load(ordering: .relaxed) > 0 }
 
     /// Queues `event` for the subscribers; returns at once.
     func emit(_ event: ProxyEvent) {

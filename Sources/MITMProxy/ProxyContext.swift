@@ -73,7 +73,7 @@ final class ProxyContext: Sendable {
         registries = self.loops.loops.map { ConnectionRegistry(loop: $0, clock: clock) }
         pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, configuration.upstreamPoolIdle)) }
         web = configuration.webUI.enabled ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil
-        if let web { events.subscribe { web.observe($0) } }
+        if let web { events.subscribe(takesRequestEvents: false) { web.observe($0) } }
     }
 
     /// Records a decided client verdict and announces it.

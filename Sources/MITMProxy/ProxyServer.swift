@@ -42,12 +42,12 @@ public final class ProxyServer: Sendable {
         let context = try ProxyContext(configuration: configuration, authority: authority, events: EventFanOut())
         self.context = context
         let book = context.verdicts
-        context.events.subscribe { book.observe($0) }
+        context.events.subscribe(takesRequestEvents: false) { book.observe($0) }
         let findings = FindingsBook()
         findingsBook = findings
         let events = context.events
         // A finding goes back through the recording queue, so every subscriber sees it after the event that revealed it.
-        context.events.subscribe { event in
+        context.events.subscribe(takesRequestEvents: false) { event in
             for finding in findings.observe(event) { events.emit(.finding(finding)) }
         }
         let access = configuration.clientAccess
@@ -57,7 +57,7 @@ public final class ProxyServer: Sendable {
             return false
         }
         let rules = context.rules
-        context.events.subscribe { event in
+        context.events.subscribe(takesRequestEvents: false) { event in
             if case .ruleFired(let firing) = event, firing.connectionID != 0 { rules.tally(firing) }
         }
         if let path = configuration.rulesFile {
@@ -153,8 +153,10 @@ public final class ProxyServer: Sendable {
 
     /// Calls `handler` for every event, in order, on the proxy's recording queue (never on a loop: a slow
     /// handler delays only the recording, and past a bound events are dropped and counted).
-    public func subscribe(_ handler: @escaping @Sendable (ProxyEvent) -> Void) {
-        context.events.subscribe(handler)
+    /// `takesRequestEvents: false` when `handler` ignores `.request` events: when no subscriber reads them, they are not
+    /// built.
+    public func subscribe(takesRequestEvents: Bool = true, _ handler: @escaping @Sendable (ProxyEvent) -> Void) {
+        context.events.subscribe(takesRequestEvents: takesRequestEvents, handler)
     }
 
     /// Blocks until every event emitted so far has reached the subscribers.

@@ -51,7 +51,7 @@ struct AuditRunner {
         }
         let passedThrough = Mutex<[String]>([])
         let log = ConsoleLog(verbosity: options.verbosity)
-        server.subscribe { event in
+        server.subscribe(takesRequestEvents: false) { event in
             if let line = log.line(for: event) { console.err("  \(line)") }
             if case .tunnel(_, let host, _, let bytesUp, let bytesDown, _, _) = event, bytesUp > 0, bytesDown > 0 {
                 passedThrough.withLock { if !$0.contains(host) { $0.append(host) } }

@@ -36,7 +36,8 @@ struct ProxyRunner {
             return ExitStatus.usageOrSetup
         }
         let log = ConsoleLog(verbosity: options.verbosity)
-        server.subscribe { event in
+        // Only the events file reads `.request` events (the console does not print them).
+        server.subscribe(takesRequestEvents: events != nil) { event in
             if let line = log.line(for: event) { say(line) }
             events?.write(event)
             har?.record(event)
