@@ -24,19 +24,11 @@ final class TimerEntry: @unchecked Sendable {
 /// Confined to its loop, like everything the loop owns.
 struct TimerHeap {
     private var entries: [TimerEntry] = []
-    private var nextSequence: UInt64 = 0
 
     var isEmpty: Bool { entries.isEmpty }
-    var count: Int { entries.count }
 
     /// The earliest deadline, if any timer is pending.
     var earliestDeadline: UInt64? { entries.first?.deadline }
-
-    /// A new entry for `work`, not yet in the heap.
-    mutating func makeEntry(deadline: UInt64, work: @escaping @Sendable () -> Void) -> TimerEntry {
-        nextSequence += 1
-        return TimerEntry(deadline: deadline, sequence: nextSequence, work: work)
-    }
 
     mutating func insert(_ entry: TimerEntry) {
         entry.index = entries.count
