@@ -51,15 +51,12 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     var peerDescription: String { socket.peerDescription }
 
     func write(_ bytes: [UInt8]) {
-        guard !socket.isClosed else { return }
-        if corked && held.count + bytes.count <= Self.corkLimit {
-            // The first piece is adopted, not copied: a body chunk of a whole record is the common case.
-            if held.isEmpty { held = bytes } else { held.append(contentsOf: bytes) }
+        // A first piece that fits is adopted, not copied: a body chunk of a whole record is the common case.
+        if corked && held.isEmpty && bytes.count <= Self.corkLimit && !socket.isClosed {
+            held = bytes
             return
         }
-        encryptHeld()
-        encrypt(bytes)
-        if !corked { flushOutput() }
+        bytes.withUnsafeBytes { write($0) }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) {
@@ -69,7 +66,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
             return
         }
         encryptHeld()
-        if case .failure(let failure) = tls.write(bytes) { onEvent?(.failed(failure.description)) }
+        reportFailure(of: tls.write(bytes))
         if !corked { flushOutput() }
     }
 
@@ -86,11 +83,11 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         guard !held.isEmpty else { return }
         let bytes = held
         held = []
-        encrypt(bytes)
+        reportFailure(of: tls.write(bytes))
     }
 
-    private func encrypt(_ bytes: [UInt8]) {
-        if case .failure(let failure) = tls.write(bytes) { onEvent?(.failed(failure.description)) }
+    private func reportFailure(of write: Result<Int, TLSFailure>) {
+        if case .failure(let failure) = write { onEvent?(.failed(failure.description)) }
     }
 
     func pauseReading() {
@@ -116,6 +113,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     func close() { socket.close() }
 
     func reset() { socket.reset() }
+
 
     func releaseIdleMemory() { tls.releaseBuffers() }
 
