@@ -10,12 +10,14 @@ import Testing
         let loop = EventLoop(index: 0, label: "test.timers")
         let fired = EventInbox<Int>()
         let onLoop = Atomic<Bool>(true)
-        var timers: [LoopTimer] = []
-        for (order, delay) in [(3, 0.06), (1, 0.02), (2, 0.04), (0, 0.0)] {
-            timers.append(loop.schedule(after: delay) {
-                if !loop.isCurrent { onLoop.store(false, ordering: .relaxed) }
-                fired.post(order)
-            })
+        // Armed together on the loop, so that none can fire before the others are armed, however loaded the machine.
+        let timers = loop.sync {
+            [(3, 0.06), (1, 0.02), (2, 0.04), (0, 0.0)].map { order, delay in
+                loop.schedule(after: delay) {
+                    if !loop.isCurrent { onLoop.store(false, ordering: .relaxed) }
+                    fired.post(order)
+                }
+            }
         }
         var order: [Int] = []
         for _ in 0..<4 { if let next = await fired.next(within: 10) { order.append(next) } }
@@ -28,12 +30,14 @@ import Testing
     @Test func aCancelledOrDroppedTimerNeverFires() async {
         let loop = EventLoop(index: 0, label: "test.cancel")
         let fired = EventInbox<String>()
-        let cancelled = loop.schedule(after: 0.01) { fired.post("cancelled") }
+        // Due well after they are stopped: on a loaded machine the test thread can be held up for a while between
+        // arming a timer and stopping it, and a timer already due by then has rightly fired.
+        let cancelled = loop.schedule(after: 0.3) { fired.post("cancelled") }
         cancelled.cancel()
-        _ = loop.schedule(after: 0.02) { fired.post("dropped") }
-        let kept = loop.sync { loop.schedule(after: 0.01) { fired.post("cancelled on the loop") } }
+        _ = loop.schedule(after: 0.3) { fired.post("dropped") }
+        let kept = loop.sync { loop.schedule(after: 0.3) { fired.post("cancelled on the loop") } }
         loop.sync { kept.cancel() }
-        let last = loop.schedule(after: 0.05) { fired.post("last") }
+        let last = loop.schedule(after: 0.6) { fired.post("last") }
         #expect(await fired.next(within: 10) == "last", "a timer due earlier fired although it was stopped")
         withExtendedLifetime(last) {}
     }
