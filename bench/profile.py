@@ -55,6 +55,9 @@ def main() -> int:
     parser.add_argument("--out", default="bench-results/profile")
     parser.add_argument("--duration", type=float, default=None)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--whole-life", action="store_true", dest="whole_life",
+                        help="callgrind: count from start-up to exit, not only the measured window, with mangled names "
+                             "(what bench/link_order.py reads)")
     parser.add_argument("--peer", choices=["mitm-proxy", "nginx"], default="mitm-proxy",
                         help="nginx: the reference reverse proxy, for comparison (perf and strace only)")
     args = parser.parse_args()
@@ -88,7 +91,8 @@ def main() -> int:
         callgrind_out = out / "callgrind.out"
         wrapper = None
         if args.tool == "callgrind":
-            wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind_out}", "--instr-atstart=no"]
+            wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind_out}",
+                       "--demangle=no" if args.whole_life else "--instr-atstart=no"]
         elif args.tool == "massif":  # heap by allocation site; the peak is while the idle connections are held
             wrapper = ["valgrind", "--tool=massif", f"--massif-out-file={out / 'massif.out'}", "--threshold=0.5",
                        "--peak-inaccuracy=0.5", "--max-snapshots=200"]
@@ -114,7 +118,7 @@ def main() -> int:
         def on_mark(mark: str) -> None:
             if args.tool == "massif":
                 return
-            if args.tool == "callgrind":
+            if args.tool == "callgrind" and not args.whole_life:
                 subprocess.run(["callgrind_control", "-i", "on" if mark == "START" else "off", str(server.process.pid)],
                                capture_output=True)
             elif args.tool == "strace":
