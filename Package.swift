@@ -7,7 +7,7 @@ import Glibc
 /// Release builds on Linux link the Swift runtime, Foundation and Dispatch into the binary (`-static-stdlib`):
 /// only the pages the proxy touches become resident, instead of every shared library's pages (31 MiB of RSS
 /// at idle with the shared libraries, 22-24 MiB static; bench/README.md, "A lighter process"). The binary then
-/// needs only the system's libc, libstdc++, OpenSSL, nghttp2, zlib and libxml2 at run time. With glibc 2.36
+/// needs only the system's libc, libstdc++, OpenSSL, nghttp2 and zlib at run time. With glibc 2.36
 /// or later (Debian 12) the toolchain's lld also packs the relative relocations (`DT_RELR`, 2 MiB of
 /// relocation entries read at every start become a few KiB): -1.3 MiB more. Older glibc cannot load such
 /// a binary, so there the default linker is used.
@@ -28,20 +28,18 @@ let releaseLinkFlags: [String] = {
     return ["-static-stdlib"]
         + (packsRelocations ? ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                "-Xlinker", "--symbol-ordering-file=\(linkOrderFile)",
-                               "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic"] : [])
+                               "-Xlinker", "-Map=/tmp/map2.txt", "-Xlinker", "--no-export-dynamic"] : [])
     #else
     return []
     #endif
 }()
 /// `-static-stdlib` also at compile time, as `swift build --static-swift-stdlib` does: it selects the static
-/// Foundation modules, whose link entries name their helper libraries (libFoundationXML's `_CFXMLInterface`).
-/// Each function gets a section of its own in release builds on Linux, so that the link order can place it.
+/// Foundation modules, whose link entries name their helper libraries.
 /// Release builds also drop the run-time exclusivity checks (`swift_beginAccess` on every class property access: 3% of
 /// a keep-alive request's instructions); debug builds, which the tests run, keep them and trap on a violation.
 let releaseSwiftSettings: [SwiftSetting] = [
     .unsafeFlags(releaseLinkFlags.isEmpty ? [] : ["-static-stdlib"], .when(platforms: [.linux], configuration: .release)),
     .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
-    .unsafeFlags(["-Xfrontend", "-function-sections"], .when(platforms: [.linux], configuration: .release)),
 ]
 
 let package = Package(

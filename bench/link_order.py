@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,10 +42,41 @@ def executed_functions(callgrind_out: Path) -> set[str]:
     return names
 
 
-def text_symbols(binary: Path) -> set[str]:
+def text_symbols(binary: Path) -> Counter[str]:
+    """The binary's function names, each with the number of functions of that name (local names repeat)."""
     listing = subprocess.run(["nm", "--defined-only", str(binary)], capture_output=True, text=True, check=True).stdout
-    return {fields[2] for fields in (line.split() for line in listing.splitlines())
-            if len(fields) == 3 and fields[1] in "tTwW"}
+    return Counter(fields[2] for fields in (line.split() for line in listing.splitlines())
+                   if len(fields) == 3 and fields[1] in "tTwW")
+
+
+def link_inputs() -> list[Path]:
+    """The objects and static libraries the release build links: ours, the packages', the toolchain's."""
+    objects = ROOT / ".build/release/mitm-proxy.product/Objects.LinkFileList"
+    if not objects.exists():
+        raise SystemExit("link_order.py: build first: swift build -c release --product mitm-proxy")
+    toolchain = Path(shutil.which("swiftc") or "/opt/swift/usr/bin/swiftc").resolve().parent.parent
+    return [Path(line) for line in objects.read_text().split()] + sorted((toolchain / "lib/swift_static/linux").glob("*.a"))
+
+
+def names_with_sections_of_their_own(inputs: list[Path]) -> set[str]:
+    """Function names every definition of which sits in a section of its own (`.text.<name>`). A local name
+    that many objects define (`objectdestroyTm`, a generic specialization) orders every copy: that is harmless
+    where each copy is a section of its own, but a copy inside an object's one big `.text` (C files, the
+    regex parser, the JSON decoder, packages built without function sections) would drag all of it into the
+    hot region."""
+    own: dict[str, bool] = {}
+    for chunk in range(0, len(inputs), 64):
+        listing = subprocess.run(["objdump", "-t", *map(str, inputs[chunk:chunk + 64])], capture_output=True, text=True).stdout
+        for line in listing.splitlines():
+            left, tab, right = line.partition("\t")
+            fields = left.split()
+            if not tab or len(fields) < 3 or " F " not in left or fields[-1] == "*UND*":
+                continue
+            name = right.split()[-1]
+            section = fields[-1]
+            separate = section.startswith(".text.") and not section.startswith((".text.unlikely", ".text.hot", ".text.startup"))
+            own[name] = own.get(name, True) and separate
+    return {name for name, separate in own.items() if separate}
 
 
 def main() -> int:
@@ -59,6 +91,9 @@ def main() -> int:
     binary = work / "mitm-proxy"  # without DWARF: valgrind reads the symbol table only, and quickly
     subprocess.run(["strip", "--strip-debug", "-o", str(binary), args.mitm_proxy], check=True)
     symbols = text_symbols(binary)
+    separable = names_with_sections_of_their_own(link_inputs())
+    orderable = {name for name, count in symbols.items() if count == 1 or name in separable}
+    print(f"{len(orderable):,} of {len(symbols):,} function names can be ordered")
     runs: Counter[str] = Counter()
     scenarios = args.scenarios.split(",")
     for scenario in scenarios:
@@ -69,7 +104,7 @@ def main() -> int:
         ran: set[str] = set()
         for data in out.glob(f"callgrind-{scenario}/callgrind.out*"):
             ran |= executed_functions(data)
-        ran &= symbols
+        ran &= orderable
         print(f"{scenario}: {len(ran):,} functions of the binary ran")
         runs.update(ran)
     ordered = sorted(runs, key=lambda name: (-runs[name], name))

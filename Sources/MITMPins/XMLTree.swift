@@ -1,9 +1,11 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
-/// A minimal element tree built with Foundation's `XMLParser`.
+/// A minimal element tree of an XML document: what `network_security_config.xml` needs (elements, attributes,
+/// text, the five predefined and numeric character references, CDATA), read by a small reader of our own.
+/// Foundation's `XMLParser` linked libxml2 and the system ICU into the proxy (0.9 MiB of its resident set) for
+/// this one file, and trapped or read a NULL pointer on inputs the fuzz target found.
+/// Comments, processing instructions and the document type declaration carry no meaning here and are skipped;
+/// an entity the document would declare in its DTD is refused like any undeclared one (as Android's parser does).
 enum XMLTree {
     /// One element: name, attributes, direct text, children.
     final class Element {
@@ -18,97 +20,281 @@ enum XMLTree {
         }
     }
 
+    /// Deeper documents are refused (libxml2's limit too); the readers above recurse over nested elements.
+    static let maximumDepth = 256
+
     /// The root element of `data`, or an error naming `path`, the line and the problem.
     static func parse(_ data: Data, path: String) throws(PinsError) -> Element {
-        // Foundation's XMLParser on Linux traps on a comment that is not valid UTF-8 (found by fuzzing); Android
-        // reads these files as UTF-8 anyway.
-        if String(validating: data, as: UTF8.self) == nil {
-            let offset = invalidUTF8Offset(data)
-            throw PinsError("\(path) is not valid UTF-8 (byte \(offset) is not): save it as UTF-8, as Android reads it")
+        let bytes = [UInt8](data)
+        if String(validating: bytes, as: UTF8.self) == nil {
+            throw PinsError("\(path) is not valid UTF-8 (byte \(invalidUTF8Offset(bytes)) is not): save it as UTF-8, as Android reads it")
         }
-        let parser = XMLParser(data: blankingProcessingInstructions(data))
-        let builder = Builder()
-        parser.delegate = builder
-        // On Linux `parse()` can return true after a fatal error, so errors are collected by the delegate.
-        let finished = parser.parse()
-        if let failure = builder.failure ?? (finished ? nil : parser.parserError.map { ($0, parser.lineNumber) }) {
-            throw PinsError("\(path) is not well-formed XML (line \(failure.line)): \(describe(failure.error))")
+        var reader = XMLReader(bytes: bytes)
+        do {
+            return try reader.document()
+        } catch {
+            throw PinsError("\(path) is not well-formed XML (line \(reader.line(at: error.offset))): \(error.problem)")
         }
-        guard let root = builder.root else { throw PinsError("\(path) is not well-formed XML: no root element") }
-        return root
     }
 
-    /// `data` with every processing instruction but the XML declaration blanked (newlines kept, so line numbers
-    /// stay right). Foundation's `XMLParser` on Linux reads a NULL pointer for a processing instruction without data
-    /// (`<?x?>`, found by fuzzing), and none carries meaning in these files.
-    static func blankingProcessingInstructions(_ data: Data) -> Data {
-        var bytes = [UInt8](data)
-        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        let declaration = Array("<?xml".utf8)
-        let startsWithDeclaration = bytes[start...].starts(with: declaration)
-            && bytes.count > start + 5 && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[start + 5])  // libxml2's test for a declaration
-        var index = 0
-        while index + 1 < bytes.count {
-            guard bytes[index] == UInt8(ascii: "<"), bytes[index + 1] == UInt8(ascii: "?"),
-                  !(index == start && startsWithDeclaration) else {
-                index += 1
-                continue
-            }
-            var end = index + 2
-            while end + 1 < bytes.count, !(bytes[end] == UInt8(ascii: "?") && bytes[end + 1] == UInt8(ascii: ">")) { end += 1 }
-            guard end + 1 < bytes.count else { break }
-            for position in index...(end + 1) where bytes[position] != UInt8(ascii: "\n") { bytes[position] = UInt8(ascii: " ") }
-            index = end + 2
-        }
-        return Data(bytes)
-    }
-
-    /// The offset of the first byte that breaks UTF-8 in `data`.
-    private static func invalidUTF8Offset(_ data: Data) -> Int {
-        var bytes = data.makeIterator()
+    /// The offset of the first byte that breaks UTF-8 in `bytes`.
+    private static func invalidUTF8Offset(_ bytes: [UInt8]) -> Int {
+        var iterator = bytes.makeIterator()
         var decoder = UTF8()
         var offset = 0
-        while case .scalarValue(let scalar) = decoder.decode(&bytes) {
+        while case .scalarValue(let scalar) = decoder.decode(&iterator) {
             offset += UTF8.width(scalar)
         }
         return offset
     }
+}
 
-    private static func describe(_ error: Error) -> String {
-        let code = (error as NSError).code
-        switch XMLParser.ErrorCode(rawValue: code) {
-        case .tagNameMismatchError?: return "an end tag does not match its start tag"
-        case .prematureDocumentEndError?: return "the document ends before every element is closed"
-        case .undeclaredEntityError?: return "an undeclared entity (&name;)"
-        case .emptyDocumentError?: return "no XML content"
-        case .documentStartError?: return "it does not start like an XML document"
-        case .attributeNotStartedError?, .attributeNotFinishedError?: return "a malformed attribute"
-        default: return "XML error \(code)"
+/// What is wrong with a document, and where.
+struct XMLSyntaxError: Error {
+    let offset: Int
+    let problem: String
+}
+
+/// Reads one document from bytes already known to be UTF-8.
+struct XMLReader {
+    private let bytes: [UInt8]
+    private var index = 0
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+    }
+
+    func line(at offset: Int) -> Int {
+        1 + bytes[..<min(offset, bytes.count)].lazy.filter { $0 == UInt8(ascii: "\n") }.count
+    }
+
+    mutating func document() throws(XMLSyntaxError) -> XMLTree.Element {
+        try skipMisc()
+        guard index < bytes.count else { throw XMLSyntaxError(offset: index, problem: "no XML content") }
+        if starts(with: "<!DOCTYPE") {
+            try skipDocumentType()
+            try skipMisc()
+        }
+        guard starts(with: "<"), index + 1 < bytes.count, isNameStart(bytes[index + 1]) else {
+            throw XMLSyntaxError(offset: index, problem: "it does not start like an XML document")
+        }
+        let root = try element()
+        try skipMisc()
+        guard index == bytes.count else { throw XMLSyntaxError(offset: index, problem: "content after the root element") }
+        return root
+    }
+
+    /// The element starting at `<`, read without recursion: open elements are kept on a stack.
+    private mutating func element() throws(XMLSyntaxError) -> XMLTree.Element {
+        var open: [XMLTree.Element] = []
+        var root: XMLTree.Element?
+        repeat {
+            if starts(with: "</") {
+                let start = index
+                index += 2
+                let name = try readName()
+                skipSpace()
+                try expect(">", "a malformed end tag")
+                guard let element = open.popLast(), element.name == name else {
+                    throw XMLSyntaxError(offset: start, problem: "an end tag does not match its start tag")
+                }
+            } else if starts(with: "<!--") {
+                try skip(past: "-->", from: index + 4, "a comment that is not closed")
+            } else if starts(with: "<![CDATA[") {
+                let start = index + 9
+                try skip(past: "]]>", from: start, "a CDATA section that is not closed")
+                open.last?.text += String(decoding: bytes[start..<(index - 3)], as: UTF8.self)
+            } else if starts(with: "<?") {
+                try skip(past: "?>", from: index + 2, "a processing instruction that is not closed")
+            } else if starts(with: "<") {
+                let start = index
+                index += 1
+                let (element, closed) = try startTag()
+                if let parent = open.last { parent.children.append(element) } else { root = element }
+                if !closed {
+                    guard open.count < XMLTree.maximumDepth else {
+                        throw XMLSyntaxError(offset: start, problem: "elements nest more than \(XMLTree.maximumDepth) deep")
+                    }
+                    open.append(element)
+                }
+            } else {
+                let text = try characterData(until: UInt8(ascii: "<"))
+                open.last?.text += text
+            }
+            if !open.isEmpty, index >= bytes.count {
+                throw XMLSyntaxError(offset: index, problem: "the document ends before every element is closed")
+            }
+        } while !open.isEmpty
+        guard let root else { throw XMLSyntaxError(offset: index, problem: "no root element") }
+        return root
+    }
+
+    /// After `<`: the name, the attributes and whether the tag closes itself (`/>`).
+    private mutating func startTag() throws(XMLSyntaxError) -> (XMLTree.Element, closed: Bool) {
+        let name = try readName()
+        var attributes: [String: String] = [:]
+        while true {
+            let hadSpace = skipSpace()
+            if starts(with: "/>") {
+                index += 2
+                return (XMLTree.Element(name: name, attributes: attributes), true)
+            }
+            if starts(with: ">") {
+                index += 1
+                return (XMLTree.Element(name: name, attributes: attributes), false)
+            }
+            let start = index
+            guard hadSpace, index < bytes.count else {
+                throw XMLSyntaxError(offset: index, problem: index < bytes.count ? "a malformed attribute"
+                                     : "the document ends before every element is closed")
+            }
+            let attribute = try readName()
+            skipSpace()
+            try expect("=", "a malformed attribute")
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else {
+                throw XMLSyntaxError(offset: index, problem: "a malformed attribute")
+            }
+            let quote = bytes[index]
+            index += 1
+            let value = try characterData(until: quote)
+            guard index < bytes.count else { throw XMLSyntaxError(offset: start, problem: "a malformed attribute") }
+            index += 1
+            guard attributes.updateValue(value, forKey: attribute) == nil else {
+                throw XMLSyntaxError(offset: start, problem: "the attribute \(attribute) appears twice")
+            }
         }
     }
 
-    private final class Builder: NSObject, XMLParserDelegate {
-        var root: Element?
-        var failure: (error: Error, line: Int)?
-        private var stack: [Element] = []
-
-        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
-            if failure == nil { failure = (parseError, parser.lineNumber) }
+    /// Text up to `terminator` (not consumed) or the end, with character references replaced.
+    private mutating func characterData(until terminator: UInt8) throws(XMLSyntaxError) -> String {
+        var text: [UInt8] = []
+        while index < bytes.count, bytes[index] != terminator {
+            switch bytes[index] {
+            case UInt8(ascii: "&"):
+                text += try reference()
+            case UInt8(ascii: "<"):
+                throw XMLSyntaxError(offset: index, problem: "a < inside an attribute value")
+            default:
+                text.append(bytes[index])
+                index += 1
+            }
         }
+        return String(decoding: text, as: UTF8.self)
+    }
 
-        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                    qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
-            let element = Element(name: elementName, attributes: attributeDict)
-            if let parent = stack.last { parent.children.append(element) } else if root == nil { root = element }
-            stack.append(element)
+    /// `&name;` or `&#digits;` / `&#xhex;`: the UTF-8 of what it stands for.
+    private mutating func reference() throws(XMLSyntaxError) -> [UInt8] {
+        let start = index
+        guard let end = bytes[start...].prefix(40).firstIndex(of: UInt8(ascii: ";")) else {
+            throw XMLSyntaxError(offset: start, problem: "an & that starts no entity (write &amp;)")
         }
+        let name = String(decoding: bytes[(start + 1)..<end], as: UTF8.self)
+        index = end + 1
+        switch name {
+        case "lt": return [UInt8(ascii: "<")]
+        case "gt": return [UInt8(ascii: ">")]
+        case "amp": return [UInt8(ascii: "&")]
+        case "quot": return [UInt8(ascii: "\"")]
+        case "apos": return [UInt8(ascii: "'")]
+        default:
+            let number: UInt32? = name.hasPrefix("#x") ? UInt32(name.dropFirst(2), radix: 16)
+                : name.hasPrefix("#") ? UInt32(name.dropFirst(), radix: 10) : nil
+            guard name.hasPrefix("#") else { throw XMLSyntaxError(offset: start, problem: "an undeclared entity (&\(name);)") }
+            guard let number, number != 0, let scalar = Unicode.Scalar(number) else {
+                throw XMLSyntaxError(offset: start, problem: "a character reference to no character (&\(name);)")
+            }
+            return Array(String(Character(scalar)).utf8)
+        }
+    }
 
-        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
-            _ = stack.popLast()
+    /// Whitespace, comments and processing instructions (the XML declaration among them) between the markup.
+    private mutating func skipMisc() throws(XMLSyntaxError) {
+        while true {
+            skipSpace()
+            if starts(with: "<!--") {
+                try skip(past: "-->", from: index + 4, "a comment that is not closed")
+            } else if starts(with: "<?") {
+                try skip(past: "?>", from: index + 2, "a processing instruction that is not closed")
+            } else {
+                return
+            }
         }
+    }
 
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            stack.last?.text += string
+    /// `<!DOCTYPE name ... [internal subset]>`: skipped, brackets and quotes respected.
+    private mutating func skipDocumentType() throws(XMLSyntaxError) {
+        let start = index
+        var quote: UInt8?
+        var inSubset = false
+        index += 9
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if let open = quote {
+                if byte == open { quote = nil }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+            } else if byte == UInt8(ascii: "[") {
+                inSubset = true
+            } else if byte == UInt8(ascii: "]") {
+                inSubset = false
+            } else if byte == UInt8(ascii: ">"), !inSubset {
+                return
+            }
         }
+        throw XMLSyntaxError(offset: start, problem: "a document type declaration that is not closed")
+    }
+
+    private mutating func readName() throws(XMLSyntaxError) -> String {
+        let start = index
+        guard index < bytes.count, isNameStart(bytes[index]) else {
+            throw XMLSyntaxError(offset: index, problem: index < bytes.count ? "a malformed tag or attribute name"
+                                 : "the document ends before every element is closed")
+        }
+        while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+        return String(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    @discardableResult
+    private mutating func skipSpace() -> Bool {
+        let start = index
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        return index > start
+    }
+
+    private mutating func skip(past terminator: StaticString, from start: Int, _ problem: String) throws(XMLSyntaxError) {
+        let opened = index
+        index = start
+        while index < bytes.count {
+            if starts(with: terminator) {
+                index += terminator.utf8CodeUnitCount
+                return
+            }
+            index += 1
+        }
+        throw XMLSyntaxError(offset: opened, problem: problem)
+    }
+
+    private mutating func expect(_ byte: Unicode.Scalar, _ problem: String) throws(XMLSyntaxError) {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: byte) else { throw XMLSyntaxError(offset: index, problem: problem) }
+        index += 1
+    }
+
+    private func starts(with prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard index + count <= bytes.count else { return false }
+        return prefix.withUTF8Buffer { bytes[index..<(index + count)].elementsEqual($0) }
+    }
+
+    private func isNameStart(_ byte: UInt8) -> Bool {
+        byte >= 0x80 || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")) || byte == UInt8(ascii: "_")
+            || byte == UInt8(ascii: ":")
+    }
+
+    private func isNameByte(_ byte: UInt8) -> Bool {
+        isNameStart(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: ".")
     }
 }

@@ -139,7 +139,7 @@ import Testing
         let configuration = try NetworkSecurityConfigReader.read(Data(xml.utf8), path: "nsc.xml")
         #expect(configuration.domains.map(\.name) == ["pinned.test"])
         #expect(configuration.domains.first?.pins.count == 1)
-        // An XML declaration without its version is such an instruction too, for libxml2.
+        // An XML declaration without its version is such an instruction too.
         let bare = try NetworkSecurityConfigReader.read(Data(xml.replacingOccurrences(of: "<?xml version=\"1.0\" encoding=\"utf-8\"?>", with: "<?xml?>").utf8),
                                                         path: "nsc.xml")
         #expect(bare.domains.map(\.name) == ["pinned.test"])
