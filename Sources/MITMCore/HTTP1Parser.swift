@@ -160,6 +160,13 @@ public struct HTTP1Parser: Sendable {
 
     /// How many received bytes are kept and not parsed yet.
     public var bufferedByteCount: Int { buffer.count - readIndex }
+
+    /// Gives back the buffer's memory when nothing in it is waiting to be parsed (a connection gone idle).
+    public mutating func releaseIdleBuffer() {
+        guard readIndex == buffer.count, buffer.capacity > 0 else { return }
+        buffer = []
+        readIndex = 0
+    }
 }
 
 extension HTTP1Parser {
