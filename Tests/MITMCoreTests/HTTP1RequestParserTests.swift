@@ -205,4 +205,21 @@ import Testing
         #expect(parser.scannedWithoutNewline == 0)
         #expect(parser.fields == [HTTPHeaderField(name: "X-A", value: "aaaabb")])
     }
+
+    /// An idle keep-alive connection gives back its parser's buffer; bytes still waiting are never dropped, and the
+    /// next request parses as on a fresh parser.
+    @Test func releasingAnIdleBufferKeepsWaitingBytesAndTheNextRequestParses() throws {
+        let first = wire("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n")
+        let second = wire("POST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi")
+        var parser = HTTP1Parser(role: .request)
+        var events = try parser.feed(first[...])
+        events += try parser.feed(second.prefix(20))
+        parser.releaseIdleBuffer()  // the second head is half there: its start line is read, "Ho" waits and is kept
+        #expect(parser.bufferedByteCount == 2)
+        events += try parser.feed(second.dropFirst(20))
+        parser.releaseIdleBuffer()
+        #expect(parser.bufferedByteCount == 0)
+        events += try parser.feed(first[...])
+        #expect(events == (try parseEvents(.request, first + second + first)))
+    }
 }
