@@ -6,15 +6,17 @@
 
 The kernel maps a program's code into its resident set in whole page-cache folios (up to 2 MiB on this
 machine's ext4), not page by page, so code the proxy runs that lies scattered over its 18 MiB of .text
-made 9.2 MiB of it resident although only about 1 MiB of it ever runs. Release builds on Linux compile
-each function into a section of its own and pass this file to lld (`--symbol-ordering-file`, see
-Package.swift): what runs lies together at the start of .text (bench/README.md, "Code that runs, together").
+made 9.2 MiB of it resident although only about 1 MiB of it ever runs. Release builds on Linux pass this
+file to lld (`--symbol-ordering-file`, see Package.swift), which places the sections holding these
+functions first: the Swift runtime's libraries give each function a section of its own, our modules and
+C libraries one section per file (bench/README.md, "Code that runs, together").
 
 Each benchmark scenario runs under callgrind from start-up to exit (bench/profile.py --whole-life); every
 function of the binary that executed is listed, those that every scenario ran first (start-up and the
 relaying core), then by the number of scenarios that ran them, then by name, so the file diffs stably.
 Functions the file names that a later build no longer has are skipped by the linker; regenerate the file
-when the bench shows the resident set grow.
+when the bench shows the resident set grow (functions that are new and run are not ordered until then).
+SwiftPM does not relink when only this file changed: `rm .build/release/mitm-proxy` before building.
 """
 
 from __future__ import annotations

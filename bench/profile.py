@@ -3,6 +3,7 @@
 
     python3 bench/profile.py --tool callgrind --scenario keepalive   # instruction counts, any load
     python3 bench/profile.py --tool perf --scenario download         # sampled time, kernel included
+    python3 bench/profile.py --tool resident --scenario download     # where the resident set is afterwards
 
 Starts the benchmark's origin (nginx) and mitm-proxy (under valgrind --tool=callgrind, or with
 `perf record -e cpu-clock` attached), drives one scenario with bench-loadgen, counts only the load
@@ -13,6 +14,7 @@ Build first with scripts/bench --smoke (it builds mitm-proxy and the load genera
 from __future__ import annotations
 
 import argparse
+import bisect
 import shutil
 import signal
 import subprocess
@@ -46,9 +48,54 @@ def context_switches(pid: int) -> int:
     return total
 
 
+def resident_report(pid: int, binary: Path) -> str:
+    """Where the proxy's resident set is after the scenario: kibibytes per mapping (`/proc/PID/smaps`), then the
+    runs of resident pages in the binary's code (`/proc/PID/pagemap`), each named by the first function in it:
+    code outside the first run ran without being in the link order (bench/link_order.py)."""
+    rss: dict[str, int] = {}
+    current = ""
+    text_ranges: list[tuple[int, int, int]] = []
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5 and not fields[0].endswith(":"):
+            path = fields[5] if len(fields) > 5 else "[anonymous]"
+            current = f"{Path(path).name} {fields[1]}"
+            if path == str(binary.resolve()) and "x" in fields[1]:
+                start, end = (int(value, 16) for value in fields[0].split("-"))
+                text_ranges.append((start, end, int(fields[2], 16)))
+        elif fields[0] == "Rss:":
+            rss[current] = rss.get(current, 0) + int(fields[1])
+    lines = [f"resident set {sum(rss.values()):,} KiB"]
+    lines += [f"{kib:8,} KiB  {name}" for name, kib in sorted(rss.items(), key=lambda item: -item[1])[:16]]
+    listing = subprocess.run(["nm", "-n", "--defined-only", str(binary)], capture_output=True, text=True).stdout
+    symbols = [(int(fields[0], 16), fields[2]) for fields in (line.split() for line in listing.splitlines())
+               if len(fields) == 3 and fields[1] in "tTwW"]
+    segment = next((int(fields[2], 16) - int(fields[1], 16)  # virtual address - file offset of the code segment
+                    for fields in (line.split() for line in subprocess.run(["readelf", "-lW", str(binary)], capture_output=True,
+                                                                          text=True).stdout.splitlines())
+                    if fields[:1] == ["LOAD"] and "E" in fields[6:-1]), 0)
+    with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+        for start, end, offset in text_ranges:
+            runs: list[list[int]] = []
+            for page in range(start, end, 4096):
+                pagemap.seek(page // 4096 * 8)
+                if int.from_bytes(pagemap.read(8), "little") >> 63:
+                    address = page - start + offset + segment
+                    if runs and runs[-1][1] == address:
+                        runs[-1][1] = address + 4096
+                    else:
+                        runs.append([address, address + 4096])
+            lines.append(f"code of {binary.name}: {sum(b - a for a, b in runs) // 1024:,} KiB resident in {len(runs)} runs")
+            for first, last in runs:
+                index = max(0, bisect.bisect_right(symbols, (first, "")) - 1)
+                name = demangle(symbols[index][1]).strip() if symbols else "?"
+                lines.append(f"  {first:#x}-{last:#x} {(last - first) // 1024:6,} KiB  {name[:100]}")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tool", choices=["callgrind", "perf", "strace", "massif"], default="callgrind")
+    parser.add_argument("--tool", choices=["callgrind", "perf", "strace", "massif", "resident"], default="callgrind")
     parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first"], default="keepalive")
     parser.add_argument("--mitm-proxy", default=None, dest="mitm_proxy")
     parser.add_argument("--loadgen", default=None)
@@ -116,7 +163,7 @@ def main() -> int:
         switches: list[int] = []
 
         def on_mark(mark: str) -> None:
-            if args.tool == "massif":
+            if args.tool in ("massif", "resident"):
                 return
             if args.tool == "callgrind" and not args.whole_life:
                 subprocess.run(["callgrind_control", "-i", "on" if mark == "START" else "off", str(server.process.pid)],
@@ -176,6 +223,10 @@ def main() -> int:
               f"proxy CPU {result['proxy_cpu_us'] / max(units, 1):,.1f} µs per {unit} (inflated by the profiler)")
         if len(switches) == 2:
             print(f"context switches of the proxy's live threads: {(switches[1] - switches[0]) / max(units, 1):.2f} per {unit}")
+        if args.tool == "resident":
+            text = resident_report(server.process.pid, Path(binary))
+            (out / "resident.txt").write_text(text)
+            print(text)
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(timeout=120)
         (out / "units.txt").write_text(f"{units} {unit}\n")
@@ -199,7 +250,7 @@ def main() -> int:
             text = (out / "strace.txt").read_text()
             print(f"\n=== strace -c -f (system calls during the window; {units:,.0f} {unit}s) ===")
             print(text)
-        else:
+        elif args.tool == "perf":
             report = subprocess.run(["perf", "report", "-i", str(out / "perf.data"), "--no-children", "--sort", "dso,symbol",
                                      "--stdio", "-g", "none", "--percent-limit", "0.5"], capture_output=True, text=True).stdout
             text = demangle(report)
