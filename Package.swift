@@ -28,7 +28,7 @@ let releaseLinkFlags: [String] = {
     return ["-static-stdlib"]
         + (packsRelocations ? ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                "-Xlinker", "--symbol-ordering-file=\(linkOrderFile)",
-                               "-Xlinker", "-Map=/tmp/map2.txt", "-Xlinker", "--no-export-dynamic"] : [])
+                               "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic"] : [])
     #else
     return []
     #endif
