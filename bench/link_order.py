@@ -2,7 +2,7 @@
 """Writes the link order file: the functions mitm-proxy runs, so that the linker puts them together.
 
     swift build -c release --product mitm-proxy
-    python3 bench/link_order.py          # about 10 minutes; rewrites Sources/mitm-proxy/LinkOrder.txt
+    python3 bench/link_order.py          # 2-3 minutes; rewrites Sources/mitm-proxy/LinkOrder.txt
 
 The kernel maps a program's code into its resident set in whole page-cache folios (up to 2 MiB on this
 machine's ext4), not page by page, so code the proxy runs that lies scattered over its 18 MiB of .text

@@ -163,9 +163,9 @@ def main() -> int:
         switches: list[int] = []
 
         def on_mark(mark: str) -> None:
-            if args.tool in ("massif", "resident"):
+            if args.tool in ("massif", "resident") or (args.tool == "callgrind" and args.whole_life):
                 return
-            if args.tool == "callgrind" and not args.whole_life:
+            if args.tool == "callgrind":
                 subprocess.run(["callgrind_control", "-i", "on" if mark == "START" else "off", str(server.process.pid)],
                                capture_output=True)
             elif args.tool == "strace":
