@@ -43,7 +43,7 @@ extension ProxyConnection {
         }
         let ready = ReadyUpstream(leg: entry.leg, certificate: entry.certificate,
                                   timings: UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: entry.address))
-        startClientHandshake(interception, names: ForgeNames.names(primary: interception.host, upstream: entry.certificate),
+        startClientHandshake(interception, names: context.pool(for: loop).forgedNames(primary: interception.host, upstream: entry.certificate),
                              upstream: .ready(ready))
     }
 
@@ -69,7 +69,7 @@ extension ProxyConnection {
                     case .success(let ready):
                         // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
                         ready.leg.pauseReading()
-                        startClientHandshake(interception, names: ForgeNames.names(primary: host, upstream: ready.certificate),
+                        startClientHandshake(interception, names: context.pool(for: loop).forgedNames(primary: host, upstream: ready.certificate),
                                              upstream: .ready(ready))
                     case .failure(let failure):
                         upstreamFailedBeforeForging(interception, reason: failure.reason)

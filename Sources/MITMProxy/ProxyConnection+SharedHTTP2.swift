@@ -26,7 +26,7 @@ extension ProxyConnection {
             interception.tunnel.upstream = .none
         }
         interception.tunnel.dropUpstream()
-        startClientHandshake(interception, names: ForgeNames.names(primary: interception.host, upstream: shared.certificate),
+        startClientHandshake(interception, names: context.pool(for: loop).forgedNames(primary: interception.host, upstream: shared.certificate),
                              upstream: .shared(shared))
     }
 

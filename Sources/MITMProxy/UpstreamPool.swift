@@ -47,12 +47,19 @@ final class UpstreamPool: @unchecked Sendable {
     private var shared: [UpstreamPoolKey: [SharedHTTP2Upstream]] = [:]
     private var idle: [Key: [PooledUpstream]] = [:]
     private var count = 0
+    private var forgeNames = ForgeNamesMemo()
     private static let perOrigin = 16
     private static let total = 256
 
     init(loop: EventLoop, idleSeconds: Double) {
         self.loop = loop
         self.idleSeconds = idleSeconds
+    }
+
+    /// The names a leaf forged for `primary` carries, given the upstream's certificate (remembered per certificate:
+    /// see `ForgeNamesMemo`).
+    func forgedNames(primary: String, upstream: X509Certificate?) -> [SubjectAlternativeName] {
+        forgeNames.names(primary: primary, upstream: upstream)
     }
 
     /// An idle connection to `host:port` (the newest that `usable` accepts), removed from the pool, or nil.
