@@ -31,7 +31,13 @@ final class EventFanOut: Sendable {
     }
 
     /// Whether a subscriber reads `.request` events.
-    var wantsRequestEvents: Bool { requestSubscribers.load(ordering: .relaxed) > 0 }
+    private var wantsRequestEvents: Bool { requestSubscribers.load(ordering: .relaxed) > 0 }
+
+    /// Queues the `.request` event `make` builds, building it only when a subscriber reads such events (its URL
+    /// costs a string per request).
+    func emitRequest(_ make: @autoclosure () -> ProxyEvent) {
+        if wantsRequestEvents { emit(make()) }
+    }
 
     /// Queues `event` for the subscribers; returns at once.
     func emit(_ event: ProxyEvent) {

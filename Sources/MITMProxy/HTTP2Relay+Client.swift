@@ -70,9 +70,7 @@ extension HTTP2Relay {
         streams[clientID] = HTTP2RelayStream(clientID: clientID, record: record)
         if block.endStream { streams[clientID]?.requestEnded = record.started }
         if HTTP2Heads.extendedConnectProtocol(block.fields)?.lowercased() == "websocket" { streams[clientID]?.webSocketRequested = true }
-        if context.events.wantsRequestEvents {
-            context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
-        }
+        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         if block.exceedsLimit {
             refuseOversizedHeaders(clientID, what: "header section")
             return

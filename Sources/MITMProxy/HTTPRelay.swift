@@ -344,9 +344,7 @@ final class HTTPRelay {
         var record = records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version)
         record.rules += decision.rules
         exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade, decision: decision))
-        if context.events.wantsRequestEvents {
-            context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
-        }
+        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         if !action.isEmpty || decision.delay != nil { reportRules(decision, record: record, action: action) }
         responseParser.expectResponse(toMethod: head.method)
         upstream.write(head.serialized())
@@ -357,9 +355,7 @@ final class HTTPRelay {
         var record = records.record(for: head, host: host, port: port, scheme: scheme, version: head.version)
         record.rules += decision.rules
         exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false, decision: decision))
-        if context.events.wantsRequestEvents {
-            context.events.emit(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
-        }
+        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.
