@@ -23,7 +23,9 @@ import Testing
             normal.sendall(proxyclient.request("GET", url, host="127.0.0.1:%d" % port))
             status, _, body, _, _ = proxyclient.Reader(normal).response()
             served = time.monotonic() - started
-            print("normal", status, body.decode(), served < 1.0)
+            # Served before the head timeout (2 s) closes the trickling clients: it did not wait for them. (A 1 s bound
+            # failed once under AddressSanitizer with the whole suite running beside it.)
+            print("normal", status, body.decode(), served < 2.0)
             open_socks, next_byte = set(slow), time.monotonic()
             while open_socks and time.monotonic() - started < 15:
                 if time.monotonic() >= next_byte:
