@@ -94,8 +94,8 @@ enum HTTP1Framing {
     /// digits, and all must be the same number.
     static func contentLength(_ headers: HTTPHeaders) throws(HTTP1ParseError) -> Int? {
         var length: Int?
-        for field in headers.fields where HTTPSyntax.equalsIgnoringASCIICase(field.name, "content-length") {
-            let value = field.value
+        for index in headers.fields.indices where HTTPSyntax.equalsIgnoringASCIICase(headers.fields[index].name, "content-length") {
+            let value = headers.fields[index].value
             for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
                 guard let number = HTTPSyntax.decimalValue(HTTPSyntax.trimmingOWS(element)) else {
                     throw HTTP1ParseError(.badContentLength, "Content-Length \(HTTPSyntax.quoted(value)) is not a number")

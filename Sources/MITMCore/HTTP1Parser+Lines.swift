@@ -1,18 +1,28 @@
 /// The line-oriented parts of HTTP/1: heads, chunk-size lines, the CRLF after chunk data, and trailers.
 extension HTTP1Parser {
-    /// The next complete line, without its line end, its length with it, and whether it ended in a bare LF; nil if
-    /// no LF has arrived yet. Bytes already searched are not searched again on the next call.
-    mutating func takeLine() -> (content: ArraySlice<UInt8>, length: Int, bareLF: Bool)? {
-        guard let newline = buffer[(readIndex + scannedWithoutNewline)...].firstIndex(of: HTTPSyntax.lf) else {
-            scannedWithoutNewline = available
+    /// The next complete line in `bytes` (the buffer, lent): its content's range without the line end, its length
+    /// with it, and whether it ended in a bare LF; nil if no LF has arrived yet. Bytes already searched are not
+    /// searched again on the next call.
+    mutating func nextLine(in bytes: UnsafeBufferPointer<UInt8>) -> (content: Range<Int>, length: Int, bareLF: Bool)? {
+        var newline = readIndex + scannedWithoutNewline
+        while newline < bytes.count, bytes[newline] != HTTPSyntax.lf { newline += 1 }
+        guard newline < bytes.count else {
+            scannedWithoutNewline = bytes.count - readIndex
             return nil
         }
-        let bareLF = newline == readIndex || buffer[newline - 1] != HTTPSyntax.cr
-        let content = buffer[readIndex..<(bareLF ? newline : newline - 1)]
+        let bareLF = newline == readIndex || bytes[newline - 1] != HTTPSyntax.cr
+        let content = readIndex..<(bareLF ? newline : newline - 1)
         let length = newline + 1 - readIndex
         readIndex = newline + 1
         scannedWithoutNewline = 0
         return (content, length, bareLF)
+    }
+
+    /// The next complete line as bytes of the buffer (see `nextLine(in:)`); for the chunk framing lines.
+    mutating func takeLine() -> (content: ArraySlice<UInt8>, length: Int, bareLF: Bool)? {
+        let bytes = buffer
+        guard let line = bytes.withUnsafeBufferPointer({ nextLine(in: $0) }) else { return nil }
+        return (bytes[line.content], line.length, line.bareLF)
     }
 
     /// Refuses a line that ended in a bare LF (RFC 9112 §2.2 only allows accepting one): a hop in front of the proxy
@@ -27,43 +37,52 @@ extension HTTP1Parser {
     /// Reads the start line and field lines that have arrived; returns the start line once the blank line ending the
     /// head is read. Empty lines before the start line are skipped.
     mutating func readHeadLines() throws(HTTP1ParseError) -> HTTP1LineSyntax.StartLine? {
-        while true {
-            guard let (line, length, bareLF) = takeLine() else {
-                try checkBlockLimit(pending: available, what: "message head")
-                return nil
-            }
-            guard let startLine else {
-                if line.isEmpty && !bareLF { continue }
-                try countBlockLine(length, what: "message head")
-                try refuseBareLF(bareLF, .badStartLine, in: "message head")
-                switch role {
-                case .request: startLine = .request(try HTTP1LineSyntax.parseRequestLine(line))
-                case .response: startLine = .status(try HTTP1LineSyntax.parseStatusLine(line))
+        // Held in a local for the scan: the lines are parsed in place while the fields and counters of `self` change.
+        let buffer = buffer
+        return try buffer.withUnsafeBufferPointer { (bytes) throws(HTTP1ParseError) -> HTTP1LineSyntax.StartLine? in
+            while true {
+                guard let (range, length, bareLF) = nextLine(in: bytes) else {
+                    try checkBlockLimit(pending: available, what: "message head")
+                    return nil
                 }
-                // One allocation for a typical head instead of one per doubling.
-                fields.reserveCapacity(16)
-                continue
+                let line = UnsafeBufferPointer(rebasing: bytes[range])
+                guard let startLine else {
+                    if line.isEmpty && !bareLF { continue }
+                    try countBlockLine(length, what: "message head")
+                    try refuseBareLF(bareLF, .badStartLine, in: "message head")
+                    switch role {
+                    case .request: startLine = .request(try HTTP1LineSyntax.parseRequestLine(line))
+                    case .response: startLine = .status(try HTTP1LineSyntax.parseStatusLine(line))
+                    }
+                    // One allocation for a typical head instead of one per doubling.
+                    fields.reserveCapacity(16)
+                    continue
+                }
+                try countBlockLine(length, what: "message head")
+                try refuseBareLF(bareLF, .badHeader, in: "message head")
+                if line.isEmpty { return startLine }
+                blockLines += 1
+                fields.append(try HTTP1LineSyntax.parseFieldLine(line, place: "header line \(blockLines)"))
             }
-            try countBlockLine(length, what: "message head")
-            try refuseBareLF(bareLF, .badHeader, in: "message head")
-            if line.isEmpty { return startLine }
-            blockLines += 1
-            fields.append(try HTTP1LineSyntax.parseFieldLine(line, place: "header line \(blockLines)"))
         }
     }
 
     /// Reads the trailer field lines that have arrived; true once the blank line ending them is read.
     mutating func readTrailerLines() throws(HTTP1ParseError) -> Bool {
-        while true {
-            guard let (line, length, bareLF) = takeLine() else {
-                try checkBlockLimit(pending: available, what: "trailer section")
-                return false
+        let buffer = buffer
+        return try buffer.withUnsafeBufferPointer { (bytes) throws(HTTP1ParseError) -> Bool in
+            while true {
+                guard let (range, length, bareLF) = nextLine(in: bytes) else {
+                    try checkBlockLimit(pending: available, what: "trailer section")
+                    return false
+                }
+                try countBlockLine(length, what: "trailer section")
+                try refuseBareLF(bareLF, .badHeader, in: "trailer section")
+                if range.isEmpty { return true }
+                blockLines += 1
+                fields.append(try HTTP1LineSyntax.parseFieldLine(UnsafeBufferPointer(rebasing: bytes[range]),
+                                                                 place: "trailer line \(blockLines)"))
             }
-            try countBlockLine(length, what: "trailer section")
-            try refuseBareLF(bareLF, .badHeader, in: "trailer section")
-            if line.isEmpty { return true }
-            blockLines += 1
-            fields.append(try HTTP1LineSyntax.parseFieldLine(line, place: "trailer line \(blockLines)"))
         }
     }
 

@@ -38,7 +38,7 @@ enum HTTP1Serialization {
     /// The bytes `appendFields` writes, but the final blank line.
     static func fieldBytes(_ headers: HTTPHeaders) -> Int {
         var count = 0
-        for field in headers.fields { count += field.name.utf8.count + field.value.utf8.count + 4 }
+        for index in headers.fields.indices { count += headers.fields[index].name.utf8.count + headers.fields[index].value.utf8.count + 4 }
         return count
     }
 
@@ -57,14 +57,14 @@ enum HTTP1Serialization {
 
     /// Appends every field as `name: value\r\n`, then the blank line that ends the block.
     static func appendFields(_ headers: HTTPHeaders, to bytes: inout [UInt8]) {
-        for field in headers.fields {
-            appendUTF8(field.name, to: &bytes)
+        for index in headers.fields.indices {
+            appendUTF8(headers.fields[index].name, to: &bytes)
             bytes.append(HTTPSyntax.colon)
             bytes.append(HTTPSyntax.space)
-            if let received = field.receivedValueBytes {
+            if let received = headers.fields[index].receivedValueBytes {
                 bytes.append(contentsOf: received)
             } else {
-                appendUTF8(field.value, to: &bytes)
+                appendUTF8(headers.fields[index].value, to: &bytes)
             }
             bytes.append(HTTPSyntax.cr)
             bytes.append(HTTPSyntax.lf)

@@ -16,9 +16,14 @@ public struct HTTPHeaderField: Sendable, Equatable {
         self.value = value
     }
 
-    /// A field parsed from the wire: the value's bytes are kept when they are not UTF-8.
-    init(name: String, valueBytes: ArraySlice<UInt8>) {
+    /// A field parsed from the wire (`isASCII`: the value's bytes are all ASCII): the value's bytes are kept when
+    /// they are not UTF-8.
+    init(name: String, valueBytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) {
         self.name = name
+        if isASCII {
+            self.value = String(decoding: valueBytes, as: UTF8.self)
+            return
+        }
         let decoded = HTTPSyntax.decodeTextNotingUTF8(valueBytes)
         self.value = decoded.text
         if !decoded.isUTF8 { receivedValueBytes = Array(valueBytes) }
@@ -53,19 +58,22 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The value of the first field called `name` (any case), or nil.
     public func first(_ name: String) -> String? {
-        fields.first { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }?.value
+        guard let index = firstIndex(of: name) else { return nil }
+        return fields[index].value
     }
 
     /// The values of all fields called `name` (any case), in order.
     public func values(_ name: String) -> [String] {
         var values: [String] = []
-        for field in fields where HTTPSyntax.equalsIgnoringASCIICase(field.name, name) { values.append(field.value) }
+        for index in fields.indices where HTTPSyntax.equalsIgnoringASCIICase(fields[index].name, name) {
+            values.append(fields[index].value)
+        }
         return values
     }
 
     /// Whether any field is called `name` (any case).
     public func contains(_ name: String) -> Bool {
-        fields.contains { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }
+        firstIndex(of: name) != nil
     }
 
     /// Whether a field called `name` lists `token` (lowercase) among its comma-separated elements, in any case:
@@ -73,15 +81,15 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     public func containsToken(_ token: String, in name: String) -> Bool {
         var token = token
         return token.withUTF8 { token in
-            fields.contains { field in
-                guard HTTPSyntax.equalsIgnoringASCIICase(field.name, name) else { return false }
+            for index in fields.indices where HTTPSyntax.equalsIgnoringASCIICase(fields[index].name, name) {
                 var found = false
-                HTTPSyntax.forEachListElement(of: field.value) { element in
+                HTTPSyntax.forEachListElement(of: fields[index].value) { element in
                     found = element.count == token.count && zip(element, token).allSatisfy { HTTPSyntax.lowercasedASCII($0) == $1 }
                     return !found
                 }
-                return found
+                if found { return true }
             }
+            return false
         }
     }
 
@@ -89,13 +97,20 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// `Connection: keep-alive, Upgrade` gives `["keep-alive", "upgrade"]`.
     public func tokens(_ name: String) -> [String] {
         var result: [String] = []
-        for field in fields where HTTPSyntax.equalsIgnoringASCIICase(field.name, name) {
-            HTTPSyntax.forEachListElement(of: field.value) { element in
+        for index in fields.indices where HTTPSyntax.equalsIgnoringASCIICase(fields[index].name, name) {
+            HTTPSyntax.forEachListElement(of: fields[index].value) { element in
                 result.append(HTTPSyntax.asciiLowercased(bytes: element))
                 return true
             }
         }
         return result
+    }
+
+    /// The position of the first field called `name` (any case). Fields are read in place by index, not copied out
+    /// of the array as a `for` loop or a predicate would (each copy retains the name, the value and the raw bytes).
+    func firstIndex(of name: String) -> Int? {
+        for index in fields.indices where HTTPSyntax.equalsIgnoringASCIICase(fields[index].name, name) { return index }
+        return nil
     }
 
     /// Appends a field after all existing ones.
@@ -111,7 +126,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Sets the first field called `name` to `value` in place (keeping its position and spelling) and removes the others;
     /// appends a new field if there was none.
     public mutating func replaceOrAdd(name: String, value: String) {
-        guard let index = fields.firstIndex(where: { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }) else {
+        guard let index = firstIndex(of: name) else {
             add(name: name, value: value)
             return
         }

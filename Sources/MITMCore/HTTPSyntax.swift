@@ -113,18 +113,21 @@ enum HTTPSyntax {
         return true
     }
 
-    /// Field text as a String: UTF-8 when the bytes are valid UTF-8, otherwise one character per byte (ISO 8859-1),
-    /// so no byte is ever replaced by U+FFFD.
-    static func decodeText(_ bytes: ArraySlice<UInt8>) -> String { decodeTextNotingUTF8(bytes).text }
-
-    /// `decodeText`, and whether the bytes were UTF-8 (when not, the text does not give them back).
-    static func decodeTextNotingUTF8(_ bytes: ArraySlice<UInt8>) -> (text: String, isUTF8: Bool) {
-        let isASCII = bytes.withUnsafeBufferPointer { buffer in buffer.allSatisfy { $0 < 0x80 } }
+    /// Field text as a String, and whether the bytes were UTF-8: UTF-8 when they are valid UTF-8, otherwise one
+    /// character per byte (ISO 8859-1), so no byte is ever replaced by U+FFFD (and the text does not give them back).
+    static func decodeTextNotingUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> (text: String, isUTF8: Bool) {
         let utf8 = String(decoding: bytes, as: UTF8.self)
-        if isASCII || utf8.utf8.elementsEqual(bytes) { return (utf8, true) }
+        if bytes.allSatisfy({ $0 < 0x80 }) || utf8.utf8.elementsEqual(bytes) { return (utf8, true) }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
         return (String(scalars), false)
+    }
+
+    /// Whether `bytes` begin with the ASCII `prefix`.
+    static func startsWith(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: StaticString) -> Bool {
+        prefix.withUTF8Buffer { expected in
+            bytes.count >= expected.count && zip(bytes, expected).allSatisfy { $0 == $1 }
+        }
     }
 
     /// A short, printable rendering of raw protocol bytes for error messages: control and non-ASCII bytes become `\xNN`,

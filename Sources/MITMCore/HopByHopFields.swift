@@ -98,9 +98,9 @@ public enum HopByHopFields {
     private static func collapseContentLength(_ headers: inout HTTPHeaders) {
         var count = 0
         var listsSeveral = false
-        for field in headers.fields where HTTPSyntax.equalsIgnoringASCIICase(field.name, "content-length") {
+        for index in headers.fields.indices where HTTPSyntax.equalsIgnoringASCIICase(headers.fields[index].name, "content-length") {
             count += 1
-            listsSeveral = listsSeveral || field.value.utf8.contains(UInt8(ascii: ","))
+            listsSeveral = listsSeveral || headers.fields[index].value.utf8.contains(UInt8(ascii: ","))
         }
         guard count > 1 || listsSeveral, let length = try? HTTP1Framing.contentLength(headers) else { return }
         headers.replaceOrAdd(name: "Content-Length", value: String(length))
