@@ -227,7 +227,7 @@ extension HTTPRelay {
         }
         let response = local.head(keepAlive: pending.record.request.keepAlive && !clientEnded)
         let isHead = pending.record.request.method == "HEAD"
-        var exchange = pending
+        let exchange = pending
         exchange.record.response = response
         exchange.responseStarted = Date()
         if let fault = answer.decision.faultAfterHeaders {
@@ -280,7 +280,7 @@ extension HTTPRelay {
                 client.write(chunk)
             case .failure(let reason):
                 rules.sender = nil
-                if var exchange = sender.exchange {
+                if let exchange = sender.exchange {
                     exchange.record.failure = reason.description
                     exchange.record.finished = Date()
                     context.events.emit(.exchange(exchange.record))
@@ -293,7 +293,7 @@ extension HTTPRelay {
         rules.sender = nil
         rules.pumpingFile = false
         sender.close()
-        guard var exchange = sender.exchange else { return }
+        guard let exchange = sender.exchange else { return }
         exchange.complete(at: Date())
         context.events.emit(.exchange(exchange.record))
         if exchange.record.response?.keepAlive == false {

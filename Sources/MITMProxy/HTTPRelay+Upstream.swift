@@ -109,7 +109,7 @@ extension HTTPRelay {
         guard let response else { return }  // the end of a 1xx
         if responseChunked && !rules.replacingBody { client.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
         rules.replacingBody = false
-        var finished = exchanges.removeFirst()
+        let finished = exchanges.removeFirst()
         finished.record.responseTrailers = trailers
         finished.complete(at: Date())
         responseHeadSent = false

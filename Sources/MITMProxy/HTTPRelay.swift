@@ -17,16 +17,26 @@ final class HTTPRelay {
         case failing(host: String, port: Int, reason: String)
     }
 
-    struct PendingExchange {
+    /// An exchange from its request head to the end of its response. A class: the relay reads and updates the one at
+    /// the head of the queue for every event, and a copy of the record and the rules' decision would retain each of
+    /// their many strings and arrays.
+    final class PendingExchange {
         var record: ExchangeRecord
-        var local: LocalResponse?
-        var upgradeRequested: Bool
+        let local: LocalResponse?
+        let upgradeRequested: Bool
         var requestEnded: Date?
         var responseStarted: Date?
         /// What the QA rules do to the exchange.
-        var decision = RuleDecision()
+        let decision: RuleDecision
 
-        mutating func complete(at end: Date) {
+        init(record: ExchangeRecord, local: LocalResponse?, upgradeRequested: Bool, decision: RuleDecision = RuleDecision()) {
+            self.record = record
+            self.local = local
+            self.upgradeRequested = upgradeRequested
+            self.decision = decision
+        }
+
+        func complete(at end: Date) {
             record.complete(at: end, requestEnded: requestEnded, responseStarted: responseStarted)
         }
     }
@@ -366,7 +376,7 @@ final class HTTPRelay {
                 guard sendRuledAnswer(first, local, answer) else { return }
                 continue
             }
-            var pending = first
+            let pending = first
             let response = local.head(keepAlive: first.record.request.keepAlive && !clientEnded)
             client.write(response.serialized() + (first.record.request.method == "HEAD" ? [] : local.body))
             pending.responseStarted = Date()
@@ -425,8 +435,6 @@ final class HTTPRelay {
 
     func becameIdle() {
         if context.configuration.upstreamParkDelay <= 0 { parkIdleUpstream() }
-        client.releaseIdleMemory()
-        upstream?.releaseIdleMemory()
     }
 
     /// Sends what is queued, then FIN, and keeps reading (discarding) until the client hangs up: closing
