@@ -96,14 +96,19 @@ enum HTTP1Framing {
         var length: Int?
         for index in headers.fields.indices where HTTPSyntax.equalsIgnoringASCIICase(headers.fields[index].name, "content-length") {
             let value = headers.fields[index].value
-            for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                guard let number = HTTPSyntax.decimalValue(HTTPSyntax.trimmingOWS(element)) else {
+            let utf8 = value.utf8
+            var start = utf8.startIndex
+            while true {
+                let end = utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? utf8.endIndex
+                guard let number = HTTPSyntax.decimalValue(HTTPSyntax.trimmingOWS(utf8[start..<end])) else {
                     throw HTTP1ParseError(.badContentLength, "Content-Length \(HTTPSyntax.quoted(value)) is not a number")
                 }
                 if let length, length != number {
                     throw HTTP1ParseError(.badContentLength, "Content-Length values \(length) and \(number) disagree")
                 }
                 length = number
+                guard end < utf8.endIndex else { break }
+                start = utf8.index(after: end)
             }
         }
         return length

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Parsing of single start lines and field lines (RFC 9112 §3, §4, §5); each function gets one line without its CRLF,
 /// as bytes lent from the parser's buffer (a head is parsed without copying its lines or retaining the buffer per line).
 enum HTTP1LineSyntax {
@@ -120,7 +124,34 @@ enum HTTP1LineSyntax {
             }
             if byte >= 0x80 { isASCII = false }
         }
-        return HTTPHeaderField(name: String(decoding: name, as: UTF8.self), valueBytes: Line(rebasing: line[lower..<upper]),
-                               isASCII: isASCII)
+        return HTTPHeaderField(name: fieldName(name), valueBytes: Line(rebasing: line[lower..<upper]), isASCII: isASCII)
     }
+
+    /// The name as a String: one of `commonFieldNames` when spelled exactly so, without making and checking a new one.
+    static func fieldName(_ bytes: Line) -> String {
+        if bytes.count < commonFieldNamesByLength.count {
+            for (spelling, name) in commonFieldNamesByLength[bytes.count]
+            where memcmp(spelling.utf8Start, bytes.baseAddress!, bytes.count) == 0 {
+                return name
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Field names most requests and responses carry, as browsers, curl, nginx and common frameworks spell them.
+    static let commonFieldNames: [StaticString] = [
+        "Host", "Date", "ETag", "Vary", "Accept", "Server", "Cookie", "Origin", "Pragma", "Expires", "Referer", "Location",
+        "Connection", "Set-Cookie", "User-Agent", "Keep-Alive", "Content-Type", "Cache-Control", "Last-Modified", "Accept-Ranges",
+        "Authorization", "Content-Length", "Accept-Encoding", "Accept-Language", "Content-Encoding", "Transfer-Encoding",
+        "If-None-Match", "If-Modified-Since", "Upgrade", "Age", "Via", "X-Forwarded-For", "X-Requested-With",
+        "Access-Control-Allow-Origin", "Strict-Transport-Security", "Content-Security-Policy", "X-Content-Type-Options",
+        "Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest", "Upgrade-Insecure-Requests",
+    ]
+
+    /// `commonFieldNames` by their length in bytes, each with its String.
+    static let commonFieldNamesByLength: [[(StaticString, String)]] = {
+        var byLength = [[(StaticString, String)]](repeating: [], count: (commonFieldNames.map(\.utf8CodeUnitCount).max() ?? 0) + 1)
+        for name in commonFieldNames { byLength[name.utf8CodeUnitCount].append((name, name.description)) }
+        return byLength
+    }()
 }

@@ -1,17 +1,17 @@
 extension HTTPRequestHead {
     /// The head on the wire: `METHOD target HTTP/x.y\r\n`, each field as `name: value\r\n` in order, then `\r\n`.
     public func serialized() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + HTTP1Serialization.fieldBytes(headers))
-        HTTP1Serialization.appendUTF8(method, to: &bytes)
-        bytes.append(HTTPSyntax.space)
-        HTTP1Serialization.appendUTF8(target, to: &bytes)
-        bytes.append(HTTPSyntax.space)
-        bytes.append(contentsOf: version.description.utf8)
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
-        HTTP1Serialization.appendFields(headers, to: &bytes)
-        return bytes
+        let version = version.description
+        let size = method.utf8.count + target.utf8.count + version.utf8.count + 4 + HTTP1Serialization.fieldBytes(headers)
+        return HTTP1Serialization.write(size) { writer in
+            writer.append(method)
+            writer.append(HTTPSyntax.space)
+            writer.append(target)
+            writer.append(HTTPSyntax.space)
+            writer.append(version)
+            writer.appendLineEnd()
+            writer.append(headers)
+        }
     }
 }
 
@@ -19,58 +19,94 @@ extension HTTPResponseHead {
     /// The head on the wire: `HTTP/x.y status reason\r\n` (the space before an empty reason is kept, as RFC 9112
     /// requires), each field as `name: value\r\n` in order, then `\r\n`.
     public func serialized() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + HTTP1Serialization.fieldBytes(headers))
-        bytes.append(contentsOf: version.description.utf8)
-        bytes.append(HTTPSyntax.space)
-        HTTP1Serialization.appendDecimal(status, to: &bytes)
-        bytes.append(HTTPSyntax.space)
-        HTTP1Serialization.appendUTF8(reason, to: &bytes)
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
-        HTTP1Serialization.appendFields(headers, to: &bytes)
-        return bytes
+        let version = version.description
+        let status = String(status)
+        let size = version.utf8.count + status.utf8.count + reason.utf8.count + 4 + HTTP1Serialization.fieldBytes(headers)
+        return HTTP1Serialization.write(size) { writer in
+            writer.append(version)
+            writer.append(HTTPSyntax.space)
+            writer.append(status)
+            writer.append(HTTPSyntax.space)
+            writer.append(reason)
+            writer.appendLineEnd()
+            writer.append(headers)
+        }
     }
 }
 
 /// Writing header blocks.
 enum HTTP1Serialization {
-    /// The bytes `appendFields` writes, but the final blank line.
+    /// The bytes of a field block: every field as `name: value\r\n`, and the blank line that ends the block.
     static func fieldBytes(_ headers: HTTPHeaders) -> Int {
-        var count = 0
-        for index in headers.fields.indices { count += headers.fields[index].name.utf8.count + headers.fields[index].value.utf8.count + 4 }
+        var count = 2
+        for index in headers.fields.indices {
+            let valueCount = headers.fields[index].receivedValueBytes?.count ?? headers.fields[index].value.utf8.count
+            count += headers.fields[index].name.utf8.count + valueCount + 4
+        }
         return count
-    }
-
-    /// Appends the UTF-8 of `text` as one copy from its contiguous storage (appending a `UTF8View` goes element by
-    /// element: about 180 instructions a field).
-    static func appendUTF8(_ text: String, to bytes: inout [UInt8]) {
-        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
-        if copied == nil { bytes.append(contentsOf: text.utf8) }
-    }
-
-    /// Appends `value` (not negative) in decimal digits.
-    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        if value >= 10 { appendDecimal(value / 10, to: &bytes) }
-        bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 
     /// Appends every field as `name: value\r\n`, then the blank line that ends the block.
     static func appendFields(_ headers: HTTPHeaders, to bytes: inout [UInt8]) {
-        for index in headers.fields.indices {
-            appendUTF8(headers.fields[index].name, to: &bytes)
-            bytes.append(HTTPSyntax.colon)
-            bytes.append(HTTPSyntax.space)
-            if let received = headers.fields[index].receivedValueBytes {
-                bytes.append(contentsOf: received)
-            } else {
-                appendUTF8(headers.fields[index].value, to: &bytes)
-            }
-            bytes.append(HTTPSyntax.cr)
-            bytes.append(HTTPSyntax.lf)
+        bytes.append(contentsOf: write(fieldBytes(headers)) { $0.append(headers) })
+    }
+
+    /// At most `size` bytes, written in place by `body`: one allocation and a copy per piece, where appending to an
+    /// array checks its capacity and uniqueness for every piece (a head is written for every message).
+    static func write(_ size: Int, _ body: (inout HeadWriter) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var writer = HeadWriter(buffer: buffer)
+            body(&writer)
+            count = writer.count
         }
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
+    }
+
+    /// Copies the pieces of a head into memory sized for it.
+    struct HeadWriter {
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+        private(set) var count = 0
+
+        init(buffer: UnsafeMutableBufferPointer<UInt8>) {
+            self.buffer = buffer
+        }
+
+        mutating func append(_ byte: UInt8) {
+            precondition(count < buffer.count, "a head is longer than worked out")
+            buffer[count] = byte
+            count += 1
+        }
+
+        mutating func appendLineEnd() {
+            append(HTTPSyntax.cr)
+            append(HTTPSyntax.lf)
+        }
+
+        mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            precondition(count + bytes.count <= buffer.count, "a head is longer than worked out")
+            (buffer.baseAddress! + count).initialize(from: source, count: bytes.count)
+            count += bytes.count
+        }
+
+        mutating func append(_ text: String) {
+            let copied: Void? = text.utf8.withContiguousStorageIfAvailable { append($0) }
+            if copied == nil { for byte in text.utf8 { append(byte) } }
+        }
+
+        mutating func append(_ headers: HTTPHeaders) {
+            for index in headers.fields.indices {
+                append(headers.fields[index].name)
+                append(HTTPSyntax.colon)
+                append(HTTPSyntax.space)
+                if let received = headers.fields[index].receivedValueBytes {
+                    received.withUnsafeBufferPointer { append($0) }
+                } else {
+                    append(headers.fields[index].value)
+                }
+                appendLineEnd()
+            }
+            appendLineEnd()
+        }
     }
 }
 

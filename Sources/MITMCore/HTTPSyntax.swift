@@ -6,17 +6,14 @@ enum HTTPSyntax {
     static let tab: UInt8 = 0x09
     static let colon: UInt8 = 0x3A
 
-    /// `tchar`: the characters allowed in methods, field names and transfer codings.
+    /// `tchar`: the characters allowed in methods, field names and transfer codings: ALPHA, DIGIT and
+    /// ``!#$%&'*+-.^_`|~``, as two bit sets over the ASCII bytes (every field name of every message is checked).
     static func isTokenByte(_ byte: UInt8) -> Bool {
+        let (lowTokens, highTokens): (UInt64, UInt64) = (0x03FF_6CFA_0000_0000, 0x57FF_FFFF_C7FF_FFFE)
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
+        case 0..<64: return lowTokens >> byte & 1 == 1
+        case 64..<128: return highTokens >> (byte - 64) & 1 == 1
+        default: return false
         }
     }
 

@@ -18,6 +18,10 @@ public enum HopByHopFields {
         guard hopByHopCount > 0 else { return }
         if hopByHopCount == 1, let connectionIndex, !upgrading,
            let persistence = persistenceOnly(headers.fields[connectionIndex].value) {
+            // Already as it would be written again (nginx sends `Connection: keep-alive` on every response): left
+            // where it is, so the headers are not copied to be changed.
+            if let persistence, headers.fields[connectionIndex].name == "Connection",
+               headers.fields[connectionIndex].value == persistence { return }
             headers.fields.remove(at: connectionIndex)
             if let persistence { headers.add(name: "Connection", value: persistence) }
             return

@@ -93,6 +93,21 @@ import Testing
         #expect(events == [requestHead("GET", "/", ["Host": "a"]), end, requestHead("GET", "/2"), end])
     }
 
+    @Test func fieldNamesAreTokensAsRFC9110DefinesThem() throws {
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(HTTPSyntax.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
+        }
+        let events = try parseEvents(.request, wire("GET / HTTP/1.1\r\nHost: a\r\nX-A~b|c`d^e: 1\r\nContent-Length: 0\r\n\r\n"))
+        guard case .requestHead(let head)? = events.first else {
+            Issue.record("no head")
+            return
+        }
+        // Common names come from a table of spellings, others are read as sent: both keep their bytes.
+        #expect(head.headers.fields.map(\.name) == ["Host", "X-A~b|c`d^e", "Content-Length"])
+        #expect(throws: HTTP1ParseError.self) { try parseEvents(.request, wire("GET / HTTP/1.1\r\nX[1]: 1\r\n\r\n")) }
+    }
+
     @Test func fieldValuesAreTrimmedAndKeepTheirCase() throws {
         let events = try parseEvents(.request, wire("GET / HTTP/1.1\r\nX-Spaced: \t padded value \t\r\nX-Empty:\r\nx-lower:Value\r\n\r\n"))
         #expect(events.first == requestHead("GET", "/", ["X-Spaced": "padded value", "X-Empty": "", "x-lower": "Value"]))
