@@ -37,13 +37,15 @@ struct ClientHelloBody {
     }
 
     private mutating func parseExtensions(_ extensions: inout ClientHelloReader) throws(ClientHelloMalformed) {
-        var seen: Set<UInt16> = []
+        // A list, not a set: a ClientHello has a few dozen extensions at most, and hashing costs more than the scan.
+        var seen: [UInt16] = []
         while !extensions.isAtEnd {
             let type = try extensions.readUInt16("extension type")
             var data = try extensions.readVector16("extension \(type)")
-            guard seen.insert(type).inserted else {
+            guard !seen.contains(type) else {
                 throw ClientHelloMalformed("extension \(type) appears more than once")
             }
+            seen.append(type)
             switch type {
             case Self.serverNameExtension:
                 serverName = try Self.parseServerName(&data)

@@ -42,8 +42,11 @@ public enum HostName {
 
     /// Whether `host` is an IPv4 dotted quad or an IPv6 literal (without brackets).
     public static func isIPAddress(_ host: String) -> Bool {
-        let bytes = Array(host.utf8)[...]
-        return isIPv4(bytes) || isIPv6(bytes)
+        let utf8 = host.utf8
+        // Most hosts are names: a colon is needed for IPv6, only digits and dots make IPv4.
+        if utf8.contains(UInt8(ascii: ":")) { return isIPv6(Array(utf8)[...]) }
+        guard utf8.allSatisfy({ $0 == UInt8(ascii: ".") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }) else { return false }
+        return isIPv4(Array(utf8)[...])
     }
 
     /// Whether `host` is an IPv6 literal (without brackets).
@@ -64,8 +67,8 @@ public enum HostName {
     /// A label that URL parsers read as a number (decimal, or `0x` hex), turning the whole name into an IPv4 address.
     private static func looksNumeric<Label: Collection<UInt8>>(_ label: Label) -> Bool {
         if label.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return true }
-        let lowered = label.map(HTTPSyntax.lowercasedASCII)
-        return lowered.starts(with: "0x".utf8) && lowered.dropFirst(2).allSatisfy { HTTPSyntax.hexDigitValue($0) != nil }
+        guard label.first == UInt8(ascii: "0"), HTTPSyntax.lowercasedASCII(label.dropFirst().first ?? 0) == UInt8(ascii: "x") else { return false }
+        return label.dropFirst(2).allSatisfy { HTTPSyntax.hexDigitValue($0) != nil }
     }
 
     /// Four decimal parts of 0...255, without leading zeros (which some resolvers read as octal).

@@ -2,8 +2,11 @@
 public enum PeerAddress {
     /// `10.0.0.7` from `10.0.0.7:50123`, `::1` from `[::1]:50123`; nil for a peer the proxy could not read (`client`).
     public static func host(of peer: String) -> String? {
-        if peer.hasPrefix("["), let close = peer.firstIndex(of: "]") { return String(peer[peer.index(after: peer.startIndex)..<close]) }
-        guard let colon = peer.lastIndex(of: ":"), peer.filter({ $0 == ":" }).count == 1 else { return nil }
+        let utf8 = peer.utf8
+        if utf8.first == UInt8(ascii: "["), let close = utf8.firstIndex(of: UInt8(ascii: "]")) {
+            return String(peer[utf8.index(after: utf8.startIndex)..<close])
+        }
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")), utf8.lastIndex(of: UInt8(ascii: ":")) == colon else { return nil }
         return String(peer[..<colon])
     }
 }

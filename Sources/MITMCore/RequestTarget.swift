@@ -59,15 +59,18 @@ public enum RequestTarget: Sendable, Equatable {
                 throw HTTP1ParseError(.badStartLine, "\(HTTPSyntax.quoted(authority)) has junk after the IPv6 address")
             }
         } else {
-            let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2 else {
+            // Split on the colon's bytes: splitting the String compares Characters (10 k instructions a CONNECT).
+            let utf8 = authority.utf8
+            let colon = utf8.firstIndex(of: UInt8(ascii: ":"))
+            if let colon, utf8[utf8.index(after: colon)...].contains(UInt8(ascii: ":")) {
                 throw HTTP1ParseError(.badStartLine, "\(HTTPSyntax.quoted(authority)) has several colons: an IPv6 address must be in brackets")
             }
-            guard let normalized = HostName.validate(String(parts[0])) else {
-                throw HTTP1ParseError(.badStartLine, "host \(HTTPSyntax.quoted(String(parts[0]))) is not a valid host name")
+            let name = colon.map { String(authority[..<$0]) } ?? authority
+            guard let normalized = HostName.validate(name) else {
+                throw HTTP1ParseError(.badStartLine, "host \(HTTPSyntax.quoted(name)) is not a valid host name")
             }
             host = normalized
-            portText = parts.count == 2 ? parts[1] : nil
+            portText = colon.map { authority[utf8.index(after: $0)...] }
         }
         guard let portText else {
             guard let defaultPort else {

@@ -47,6 +47,11 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 
     /// `host:port`, with IPv6 hosts bracketed.
     public var description: String {
+        Self.describe(host: host, port: port, family: family)
+    }
+
+    /// `host:port` for an address whose host text is already made.
+    static func describe(host: String, port: Int, family: Int32) -> String {
         family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 

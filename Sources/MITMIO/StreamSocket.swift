@@ -77,7 +77,8 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     private var peer: (description: String, host: String)? {
         if let knownPeer { return knownPeer }
         guard let address = SocketAddress.peer(of: descriptor) else { return nil }
-        knownPeer = (address.description, address.host)
+        let host = address.host
+        knownPeer = (SocketAddress.describe(host: host, port: address.port, family: address.family), host)
         return knownPeer
     }
 
