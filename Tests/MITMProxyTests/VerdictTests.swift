@@ -144,18 +144,13 @@ import Testing
         print("handshake done", flush=True)
         sys.stdin.read()
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", python, setup.proxy.caCertificatePath]
-        process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONPATH": RepositoryLayout.fixtures]) { $1 }
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let client = try ChildProcess(path: "/usr/bin/env", arguments: ["python3", "-c", python, setup.proxy.caCertificatePath],
+                                      environment: ProcessInfo.processInfo.environment.merging(["PYTHONPATH": RepositoryLayout.fixtures]) { $1 },
+                                      pipeStdin: true, inheritingStderr: true)
         let verdict = try await setup.verdict("origin.test")
         #expect(verdict.verdict == Verdict(kind: .inconclusive, reason: .idle))
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        try client.input?.close()
+        client.kill()
         await setup.stop()
     }
 }

@@ -24,9 +24,9 @@ final class OriginServer: @unchecked Sendable {
     /// Plain HTTP or TLS.
     let transport: Transport
 
-    private let process: Process
-    private let stdinHandle: FileHandle
-    private let exited = DispatchGroup()
+    // Started with posix_spawn, not Foundation's `Process`: its `run()` can crash reading /proc/self/fd
+    // (swift-corelibs-foundation #5472) and its pipes are inherited by children spawned at the same moment.
+    private let process: ChildProcess
     private let lock = NSLock()
     private var stopped = false
 
@@ -63,26 +63,14 @@ final class OriginServer: @unchecked Sendable {
     private init(transport: Transport, host: String, arguments: [String], timeout: Duration) throws {
         self.transport = transport
         self.host = host
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Subprocess.executablePath("python3"))
-        process.arguments = arguments
-        let stdinPipe = Pipe()
-        let stdoutPipe = Pipe()
-        process.standardInput = stdinPipe
-        process.standardOutput = stdoutPipe
-        process.standardError = FileHandle.standardError
-        let exited = exited
-        exited.enter()
-        process.terminationHandler = { _ in exited.leave() }
-        try process.run()
+        let process = try ChildProcess(path: try Subprocess.executablePath("python3"), arguments: arguments, pipeStdin: true,
+                                       inheritingStderr: true)
         self.process = process
-        stdinHandle = stdinPipe.fileHandleForWriting
-        defer { try? stdoutPipe.fileHandleForReading.close() }
+        defer { try? process.output.close() }
         do {
-            port = try Self.readPort(from: stdoutPipe.fileHandleForReading.fileDescriptor, timeout: timeout)
+            port = try Self.readPort(from: process.output.fileDescriptor, timeout: timeout)
         } catch {
-            try? stdinHandle.close()
-            if process.isRunning { process.terminate() }
+            process.kill()
             throw error
         }
     }
@@ -115,20 +103,16 @@ final class OriginServer: @unchecked Sendable {
         defer { lock.unlock() }
         guard !stopped else { return }
         stopped = true
-        try? stdinHandle.close()
+        try? process.input?.close()
         if process.isRunning { process.terminate() }
     }
 
     /// Terminates the origin and waits until it has exited, killing it if it takes longer than five seconds.
     func stop() async {
         terminate()
-        let exited = exited
-        let processIdentifier = process.processIdentifier
+        let process = process
         _ = try? await DedicatedThread.run {
-            if exited.wait(timeout: .now() + .seconds(5)) == .timedOut {
-                kill(processIdentifier, SIGKILL)
-                exited.wait()
-            }
+            if !process.waitForExit(timeout: .seconds(5)) { process.kill() }
         }
     }
 

@@ -15,8 +15,10 @@ struct SpawnedChild {
     private var waitStatus: Int32?
 
     /// Starts `path` with `arguments` and `environment` (the test process's own when nil).
-    /// With `mergingStderr`, stderr goes to the stdout pipe (and `stderr` reads nothing).
-    init(path: String, arguments: [String], environment: [String: String]?, pipeStdin: Bool, mergingStderr: Bool = false) throws {
+    /// With `mergingStderr`, stderr goes to the stdout pipe, with `inheritingStderr` to the test process's own stderr
+    /// (and `stderr` reads nothing in either case).
+    init(path: String, arguments: [String], environment: [String: String]?, pipeStdin: Bool, mergingStderr: Bool = false,
+         inheritingStderr: Bool = false) throws {
         func pipePair() throws -> (read: Int32, write: Int32) {
             var ends: [Int32] = [0, 0]
             guard pipe(&ends) == 0 else { throw SubprocessError(description: "pipe: \(String(cString: strerror(errno)))") }
@@ -32,7 +34,7 @@ struct SpawnedChild {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input?.read ?? devNull, 0)
         posix_spawn_file_actions_adddup2(&actions, output.write, 1)
-        posix_spawn_file_actions_adddup2(&actions, mergingStderr ? output.write : errors.write, 2)
+        if !inheritingStderr { posix_spawn_file_actions_adddup2(&actions, mergingStderr ? output.write : errors.write, 2) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let envp = environmentLines.map { strdup($0) } + [nil]
@@ -84,19 +86,24 @@ struct SpawnedChild {
     }
 }
 
-/// A long-running child (the proxy binary) that tests signal, poll and wait for from any thread.
+/// A long-running child (the proxy binary, a fixture server) that tests signal, poll and wait for from any thread.
 final class ChildProcess: @unchecked Sendable {
     // @unchecked Sendable: `child` is only touched under `lock`.
     private let lock = NSLock()
     private var child: SpawnedChild
     let processIdentifier: pid_t
-    /// The parent's end of the child's stdout and stderr together.
+    /// The parent's end of the child's stdout, with its stderr unless `inheritingStderr`.
     let output: FileHandle
+    /// The parent's end of the child's stdin when `pipeStdin` (closing it is the child's EOF); /dev/null otherwise.
+    let input: FileHandle?
 
-    init(path: String, arguments: [String]) throws {
-        child = try SpawnedChild(path: path, arguments: arguments, environment: nil, pipeStdin: false, mergingStderr: true)
+    init(path: String, arguments: [String], environment: [String: String]? = nil, pipeStdin: Bool = false,
+         inheritingStderr: Bool = false) throws {
+        child = try SpawnedChild(path: path, arguments: arguments, environment: environment, pipeStdin: pipeStdin,
+                                 mergingStderr: !inheritingStderr, inheritingStderr: inheritingStderr)
         processIdentifier = child.pid
         output = child.stdout
+        input = child.stdin
     }
 
     var isRunning: Bool { lock.withLock { !child.hasExited() } }
