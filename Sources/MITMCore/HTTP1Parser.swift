@@ -63,9 +63,16 @@ public struct HTTP1Parser: Sendable {
     /// Parses `bytes` and returns the events they complete. On a thrown error, events completed earlier in the same
     /// call are dropped: answer with the error's `suggestedStatus` and close the connection.
     public mutating func feed(_ bytes: ArraySlice<UInt8>) throws(HTTP1ParseError) -> [HTTP1Event] {
+        let result = bytes.withUnsafeBytes { bytes in Result { () throws(HTTP1ParseError) in try feed(bytes) } }
+        return try result.get()
+    }
+
+    /// Parses `bytes` (read straight from a socket or a TLS record, copied only where kept) and returns the events
+    /// they complete.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTP1ParseError) -> [HTTP1Event] {
         if let failure { throw failure }
         var events: [HTTP1Event] = []
-        var input = bytes
+        var input = UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         if !paused && readIndex == buffer.count {
             takeBodyDirectly(from: &input, into: &events)
         }
@@ -179,7 +186,7 @@ extension HTTP1Parser {
         return error
     }
 
-    private mutating func appendToBuffer(_ bytes: ArraySlice<UInt8>) {
+    private mutating func appendToBuffer(_ bytes: UnsafeBufferPointer<UInt8>) {
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0
@@ -192,13 +199,13 @@ extension HTTP1Parser {
 
     /// With nothing buffered, body bytes that need no look-ahead go from the input straight into an event, skipping the
     /// copy into the buffer.
-    private mutating func takeBodyDirectly(from input: inout ArraySlice<UInt8>, into events: inout [HTTP1Event]) {
+    private mutating func takeBodyDirectly(from input: inout UnsafeBufferPointer<UInt8>, into events: inout [HTTP1Event]) {
         guard !input.isEmpty else { return }
         switch phase {
         case .fixedBody(let remaining):
             let count = min(remaining, input.count)
             events.append(.body(Array(input.prefix(count))))
-            input = input.dropFirst(count)
+            input = UnsafeBufferPointer(rebasing: input.dropFirst(count))
             if count == remaining {
                 endMessage(trailers: nil, into: &events)
             } else {
@@ -207,11 +214,11 @@ extension HTTP1Parser {
         case .chunkData(let remaining):
             let count = min(remaining, input.count)
             events.append(.body(Array(input.prefix(count))))
-            input = input.dropFirst(count)
+            input = UnsafeBufferPointer(rebasing: input.dropFirst(count))
             phase = count == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - count)
         case .closeDelimitedBody:
             events.append(.body(Array(input)))
-            input = input[input.endIndex...]
+            input = UnsafeBufferPointer(rebasing: input[input.endIndex...])
         case .head, .chunkSizeLine, .chunkDataEnd, .trailers:
             break
         }

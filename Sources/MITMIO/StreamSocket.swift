@@ -51,11 +51,12 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     /// How many reads one turn makes before it lets the loop's other sockets and timers run.
     private static let readsPerTurn = 16
 
-    /// Wraps a connected (or connecting) nonblocking descriptor; takes ownership of it.
-    /// Must be called on `loop.queue`.
-    public init(descriptor: Int32, loop: EventLoop) {
+    /// Wraps a connected (or connecting) nonblocking descriptor; takes ownership of it. `peer`, when known (as
+    /// `accept` gives it), saves asking the kernel for it. Must be called on `loop.queue`.
+    public init(descriptor: Int32, peer: SocketAddress? = nil, loop: EventLoop) {
         self.descriptor = descriptor
         self.loop = loop
+        if let peer { knownPeer = Self.describe(peer) }
         var one: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         do {
@@ -77,9 +78,13 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     private var peer: (description: String, host: String)? {
         if let knownPeer { return knownPeer }
         guard let address = SocketAddress.peer(of: descriptor) else { return nil }
-        let host = address.host
-        knownPeer = (SocketAddress.describe(host: host, port: address.port, family: address.family), host)
+        knownPeer = Self.describe(address)
         return knownPeer
+    }
+
+    private static func describe(_ address: SocketAddress) -> (description: String, host: String) {
+        let host = address.host
+        return (SocketAddress.describe(host: host, port: address.port, family: address.family), host)
     }
 
     /// Starts (or resumes) delivering reads. Data that arrived while reading was paused is read in the

@@ -24,7 +24,7 @@ extension HTTPRelay {
             }
             guard direct < bytes.count, !closed else { return }
             do {
-                handleResponseEvents(try responseParser.feed(Array(bytes[direct...])))
+                handleResponseEvents(try responseParser.feed(UnsafeRawBufferPointer(rebasing: bytes[direct...])))
             } catch {
                 upstreamBroke("sent a malformed response: \(error.reason)")
             }

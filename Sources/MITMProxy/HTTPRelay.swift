@@ -105,7 +105,7 @@ final class HTTPRelay {
         client.onEvent = { [unowned self] event in self.clientEvent(event) }
         if let upstream { attachUpstream(upstream) }
         enqueue(initialEvents)
-        if !initialBytes.isEmpty { feedClient(initialBytes) }
+        if !initialBytes.isEmpty { initialBytes.withUnsafeBytes { feedClient($0) } }
         if !closed && !clientPausedForQueue { client.resumeReading() }
     }
 
@@ -127,7 +127,7 @@ final class HTTPRelay {
                 relayRequestBody(UnsafeRawBufferPointer(rebasing: bytes[..<direct]))
                 enqueue(clientParser.skipBody(direct))
             }
-            if direct < bytes.count && !closed && !closing { feedClient(Array(bytes[direct...])) }
+            if direct < bytes.count && !closed && !closing { feedClient(UnsafeRawBufferPointer(rebasing: bytes[direct...])) }
         case .endOfInput:
             guard !clientEnded else { return }
             clientEnded = true
@@ -154,7 +154,7 @@ final class HTTPRelay {
     /// Whether parsed client events still wait for an upstream.
     var hasQueuedClientEvents: Bool { queuedIndex < queuedClientEvents.count }
 
-    func feedClient(_ bytes: [UInt8]) {
+    func feedClient(_ bytes: UnsafeRawBufferPointer) {
         do {
             enqueue(try clientParser.feed(bytes))
         } catch {

@@ -76,8 +76,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         return context.refusesLocalTargets(forClient: address) ? address ?? "unknown" : nil
     }()
 
-    convenience init(descriptor: Int32, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false, reverseTarget: ReverseTarget? = nil) {
-        self.init(client: StreamSocket(descriptor: descriptor, loop: loop), context: context, webUIOnly: webUIOnly, reverseTarget: reverseTarget)
+    convenience init(descriptor: Int32, peer: SocketAddress?, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false,
+                     reverseTarget: ReverseTarget? = nil) {
+        self.init(client: StreamSocket(descriptor: descriptor, peer: peer, loop: loop), context: context, webUIOnly: webUIOnly,
+                  reverseTarget: reverseTarget)
     }
 
     /// A connection from the client at the other end of `client`, on the stream's loop.

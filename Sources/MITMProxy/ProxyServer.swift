@@ -67,8 +67,8 @@ public final class ProxyServer: Sendable {
         }
         do {
             listener = try Listener(host: configuration.host, port: configuration.port, loops: context.loops.loops,
-                                    admits: admits) { descriptor, _, loop in
-                ProxyConnection(descriptor: descriptor, context: context, loop: loop).start()
+                                    admits: admits) { descriptor, peer, loop in
+                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop).start()
             }
         } catch {
             throw ProxyStartError(error.message)
@@ -97,8 +97,8 @@ public final class ProxyServer: Sendable {
         let web = context.configuration.webUI
         guard web.enabled, let port = web.port else { return nil }
         do {
-            return try Listener(host: web.host, port: port, loops: context.loops.loops) { descriptor, _, loop in
-                ProxyConnection(descriptor: descriptor, context: context, loop: loop, webUIOnly: true).start()
+            return try Listener(host: web.host, port: port, loops: context.loops.loops) { descriptor, peer, loop in
+                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, webUIOnly: true).start()
             }
         } catch {
             throw ProxyStartError("web UI: \(error.message)")
@@ -110,8 +110,8 @@ public final class ProxyServer: Sendable {
                                         admits: @escaping @Sendable (SocketAddress) -> Bool) throws(ProxyStartError) -> Listener {
         do {
             return try Listener(host: context.configuration.host, port: target.listenPort, loops: context.loops.loops,
-                                admits: admits) { descriptor, _, loop in
-                ProxyConnection(descriptor: descriptor, context: context, loop: loop, reverseTarget: target).start()
+                                admits: admits) { descriptor, peer, loop in
+                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, reverseTarget: target).start()
             }
         } catch {
             throw ProxyStartError("--reverse \(target.url): \(error.message)")

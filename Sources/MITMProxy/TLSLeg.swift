@@ -191,6 +191,10 @@ final class TLSLeg: Leg, StreamSocketDelegate {
                     first()
                 }
                 onEvent?(.data(UnsafeRawBufferPointer(rebasing: scratch[0..<count])))
+                if !tls.mayHaveInput {
+                    flushOutput()
+                    return
+                }
             case .needsInput:
                 flushOutput()
                 return

@@ -47,8 +47,7 @@ public final class LeafForger: Sendable {
     /// The leaf for `names` (first name is the subject CN when it fits), from the cache when still valid.
     public func leaf(for names: [SubjectAlternativeName]) throws(TLSError) -> X509Certificate {
         precondition(!names.isEmpty, "a forged leaf needs at least one name")
-        // The names as given: the same upstream certificate and host always give them in the same order.
-        let cacheKey = names
+        let cacheKey = Set(names)
         let current = now()
         // Signing (~30 µs) happens under the lock, so two loops asking at once still forge one leaf.
         let result: Result<X509Certificate, TLSError> = cache.withLock { cache in
@@ -119,20 +118,20 @@ private final class FixedLeafExtensions: @unchecked Sendable {
     deinit { extensions.forEach { X509_EXTENSION_free($0) } }
 }
 
-/// Forged leaves by their names, bounded in size.
+/// Forged leaves by name set, bounded in size.
 private struct LeafCache: ~Copyable {
     /// Each leaf with its expiry, read once (reading it from the certificate parses an ASN.1 time).
-    private var leaves: [[SubjectAlternativeName]: (certificate: X509Certificate, notAfter: Date)] = [:]
+    private var leaves: [Set<SubjectAlternativeName>: (certificate: X509Certificate, notAfter: Date)] = [:]
     private(set) var forgedCount = 0
     private static let capacity = 10_000
     private static let renewalMargin: TimeInterval = 86_400
 
-    func valid(for key: [SubjectAlternativeName], at time: Date) -> X509Certificate? {
+    func valid(for key: Set<SubjectAlternativeName>, at time: Date) -> X509Certificate? {
         guard let leaf = leaves[key], leaf.notAfter.timeIntervalSince(time) > Self.renewalMargin else { return nil }
         return leaf.certificate
     }
 
-    mutating func store(_ leaf: X509Certificate, for key: [SubjectAlternativeName]) {
+    mutating func store(_ leaf: X509Certificate, for key: Set<SubjectAlternativeName>) {
         if leaves.count >= Self.capacity { leaves.removeAll(keepingCapacity: true) }
         leaves[key] = (leaf, leaf.notAfter)
         forgedCount += 1

@@ -207,6 +207,12 @@ public final class TLSConnection {
         }
     }
 
+    /// Whether `read(into:)` could give anything now: ciphertext waits unread, or OpenSSL holds record bytes. When
+    /// not, a read would only answer `.needsInput` (and cost a pass through the record layer to say so).
+    public var mayHaveInput: Bool {
+        ciphertext.inputCount > 0 || SSL_has_pending(ssl) == 1
+    }
+
     /// Decrypts available application data into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> TLSReadResult {
         clearErrorQueue()
