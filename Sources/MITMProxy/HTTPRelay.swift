@@ -351,21 +351,23 @@ final class HTTPRelay {
     func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool,
                  decision: RuleDecision = RuleDecision(), action: [String] = []) {
         guard let upstream else { return }
-        var record = records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version)
-        record.rules += decision.rules
-        exchanges.append(PendingExchange(record: record, local: nil, upgradeRequested: upgrade, decision: decision))
-        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
-        if !action.isEmpty || decision.delay != nil { reportRules(decision, record: record, action: action) }
+        let pending = PendingExchange(record: records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version),
+                                      local: nil, upgradeRequested: upgrade, decision: decision)
+        pending.record.rules += decision.rules
+        exchanges.append(pending)
+        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: pending.record.url))
+        if !action.isEmpty || decision.delay != nil { reportRules(decision, record: pending.record, action: action) }
         responseParser.expectResponse(toMethod: head.method)
         upstream.write(head.serialized())
     }
 
     func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse,
                     decision: RuleDecision = RuleDecision()) {
-        var record = records.record(for: head, host: host, port: port, scheme: scheme, version: head.version)
-        record.rules += decision.rules
-        exchanges.append(PendingExchange(record: record, local: response, upgradeRequested: false, decision: decision))
-        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+        let pending = PendingExchange(record: records.record(for: head, host: host, port: port, scheme: scheme, version: head.version),
+                                      local: response, upgradeRequested: false, decision: decision)
+        pending.record.rules += decision.rules
+        exchanges.append(pending)
+        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: pending.record.url))
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.
