@@ -4,10 +4,10 @@ import MITMCore
 /// loop's pool, as nginx's upstream keep-alive does, and takes one back (or has one opened) for the next request.
 /// An idle client then costs one TLS connection, not two.
 extension HTTPRelay {
-    /// Parks the upstream when nothing is in flight on it, and gives back what the last exchange grew: OpenSSL's
-    /// record buffers, the exchange queue's and the parsers' storage (1.6 KiB per idle client, measured with massif).
-    /// Called once the client has been silent for `upstreamParkDelay`, not after every response: a client sending
-    /// its next request at once would have the same buffers allocated again.
+    /// Parks the upstream when nothing is in flight on it, and gives back what the last exchange grew: the client's
+    /// OpenSSL record buffers, the exchange queue's and the parsers' storage (1.6 KiB per idle client, measured with
+    /// massif). Called once the client has been silent for `upstreamParkDelay`, not after every response: a client
+    /// sending its next request at once would have the same buffers allocated again.
     func parkIdleUpstream() {
         guard !closed, connecting == nil, exchanges.isEmpty, !requestOpen, !upstreamPausedForClient else { return }
         client.releaseIdleMemory()
