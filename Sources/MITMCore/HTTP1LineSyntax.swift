@@ -96,35 +96,46 @@ enum HTTP1LineSyntax {
 
     /// `field-name ":" OWS field-value OWS`; `place` names the line in error messages (`header line 3`).
     static func parseFieldLine(_ line: Line, place: @autoclosure () -> String) throws(HTTP1ParseError) -> HTTPHeaderField {
-        guard let first = line.first else {
-            throw HTTP1ParseError(.badHeader, "\(place()) is empty")
-        }
-        if HTTPSyntax.isOWS(first) {
-            throw HTTP1ParseError(.badHeader, "\(place()) starts with whitespace (obsolete line folding is not accepted)")
-        }
-        guard let colon = line.firstIndex(of: HTTPSyntax.colon) else {
-            throw HTTP1ParseError(.badHeader, "\(place()) has no colon")
+        // One pass over the name: token bytes up to the colon is a valid name; anything else is some error.
+        var colon = 0
+        while colon < line.count, HTTPSyntax.isTokenByte(line[colon]) { colon += 1 }
+        guard colon > 0, colon < line.count, line[colon] == HTTPSyntax.colon else {
+            throw fieldNameError(line, place: place())
         }
         let name = Line(rebasing: line[..<colon])
-        if let last = name.last, HTTPSyntax.isOWS(last) {
-            throw HTTP1ParseError(.badHeader, "\(place()) has whitespace between the field name and the colon")
-        }
-        guard HTTPSyntax.isToken(name) else {
-            throw HTTP1ParseError(.badHeader, "\(place()) has an invalid field name \(HTTPSyntax.quoted(name))")
-        }
         var lower = colon + 1
         var upper = line.count
         while lower < upper, HTTPSyntax.isOWS(line[lower]) { lower += 1 }
         while upper > lower, HTTPSyntax.isOWS(line[upper - 1]) { upper -= 1 }
+        let value = Line(rebasing: line[lower..<upper])
         var isASCII = true
-        for index in lower..<upper {
-            let byte = line[index]
-            guard HTTPSyntax.isTextByte(byte) else {
-                throw HTTP1ParseError(.badHeader, "\(place()) (\(String(decoding: name, as: UTF8.self))) has a control character in its value")
+        if !HTTPSyntax.isPrintableASCII(value) {
+            for byte in value {
+                guard HTTPSyntax.isTextByte(byte) else {
+                    throw HTTP1ParseError(.badHeader, "\(place()) (\(String(decoding: name, as: UTF8.self))) has a control character in its value")
+                }
+                if byte >= 0x80 { isASCII = false }
             }
-            if byte >= 0x80 { isASCII = false }
         }
-        return HTTPHeaderField(name: fieldName(name), valueBytes: Line(rebasing: line[lower..<upper]), isASCII: isASCII)
+        return HTTPHeaderField(name: fieldName(name), valueBytes: value, isASCII: isASCII)
+    }
+
+    /// What is wrong with the name part of a field line whose name is not all token bytes up to a colon.
+    private static func fieldNameError(_ line: Line, place: String) -> HTTP1ParseError {
+        guard let first = line.first else {
+            return HTTP1ParseError(.badHeader, "\(place) is empty")
+        }
+        if HTTPSyntax.isOWS(first) {
+            return HTTP1ParseError(.badHeader, "\(place) starts with whitespace (obsolete line folding is not accepted)")
+        }
+        guard let colon = line.firstIndex(of: HTTPSyntax.colon) else {
+            return HTTP1ParseError(.badHeader, "\(place) has no colon")
+        }
+        let name = Line(rebasing: line[..<colon])
+        if let last = name.last, HTTPSyntax.isOWS(last) {
+            return HTTP1ParseError(.badHeader, "\(place) has whitespace between the field name and the colon")
+        }
+        return HTTP1ParseError(.badHeader, "\(place) has an invalid field name \(HTTPSyntax.quoted(name))")
     }
 
     /// The name as a String: one of `commonFieldNames` when spelled exactly so, without making and checking a new one.

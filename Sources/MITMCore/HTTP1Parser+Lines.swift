@@ -1,15 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The line-oriented parts of HTTP/1: heads, chunk-size lines, the CRLF after chunk data, and trailers.
 extension HTTP1Parser {
     /// The next complete line in `bytes` (the buffer, lent): its content's range without the line end, its length
     /// with it, and whether it ended in a bare LF; nil if no LF has arrived yet. Bytes already searched are not
     /// searched again on the next call.
     mutating func nextLine(in bytes: UnsafeBufferPointer<UInt8>) -> (content: Range<Int>, length: Int, bareLF: Bool)? {
-        var newline = readIndex + scannedWithoutNewline
-        while newline < bytes.count, bytes[newline] != HTTPSyntax.lf { newline += 1 }
-        guard newline < bytes.count else {
+        let from = readIndex + scannedWithoutNewline
+        guard from < bytes.count, let base = bytes.baseAddress,
+              let found = memchr(base + from, Int32(HTTPSyntax.lf), bytes.count - from) else {
             scannedWithoutNewline = bytes.count - readIndex
             return nil
         }
+        let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         let bareLF = newline == readIndex || bytes[newline - 1] != HTTPSyntax.cr
         let content = readIndex..<(bareLF ? newline : newline - 1)
         let length = newline + 1 - readIndex

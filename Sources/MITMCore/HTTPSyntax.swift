@@ -27,6 +27,26 @@ enum HTTPSyntax {
         byte == tab || (byte >= 0x20 && byte != 0x7F)
     }
 
+    /// Whether every byte is printable ASCII (space to `~`), the usual field value: eight bytes at a time. A false
+    /// answer only means the bytes need a closer look (a tab, obs-text, a control character).
+    static func isPrintableASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        // A byte below 0x20 borrows in the subtraction, one of 0x7F and above sets its top bit in the sum or already
+        // has it: either way a top bit shows (a borrow or carry only ever follows such a byte).
+        while index + 8 <= bytes.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if ((word &- 0x2020_2020_2020_2020) | (word &+ 0x0101_0101_0101_0101) | word) & 0x8080_8080_8080_8080 != 0 { return false }
+            index += 8
+        }
+        while index < bytes.count {
+            guard bytes[index] >= 0x20, bytes[index] < 0x7F else { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// Visible ASCII without space, as allowed in a request-target.
     static func isVisibleASCII(_ byte: UInt8) -> Bool {
         byte > 0x20 && byte < 0x7F
@@ -85,10 +105,16 @@ enum HTTPSyntax {
         (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
     }
 
+    /// Inlined so that the length check, which settles most header lookups, costs no call.
+    @inline(__always)
     static func equalsIgnoringASCIICase(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.count == rhs.utf8.count && sameBytesIgnoringASCIICase(lhs, rhs)
+    }
+
+    /// `equalsIgnoringASCIICase` for two strings of the same UTF-8 length.
+    private static func sameBytesIgnoringASCIICase(_ lhs: String, _ rhs: String) -> Bool {
         let left = lhs.utf8
         let right = rhs.utf8
-        guard left.count == right.count else { return false }
         // Native strings keep their UTF-8 contiguous: compare the bytes in place (header lookups are on every request's path).
         let compared = left.withContiguousStorageIfAvailable { leftBytes in
             right.withContiguousStorageIfAvailable { rightBytes in equalIgnoringASCIICase(leftBytes, rightBytes) }

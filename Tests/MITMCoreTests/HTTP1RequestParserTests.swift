@@ -108,6 +108,20 @@ import Testing
         #expect(throws: HTTP1ParseError.self) { try parseEvents(.request, wire("GET / HTTP/1.1\r\nX[1]: 1\r\n\r\n")) }
     }
 
+    @Test func theEightBytesAtATimeValueCheckAgreesWithTheByteRule() {
+        for byte in UInt8.min...UInt8.max {
+            for position in 0..<19 {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 19)
+                bytes[position] = byte
+                let printable = bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+                for length in [position + 1, 19] {
+                    let answer = bytes[..<length].withUnsafeBufferPointer { HTTPSyntax.isPrintableASCII($0) }
+                    #expect(answer == printable, "byte \(byte) at \(position) of \(length)")
+                }
+            }
+        }
+    }
+
     @Test func fieldValuesAreTrimmedAndKeepTheirCase() throws {
         let events = try parseEvents(.request, wire("GET / HTTP/1.1\r\nX-Spaced: \t padded value \t\r\nX-Empty:\r\nx-lower:Value\r\n\r\n"))
         #expect(events.first == requestHead("GET", "/", ["X-Spaced": "padded value", "X-Empty": "", "x-lower": "Value"]))
