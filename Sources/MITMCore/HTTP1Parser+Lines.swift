@@ -33,7 +33,7 @@ extension HTTP1Parser {
     /// Refuses a line that ended in a bare LF (RFC 9112 §2.2 only allows accepting one): a hop in front of the proxy
     /// that does not end lines there would see other fields, or another chunk, than the proxy does. Called after the
     /// line's length is checked, so an over-long block is refused the same way however the bytes were split.
-    func refuseBareLF(_ bareLF: Bool, _ kind: HTTP1ParseError.Kind, in what: String) throws(HTTP1ParseError) {
+    static func refuseBareLF(_ bareLF: Bool, _ kind: HTTP1ParseError.Kind, in what: String) throws(HTTP1ParseError) {
         if bareLF {
             throw HTTP1ParseError(kind, "a line of the \(what) ends in a bare LF, not CRLF")
         }
@@ -54,7 +54,7 @@ extension HTTP1Parser {
                 guard let startLine else {
                     if line.isEmpty && !bareLF { continue }
                     try countBlockLine(length, what: "message head")
-                    try refuseBareLF(bareLF, .badStartLine, in: "message head")
+                    try Self.refuseBareLF(bareLF, .badStartLine, in: "message head")
                     switch role {
                     case .request: startLine = .request(try HTTP1LineSyntax.parseRequestLine(line))
                     case .response: startLine = .status(try HTTP1LineSyntax.parseStatusLine(line))
@@ -64,7 +64,7 @@ extension HTTP1Parser {
                     continue
                 }
                 try countBlockLine(length, what: "message head")
-                try refuseBareLF(bareLF, .badHeader, in: "message head")
+                try Self.refuseBareLF(bareLF, .badHeader, in: "message head")
                 if line.isEmpty { return startLine }
                 blockLines += 1
                 fields.append(try HTTP1LineSyntax.parseFieldLine(line, place: "header line \(blockLines)"))
@@ -82,7 +82,7 @@ extension HTTP1Parser {
                     return false
                 }
                 try countBlockLine(length, what: "trailer section")
-                try refuseBareLF(bareLF, .badHeader, in: "trailer section")
+                try Self.refuseBareLF(bareLF, .badHeader, in: "trailer section")
                 if range.isEmpty { return true }
                 blockLines += 1
                 fields.append(try HTTP1LineSyntax.parseFieldLine(UnsafeBufferPointer(rebasing: bytes[range]),
@@ -92,7 +92,8 @@ extension HTTP1Parser {
     }
 
     /// Throws when an unfinished line already makes the block too long: finishing it takes at least one more byte.
-    private func checkBlockLimit(pending: Int, what: String) throws(HTTP1ParseError) {
+    /// Mutating only so that the parsing closures call it on the parser in place instead of on a copy.
+    private mutating func checkBlockLimit(pending: Int, what: String) throws(HTTP1ParseError) {
         if blockBytes + pending >= maxHeaderBytes {
             throw HTTP1ParseError(.headersTooLarge, "\(what) is longer than \(maxHeaderBytes) bytes")
         }
@@ -117,7 +118,7 @@ extension HTTP1Parser {
         if length > limit {
             throw HTTP1ParseError(.badChunk, "chunk size line is longer than \(limit) bytes")
         }
-        try refuseBareLF(bareLF, .badChunk, in: "chunked body")
+        try Self.refuseBareLF(bareLF, .badChunk, in: "chunked body")
         var size = 0
         var index = line.startIndex
         while index < line.endIndex, let digit = HTTPSyntax.hexDigitValue(line[index]) {

@@ -17,7 +17,7 @@ extension HTTPRelay {
         owner?.relayActivity()
         switch event {
         case .data(let bytes):
-            let direct = min(responseParser.directBodyBytes, bytes.count)
+            let direct = min(Self.directBodyBytes(of: &responseParser), bytes.count)
             if direct > 0 {
                 relayResponseBody(UnsafeRawBufferPointer(rebasing: bytes[..<direct]))
                 handleResponseEvents(responseParser.skipBody(direct))

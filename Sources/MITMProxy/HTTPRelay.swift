@@ -122,7 +122,7 @@ final class HTTPRelay {
         owner?.relayActivity()
         switch event {
         case .data(let bytes):
-            let direct = hasQueuedClientEvents ? 0 : min(clientParser.directBodyBytes, bytes.count)
+            let direct = hasQueuedClientEvents ? 0 : min(Self.directBodyBytes(of: &clientParser), bytes.count)
             if direct > 0 {
                 relayRequestBody(UnsafeRawBufferPointer(rebasing: bytes[..<direct]))
                 enqueue(clientParser.skipBody(direct))
@@ -151,6 +151,13 @@ final class HTTPRelay {
         }
     }
 
+    /// `parser.directBodyBytes`, read in place: reading it through the relay's stored property would copy the parser
+    /// (retaining its buffers) for every read.
+    static func directBodyBytes(of parser: inout HTTP1Parser) -> Int { parser.directBodyBytes }
+
+    /// `parser.isReadingHead`, read in place (see `directBodyBytes(of:)`).
+    static func isReadingHead(_ parser: inout HTTP1Parser) -> Bool { parser.isReadingHead }
+
     /// Whether parsed client events still wait for an upstream.
     var hasQueuedClientEvents: Bool { queuedIndex < queuedClientEvents.count }
 
@@ -162,7 +169,7 @@ final class HTTPRelay {
             return
         }
         let previous = headDeadline
-        if !clientParser.isReadingHead {
+        if !Self.isReadingHead(&clientParser) {
             headDeadline = nil
         } else if headDeadline == nil {
             headDeadline = context.clock.after(seconds: context.configuration.handshakeTimeout)
