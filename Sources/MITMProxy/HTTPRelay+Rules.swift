@@ -58,8 +58,7 @@ extension HTTPRelay {
 
     /// The decision for the request that starts now (and forgets it).
     func takeRuleDecision() -> RuleDecision {
-        defer { rules.pending = nil }
-        return rules.pending ?? RuleDecision()
+        rules.pending.take() ?? RuleDecision()
     }
 
     /// Where the next request goes when the rules route it: a mapped origin, or the interception's origin
@@ -148,7 +147,8 @@ extension HTTPRelay {
 
     /// The response head the client gets: the rules' status, headers and body replaced for the first exchange.
     func ruledResponseHead(_ head: HTTPResponseHead) -> HTTPResponseHead {
-        guard let decision = exchanges.first?.decision, decision.rewritesResponse, head.status >= 200 || head.status == 101 else { return head }
+        guard let first = exchanges.first, first.rewritesResponse, head.status >= 200 || head.status == 101 else { return head }
+        let decision = first.decision
         var rewritten = head
         var what: [String] = []
         if let status = decision.status {

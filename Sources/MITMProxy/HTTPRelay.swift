@@ -28,11 +28,14 @@ final class HTTPRelay {
         var responseStarted: Date?
         /// What the QA rules do to the exchange.
         let decision: RuleDecision
+        /// `decision.rewritesResponse`, asked of every response.
+        let rewritesResponse: Bool
 
-        init(record: ExchangeRecord, local: LocalResponse?, upgradeRequested: Bool, decision: RuleDecision = RuleDecision()) {
-            self.record = record
+        init(record: consuming ExchangeRecord, local: LocalResponse?, upgradeRequested: Bool, decision: consuming RuleDecision = RuleDecision()) {
             self.local = local
             self.upgradeRequested = upgradeRequested
+            rewritesResponse = decision.rewritesResponse
+            self.record = record
             self.decision = decision
         }
 
