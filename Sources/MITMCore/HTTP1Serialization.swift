@@ -1,17 +1,7 @@
 extension HTTPRequestHead {
     /// The head on the wire: `METHOD target HTTP/x.y\r\n`, each field as `name: value\r\n` in order, then `\r\n`.
     public func serialized() -> [UInt8] {
-        let version = version.description
-        let size = method.utf8.count + target.utf8.count + version.utf8.count + 4 + HTTP1Serialization.fieldBytes(headers)
-        return HTTP1Serialization.write(size) { writer in
-            writer.append(method)
-            writer.append(HTTPSyntax.space)
-            writer.append(target)
-            writer.append(HTTPSyntax.space)
-            writer.append(version)
-            writer.appendLineEnd()
-            writer.append(headers)
-        }
+        HTTP1Serialization.head(startLine: (method, target, version.description), headers: headers)
     }
 }
 
@@ -19,23 +9,26 @@ extension HTTPResponseHead {
     /// The head on the wire: `HTTP/x.y status reason\r\n` (the space before an empty reason is kept, as RFC 9112
     /// requires), each field as `name: value\r\n` in order, then `\r\n`.
     public func serialized() -> [UInt8] {
-        let version = version.description
-        let status = String(status)
-        let size = version.utf8.count + status.utf8.count + reason.utf8.count + 4 + HTTP1Serialization.fieldBytes(headers)
-        return HTTP1Serialization.write(size) { writer in
-            writer.append(version)
-            writer.append(HTTPSyntax.space)
-            writer.append(status)
-            writer.append(HTTPSyntax.space)
-            writer.append(reason)
-            writer.appendLineEnd()
-            writer.append(headers)
-        }
+        HTTP1Serialization.head(startLine: (version.description, String(status), reason), headers: headers)
     }
 }
 
 /// Writing header blocks.
 enum HTTP1Serialization {
+    /// A head: the start line's three parts separated by spaces, CRLF, then the field block.
+    static func head(startLine parts: (String, String, String), headers: HTTPHeaders) -> [UInt8] {
+        let size = parts.0.utf8.count + parts.1.utf8.count + parts.2.utf8.count + 4 + fieldBytes(headers)
+        return write(size) { writer in
+            writer.append(parts.0)
+            writer.append(HTTPSyntax.space)
+            writer.append(parts.1)
+            writer.append(HTTPSyntax.space)
+            writer.append(parts.2)
+            writer.appendLineEnd()
+            writer.append(headers)
+        }
+    }
+
     /// The bytes of a field block: every field as `name: value\r\n`, and the blank line that ends the block.
     static func fieldBytes(_ headers: HTTPHeaders) -> Int {
         var count = 2
