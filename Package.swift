@@ -96,6 +96,7 @@ let package = Package(
             dependencies: [
                 "MITMProxy",
                 "MITMPins",
+                "CMITMShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["LinkOrder.txt"],

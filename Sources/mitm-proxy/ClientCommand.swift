@@ -1,3 +1,4 @@
+import CMITMShims
 import Dispatch
 import Foundation
 import MITMCore
@@ -31,25 +32,25 @@ struct ClientCommand {
         return environment
     }
 
-    /// Runs the command to its end; SIGINT/SIGTERM to the proxy are passed on to it.
+    /// Runs the command to its end; SIGINT/SIGTERM to the proxy are passed on to it. Started with posix_spawn, not
+    /// Foundation's `Process`, whose `run()` can crash reading /proc/self/fd (swift-corelibs-foundation #5472).
     func runToCompletion() throws -> ClientCommandOutcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try resolvedExecutable())
-        process.arguments = Array(arguments.dropFirst())
-        process.environment = environment
-        let done = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in done.signal() }
-        do {
-            try process.run()
-        } catch {
+        let path = try resolvedExecutable()
+        let argv = ([path] + arguments.dropFirst()).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        guard mitm_spawn(&pid, path, argv, envp) == 0 else {
             throw LaunchError(description: "cannot run \(arguments[0]): the system refused to start it (is it a program for this machine, with a valid #! line?)")
         }
-        let forwarder = SignalWaiter.forward { process.terminate() }
-        done.wait()
+        let child = pid
+        let forwarder = SignalWaiter.forward { kill(child, SIGTERM) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         forwarder.cancel()
-        let killed = process.terminationReason == .uncaughtSignal
-        return ClientCommandOutcome(command: arguments.joined(separator: " "), exitStatus: killed ? nil : process.terminationStatus,
-                                    signal: killed ? process.terminationStatus : nil)
+        let signal = status & 0x7f
+        return ClientCommandOutcome(command: arguments.joined(separator: " "), exitStatus: signal == 0 ? (status >> 8) & 0xff : nil,
+                                    signal: signal == 0 ? nil : signal)
     }
 
     private func resolvedExecutable() throws -> String {

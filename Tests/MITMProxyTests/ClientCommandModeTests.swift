@@ -66,6 +66,28 @@ import Testing
         await origin.stop()
     }
 
+    /// The command gets stdin, stdout and stderr and no other descriptor of the proxy, starts with no signal blocked and
+    /// SIGPIPE at its default (a `curl | head` behaves as in a shell), and one a signal ends fails the run, saying so.
+    @Test func theCommandStartsCleanAndItsEndBySignalIsReported() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/mitm-proxy-cli-\(UUID().uuidString)"
+        let script = """
+        ls /proc/self/fd | sort -n | tr '\\n' ' '; echo
+        grep -E '^(SigIgn|SigBlk)' /proc/self/status
+        kill -TERM $$
+        """
+        let result = try await run(["--ca-dir", directory, "--", "/bin/sh", "-c", script])
+        #expect(result.status == 3, "\(result)")
+        let lines = result.stdoutText.split(separator: "\n")
+        // ls's own descriptors: the three it was given and the directory it reads.
+        #expect(lines.first == "0 1 2 3 ", "\(result)")
+        let blocked = lines.first { $0.hasPrefix("SigBlk:") }.flatMap { UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) }
+        let ignored = lines.first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) }
+        #expect(blocked == 0, "\(result)")
+        #expect(ignored.map { $0 & (1 << (UInt64(SIGPIPE) - 1)) == 0 } == true, "SIGPIPE is not ignored: \(result)")
+        #expect(result.stderrText.contains("was killed by signal 15"), "\(result)")
+        #expect(result.stderrText.contains("mitm-proxy exits 3: the client command failed"), "\(result)")
+    }
+
     @Test func exitsTwoOnUsageAndSetupErrors() async throws {
         let badFlag = try await run(["--expect", "pinned:a.test", "--", "/bin/true"])
         #expect(badFlag.status == 2)

@@ -9,6 +9,7 @@
 #include <openssl/bio.h>
 #include <openssl/pkcs12.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <stddef.h>
 
 // Server contexts facing clients: TLS 1.2+, ECDHE + AES-GCM/ChaCha (App Transport Security),
@@ -111,5 +112,9 @@ void mitm_set_thread_name(const char *name);
 // CLOCK_MONOTONIC in nanoseconds.
 uint64_t mitm_monotonic_nanoseconds(void);
 #endif
+
+// Starts `path` with `argv` and `envp` as a client command: stdin, stdout and stderr inherited, every other
+// descriptor closed in the child, all signals at their default action and none blocked. Returns 0 or an errno value.
+int mitm_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[]);
 
 #endif

@@ -1,0 +1,31 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "mitm_shims.h"
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+
+int mitm_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[]) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    sigset_t all, none;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result != 0) return result;
+    result = posix_spawnattr_init(&attributes);
+    if (result != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return result;
+    }
+    sigfillset(&all);
+    sigemptyset(&none);
+    if ((result = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0 &&
+        (result = posix_spawnattr_setsigdefault(&attributes, &all)) == 0 &&
+        (result = posix_spawnattr_setsigmask(&attributes, &none)) == 0 &&
+        (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)) == 0) {
+        result = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+    }
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    return result;
+}
