@@ -103,11 +103,7 @@ enum HTTP1LineSyntax {
             throw fieldNameError(line, place: place())
         }
         let name = Line(rebasing: line[..<colon])
-        var lower = colon + 1
-        var upper = line.count
-        while lower < upper, HTTPSyntax.isOWS(line[lower]) { lower += 1 }
-        while upper > lower, HTTPSyntax.isOWS(line[upper - 1]) { upper -= 1 }
-        let value = Line(rebasing: line[lower..<upper])
+        let value = Line(rebasing: HTTPSyntax.trimmingOWS(line[(colon + 1)...]))
         var isASCII = true
         if !HTTPSyntax.isPrintableASCII(value) {
             for byte in value {
@@ -150,7 +146,7 @@ enum HTTP1LineSyntax {
     }
 
     /// Field names most requests and responses carry, as browsers, curl, nginx and common frameworks spell them.
-    static let commonFieldNames: [StaticString] = [
+    private static let commonFieldNames: [StaticString] = [
         "Host", "Date", "ETag", "Vary", "Accept", "Server", "Cookie", "Origin", "Pragma", "Expires", "Referer", "Location",
         "Connection", "Set-Cookie", "User-Agent", "Keep-Alive", "Content-Type", "Cache-Control", "Last-Modified", "Accept-Ranges",
         "Authorization", "Content-Length", "Accept-Encoding", "Accept-Language", "Content-Encoding", "Transfer-Encoding",
@@ -160,7 +156,7 @@ enum HTTP1LineSyntax {
     ]
 
     /// `commonFieldNames` by their length in bytes, each with its String.
-    static let commonFieldNamesByLength: [[(StaticString, String)]] = {
+    private static let commonFieldNamesByLength: [[(StaticString, String)]] = {
         var byLength = [[(StaticString, String)]](repeating: [], count: (commonFieldNames.map(\.utf8CodeUnitCount).max() ?? 0) + 1)
         for name in commonFieldNames { byLength[name.utf8CodeUnitCount].append((name, name.description)) }
         return byLength

@@ -39,11 +39,6 @@ enum HTTP1Serialization {
         return count
     }
 
-    /// Appends every field as `name: value\r\n`, then the blank line that ends the block.
-    static func appendFields(_ headers: HTTPHeaders, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: write(fieldBytes(headers)) { $0.append(headers) })
-    }
-
     /// At most `size` bytes, written in place by `body`: one allocation and a copy per piece, where appending to an
     /// array checks its capacity and uniqueness for every piece (a head is written for every message).
     static func write(_ size: Int, _ body: (inout HeadWriter) -> Void) -> [UInt8] {
@@ -128,8 +123,11 @@ public enum HTTP1Chunked {
 
     /// The end of a chunked body: `0\r\n`, the trailer fields if any, and the final `\r\n`.
     public static func lastChunk(trailers: HTTPHeaders?) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "0"), HTTPSyntax.cr, HTTPSyntax.lf]
-        HTTP1Serialization.appendFields(trailers ?? HTTPHeaders(), to: &bytes)
-        return bytes
+        let trailers = trailers ?? HTTPHeaders()
+        return HTTP1Serialization.write(3 + HTTP1Serialization.fieldBytes(trailers)) { writer in
+            writer.append(UInt8(ascii: "0"))
+            writer.appendLineEnd()
+            writer.append(trailers)
+        }
     }
 }

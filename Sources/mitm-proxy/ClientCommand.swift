@@ -1,5 +1,4 @@
 import CMITMShims
-import Dispatch
 import Foundation
 import MITMCore
 
@@ -46,8 +45,13 @@ struct ClientCommand {
         let child = pid
         let forwarder = SignalWaiter.forward { kill(child, SIGTERM) }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        var waited = waitpid(pid, &status, 0)
+        while waited < 0 && errno == EINTR { waited = waitpid(pid, &status, 0) }
         forwarder.cancel()
+        // Without its status the run proves nothing: never read a lost child as one that exited 0.
+        guard waited == pid else {
+            throw LaunchError(description: "lost track of \(arguments[0]) (waitpid: \(String(cString: strerror(errno)))): its result is unknown")
+        }
         let signal = status & 0x7f
         return ClientCommandOutcome(command: arguments.joined(separator: " "), exitStatus: signal == 0 ? (status >> 8) & 0xff : nil,
                                     signal: signal == 0 ? nil : signal)
