@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "MITMIOTests", dependencies: ["MITMIO"]),
         .testTarget(
             name: "MITMProxyTests",
-            dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2"],
+            dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2", "CMITMShims"],
             exclude: ["Fixtures"]
         ),
         .testTarget(

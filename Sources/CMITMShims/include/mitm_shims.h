@@ -117,4 +117,8 @@ uint64_t mitm_monotonic_nanoseconds(void);
 // descriptor closed in the child, all signals at their default action and none blocked. Returns 0 or an errno value.
 int mitm_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[]);
 
+// `mitm_spawn` with the child's stdin, stdout and stderr taken from the given descriptors (-1: inherited).
+int mitm_spawn_with_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[],
+                          int stdin_fd, int stdout_fd, int stderr_fd);
+
 #endif

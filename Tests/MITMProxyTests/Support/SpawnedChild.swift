@@ -1,3 +1,4 @@
+import CMITMShims
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -29,12 +30,6 @@ struct SpawnedChild {
         let output = try pipePair()
         let errors = try pipePair()
         let devNull = pipeStdin ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input?.read ?? devNull, 0)
-        posix_spawn_file_actions_adddup2(&actions, output.write, 1)
-        if !inheritingStderr { posix_spawn_file_actions_adddup2(&actions, mergingStderr ? output.write : errors.write, 2) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let envp = environmentLines.map { strdup($0) } + [nil]
@@ -42,7 +37,10 @@ struct SpawnedChild {
             for pointer in argv + envp { free(pointer) }
         }
         var child: pid_t = 0
-        let spawned = posix_spawn(&child, path, &actions, nil, argv, envp)
+        // The child gets no other descriptor of the test process: a pipe end of another test's child kept open in a
+        // long-lived one (an origin) would keep that test from ever seeing its EOF.
+        let spawned = mitm_spawn_with_stdio(&child, path, argv, envp, input?.read ?? devNull, output.write,
+                                            inheritingStderr ? -1 : (mergingStderr ? output.write : errors.write))
         for descriptor in [input?.read, output.write, errors.write, devNull >= 0 ? devNull : nil].compactMap({ $0 }) {
             Glibc.close(descriptor)
         }
