@@ -38,6 +38,18 @@ int mitm_ssl_add1_chain_cert(SSL *ssl, X509 *cert) {
     return (int)SSL_add1_chain_cert(ssl, cert);
 }
 
+int mitm_ssl_ctx_add1_chain_cert(SSL_CTX *ctx, X509 *cert) {
+    return (int)SSL_CTX_add1_chain_cert(ctx, cert);
+}
+
+int mitm_ssl_ctx_share_ticket_keys(SSL_CTX *to, SSL_CTX *from) {
+    unsigned char keys[80];
+    int ok = SSL_CTX_get_tlsext_ticket_keys(from, keys, sizeof keys) == 1 &&
+             SSL_CTX_set_tlsext_ticket_keys(to, keys, sizeof keys) == 1;
+    OPENSSL_cleanse(keys, sizeof keys);
+    return ok;
+}
+
 EVP_PKEY *mitm_generate_ec_key(const char *curve) {
     return EVP_EC_gen(curve);
 }

@@ -1,25 +1,66 @@
 import COpenSSL
 import CMITMShims
+import Dispatch
+import Synchronization
 
-/// The `SSL_CTX` for client-facing (server-role) connections: TLS 1.2+, ATS-compatible suites,
-/// ALPN chosen per connection from `TLSConnection.offeredALPN`.
-// @unchecked Sendable: configured once in init; OpenSSL contexts are safe to share across threads.
+/// The `SSL_CTX`s for client-facing (server-role) connections: TLS 1.2+, ATS-compatible suites, ALPN chosen
+/// per connection from `TLSConnection.offeredALPN`. Besides the base context, one per certificate presented, made
+/// off the loops after its first use: a connection on it starts with its certificate and key in place instead of
+/// installing them (and cross-checking the key against the certificate) again, 40 k instructions per handshake.
+/// Making one costs 1.5 M instructions (`SSL_CTX_new`), more than a resumed handshake, so a host's first
+/// connections do not wait for it: they install the certificate on the base context, as every connection did before.
+// @unchecked Sendable: `base` is configured once in init; OpenSSL contexts are safe to share across threads;
+// the identity contexts are behind a mutex.
 public final class ServerTLSContext: @unchecked Sendable {
-    let pointer: OpaquePointer
+    /// The configuration and the session ticket keys every identity's context shares (so that a ticket one issued
+    /// resumes on another: on the base context before the identity's own existed, or after it was dropped).
+    let base: ServerIdentityContext
+    private let identities = Mutex<[ServerIdentityContext.Identity: Slot]>([:])
+    private let preparation = DispatchQueue(label: "mitm-proxy.tls-contexts", qos: .utility)
+    /// Contexts kept at most (about 13 KiB each); past it they are all dropped and made again as hosts come back.
+    private static let identityCapacity = 256
 
-    /// Creates the shared server context.
-    public init() throws(TLSError) {
-        guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError("creating a server TLS context") }
-        pointer = context
-        guard mitm_ssl_ctx_configure_server(context) == 1 else { throw TLSError("configuring the server TLS context") }
-        SSL_CTX_set_alpn_select_cb(context, selectALPN, nil)
+    private enum Slot {
+        case preparing
+        case ready(ServerIdentityContext)
+        /// OpenSSL refused the identity on a context of its own: its connections keep installing it (and say why).
+        case unavailable
     }
 
-    deinit { SSL_CTX_free(pointer) }
+    /// Creates the shared server configuration.
+    public init() throws(TLSError) {
+        base = try ServerIdentityContext(sharingTicketKeysOf: nil, presenting: nil)
+    }
+
+    /// The context presenting `identity` if it has been made; otherwise nil, and it is made off the loops.
+    func preparedContext(presenting identity: ServerIdentityContext.Identity) -> ServerIdentityContext? {
+        let (prepared, startPreparing) = identities.withLock { slots -> (ServerIdentityContext?, Bool) in
+            switch slots[identity] {
+            case .ready(let context): return (context, false)
+            case .preparing, .unavailable: return (nil, false)
+            case nil:
+                if slots.count >= Self.identityCapacity { slots.removeAll(keepingCapacity: true) }
+                slots[identity] = .preparing
+                return (nil, true)
+            }
+        }
+        if startPreparing { preparation.async { self.prepare(identity) } }
+        return prepared
+    }
+
+    private func prepare(_ identity: ServerIdentityContext.Identity) {
+        let made = try? ServerIdentityContext(sharingTicketKeysOf: base, presenting: identity)
+        identities.withLock { $0[identity] = made.map(Slot.ready) ?? .unavailable }
+    }
+
+    /// Returns once the contexts asked for so far are made.
+    func waitForPreparations() {
+        preparation.sync {}
+    }
 }
 
 /// Picks the first protocol the connection allows, in the connection's preference order, that the client offered.
-private func selectALPN(
+func selectALPN(
     ssl: OpaquePointer?,
     output: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
     outputLength: UnsafeMutablePointer<UInt8>?,

@@ -90,12 +90,18 @@ public final class TLSConnection {
         chain: [X509Certificate] = [],
         alpn: [String]
     ) throws(TLSError) {
-        try self.init(context: context.pointer, offeredALPN: alpn)
-        guard SSL_use_certificate(ssl, certificate.pointer) == 1, SSL_use_PrivateKey(ssl, key.pointer) == 1 else {
-            throw TLSError("installing the forged certificate")
-        }
-        for intermediate in chain where mitm_ssl_add1_chain_cert(ssl, intermediate.pointer) != 1 {
-            throw TLSError("adding an intermediate certificate")
+        let identity = ServerIdentityContext.Identity(certificate: certificate, key: key, chain: chain)
+        if let prepared = context.preparedContext(presenting: identity) {
+            defer { withExtendedLifetime(prepared) {} }
+            try self.init(context: prepared.pointer, offeredALPN: alpn)
+        } else {
+            try self.init(context: context.base.pointer, offeredALPN: alpn)
+            guard SSL_use_certificate(ssl, certificate.pointer) == 1, SSL_use_PrivateKey(ssl, key.pointer) == 1 else {
+                throw TLSError("installing the forged certificate")
+            }
+            for intermediate in chain where mitm_ssl_add1_chain_cert(ssl, intermediate.pointer) != 1 {
+                throw TLSError("adding an intermediate certificate")
+            }
         }
         SSL_set_accept_state(ssl)
     }
@@ -292,6 +298,9 @@ public final class TLSConnection {
         guard let cipher = SSL_get_current_cipher(ssl) else { return "" }
         return String(cString: SSL_CIPHER_get_name(cipher))
     }
+
+    /// The `SSL_CTX` the connection was made from.
+    var contextPointer: OpaquePointer? { SSL_get_SSL_CTX(ssl) }
 
     /// Whether this connection resumed an earlier session.
     public var isResumed: Bool { SSL_session_reused(ssl) == 1 }

@@ -58,6 +58,38 @@ import Testing
         #expect(result.stdoutText == "TLSv1.3 http/1.1 200 hello from origin\n", "\(result)")
     }
 
+    /// The session ticket of a client's first connection (sent with its first response) resumes its next
+    /// connection to that host, each host presenting its own forged certificate from its own TLS context.
+    @Test func aClientResumesItsTLSSessionOnItsNextConnectionToTheSameHost() async throws {
+        let proxy = try await ProxyHarness.start {
+            $0.resolveOverrides = ["a.origin.test": "127.0.0.1", "b.origin.test": "127.0.0.1"]
+        }
+        defer { proxy.stop() }
+        let origin = try await OriginServer.start()
+        let script = """
+            import sys, ssl, proxyclient
+            proxy, port, ca = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+            context = ssl.create_default_context(cafile=ca)
+            sessions = {}
+            for host in ["a.origin.test", "b.origin.test", "a.origin.test", "b.origin.test"]:
+                tunnel = proxyclient.open_tunnel(proxy, host, port)
+                tls = context.wrap_socket(tunnel, server_hostname=host, session=sessions.get(host))
+                tls.sendall(proxyclient.request("GET", "/hello", host=host))
+                status, _, body, _, _ = proxyclient.Reader(tls).response()
+                print(host, tls.version(), "resumed" if tls.session_reused else "full", status, body.decode())
+                sessions[host] = tls.session
+                tls.close()
+            """
+        let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port), proxy.caCertificate])
+        #expect(result.stdoutText == """
+            a.origin.test TLSv1.3 full 200 hello from origin
+            b.origin.test TLSv1.3 full 200 hello from origin
+            a.origin.test TLSv1.3 resumed 200 hello from origin
+            b.origin.test TLSv1.3 resumed 200 hello from origin
+
+            """, "\(result)")
+    }
+
     @Test func opensslStrictVerificationAcceptsTheForgedLeaf() async throws {
         let proxy = try await ProxyHarness.start { $0.resolveOverrides = ["api.origin.test": "127.0.0.1"] }
         defer { proxy.stop() }

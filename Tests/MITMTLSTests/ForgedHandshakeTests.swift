@@ -124,4 +124,29 @@ final class TestClock: @unchecked Sendable {
         }
         #expect(resumed == [false, true])
     }
+
+    /// A host's first connection presents its certificate from the base context and has the host's own context made
+    /// off the loops; later connections start from that one and resume the sessions the first issued (shared ticket keys).
+    @Test func aSessionFromTheBaseContextResumesOnTheIdentitysOwnContext() throws {
+        let fixture = try ForgedHandshakeTests.fixture.get()
+        let server = try ServerTLSContext()
+        let leaf = try fixture.forger.leaf(for: [.dns("prepared.test")])
+        let identity = ServerIdentityContext.Identity(certificate: leaf, key: fixture.forger.leafKey, chain: [])
+        let client = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
+        var seen: [String] = []
+        for attempt in 0..<3 {
+            if attempt == 1 { server.waitForPreparations() }
+            let serving = try TLSConnection(server: server, certificate: leaf, key: fixture.forger.leafKey, alpn: [])
+            let connection = try TLSConnection(client: client, serverName: "prepared.test", verifyName: "prepared.test", port: 443, alpn: [])
+            let result = interactInMemory(client: connection, server: serving)
+            #expect(result.client == .complete && result.server == .complete)
+            connection.receive(serving.takeOutput())
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
+            defer { scratch.deallocate() }
+            _ = connection.read(into: scratch)
+            let onOwnContext = serving.contextPointer == server.preparedContext(presenting: identity)?.pointer
+            seen.append("\(onOwnContext ? "own" : "base") \(connection.isResumed ? "resumed" : "full")")
+        }
+        #expect(seen == ["base full", "own resumed", "own resumed"])
+    }
 }

@@ -25,6 +25,13 @@ int mitm_ssl_set_host_name(SSL *ssl, const char *name);
 // SSL_add1_chain_cert is a macro.
 int mitm_ssl_add1_chain_cert(SSL *ssl, X509 *cert);
 
+// SSL_CTX_add1_chain_cert is a macro.
+int mitm_ssl_ctx_add1_chain_cert(SSL_CTX *ctx, X509 *cert);
+
+// Gives `to` the session ticket keys of `from` (name, HMAC and AES keys: 80 bytes in OpenSSL 3), so a
+// ticket one context issued resumes in the other. The get/set calls are macros.
+int mitm_ssl_ctx_share_ticket_keys(SSL_CTX *to, SSL_CTX *from);
+
 // EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen.
 EVP_PKEY *mitm_generate_ec_key(const char *curve);
 
