@@ -31,6 +31,9 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     /// Plaintext held while corked, at most: one TLS record's worth.
     private static let corkLimit = 16_384
     private var inputEnded = false
+    /// Set when a TLS 1.3 client's first data came with its Finished: the session tickets written then wait for the
+    /// first response and leave in the same send (one send, and one wake-up of the client, less per connection).
+    private var ticketsAwaitResponse = false
 
     init(socket: any ByteStream, tls: TLSConnection) {
         self.socket = socket
@@ -65,6 +68,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
             held.append(contentsOf: bytes)
             return
         }
+        ticketsAwaitResponse = false
         encryptHeld()
         reportFailure(of: tls.write(bytes))
         if !corked { flushOutput() }
@@ -74,6 +78,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func uncork() {
         corked = false
+        ticketsAwaitResponse = false
         guard !socket.isClosed else { return }
         encryptHeld()
         flushOutput()
@@ -104,6 +109,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func finishWriting() {
         guard !socket.isClosed else { return }
+        ticketsAwaitResponse = false
         encryptHeld()
         tls.shutdown()
         flushOutput()
@@ -160,6 +166,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     private func stepHandshake() {
         let step = tls.handshake()
+        if case .complete = step, tls.isTLS13Server, tls.mayHaveInput { ticketsAwaitResponse = true }
         flushOutput()
         switch step {
         case .needsInput: return
@@ -200,11 +207,13 @@ final class TLSLeg: Leg, StreamSocketDelegate {
                 return
             case .closed:
                 inputEnded = true
+                ticketsAwaitResponse = false
                 flushOutput()
                 signalInputEnd(alert: .closeNotify, reset: false)
                 onEvent?(.endOfInput)
                 return
             case .failed(let failure):
+                ticketsAwaitResponse = false
                 flushOutput()
                 signalInputEnd(alert: failure.receivedAlert, reset: false)
                 onEvent?(.failed(failure.description))
@@ -214,7 +223,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     }
 
     private func flushOutput() {
-        guard tls.pendingOutputCount > 0, !socket.isClosed else { return }
+        guard !ticketsAwaitResponse, tls.pendingOutputCount > 0, !socket.isClosed else { return }
         socket.write(tls.takeOutput())
     }
 }

@@ -305,6 +305,10 @@ public final class TLSConnection {
     /// Whether this connection resumed an earlier session.
     public var isResumed: Bool { SSL_session_reused(ssl) == 1 }
 
+    /// Whether this is the server side of a TLS 1.3 connection: what it writes as its handshake completes is only
+    /// session tickets (its last flight left before the client's Finished).
+    public var isTLS13Server: Bool { SSL_is_server(ssl) == 1 && SSL_version(ssl) == TLS1_3_VERSION }
+
     /// The peer's certificate chain as sent (leaf first).
     public var peerCertificates: [X509Certificate] {
         guard let chain = SSL_get_peer_cert_chain(ssl) else { return [] }
