@@ -34,8 +34,12 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     /// Why the socket could not join the readiness set; reported as a failure of the first read or write.
     private(set) var registrationError: SystemCallError?
     private var wantsRead = false
-    /// False only after a read returned `EAGAIN`: the kernel announces new data with a new event then.
+    /// False after a read returned `EAGAIN`, or less than asked for while no hang-up was reported: the kernel
+    /// announces new data (or the FIN) with a new event then.
     private var mayBeReadable = true
+    /// Whether an event reported a hang-up or an error: reads then go on to the EOF (or `EAGAIN`), as the FIN
+    /// may already be behind the data and will get no event of its own.
+    private var hangupReported = false
     private var readTurnQueued = false
     private var pendingWrites: [[UInt8]] = []
     private var firstWriteOffset = 0
@@ -169,9 +173,10 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         }
     }
 
-    /// Reads until `EAGAIN`, the peer's FIN, an error, or the owner pauses. A short read is not `EAGAIN`:
-    /// a FIN right behind the data gets no event of its own. After `readsPerTurn` full reads the turn
-    /// yields to the loop and continues in the next one.
+    /// Reads until `EAGAIN`, the peer's FIN, an error, or the owner pauses; or until a short read while no hang-up
+    /// was reported (the queue was empty then, and whatever arrives later brings its own edge-triggered event: one
+    /// `recv` that would say `EAGAIN` less per exchange). After `readsPerTurn` full reads the turn yields to the
+    /// loop and continues in the next one.
     private func readAvailable() {
         guard !isClosed, wantsRead else { return }
         if let error = registrationError {
@@ -185,6 +190,10 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
             let count = Glibc.recv(descriptor, scratch.baseAddress, scratch.count, 0)
             if count > 0 {
                 delegate?.socket(self, didRead: UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+                if count < scratch.count && !hangupReported {
+                    mayBeReadable = false
+                    return
+                }
                 continue
             }
             if count == 0 {
@@ -267,6 +276,7 @@ extension StreamSocket: ReadinessHandler {
             return
         }
         if !readiness.isDisjoint(with: Readiness.readNow) {
+            if !readiness.isDisjoint(with: [.readHangup, .hangup, .error]) { hangupReported = true }
             mayBeReadable = true
             readAvailable()
         }
