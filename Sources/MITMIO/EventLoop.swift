@@ -105,4 +105,10 @@ public final class EventLoop: @unchecked Sendable {
     func deregister(_ fd: Int32, token: UInt64) {
         core.deregister(fd, token: token)
     }
+
+    /// Forgets the descriptor registered with `token`, which the caller closes right after (closing removes it from
+    /// the kernel's set). Where `deregister` may be called.
+    func forgetClosing(token: UInt64) {
+        core.forget(token)
+    }
 }

@@ -171,6 +171,13 @@ final class LoopCore: @unchecked Sendable {
     /// thread-safe; the handler entry is then dropped on the queue).
     func deregister(_ fd: Int32, token: UInt64) {
         readiness.deregister(fd)
+        forget(token)
+    }
+
+    /// Drops the handler of `token`, whose descriptor the caller closes at once: closing takes it out of the readiness
+    /// set (`EPOLL_CTL_DEL` would be one more system call per connection), and an event already fetched for it finds
+    /// no handler, as tokens are never reused. Where `deregister` may be called.
+    func forget(_ token: UInt64) {
         if isCurrent {
             handlers[token] = nil
         } else {

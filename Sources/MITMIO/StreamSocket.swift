@@ -151,7 +151,7 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         pendingWrites = []
         bufferedOutputBytes = 0
         connectCompletion = nil
-        if registrationError == nil { loop.deregister(descriptor, token: token) }
+        if registrationError == nil { loop.forgetClosing(token: token) }
         Glibc.close(descriptor)
     }
 
