@@ -29,6 +29,7 @@ final class VerdictBook: Sendable {
     func record(_ verdict: ConnectionVerdict, replacing previous: Verdict?) {
         let ready: [(CheckedContinuation<HostVerdict?, Never>, HostVerdict?)] = state.withLock { state in
             state.ledger.record(verdict, replacing: previous)
+            guard !state.waiters.isEmpty else { return [] }
             let matching = state.waiters.filter { $0.value.host == verdict.host }
             guard !matching.isEmpty else { return [] }
             let aggregate = state.ledger.hostVerdicts(named: verdict.host).first
