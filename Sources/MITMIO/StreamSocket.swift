@@ -19,13 +19,13 @@ public protocol StreamSocketDelegate: AnyObject {
 /// Confined to its loop: every method must be called on `loop.queue`.
 ///
 /// The socket is in its loop's readiness set from `init` to `close`, edge-triggered for reading and
-/// writing: a report comes only when readiness grows, so reads go on until `EAGAIN` (or EOF, or an
-/// error) and writes until `EAGAIN`, and what the kernel still holds is remembered here.
+/// writing: a report comes only when readiness grows, so reads go on until `EAGAIN` or a short read (or EOF, or
+/// an error) and writes until `EAGAIN`, and what the kernel still holds is remembered here.
 // @unchecked Sendable: confined to one loop's serial queue; work it queues on the loop captures it there.
 public final class StreamSocket: ByteStream, @unchecked Sendable {
     /// The loop that owns this socket.
     public let loop: EventLoop
-    /// The file descriptor; closed by `close()`, right after it leaves the readiness set.
+    /// The file descriptor; closed by `close()`, which takes it out of the readiness set.
     public let descriptor: Int32
     /// Receives events.
     public weak var delegate: StreamSocketDelegate?
