@@ -47,14 +47,18 @@ public final class LeafForger: Sendable {
     /// The leaf for `names` (first name is the subject CN when it fits), from the cache when still valid.
     public func leaf(for names: [SubjectAlternativeName]) throws(TLSError) -> X509Certificate {
         precondition(!names.isEmpty, "a forged leaf needs at least one name")
-        let cacheKey = Set(names)
         let current = now()
         // Signing (~30 µs) happens under the lock, so two loops asking at once still forge one leaf.
         let result: Result<X509Certificate, TLSError> = cache.withLock { cache in
-            if let cached = cache.valid(for: cacheKey, at: current) { return .success(cached) }
+            if let recent = cache.recent(for: names, at: current) { return .success(recent) }
+            let cacheKey = Set(names)
+            if let cached = cache.valid(for: cacheKey, at: current) {
+                cache.remember(cached, as: names)
+                return .success(cached.certificate)
+            }
             do throws(TLSError) {
                 let leaf = try sign(names: names, at: current)
-                cache.store(leaf, for: cacheKey)
+                cache.store(leaf, for: cacheKey, as: names)
                 return .success(leaf)
             } catch {
                 return .failure(error)
@@ -126,14 +130,31 @@ private struct LeafCache: ~Copyable {
     private static let capacity = 10_000
     private static let renewalMargin: TimeInterval = 86_400
 
-    func valid(for key: Set<SubjectAlternativeName>, at time: Date) -> X509Certificate? {
+    /// The leaf last asked for, under the names as that caller listed them: most connections in a row go to one host,
+    /// and comparing the list costs less than hashing a set of names.
+    private var lastAsked: (names: [SubjectAlternativeName], certificate: X509Certificate, notAfter: Date)?
+
+    func valid(for key: Set<SubjectAlternativeName>, at time: Date) -> (certificate: X509Certificate, notAfter: Date)? {
         guard let leaf = leaves[key], leaf.notAfter.timeIntervalSince(time) > Self.renewalMargin else { return nil }
-        return leaf.certificate
+        return leaf
     }
 
-    mutating func store(_ leaf: X509Certificate, for key: Set<SubjectAlternativeName>) {
+    func recent(for names: [SubjectAlternativeName], at time: Date) -> X509Certificate? {
+        guard let lastAsked, lastAsked.names == names, lastAsked.notAfter.timeIntervalSince(time) > Self.renewalMargin else {
+            return nil
+        }
+        return lastAsked.certificate
+    }
+
+    mutating func remember(_ leaf: (certificate: X509Certificate, notAfter: Date), as names: [SubjectAlternativeName]) {
+        lastAsked = (names, leaf.certificate, leaf.notAfter)
+    }
+
+    mutating func store(_ leaf: X509Certificate, for key: Set<SubjectAlternativeName>, as names: [SubjectAlternativeName]) {
         if leaves.count >= Self.capacity { leaves.removeAll(keepingCapacity: true) }
-        leaves[key] = (leaf, leaf.notAfter)
+        let notAfter = leaf.notAfter
+        leaves[key] = (leaf, notAfter)
+        lastAsked = (names, leaf, notAfter)
         forgedCount += 1
     }
 }
