@@ -9,6 +9,8 @@ final class EventFanOut: Sendable {
     private struct State {
         var subscribers: [@Sendable (ProxyEvent) -> Void] = []
         var pending: [ProxyEvent] = []
+        /// The last batch's storage, emptied, for `pending` to grow into next time.
+        var spare: [ProxyEvent] = []
         var draining = false
         var dropped = 0
     }
@@ -40,14 +42,15 @@ final class EventFanOut: Sendable {
     }
 
     /// Queues `event` for the subscribers; returns at once.
-    func emit(_ event: ProxyEvent) {
+    func emit(_ event: consuming ProxyEvent) {
+        var event = Optional(event)
         let startDraining = state.withLock { state -> Bool in
             guard !state.subscribers.isEmpty else { return false }
             guard state.pending.count < capacity else {
                 state.dropped += 1
                 return false
             }
-            state.pending.append(event)
+            if let event = event.take() { state.pending.append(event) }
             guard !state.draining else { return false }
             state.draining = true
             return true
@@ -70,16 +73,20 @@ final class EventFanOut: Sendable {
 
     private func drain() {
         while true {
-            let (batch, subscribers) = state.withLock { state in
-                let batch = state.pending
-                state.pending = []
+            let (taken, subscribers) = state.withLock { state in
+                var batch = state.spare
+                state.spare = []
+                swap(&batch, &state.pending)
                 if batch.isEmpty { state.draining = false }
                 return (batch, state.subscribers)
             }
-            guard !batch.isEmpty else { return }
-            for event in batch {
+            guard !taken.isEmpty else { return }
+            for event in taken {
                 for subscriber in subscribers { subscriber(event) }
             }
+            var batch = consume taken
+            batch.removeAll(keepingCapacity: true)
+            state.withLock { $0.spare = batch }
         }
     }
 }
