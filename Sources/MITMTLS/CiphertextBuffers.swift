@@ -101,9 +101,10 @@ final class CiphertextBuffers {
         if !rest.isEmpty { output.append(contentsOf: rest) }
     }
 
-    fileprivate static func of(_ bio: OpaquePointer?) -> CiphertextBuffers? {
+    /// Runs `body` with the buffers of `bio` (kept alive by their connection meanwhile: no retain per call).
+    fileprivate static func with<R>(_ bio: OpaquePointer?, _ body: (CiphertextBuffers) -> R) -> R? {
         guard let bio, let data = BIO_get_data(bio) else { return nil }
-        return Unmanaged<CiphertextBuffers>.fromOpaque(data).takeUnretainedValue()
+        return Unmanaged<CiphertextBuffers>.fromOpaque(data)._withUnsafeGuaranteedRef(body)
     }
 }
 
@@ -114,8 +115,9 @@ private nonisolated(unsafe) let ciphertextMethod: OpaquePointer? = {
     }
     BIO_meth_set_read_ex(method) { bio, data, length, readCount in
         mitm_bio_clear_retry_flags(bio)
-        guard let buffers = CiphertextBuffers.of(bio), let data, length > 0 else { return 0 }
-        let count = buffers.read(into: UnsafeMutableRawBufferPointer(start: data, count: length))
+        guard let data, length > 0,
+              let count = CiphertextBuffers.with(bio, { $0.read(into: UnsafeMutableRawBufferPointer(start: data, count: length)) })
+        else { return 0 }
         readCount?.pointee = count
         if count == 0 {
             mitm_bio_set_retry_read(bio)
@@ -125,16 +127,17 @@ private nonisolated(unsafe) let ciphertextMethod: OpaquePointer? = {
     }
     BIO_meth_set_write_ex(method) { bio, data, length, writtenCount in
         mitm_bio_clear_retry_flags(bio)
-        guard let buffers = CiphertextBuffers.of(bio), let data else { return 0 }
-        buffers.write(UnsafeRawBufferPointer(start: data, count: length))
+        guard let data, CiphertextBuffers.with(bio, { $0.write(UnsafeRawBufferPointer(start: data, count: length)) }) != nil else {
+            return 0
+        }
         writtenCount?.pointee = length
         return 1
     }
     BIO_meth_set_ctrl(method) { bio, command, _, _ in
         switch command {
         case BIO_CTRL_FLUSH: return 1
-        case BIO_CTRL_PENDING: return CiphertextBuffers.of(bio).map { $0.inputCount } ?? 0
-        case BIO_CTRL_WPENDING: return CiphertextBuffers.of(bio).map { $0.output.count } ?? 0
+        case BIO_CTRL_PENDING: return CiphertextBuffers.with(bio) { $0.inputCount } ?? 0
+        case BIO_CTRL_WPENDING: return CiphertextBuffers.with(bio) { $0.output.count } ?? 0
         default: return 0
         }
     }

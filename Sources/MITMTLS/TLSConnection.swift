@@ -346,9 +346,12 @@ public final class TLSConnection {
 
 /// OpenSSL's info callback: records alerts in both directions and when the certificate goes out.
 private func recordTLSEvents(ssl: OpaquePointer?, where event: Int32, value: Int32) {
-    guard let ssl, let connection = TLSConnection.owner(of: ssl) else { return }
-    if event & SSL_CB_ALERT != 0 {
-        connection.noteAlert(value, read: event & SSL_CB_READ != 0)
+    guard let ssl, let raw = SSL_get_ex_data(ssl, 0) else { return }
+    // The connection owns `ssl`, so it outlives the callback: no retain per state change.
+    Unmanaged<TLSConnection>.fromOpaque(raw)._withUnsafeGuaranteedRef { connection in
+        if event & SSL_CB_ALERT != 0 {
+            connection.noteAlert(value, read: event & SSL_CB_READ != 0)
+        }
+        if event & SSL_CB_LOOP != 0 { connection.noteState() }
     }
-    if event & SSL_CB_LOOP != 0 { connection.noteState() }
 }
