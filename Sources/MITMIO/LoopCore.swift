@@ -39,8 +39,9 @@ final class LoopCore: @unchecked Sendable {
         queue.setSpecific(key: Self.loopKey, value: identity)
     }
 
-    /// Whether the caller runs on the loop's queue (its thread's turn, or a block submitted to the queue).
-    var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.loopKey) == identity }
+    /// Whether the caller runs on the loop's queue (its thread's turn, or a block submitted to the queue). The thread
+    /// runs code only inside `queue.sync`, so it is asked first: no queue-specific lookup for the common case.
+    var isCurrent: Bool { isLoopThread || DispatchQueue.getSpecific(key: Self.loopKey) == identity }
 
     /// Whether the caller is the loop's own thread.
     private var isLoopThread: Bool { thread.load(ordering: .relaxed) == UInt(pthread_self()) }
