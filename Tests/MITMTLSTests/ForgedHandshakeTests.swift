@@ -113,16 +113,21 @@ final class TestClock: @unchecked Sendable {
         for _ in 0..<2 {
             let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [])
             let connection = try TLSConnection(client: client, serverName: "resume.test", verifyName: "resume.test", port: 443, alpn: [])
-            let result = interactInMemory(client: connection, server: server)
-            #expect(result.client == .complete && result.server == .complete)
-            // TLS 1.3 tickets arrive after the handshake: reading processes them.
-            connection.receive(server.takeOutput())
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
-            defer { scratch.deallocate() }
-            _ = connection.read(into: scratch)
+            handshakeAndTakeTickets(connection, server)
             resumed.append(connection.isResumed)
         }
         #expect(resumed == [false, true])
+    }
+
+    /// Runs the handshake in memory, then has the client read what the server wrote after it: TLS 1.3 tickets arrive
+    /// after the handshake, and reading processes them.
+    private func handshakeAndTakeTickets(_ client: TLSConnection, _ server: TLSConnection) {
+        let result = interactInMemory(client: client, server: server)
+        #expect(result.client == .complete && result.server == .complete)
+        client.receive(server.takeOutput())
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
+        defer { scratch.deallocate() }
+        _ = client.read(into: scratch)
     }
 
     /// A host's first connection presents its certificate from the base context and has the host's own context made
@@ -138,12 +143,7 @@ final class TestClock: @unchecked Sendable {
             if attempt == 1 { server.waitForPreparations() }
             let serving = try TLSConnection(server: server, certificate: leaf, key: fixture.forger.leafKey, alpn: [])
             let connection = try TLSConnection(client: client, serverName: "prepared.test", verifyName: "prepared.test", port: 443, alpn: [])
-            let result = interactInMemory(client: connection, server: serving)
-            #expect(result.client == .complete && result.server == .complete)
-            connection.receive(serving.takeOutput())
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
-            defer { scratch.deallocate() }
-            _ = connection.read(into: scratch)
+            handshakeAndTakeTickets(connection, serving)
             let onOwnContext = serving.contextPointer == server.preparedContext(presenting: identity)?.pointer
             seen.append("\(onOwnContext ? "own" : "base") \(connection.isResumed ? "resumed" : "full")")
         }
