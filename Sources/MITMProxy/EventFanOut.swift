@@ -74,9 +74,9 @@ final class EventFanOut: Sendable {
     private func drain() {
         while true {
             let (taken, subscribers) = state.withLock { state in
-                var batch = state.spare
+                let batch = state.pending
+                state.pending = state.spare
                 state.spare = []
-                swap(&batch, &state.pending)
                 if batch.isEmpty { state.draining = false }
                 return (batch, state.subscribers)
             }

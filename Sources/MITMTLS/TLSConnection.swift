@@ -154,6 +154,13 @@ public final class TLSConnection {
         return Unmanaged<TLSConnection>.fromOpaque(raw).takeUnretainedValue()
     }
 
+    /// Runs `body` with the connection `ssl` belongs to, without retaining it: the connection owns `ssl`, so it
+    /// outlives every callback OpenSSL makes for it (for the callbacks that come many times per handshake).
+    static func withOwner(of ssl: OpaquePointer, _ body: (TLSConnection) -> Void) {
+        guard let raw = SSL_get_ex_data(ssl, 0) else { return }
+        Unmanaged<TLSConnection>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+    }
+
     fileprivate func noteAlert(_ value: Int32, read: Bool) {
         let alert = TLSAlert(code: UInt8(truncatingIfNeeded: value & 0xFF))
         if read { receivedAlert = alert } else { sentAlert = alert }
@@ -346,9 +353,8 @@ public final class TLSConnection {
 
 /// OpenSSL's info callback: records alerts in both directions and when the certificate goes out.
 private func recordTLSEvents(ssl: OpaquePointer?, where event: Int32, value: Int32) {
-    guard let ssl, let raw = SSL_get_ex_data(ssl, 0) else { return }
-    // The connection owns `ssl`, so it outlives the callback: no retain per state change.
-    Unmanaged<TLSConnection>.fromOpaque(raw)._withUnsafeGuaranteedRef { connection in
+    guard let ssl else { return }
+    TLSConnection.withOwner(of: ssl) { connection in
         if event & SSL_CB_ALERT != 0 {
             connection.noteAlert(value, read: event & SSL_CB_READ != 0)
         }
