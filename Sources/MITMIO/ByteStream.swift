@@ -34,10 +34,15 @@ public protocol ByteStream: AnyObject {
     var outputLimit: Int { get }
     /// Closes at once with a TCP reset (RST) instead of a FIN, as a crashed server would.
     func reset()
+    /// Stops reporting to `delegate` if it is the current delegate. Every delegate calls it in its deinit: a stream
+    /// may hold its delegate `unowned` (`StreamSocket` does) and outlive it.
+    func detach(_ delegate: AnyObject)
 }
 
 extension ByteStream {
     public func sendNow(_ bytes: UnsafeRawBufferPointer) -> Int { 0 }
     public var outputLimit: Int { .max }
     public func reset() { close() }
+    /// For a stream that holds its delegate `weak`.
+    public func detach(_ delegate: AnyObject) {}
 }

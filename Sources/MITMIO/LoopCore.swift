@@ -20,7 +20,7 @@ final class LoopCore: @unchecked Sendable {
 
     /// Handlers by token. Tokens are never reused, so an event already fetched for a descriptor that
     /// was closed meanwhile finds no handler (or a dead one) instead of the descriptor's next owner.
-    private var handlers: [UInt64: WeakHandler] = [:]
+    private var handlers: [UInt64: Registered] = [:]
     private var nextToken: UInt64 = 1
     private var timers = TimerHeap()
     private let timerSequence = Atomic<UInt64>(0)
@@ -116,6 +116,11 @@ final class LoopCore: @unchecked Sendable {
         if !isLoopThread && sleeping.load(ordering: .sequentiallyConsistent) { readiness.wake() }
     }
 
+    /// Calls `turnRequested()` on the handler of `token` in a later turn if it is still registered then. On `queue`.
+    func requestTurn(_ token: UInt64) {
+        enqueue { [self] in handlers[token]?.handler?.turnRequested() }
+    }
+
     // MARK: - Timers
 
     /// Arms a timer due `nanoseconds` from now. Any thread.
@@ -154,11 +159,11 @@ final class LoopCore: @unchecked Sendable {
     // MARK: - Descriptors
 
     /// Adds `fd` to the readiness set for its whole life; returns its token. On `queue`.
-    func register(_ fd: Int32, interest: Readiness, exclusive: Bool, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
+    func register(_ fd: Int32, interest: Readiness, exclusive: Bool, handler: ReadinessHandler, confinedToLoop: Bool) throws(SystemCallError) -> UInt64 {
         assert(isCurrent, "sockets join a loop's readiness set on the loop's queue")
         let token = nextToken
         nextToken += 1
-        handlers[token] = WeakHandler(handler: handler)
+        handlers[token] = Registered(handler, confinedToLoop: confinedToLoop)
         do {
             try readiness.register(fd, interest: interest, token: token, exclusive: exclusive)
         } catch {
@@ -187,7 +192,17 @@ final class LoopCore: @unchecked Sendable {
     }
 }
 
-/// A handler table entry that does not keep its socket alive (an owner that drops a socket closes it).
-private struct WeakHandler {
-    weak var handler: (any ReadinessHandler)?
+/// A handler table entry, which does not keep its handler alive (an owner that drops a socket closes it).
+private struct Registered {
+    /// A handler whose deinit runs on the loop and removes this entry first (a socket's `close`): `unowned`, as a
+    /// weak reference would give every connection's socket a side table, and each retain and release of it the slow path.
+    unowned var confined: (any ReadinessHandler)?
+    /// A handler that may go away elsewhere (a listener).
+    weak var shared: (any ReadinessHandler)?
+
+    init(_ handler: any ReadinessHandler, confinedToLoop: Bool) {
+        if confinedToLoop { confined = handler } else { shared = handler }
+    }
+
+    var handler: (any ReadinessHandler)? { confined ?? shared }
 }

@@ -27,8 +27,13 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     public let loop: EventLoop
     /// The file descriptor; closed by `close()`, which takes it out of the readiness set.
     public let descriptor: Int32
-    /// Receives events.
-    public weak var delegate: StreamSocketDelegate?
+    /// Receives events. Held `unowned`, not `weak` (a weak reference would give each delegate a side table, and
+    /// every retain and release of it the slow path): a delegate that goes away while the socket lives calls
+    /// `detach(_:)` in its deinit.
+    public unowned var delegate: StreamSocketDelegate? {
+        didSet { delegateIdentity = delegate.map { ObjectIdentifier($0) } }
+    }
+    private var delegateIdentity: ObjectIdentifier?
 
     private var token: UInt64 = 0
     /// Why the socket could not join the readiness set; reported as a failure of the first read or write.
@@ -41,6 +46,8 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     /// may already be behind the data and will get no event of its own.
     private var hangupReported = false
     private var readTurnQueued = false
+    /// A write failure waiting for the next turn to be reported (see `flush(failingLater:)`).
+    private var failureToReport: SystemCallError?
     private var pendingWrites: [[UInt8]] = []
     private var firstWriteOffset = 0
     private var shutdownAfterFlush = false
@@ -64,7 +71,7 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         var one: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         do {
-            token = try loop.register(descriptor, interest: [.readable, .writable], handler: self)
+            token = try loop.register(descriptor, interest: [.readable, .writable], handler: self, confinedToLoop: true)
         } catch {
             registrationError = error
         }
@@ -163,13 +170,23 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         close()
     }
 
+    /// Stops reporting to `delegate` if it is the current delegate: for a delegate's deinit (the socket may outlive it).
+    public func detach(_ delegate: AnyObject) {
+        if delegateIdentity == ObjectIdentifier(delegate) { self.delegate = nil }
+    }
+
     private func queueReadTurn() {
         guard !readTurnQueued else { return }
         readTurnQueued = true
-        loop.execute { [weak self] in
-            guard let self else { return }
-            self.readTurnQueued = false
-            self.readAvailable()
+        requestTurn()
+    }
+
+    private func requestTurn() {
+        if registrationError == nil {
+            loop.requestTurn(token: token)
+        } else {
+            // Not in the readiness set: nothing else keeps the socket alive until the turn.
+            loop.execute { [self] in turnRequested() }
         }
     }
 
@@ -261,14 +278,25 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
             delegate?.socket(self, didFail: error)
             return
         }
-        loop.execute { [weak self] in
-            guard let self, !self.isClosed else { return }
-            self.delegate?.socket(self, didFail: error)
-        }
+        failureToReport = error
+        requestTurn()
     }
 }
 
 extension StreamSocket: ReadinessHandler {
+    /// A read turn (`queueReadTurn`) or a failure report (`report(_:later:)`) asked for. A socket that closed or went
+    /// away meanwhile is no longer registered and gets no call.
+    func turnRequested() {
+        if readTurnQueued {
+            readTurnQueued = false
+            readAvailable()
+        }
+        if let error = failureToReport {
+            failureToReport = nil
+            if !isClosed { delegate?.socket(self, didFail: error) }
+        }
+    }
+
     /// Hang-ups and errors count as readable: the read that follows sees the EOF or the error.
     func readinessChanged(_ readiness: Readiness) {
         if connectCompletion != nil {

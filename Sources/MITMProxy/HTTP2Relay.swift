@@ -83,7 +83,7 @@ final class HTTP2Relay {
     }
 
     /// The connection that owns the relay.
-    weak var owner: RelayOwner?
+    unowned var owner: RelayOwner?
 
     init(connectionID: Int, context: ProxyContext, client: Leg, mode: Mode) throws(HTTP2SessionError) {
         self.connectionID = connectionID

@@ -76,7 +76,7 @@ final class HTTPRelay {
     var replacementBody: [UInt8] = []
 
     /// The connection that owns the relay.
-    weak var owner: RelayOwner?
+    unowned var owner: RelayOwner?
     var upstreamEndedInput = false
     var records: ExchangeRecordFactory
     /// The `Host` requests go upstream with, behind a `--reverse` port (the client's names the proxy); nil keeps the client's.

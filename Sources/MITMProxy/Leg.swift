@@ -73,6 +73,8 @@ final class PlainLeg: Leg, StreamSocketDelegate {
         socket.delegate = self
     }
 
+    deinit { socket.detach(self) }
+
     func write(_ bytes: [UInt8]) { socket.write(bytes) }
     var bufferedOutputBytes: Int { socket.bufferedOutputBytes }
     func pauseReading() { socket.pauseReading() }

@@ -78,9 +78,7 @@ extension ProxyConnection {
         case .peeking:
             guard case .success(let connection) = result else { return }
             // Server-speaks-first protocols (SMTP, FTP) never send a ClientHello: watch the upstream too.
-            let watcher = ServerFirstWatcher(owner: self)
-            tunnel.serverFirstWatcher = watcher
-            connection.socket.delegate = watcher
+            tunnel.serverFirstWatcher = ServerFirstWatcher(owner: self, socket: connection.socket)
             connection.socket.resumeReading()
         case .readingRequest, .socksHandshake, .awaitingTarget, .relaying, .lingering, .closed:
             return
@@ -132,8 +130,15 @@ extension ProxyConnection {
 /// Watches an upstream socket while the client has not spoken yet.
 final class ServerFirstWatcher: StreamSocketDelegate {
     unowned let owner: ProxyConnection
+    private let socket: any ByteStream
 
-    init(owner: ProxyConnection) { self.owner = owner }
+    init(owner: ProxyConnection, socket: any ByteStream) {
+        self.owner = owner
+        self.socket = socket
+        socket.delegate = self
+    }
+
+    deinit { socket.detach(self) }
 
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) { owner.upstreamSpokeFirst(Array(bytes)) }
     func socketDidReadEOF(_ socket: any ByteStream) { owner.upstreamClosedWhilePeeking() }

@@ -93,6 +93,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         self.timeout = .after(context.configuration.handshakeTimeout, .proxyRequest, on: context.clock)
     }
 
+    deinit { clientSocket.detach(self) }
+
     var isClosed: Bool {
         if case .closed = phase { true } else { false }
     }

@@ -9,7 +9,7 @@ final class RawRelay {
     private(set) var bytesUp = 0
     private(set) var bytesDown = 0
     /// The connection that owns the relay.
-    weak var owner: RelayOwner?
+    unowned var owner: RelayOwner?
     /// Reads the WebSocket messages in the bytes, when the relay carries a WebSocket.
     let tap: WebSocketTap?
     private static let highWater = 512 * 1024

@@ -1,4 +1,6 @@
-/// What a relay (HTTP/1, HTTP/2 or raw) tells the connection that owns it, on the connection's loop.
+/// What a relay (HTTP/1, HTTP/2 or raw) tells the connection that owns it, on the connection's loop. Relays hold their
+/// owner `unowned` (the owner outlives them, and they drop it when they close): a weak reference would give every
+/// connection a side table, and each retain and release of it the slow path.
 protocol RelayOwner: AnyObject {
     /// Bytes moved, or the relay's own deadline changed: the owner recomputes its deadline.
     func relayActivity()

@@ -41,6 +41,8 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         socket.delegate = self
     }
 
+    deinit { socket.detach(self) }
+
     /// Starts the handshake with bytes already read from the peer (a peeked ClientHello), then reads on.
     func startHandshake(initialBytes: [UInt8] = []) {
         if !initialBytes.isEmpty { tls.receive(initialBytes) }
@@ -173,7 +175,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         case .failed(let failure): endHandshake(.failed(failure))
         case .complete:
             let socket = socket
-            tls.directOutput = { [weak socket] records in socket?.sendNow(records) ?? 0 }
+            tls.directOutput = { [socket] records in socket.sendNow(records) }
             endHandshake(.complete)
             if !socket.isClosed && !paused { drainPlaintext() }
         }

@@ -44,6 +44,8 @@ final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendab
         inner.delegate = self
     }
 
+    deinit { inner.detach(self) }
+
     var loop: EventLoop { inner.loop }
     var bufferedOutputBytes: Int { down.queuedBytes + inner.bufferedOutputBytes }
     var outputLimit: Int { down.limit }

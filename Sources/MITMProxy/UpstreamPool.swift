@@ -91,8 +91,7 @@ final class UpstreamPool: @unchecked Sendable {
             evict(entry)
         }
         entry.leg.resumeReading()
-        entry.expiry = loop.schedule(after: idleSeconds) { [weak self, weak entry] in
-            guard let self, let entry else { return }
+        entry.expiry = loop.schedule(after: idleSeconds) { [unowned self, unowned entry] in
             evict(entry)
         }
     }

@@ -57,8 +57,8 @@ final class VerdictTracker: @unchecked Sendable {
         observe(.certificateSent)
         observe(.handshakeCompleted)
         guard !isDecided else { return }
-        silenceTimer = loop.schedule(after: context.configuration.silenceWindow) { [weak self] in
-            self?.observe(.silenceWindowElapsed)
+        silenceTimer = loop.schedule(after: context.configuration.silenceWindow) { [unowned self] in
+            observe(.silenceWindowElapsed)
         }
     }
 

@@ -33,7 +33,7 @@ final class WebConnection: @unchecked Sendable {
     private var body: [UInt8] = []
     private var clientEnded = false
     /// The connection that owns this one.
-    weak var owner: RelayOwner?
+    unowned var owner: RelayOwner?
     private let peer: String?
     /// Whether this connection came to the web UI's own port (`--web-port`), not the proxy's.
     private let onWebPort: Bool
