@@ -30,6 +30,9 @@ final class EventInbox<Event: Sendable>: Sendable {
         waiter?.continuation.resume(returning: event)
     }
 
+    /// Whether no event is kept for a wait.
+    var isEmpty: Bool { state.withLock { $0.events.isEmpty } }
+
     /// The next event, or nil when none came within `seconds`.
     func next(within seconds: Double = 10) async -> Event? {
         await withCheckedContinuation { continuation in
