@@ -72,6 +72,8 @@ public struct HTTP1Parser: Sendable {
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTP1ParseError) -> [HTTP1Event] {
         if let failure { throw failure }
         var events: [HTTP1Event] = []
+        // A read often completes a whole message (head, body, end): one allocation instead of one per doubling.
+        events.reserveCapacity(4)
         var input = UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         if !paused && readIndex == buffer.count {
             takeBodyDirectly(from: &input, into: &events)

@@ -66,6 +66,8 @@ public struct TunnelPolicy: Sendable {
 
     /// The decision for a tunnel with `facts`: a pattern matches the SNI or the CONNECT host.
     public func decide(_ facts: TunnelFacts) -> TunnelDecision {
+        // No lists and no rules (the usual run): every tunnel is intercepted with the trusted certificate.
+        if passThroughHosts.isEmpty && interceptHosts.isEmpty && profileRules.isEmpty { return .intercept(.trusted) }
         let names = [facts.serverName, facts.connectHost].compactMap { $0 }
         guard hostListsIntercept(names) else { return .passThrough }
         let profile = CertificateProfileRule.profile(for: names, in: profileRules)

@@ -26,6 +26,10 @@ final class LoopCore: @unchecked Sendable {
     private let timerSequence = Atomic<UInt64>(0)
     private let inbox = WorkInbox()
     private var spareInbox: [@Sendable () -> Void] = []
+    /// Tokens whose handlers asked for a turn from the loop's thread, served after the handed-over work: a read turn
+    /// per connection or two, which then needs no closure and no lock. Touched by the loop's thread only.
+    private var turnRequests: [UInt64] = []
+    private var spareTurnRequests: [UInt64] = []
     /// Whether the thread is (about to be) blocked in `wait`: work handed over then must wake it.
     private let sleeping = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
@@ -57,7 +61,7 @@ final class LoopCore: @unchecked Sendable {
         var timeout: Int32 = -1
         while true {
             sleeping.store(true, ordering: .sequentiallyConsistent)
-            let workWaiting = !inbox.isEmpty
+            let workWaiting = !inbox.isEmpty || !turnRequests.isEmpty
             let count = readiness.wait(into: events, timeoutMilliseconds: workWaiting ? 0 : timeout)
             sleeping.store(false, ordering: .relaxed)
             if stopping.load(ordering: .acquiring) { break }
@@ -67,6 +71,7 @@ final class LoopCore: @unchecked Sendable {
             timers.removeAll()
             handlers.removeAll()
             inbox.removeAll()
+            turnRequests.removeAll()
         }
         readiness.close()
     }
@@ -78,7 +83,7 @@ final class LoopCore: @unchecked Sendable {
     }
 
     /// One turn: the ready descriptors, then the work handed over so far (what their handlers handed over
-    /// included), then the timers due. Returns how long the next wait may block.
+    /// included), the turns asked for, then the timers due. Returns how long the next wait may block.
     private func turn(events: UnsafeMutableBufferPointer<ReadyEvent>) -> Int32 {
         for event in events {
             if event.token == ReadyEvent.wakeToken {
@@ -88,6 +93,7 @@ final class LoopCore: @unchecked Sendable {
             }
         }
         runHandedOverWork()
+        serveTurnRequests()
         guard !timers.isEmpty else { return -1 }
         let now = mitm_monotonic_nanoseconds()
         for entry in timers.popDue(at: now) {
@@ -118,7 +124,19 @@ final class LoopCore: @unchecked Sendable {
 
     /// Calls `turnRequested()` on the handler of `token` in a later turn if it is still registered then. On `queue`.
     func requestTurn(_ token: UInt64) {
-        enqueue { [self] in handlers[token]?.handler?.turnRequested() }
+        if isLoopThread {
+            turnRequests.append(token)
+        } else {
+            enqueue { [self] in handlers[token]?.handler?.turnRequested() }
+        }
+    }
+
+    /// The turns asked for so far (what they ask for meanwhile waits for the next turn). On the loop's thread.
+    private func serveTurnRequests() {
+        guard !turnRequests.isEmpty else { return }
+        swap(&turnRequests, &spareTurnRequests)
+        for token in spareTurnRequests { handlers[token]?.handler?.turnRequested() }
+        spareTurnRequests.removeAll(keepingCapacity: true)
     }
 
     // MARK: - Timers
