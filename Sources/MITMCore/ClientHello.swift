@@ -1,7 +1,11 @@
 /// What a TLS ClientHello tells the proxy before any TLS object exists.
 public struct ClientHello: Sendable, Equatable {
     /// The `host_name` from the server_name extension exactly as sent (printable ASCII), or nil if absent.
-    public var serverName: String?
+    public var serverName: String? {
+        didSet { validServerName = serverName.flatMap(HostName.validate) }
+    }
+    /// `serverName` in normal form (`HostName.validate`), or nil when absent or not a host name: validated once, here.
+    public private(set) var validServerName: String?
     /// The ALPN protocol names in the client's order, or empty if the extension is absent.
     public var alpnProtocols: [String]
     /// `ClientHello.legacy_version`, 0x0303 for TLS 1.2 and 1.3 clients.
@@ -20,6 +24,7 @@ public struct ClientHello: Sendable, Equatable {
         recordBytes: Int
     ) {
         self.serverName = serverName
+        validServerName = serverName.flatMap(HostName.validate)
         self.alpnProtocols = alpnProtocols
         self.legacyVersion = legacyVersion
         self.supportedVersions = supportedVersions

@@ -34,12 +34,12 @@ final class Interception {
     /// Behind a `--reverse` port, the origin's host (the client's SNI names the proxy: `localhost`, a hosts-file entry).
     static func host(of tunnel: Tunnel, hello: ClientHello) -> String {
         if tunnel.request == .reverse { return tunnel.host }
-        return hello.serverName.flatMap { HostName.validate($0) } ?? tunnel.host
+        return hello.validServerName ?? tunnel.host
     }
 
     /// The names the forged certificate holds beside `names`: the client's own SNI behind a `--reverse` port.
     func forgedNames(_ names: [SubjectAlternativeName]) -> [SubjectAlternativeName] {
-        guard tunnel.request == .reverse, let name = hello.serverName.flatMap({ HostName.validate($0) }) else { return names }
+        guard tunnel.request == .reverse, let name = hello.validServerName else { return names }
         let clientName = ForgeNames.name(for: name)
         return names.contains(clientName) ? names : [clientName] + names
     }

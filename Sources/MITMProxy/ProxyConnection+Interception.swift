@@ -36,7 +36,7 @@ extension ProxyConnection {
     func interceptReusing(_ interception: Interception, _ entry: PooledUpstream) {
         let hello = interception.hello
         guard entry.serverName == interception.upstreamServerName, entry.offeredALPN == upstreamALPN(for: interception),
-              hello.serverName.map({ HostName.validate($0) != nil }) ?? true else {
+              (hello.serverName == nil || hello.validServerName != nil) else {
             entry.leg.close()
             startConnecting(interception.tunnel)
             return
@@ -49,7 +49,7 @@ extension ProxyConnection {
 
     func interceptOver(_ interception: Interception, upstream: Result<UpstreamConnection, UpstreamFailure>) {
         let tunnel = interception.tunnel
-        if let name = interception.hello.serverName, HostName.validate(name) == nil {
+        if let name = interception.hello.serverName, interception.hello.validServerName == nil {
             interception.verdict.observe(.handshakeFailed("invalid server name (SNI)"))
             context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,
                                                  reason: "the client sent an invalid server name (SNI) \"\(name.prefix(80))\""))

@@ -14,7 +14,7 @@ extension ProxyConnection {
     /// and a connection opened the same way has room for more streams.
     func sharedHTTP2Upstream(for interception: Interception) -> SharedHTTP2Upstream? {
         guard interception.tunnel.probe == nil, guardedClient == nil, upstreamALPN(for: interception).contains("h2"),
-              interception.hello.serverName.map({ HostName.validate($0) != nil }) ?? true else { return nil }
+              (interception.hello.serverName == nil || interception.hello.validServerName != nil) else { return nil }
         return context.pool(for: loop).sharedHTTP2(for: http2PoolKey(interception))
     }
 

@@ -46,7 +46,7 @@ extension ProxyConnection {
     /// The policy's one decision for this tunnel, made before anything goes upstream.
     func decide(_ tunnel: Tunnel, _ hello: ClientHello) -> TunnelDecision {
         let facts = TunnelFacts(connectHost: tunnel.host, connectPort: tunnel.port,
-                                serverName: hello.serverName.flatMap { HostName.validate($0) }, offeredALPN: hello.alpnProtocols,
+                                serverName: hello.validServerName, offeredALPN: hello.alpnProtocols,
                                 client: clientSocket.peerDescription)
         return context.configuration.tunnelPolicy.decide(facts)
     }
