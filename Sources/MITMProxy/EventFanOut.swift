@@ -1,4 +1,7 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import MITMCore
 import Synchronization
 
@@ -55,13 +58,21 @@ final class EventFanOut: Sendable {
             state.draining = true
             return true
         }
-        // Events arriving within the coalescing delay share one wake-up of the recording queue: waking it
-        // per event costs a thread hand-off per request.
-        if startDraining { queue.asyncAfter(deadline: .now() + Self.coalescingDelay) { self.drain() } }
+        if startDraining { queue.async { self.drainAfterCoalescing() } }
     }
 
-    /// How long the first undelivered event waits for others before the recording queue wakes.
-    static let coalescingDelay = DispatchTimeInterval.milliseconds(5)
+    /// How long the recording queue waits after the first undelivered event for others to join it.
+    static let coalescingNanoseconds = 5_000_000
+
+    /// Events arriving within the coalescing delay share one wake-up of the recording queue (waking it per event costs
+    /// a thread hand-off per request). The queue waits itself: `asyncAfter` would arm a Dispatch timer, which
+    /// libdispatch's manager thread serves, one more thread wake-up per batch.
+    private func drainAfterCoalescing() {
+        var delay = timespec(tv_sec: 0, tv_nsec: Self.coalescingNanoseconds)
+        var left = timespec()
+        while nanosleep(&delay, &left) != 0 && errno == EINTR { delay = left }
+        drain()
+    }
 
     /// Events dropped because the subscribers fell `capacity` events behind.
     var droppedCount: Int { state.withLock { $0.dropped } }
