@@ -22,19 +22,21 @@ struct ClientHelloReader {
 
     var remainingCount: Int { bytes.endIndex - position }
 
+    // The integers are read in place: a slice for them would retain the bytes' storage and release it again.
     mutating func readUInt8(_ field: @autoclosure () -> String) throws(ClientHelloMalformed) -> UInt8 {
-        try readBytes(count: 1, field()).first!
+        try require(1, field())
+        defer { position += 1 }
+        return bytes[position]
     }
 
     mutating func readUInt16(_ field: @autoclosure () -> String) throws(ClientHelloMalformed) -> UInt16 {
-        let raw = try readBytes(count: 2, field())
-        return UInt16(raw[raw.startIndex]) << 8 | UInt16(raw[raw.startIndex + 1])
+        try require(2, field())
+        defer { position += 2 }
+        return UInt16(bytes[position]) << 8 | UInt16(bytes[position + 1])
     }
 
     mutating func readBytes(count: Int, _ field: @autoclosure () -> String) throws(ClientHelloMalformed) -> ArraySlice<UInt8> {
-        guard count <= remainingCount else {
-            throw ClientHelloMalformed("\(field()) needs \(count) bytes but only \(remainingCount) remain")
-        }
+        try require(count, field())
         let start = position
         position += count
         return bytes[start..<position]
@@ -54,6 +56,12 @@ struct ClientHelloReader {
 
     func remainingBytes() -> ArraySlice<UInt8> {
         bytes[position...]
+    }
+
+    private func require(_ count: Int, _ field: @autoclosure () -> String) throws(ClientHelloMalformed) {
+        guard count <= remainingCount else {
+            throw ClientHelloMalformed("\(field()) needs \(count) bytes but only \(remainingCount) remain")
+        }
     }
 
     func expectEnd(_ field: @autoclosure () -> String) throws(ClientHelloMalformed) {
