@@ -21,9 +21,12 @@ public struct VerdictLedger: Sendable {
             let kind = verdict.kind.rawValue
             counts[kind, default: 0] += delta
             ways[kind, default: [:]][verdict.how, default: 0] += delta
-            if counts[kind] == 0 { counts.removeValue(forKey: kind) }
-            if ways[kind]?[verdict.how] == 0 { ways[kind]?.removeValue(forKey: verdict.how) }
-            if ways[kind]?.isEmpty == true { ways.removeValue(forKey: kind) }
+            // Only a count taken back can reach zero (each check below hashes the strings again).
+            if delta <= 0 {
+                if counts[kind] == 0 { counts.removeValue(forKey: kind) }
+                if ways[kind]?[verdict.how] == 0 { ways[kind]?.removeValue(forKey: verdict.how) }
+                if ways[kind]?.isEmpty == true { ways.removeValue(forKey: kind) }
+            }
             if delta > 0, !clients.contains(client), clients.count < Self.clientLimit { clients.append(client) }
             guard verdict.kind != .intercepted else { return }
             if delta < 0 {
