@@ -294,11 +294,21 @@ public final class TLSConnection {
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &data, &length)
         guard let data, length > 0 else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+        let name = UnsafeBufferPointer(start: data, count: Int(length))
+        // Asked for several times per connection: the usual answers without decoding them each time.
+        if name.elementsEqual("h2".utf8) { return "h2" }
+        if name.elementsEqual("http/1.1".utf8) { return "http/1.1" }
+        return String(decoding: name, as: UTF8.self)
     }
 
     /// `TLSv1.3`, `TLSv1.2`, ...
-    public var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+    public var protocolVersion: String {
+        switch SSL_version(ssl) {
+        case TLS1_3_VERSION: "TLSv1.3"
+        case TLS1_2_VERSION: "TLSv1.2"
+        default: String(cString: SSL_get_version(ssl))
+        }
+    }
 
     /// The negotiated cipher suite name.
     public var cipherName: String {
