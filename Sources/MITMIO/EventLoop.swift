@@ -5,12 +5,6 @@ protocol ReadinessHandler: AnyObject {
     /// The descriptor became ready for (at least) `readiness` since the last report: edge-triggered, so
     /// nothing is reported again for readiness the handler leaves unconsumed.
     func readinessChanged(_ readiness: Readiness)
-    /// The turn asked for with `EventLoop.requestTurn(token:)`.
-    func turnRequested()
-}
-
-extension ReadinessHandler {
-    func turnRequested() {}
 }
 
 /// One thread and one serial queue that own a set of sockets: every readiness report, timer and callback
@@ -101,12 +95,16 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Adds `fd` to the loop's readiness set for its whole life; returns the token to deregister it with.
-    /// `exclusive`: a listening socket other loops watch too; a connection wakes one of them. `confinedToLoop`: the
-    /// handler is only released on the loop, and forgets its token before (a socket's `close`); it is then held
-    /// `unowned` rather than `weak`. Only on `queue`.
-    func register(_ fd: Int32, interest: Readiness, exclusive: Bool = false, handler: ReadinessHandler,
-                  confinedToLoop: Bool = false) throws(SystemCallError) -> UInt64 {
-        try core.register(fd, interest: interest, exclusive: exclusive, handler: handler, confinedToLoop: confinedToLoop)
+    /// `exclusive`: a listening socket other loops watch too; a connection wakes one of them. The handler is held
+    /// weakly. Only on `queue`.
+    func register(_ fd: Int32, interest: Readiness, exclusive: Bool = false, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
+        try core.register(fd, interest: interest, exclusive: exclusive, handler: handler)
+    }
+
+    /// Adds the descriptor of `socket` for reading and writing; returns its token. The socket is not retained: it
+    /// forgets its token (`forgetClosing(token:)`) in `close`, which its deinit calls. Only on `queue`.
+    func register(_ socket: StreamSocket) throws(SystemCallError) -> UInt64 {
+        try core.register(socket)
     }
 
     /// Removes `fd` from the readiness set; the caller closes it right after. On `queue`, or from a
@@ -121,8 +119,8 @@ public final class EventLoop: @unchecked Sendable {
         core.forget(token)
     }
 
-    /// Calls `turnRequested()` on the handler registered with `token` in a later turn, if it is registered still;
-    /// the request does not keep the handler alive. Only on `queue`.
+    /// Calls `turnRequested()` on the socket registered with `token` in a later turn, if it is registered still;
+    /// the request does not keep the socket alive. Only on `queue`.
     func requestTurn(token: UInt64) {
         core.requestTurn(token)
     }

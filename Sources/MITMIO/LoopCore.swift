@@ -18,9 +18,14 @@ final class LoopCore: @unchecked Sendable {
     private static let loopKey = DispatchSpecificKey<Int>()
     private static let identities = Atomic<Int>(0)
 
-    /// Handlers by token. Tokens are never reused, so an event already fetched for a descriptor that
+    /// Sockets and other handlers by token. Tokens are never reused, so an event already fetched for a descriptor that
     /// was closed meanwhile finds no handler (or a dead one) instead of the descriptor's next owner.
-    private var handlers: [UInt64: Registered] = [:]
+    /// Sockets are not retained: a socket leaves the table in `close`, which its deinit calls, before its memory goes
+    /// (see `forget`). A weak reference would give every socket a side table, and each retain and release of it the
+    /// slow path.
+    private var sockets: [UInt64: Unmanaged<StreamSocket>] = [:]
+    /// Handlers that may go away on another thread (listeners), held weakly.
+    private var handlers: [UInt64: WeakHandler] = [:]
     private var nextToken: UInt64 = 1
     private var timers = TimerHeap()
     private let timerSequence = Atomic<UInt64>(0)
@@ -69,6 +74,7 @@ final class LoopCore: @unchecked Sendable {
         }
         queue.sync {
             timers.removeAll()
+            sockets.removeAll()
             handlers.removeAll()
             inbox.removeAll()
             turnRequests.removeAll()
@@ -89,7 +95,11 @@ final class LoopCore: @unchecked Sendable {
             if event.token == ReadyEvent.wakeToken {
                 readiness.acknowledgeWake()
             } else {
-                handlers[event.token]?.handler?.readinessChanged(event.readiness)
+                if let socket = sockets[event.token] {
+                    socket.takeUnretainedValue().readinessChanged(event.readiness)
+                } else {
+                    handlers[event.token]?.handler?.readinessChanged(event.readiness)
+                }
             }
         }
         runHandedOverWork()
@@ -122,12 +132,12 @@ final class LoopCore: @unchecked Sendable {
         if !isLoopThread && sleeping.load(ordering: .sequentiallyConsistent) { readiness.wake() }
     }
 
-    /// Calls `turnRequested()` on the handler of `token` in a later turn if it is still registered then. On `queue`.
+    /// Calls `turnRequested()` on the socket of `token` in a later turn if it is still registered then. On `queue`.
     func requestTurn(_ token: UInt64) {
         if isLoopThread {
             turnRequests.append(token)
         } else {
-            enqueue { [self] in handlers[token]?.handler?.turnRequested() }
+            enqueue { [self] in sockets[token]?.takeUnretainedValue().turnRequested() }
         }
     }
 
@@ -135,7 +145,7 @@ final class LoopCore: @unchecked Sendable {
     private func serveTurnRequests() {
         guard !turnRequests.isEmpty else { return }
         swap(&turnRequests, &spareTurnRequests)
-        for token in spareTurnRequests { handlers[token]?.handler?.turnRequested() }
+        for token in spareTurnRequests { sockets[token]?.takeUnretainedValue().turnRequested() }
         spareTurnRequests.removeAll(keepingCapacity: true)
     }
 
@@ -177,22 +187,28 @@ final class LoopCore: @unchecked Sendable {
     // MARK: - Descriptors
 
     /// Adds `fd` to the readiness set for its whole life; returns its token. On `queue`.
-    func register(_ fd: Int32, interest: Readiness, exclusive: Bool, handler: ReadinessHandler, confinedToLoop: Bool) throws(SystemCallError) -> UInt64 {
-        assert(isCurrent, "sockets join a loop's readiness set on the loop's queue")
-        let token = nextToken
-        nextToken += 1
-        handlers[token] = Registered(handler, confinedToLoop: confinedToLoop)
-        do {
-            try readiness.register(fd, interest: interest, token: token, exclusive: exclusive)
-        } catch {
-            handlers[token] = nil
-            throw error
-        }
+    func register(_ fd: Int32, interest: Readiness, exclusive: Bool, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
+        let token = try add(fd, interest: interest, exclusive: exclusive)
+        handlers[token] = WeakHandler(handler: handler)
         return token
     }
 
-    /// Removes `fd` from the readiness set. On `queue`, or from a deinit elsewhere (the kernel side is
-    /// thread-safe; the handler entry is then dropped on the queue).
+    /// Adds the descriptor of `socket`, which forgets its token before it goes away; returns the token. On `queue`.
+    func register(_ socket: StreamSocket) throws(SystemCallError) -> UInt64 {
+        let token = try add(socket.descriptor, interest: [.readable, .writable], exclusive: false)
+        sockets[token] = Unmanaged.passUnretained(socket)
+        return token
+    }
+
+    private func add(_ fd: Int32, interest: Readiness, exclusive: Bool) throws(SystemCallError) -> UInt64 {
+        assert(isCurrent, "sockets join a loop's readiness set on the loop's queue")
+        let token = nextToken
+        nextToken += 1
+        try readiness.register(fd, interest: interest, token: token, exclusive: exclusive)
+        return token
+    }
+
+    /// Removes `fd` from the readiness set. On `queue`, or from a deinit elsewhere (the kernel side is thread-safe).
     func deregister(_ fd: Int32, token: UInt64) {
         readiness.deregister(fd)
         forget(token)
@@ -200,27 +216,22 @@ final class LoopCore: @unchecked Sendable {
 
     /// Drops the handler of `token`, whose descriptor the caller closes at once: closing takes it out of the readiness
     /// set (`EPOLL_CTL_DEL` would be one more system call per connection), and an event already fetched for it finds
-    /// no handler, as tokens are never reused. Where `deregister` may be called.
+    /// no handler, as tokens are never reused. Where `deregister` may be called. From elsewhere it waits for the loop's
+    /// turn to end: a socket's deinit must not return (and free the socket) while the table still names it.
     func forget(_ token: UInt64) {
         if isCurrent {
+            sockets[token] = nil
             handlers[token] = nil
         } else {
-            queue.async { [self] in handlers[token] = nil }
+            queue.sync {
+                sockets[token] = nil
+                handlers[token] = nil
+            }
         }
     }
 }
 
-/// A handler table entry, which does not keep its handler alive (an owner that drops a socket closes it).
-private struct Registered {
-    /// A handler whose deinit runs on the loop and removes this entry first (a socket's `close`): `unowned`, as a
-    /// weak reference would give every connection's socket a side table, and each retain and release of it the slow path.
-    unowned var confined: (any ReadinessHandler)?
-    /// A handler that may go away elsewhere (a listener).
-    weak var shared: (any ReadinessHandler)?
-
-    init(_ handler: any ReadinessHandler, confinedToLoop: Bool) {
-        if confinedToLoop { confined = handler } else { shared = handler }
-    }
-
-    var handler: (any ReadinessHandler)? { confined ?? shared }
+/// A handler table entry that does not keep its handler alive.
+private struct WeakHandler {
+    weak var handler: (any ReadinessHandler)?
 }

@@ -71,7 +71,7 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         var one: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         do {
-            token = try loop.register(descriptor, interest: [.readable, .writable], handler: self, confinedToLoop: true)
+            token = try loop.register(self)
         } catch {
             registrationError = error
         }
