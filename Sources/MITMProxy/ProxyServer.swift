@@ -179,6 +179,13 @@ public final class ProxyServer: Sendable {
         }
     }
 
+    /// Idle upstream connections closed so far because no client took them within the pool's idle time.
+    public var expiredUpstreamCount: Int {
+        context.loops.loops.reduce(0) { total, loop in
+            total + loop.sync { context.pool(for: loop).expiredCount }
+        }
+    }
+
     /// The most recent intercepted connections' verdicts (at most `configuration.connectionDetailLimit`),
     /// in the order they were decided.
     public var connectionVerdicts: [ConnectionVerdict] { context.verdicts.connections }

@@ -1,3 +1,4 @@
+import Dispatch
 import MITMIO
 import MITMTLS
 
@@ -17,7 +18,8 @@ final class PooledUpstream: @unchecked Sendable {
     let address: String
     /// The ALPN protocols offered when it was opened (a client offering others needs a new connection).
     let offeredALPN: [String]
-    fileprivate var expiry: LoopTimer?
+    /// When it was parked, in monotonic nanoseconds: it expires the pool's idle time later.
+    fileprivate var parkedAt: UInt64 = 0
 
     init(leg: TLSLeg, host: String, port: Int, serverName: String?, certificate: X509Certificate?, address: String,
          offeredALPN: [String]) {
@@ -48,6 +50,9 @@ final class UpstreamPool: @unchecked Sendable {
     private var idle: [Key: [PooledUpstream]] = [:]
     private var count = 0
     private var forgeNames = ForgeNamesMemo()
+    /// Due when the longest-parked idle connection expires: one timer for the pool, as one per parked connection
+    /// cost three allocations and a timer-heap insertion per request.
+    private var expiryTimer: LoopTimer?
     private static let perOrigin = 16
     private static let total = 256
 
@@ -62,15 +67,16 @@ final class UpstreamPool: @unchecked Sendable {
         forgeNames.names(primary: primary, upstream: upstream)
     }
 
+    /// Idle connections closed so far because nobody took them in time.
+    private(set) var expiredCount = 0
+
     /// An idle connection to `host:port` (the newest that `usable` accepts), removed from the pool, or nil.
     func take(host: String, port: Int, where usable: (PooledUpstream) -> Bool = { _ in true }) -> PooledUpstream? {
         let key = Key(host: host, port: port)
-        guard var entries = idle[key], let index = entries.lastIndex(where: usable) else { return nil }
-        let entry = entries.remove(at: index)
-        idle[key] = entries.isEmpty ? nil : entries
+        // Removed in place: a copy of the list taken out of the dictionary would make the removal copy it again.
+        guard let index = idle[key]?.lastIndex(where: usable), let entry = idle[key]?.remove(at: index) else { return nil }
+        if idle[key]?.isEmpty == true { idle[key] = nil }
         count -= 1
-        entry.expiry?.cancel()
-        entry.expiry = nil
         entry.leg.onEvent = nil
         return entry
     }
@@ -82,8 +88,10 @@ final class UpstreamPool: @unchecked Sendable {
             entry.leg.close()
             return
         }
+        entry.parkedAt = Self.now
         idle[key, default: []].append(entry)
         count += 1
+        if expiryTimer == nil { armExpiry(oldestParkedAt: entry.parkedAt) }
         entry.leg.compactIdleMemory()
         entry.leg.onEvent = { [unowned self, unowned entry] event in
             // Anything from an idle server (a close, an unsolicited byte) makes the connection unusable.
@@ -91,9 +99,39 @@ final class UpstreamPool: @unchecked Sendable {
             evict(entry)
         }
         entry.leg.resumeReading()
-        entry.expiry = loop.schedule(after: idleSeconds) { [unowned self, unowned entry] in
-            evict(entry)
+    }
+
+    private static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    private var idleNanoseconds: UInt64 {
+        let nanoseconds = idleSeconds * 1e9
+        return nanoseconds < 1.8e19 ? UInt64(nanoseconds) : .max
+    }
+
+    private func armExpiry(oldestParkedAt: UInt64) {
+        let (due, overflow) = oldestParkedAt.addingReportingOverflow(idleNanoseconds)
+        let now = Self.now
+        let wait = overflow ? Double.infinity : Double(due > now ? due - now : 0) / 1e9
+        // Held strongly: the pool goes with its context, maybe on another thread; it lives on until its last idle
+        // connection expires, or `closeAll` cancels the timer.
+        expiryTimer = loop.schedule(after: wait) { [self] in expireIdle() }
+    }
+
+    /// Closes the idle connections whose time is up, and waits for the next to expire.
+    private func expireIdle() {
+        expiryTimer = nil
+        let now = Self.now
+        var expired: [PooledUpstream] = []
+        var oldest = UInt64.max
+        for entries in idle.values {
+            for entry in entries {
+                let (due, overflow) = entry.parkedAt.addingReportingOverflow(idleNanoseconds)
+                if !overflow && due <= now { expired.append(entry) } else { oldest = min(oldest, entry.parkedAt) }
+            }
         }
+        for entry in expired { evict(entry) }
+        expiredCount += expired.count
+        if oldest != .max { armExpiry(oldestParkedAt: oldest) }
     }
 
     /// An HTTP/2 connection opened the way `key` says that takes another client connection, or nil.
@@ -126,9 +164,10 @@ final class UpstreamPool: @unchecked Sendable {
         let sharing = shared.values.flatMap { $0 }
         shared.removeAll()
         for connection in sharing { connection.stop() }
+        expiryTimer?.cancel()
+        expiryTimer = nil
         for entries in idle.values {
             for entry in entries {
-                entry.expiry?.cancel()
                 entry.leg.onEvent = nil
                 entry.leg.close()
             }
@@ -143,7 +182,6 @@ final class UpstreamPool: @unchecked Sendable {
         idle[key]?.remove(at: index)
         if idle[key]?.isEmpty == true { idle[key] = nil }
         count -= 1
-        entry.expiry?.cancel()
         entry.leg.onEvent = nil
         entry.leg.close()
     }

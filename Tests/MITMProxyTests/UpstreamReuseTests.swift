@@ -56,4 +56,22 @@ import Testing
         harness.stop()
         await origin.stop()
     }
+
+    @Test func anIdleUpstreamIsClosedWhenThePoolsIdleTimeHasPassed() async throws {
+        let origin = try await OriginServer.start(.tls(.origin))
+        let harness = try await ProxyHarness.start {
+            $0.loopCount = 1
+            $0.upstreamPoolIdle = 1.5
+        }
+        let first = try await fetch(harness, "https://localhost:\(origin.port)/hello")
+        #expect(first.stdoutText == "hello from origin", "\(first)")
+        #expect(await Poll.until(timeout: .seconds(10)) { harness.server.expiredUpstreamCount == 1 }, "the parked upstream was closed 1.5 s later")
+        let second = try await fetch(harness, "https://localhost:\(origin.port)/hello")
+        #expect(second.stdoutText == "hello from origin", "\(second)")
+        let records = harness.recorder.exchanges
+        try #require(records.count == 2)
+        #expect(records[1].timings.connect >= 0, "the second client got a new upstream connection")
+        harness.stop()
+        await origin.stop()
+    }
 }
