@@ -12,6 +12,11 @@ struct ClientHelloBody {
 
     /// Parses `body`, the bytes after the four-byte handshake header.
     init(parsing body: ArraySlice<UInt8>) throws(ClientHelloMalformed) {
+        let parsed = body.withUnsafeBufferPointer { bytes in Result { () throws(ClientHelloMalformed) in try Self(borrowing: bytes) } }
+        self = try parsed.get()
+    }
+
+    private init(borrowing body: UnsafeBufferPointer<UInt8>) throws(ClientHelloMalformed) {
         var reader = ClientHelloReader(body)
         legacyVersion = try reader.readUInt16("legacy_version")
         guard legacyVersion >> 8 == 3 else {
@@ -79,7 +84,7 @@ struct ClientHelloBody {
         return hostName
     }
 
-    private static func validatedHostName(_ name: ArraySlice<UInt8>) throws(ClientHelloMalformed) -> String {
+    private static func validatedHostName(_ name: UnsafeBufferPointer<UInt8>) throws(ClientHelloMalformed) -> String {
         guard !name.isEmpty else {
             throw ClientHelloMalformed("SNI host_name is empty")
         }

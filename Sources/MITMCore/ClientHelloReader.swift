@@ -8,21 +8,21 @@ struct ClientHelloMalformed: Error {
 }
 
 /// A bounds-checked cursor over ClientHello bytes; every read names the field so failures read well (the name is
-/// only made when a read fails: a ClientHello is parsed for every new connection).
+/// only made when a read fails: a ClientHello is parsed for every new connection). It borrows the bytes (valid for
+/// the parse only): readers of the nested vectors then cost no reference counting.
 struct ClientHelloReader {
-    private let bytes: ArraySlice<UInt8>
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var position: Int
 
-    init(_ bytes: ArraySlice<UInt8>) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
-        self.position = bytes.startIndex
+        self.position = 0
     }
 
-    var isAtEnd: Bool { position == bytes.endIndex }
+    var isAtEnd: Bool { position == bytes.count }
 
-    var remainingCount: Int { bytes.endIndex - position }
+    var remainingCount: Int { bytes.count - position }
 
-    // The integers are read in place: a slice for them would retain the bytes' storage and release it again.
     mutating func readUInt8(_ field: @autoclosure () -> String) throws(ClientHelloMalformed) -> UInt8 {
         try require(1, field())
         defer { position += 1 }
@@ -35,11 +35,11 @@ struct ClientHelloReader {
         return UInt16(bytes[position]) << 8 | UInt16(bytes[position + 1])
     }
 
-    mutating func readBytes(count: Int, _ field: @autoclosure () -> String) throws(ClientHelloMalformed) -> ArraySlice<UInt8> {
+    mutating func readBytes(count: Int, _ field: @autoclosure () -> String) throws(ClientHelloMalformed) -> UnsafeBufferPointer<UInt8> {
         try require(count, field())
         let start = position
         position += count
-        return bytes[start..<position]
+        return UnsafeBufferPointer(rebasing: bytes[start..<position])
     }
 
     /// Reads a vector with a one-byte length prefix and returns a reader over its contents.
@@ -54,8 +54,8 @@ struct ClientHelloReader {
         return ClientHelloReader(try readBytes(count: length, field()))
     }
 
-    func remainingBytes() -> ArraySlice<UInt8> {
-        bytes[position...]
+    func remainingBytes() -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes[position...])
     }
 
     private func require(_ count: Int, _ field: @autoclosure () -> String) throws(ClientHelloMalformed) {
