@@ -5,7 +5,7 @@ import MITMHTTP2
 /// The upstream side of the relay: responses, response bodies and what the upstream does to its streams.
 extension HTTP2Relay {
     func handleUpstreamEvent(_ event: HTTP2Event) {
-        if event.movesAStream { owner?.relayActivity() }
+        if event.movesAStream { owner?.relayActivity(headDeadline: nil) }
         switch event {
         case .headers(let upstreamID, let block):
             responseHeaders(block, on: upstreamID)

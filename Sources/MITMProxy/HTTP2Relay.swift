@@ -214,7 +214,7 @@ final class HTTP2Relay {
     }
 
     private func noteActivity(_ events: [HTTP2Event]) {
-        if events.contains(where: \.movesAStream) { owner?.relayActivity() }
+        if events.contains(where: \.movesAStream) { owner?.relayActivity(headDeadline: nil) }
     }
 
     /// Whether the client waits for the proxy's SETTINGS until the upstream's have come: then the client's first

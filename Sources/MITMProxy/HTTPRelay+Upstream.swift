@@ -14,7 +14,7 @@ extension HTTPRelay {
     func upstreamEvent(_ event: LegEvent) {
         client.cork()
         defer { client.uncork() }
-        owner?.relayActivity()
+        owner?.relayActivity(headDeadline: headDeadline)
         switch event {
         case .data(let bytes):
             let direct = min(Self.directBodyBytes(of: &responseParser), bytes.count)

@@ -122,7 +122,7 @@ final class HTTPRelay {
             lingerEvent(event)
             return
         }
-        owner?.relayActivity()
+        owner?.relayActivity(headDeadline: headDeadline)
         switch event {
         case .data(let bytes):
             let direct = hasQueuedClientEvents ? 0 : min(Self.directBodyBytes(of: &clientParser), bytes.count)
@@ -177,7 +177,7 @@ final class HTTPRelay {
         } else if headDeadline == nil {
             headDeadline = context.clock.after(seconds: context.configuration.handshakeTimeout)
         }
-        if headDeadline != previous { owner?.relayActivity() }  // the owner's deadline includes the head's
+        if headDeadline != previous { owner?.relayActivity(headDeadline: headDeadline) }  // the owner's deadline includes the head's
     }
 
     /// The head deadline passed with nothing in flight: the client gets a 408 (a slow-header attack must not keep

@@ -182,10 +182,12 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func closeForShutdown() { close(reason: "proxy stopping") }
 
     /// Bytes moved while relaying: the idle deadline (or a request head's, if sooner) starts again.
-    func touch() {
+    func touch() { touch(headDeadline: httpRelay?.headDeadline) }
+
+    private func touch(headDeadline: UInt64?) {
         lastActivity = context.clock.now()
         let idle = Clock.after(seconds: context.configuration.idleTimeout, from: lastActivity)
-        timeout = ConnectionDeadline(at: min(idle, httpRelay?.headDeadline ?? .max), reason: .idle)
+        timeout = ConnectionDeadline(at: min(idle, headDeadline ?? .max), reason: .idle)
         compacted = false
         offeredIdleUpstream = false
     }
@@ -403,7 +405,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         touch()
     }
 
-    func relayActivity() { touch() }
+    /// Told by the relay itself, which saves reading it back out of `phase` (a copy of the phase's references).
+    func relayActivity(headDeadline: UInt64?) { touch(headDeadline: headDeadline) }
 
     func relayLingering() { linger() }
 

@@ -73,7 +73,7 @@ final class RawRelay {
 
     private func forward(_ bytes: [UInt8], to destination: Leg, from source: Leg, up: Bool) {
         if up { bytesUp += bytes.count } else { bytesDown += bytes.count }
-        owner?.relayActivity()
+        owner?.relayActivity(headDeadline: nil)
         tap?.observe(bytes, fromClient: up)
         destination.write(bytes)
         if destination.outputRoom(below: Self.highWater) < 0 { source.pauseReading() }

@@ -2,8 +2,9 @@
 /// owner `unowned` (the owner outlives them, and they drop it when they close): a weak reference would give every
 /// connection a side table, and each retain and release of it the slow path.
 protocol RelayOwner: AnyObject {
-    /// Bytes moved, or the relay's own deadline changed: the owner recomputes its deadline.
-    func relayActivity()
+    /// Bytes moved, or the relay's own deadline changed: the owner recomputes its deadline. `headDeadline`: an HTTP/1
+    /// relay's deadline for the request head it is reading, if any.
+    func relayActivity(headDeadline: UInt64?)
     /// The relay sent its last byte and only waits for the client to hang up.
     func relayLingering()
     /// The relay closed both legs.

@@ -124,7 +124,7 @@ final class WebConnection: @unchecked Sendable {
 
     private func answer(_ requestHead: HTTPRequestHead, body: [UInt8]) {
         state = .answering
-        owner?.relayActivity()
+        owner?.relayActivity(headDeadline: nil)
         client.pauseReading()
         let keepAlive = requestHead.keepAlive && requestHead.method != "CONNECT" && !requestHead.headers.contains("upgrade")
         guard requestHead.method != "CONNECT" else {
@@ -181,7 +181,7 @@ final class WebConnection: @unchecked Sendable {
             let end = min(bytes.count, offset + Self.writeChunk)
             // The state moves on before the write: a write the kernel takes at once may report the drain right away.
             state = .sending(body: bytes, offset: end, keepAlive: keepAlive)
-            owner?.relayActivity()
+            owner?.relayActivity(headDeadline: nil)
             client.write(Array(bytes[offset..<end]))
         }
     }
@@ -192,7 +192,7 @@ final class WebConnection: @unchecked Sendable {
             return
         }
         state = .reading
-        owner?.relayActivity()
+        owner?.relayActivity(headDeadline: nil)
         client.resumeReading()
         processQueued()
     }
@@ -218,7 +218,7 @@ final class WebConnection: @unchecked Sendable {
     func idleDeadlinePassed() -> Bool {
         guard case .streaming = state else { return false }
         client.write(ServerSentEvent.heartbeat)
-        owner?.relayActivity()
+        owner?.relayActivity(headDeadline: nil)
         return true
     }
 
