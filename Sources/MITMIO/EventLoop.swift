@@ -108,7 +108,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Removes `fd` from the readiness set; the caller closes it right after. On `queue`, or from a
-    /// deinit elsewhere (the kernel side is thread-safe; the handler entry is then dropped on the loop).
+    /// deinit elsewhere (the kernel side is thread-safe; the entry is dropped after the loop's current turn).
     func deregister(_ fd: Int32, token: UInt64) {
         core.deregister(fd, token: token)
     }
