@@ -185,7 +185,7 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         if registrationError == nil {
             loop.requestTurn(token: token)
         } else {
-            // Not in the readiness set: nothing else keeps the socket alive until the turn.
+            // Not in the readiness set, so not in the loop's table: the turn comes through a closure holding the socket.
             loop.execute { [self] in turnRequested() }
         }
     }
