@@ -1,4 +1,3 @@
-import Dispatch
 import MITMIO
 import MITMTLS
 
@@ -88,7 +87,7 @@ final class UpstreamPool: @unchecked Sendable {
             entry.leg.close()
             return
         }
-        entry.parkedAt = Self.now
+        entry.parkedAt = Clock.now
         idle[key, default: []].append(entry)
         count += 1
         if expiryTimer == nil { armExpiry(oldestParkedAt: entry.parkedAt) }
@@ -101,17 +100,10 @@ final class UpstreamPool: @unchecked Sendable {
         entry.leg.resumeReading()
     }
 
-    private static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-    private var idleNanoseconds: UInt64 {
-        let nanoseconds = idleSeconds * 1e9
-        return nanoseconds < 1.8e19 ? UInt64(nanoseconds) : .max
-    }
-
     private func armExpiry(oldestParkedAt: UInt64) {
-        let (due, overflow) = oldestParkedAt.addingReportingOverflow(idleNanoseconds)
-        let now = Self.now
-        let wait = overflow ? Double.infinity : Double(due > now ? due - now : 0) / 1e9
+        let due = Clock.after(seconds: idleSeconds, from: oldestParkedAt)
+        let now = Clock.now
+        let wait = due == .max ? Double.infinity : Double(due > now ? due - now : 0) / 1e9
         // Held strongly: the pool goes with its context, maybe on another thread; it lives on until its last idle
         // connection expires, or `closeAll` cancels the timer.
         expiryTimer = loop.schedule(after: wait) { [self] in expireIdle() }
@@ -120,13 +112,16 @@ final class UpstreamPool: @unchecked Sendable {
     /// Closes the idle connections whose time is up, and waits for the next to expire.
     private func expireIdle() {
         expiryTimer = nil
-        let now = Self.now
+        let now = Clock.now
         var expired: [PooledUpstream] = []
         var oldest = UInt64.max
         for entries in idle.values {
             for entry in entries {
-                let (due, overflow) = entry.parkedAt.addingReportingOverflow(idleNanoseconds)
-                if !overflow && due <= now { expired.append(entry) } else { oldest = min(oldest, entry.parkedAt) }
+                if Clock.after(seconds: idleSeconds, from: entry.parkedAt) <= now {
+                    expired.append(entry)
+                } else {
+                    oldest = min(oldest, entry.parkedAt)
+                }
             }
         }
         for entry in expired { evict(entry) }
