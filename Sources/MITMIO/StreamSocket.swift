@@ -283,7 +283,8 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     }
 }
 
-extension StreamSocket: ReadinessHandler {
+// What the loop calls: readiness reports and the turns asked for (`EventLoop.requestTurn(token:)`).
+extension StreamSocket {
     /// A read turn (`queueReadTurn`) or a failure report (`report(_:later:)`) asked for. A socket that closed or went
     /// away meanwhile is no longer registered and gets no call.
     func turnRequested() {
