@@ -55,6 +55,12 @@ public struct SpareConnectionJudge: Sendable {
         var open: [Int: UInt64] = [:]
         var lastClosed: (connection: Int, at: Double)?
 
+        /// `connection` closed at `time`: it is no longer open, and the last closed if none closed later.
+        mutating func close(_ connection: Int, at time: Double) {
+            guard open.removeValue(forKey: connection) != nil else { return }
+            if time >= lastClosed?.at ?? -.infinity { lastClosed = (connection, time) }
+        }
+
         /// The sibling to name for a candidate whose handshake was at `handshakeAt`: the latest opened of those
         /// still open, else the last closed if it closed no earlier than one window before.
         func sibling(forHandshakeAt handshakeAt: Double, window: Double) -> Int? {
@@ -92,13 +98,14 @@ public struct SpareConnectionJudge: Sendable {
             interceptions += 1
             siblings[key, default: Siblings()].open[connection] = interceptions
             siblingKeys[connection] = key
+            // Every intercepted connection passes here; candidates are rare, so the usual case hashes the key once.
+            guard !held.isEmpty else { return [] }
             let waiting = held.filter { $0.value.key == key }.keys.sorted()
             for id in waiting { held.removeValue(forKey: id) }
             return waiting.map { .unused(connection: $0, sibling: connection) }
         case .closed(let connection, let time):
-            guard let key = siblingKeys.removeValue(forKey: connection),
-                  siblings[key]?.open.removeValue(forKey: connection) != nil else { return [] }
-            if time >= siblings[key]?.lastClosed?.at ?? -.infinity { siblings[key]?.lastClosed = (connection, time) }
+            guard let key = siblingKeys.removeValue(forKey: connection) else { return [] }
+            siblings[key]?.close(connection, at: time)
             return []
         case .closedWithoutRequest(let connection, let key, let handshakeAt, let time):
             if let sibling = siblings[key]?.sibling(forHandshakeAt: handshakeAt, window: window) {

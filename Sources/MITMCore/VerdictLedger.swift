@@ -76,16 +76,23 @@ public struct VerdictLedger: Sendable {
     /// Adds a decided verdict; `previous` is the verdict it supersedes on the same connection (inconclusive
     /// upgraded to intercepted), so that connection is counted once.
     public mutating func record(_ connection: ConnectionVerdict, replacing previous: Verdict?) {
-        let key = Key(host: connection.host, port: connection.port)
-        if let previous { tallies[key, default: Tally()].add(previous, client: connection.clientKey, delta: -1) }
-        tallies[key, default: Tally()].add(connection.verdict, client: connection.clientKey, delta: 1)
-        tallies[key]?.profile = connection.profile
-        if connection.verdict.kind == .intercepted { proven.insert(connection.clientKey) }
+        let client = connection.clientKey
+        // One lookup of the host's tally: every decided connection passes here.
+        modifyTally(Key(host: connection.host, port: connection.port)) { tally in
+            if let previous { tally.add(previous, client: client, delta: -1) }
+            tally.add(connection.verdict, client: client, delta: 1)
+            tally.profile = connection.profile
+        }
+        if connection.verdict.kind == .intercepted { proven.insert(client) }
         if previous != nil, let index = recent.lastIndex(where: { $0.connectionID == connection.connectionID }) {
             recent[index] = connection
         } else {
             keep(connection)
         }
+    }
+
+    private mutating func modifyTally(_ key: Key, _ change: (inout Tally) -> Void) {
+        change(&tallies[key, default: Tally()])
     }
 
     /// A client loaded the proxy's trust probe (`https://mitm.proxy/`): it trusts the CA.

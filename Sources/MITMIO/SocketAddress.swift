@@ -28,21 +28,36 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     /// The IP address as text (`127.0.0.1`, `::1`).
     public var host: String {
         var copy = storage
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        withUnsafePointer(to: &copy) { pointer in
+        return withUnsafePointer(to: &copy) { pointer in
             if family == AF_INET {
-                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
-                    var inet = address.pointee.sin_addr
-                    _ = inet_ntop(AF_INET, &inet, &buffer, socklen_t(buffer.count))
-                }
-            } else {
-                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
-                    var inet = address.pointee.sin6_addr
-                    _ = inet_ntop(AF_INET6, &inet, &buffer, socklen_t(buffer.count))
+                let address = pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
+                return Self.dottedQuad(UInt32(bigEndian: address))
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                var inet = address.pointee.sin6_addr
+                return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { buffer in
+                    guard inet_ntop(AF_INET6, &inet, buffer.baseAddress, socklen_t(buffer.count)) != nil else { return "" }
+                    return String(cString: buffer.baseAddress!)
                 }
             }
         }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `a.b.c.d` for an IPv4 address in host byte order: written by hand, since every accepted connection asks and
+    /// glibc's `inet_ntop` formats through `sprintf`.
+    static func dottedQuad(_ address: UInt32) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 15) { buffer in
+            var count = 0
+            for shift in stride(from: 24, through: 0, by: -8) {
+                let octet = Int((address >> UInt32(shift)) & 0xFF)
+                if octet >= 100 { buffer[count] = UInt8(ascii: "0") + UInt8(octet / 100); count += 1 }
+                if octet >= 10 { buffer[count] = UInt8(ascii: "0") + UInt8(octet / 10 % 10); count += 1 }
+                buffer[count] = UInt8(ascii: "0") + UInt8(octet % 10)
+                count += 1
+                if shift > 0 { buffer[count] = UInt8(ascii: "."); count += 1 }
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+        }
     }
 
     /// `host:port`, with IPv6 hosts bracketed.

@@ -23,18 +23,18 @@ struct ExchangeRecordFactory {
     /// The rule throttling the connection, named on each of its exchanges.
     let connectionRules: [String]
 
-    /// `clientPeer` is the client leg's peer description (`127.0.0.1:50123`).
-    init(connectionID: Int, captureLimit: Int, clientPeer: String, dropsProxyAuthorization: Bool = false, connectionRules: [String] = []) {
+    /// `client` is the client's IP address, when known.
+    init(connectionID: Int, captureLimit: Int, client: String?, dropsProxyAuthorization: Bool = false, connectionRules: [String] = []) {
         self.connectionID = connectionID
         self.captureLimit = captureLimit
         self.dropsProxyAuthorization = dropsProxyAuthorization
-        client = PeerAddress.host(of: clientPeer)
+        self.client = client
         self.connectionRules = connectionRules
     }
 
     /// Records for the exchanges of `client`, naming the rule that throttles it, if one does.
     init(connectionID: Int, captureLimit: Int, client: Leg, dropsProxyAuthorization: Bool) {
-        self.init(connectionID: connectionID, captureLimit: captureLimit, clientPeer: client.peerDescription,
+        self.init(connectionID: connectionID, captureLimit: captureLimit, client: client.peerHost,
                   dropsProxyAuthorization: dropsProxyAuthorization, connectionRules: client.throttleRule.map { [$0] } ?? [])
     }
 

@@ -35,6 +35,8 @@ protocol Leg: AnyObject {
     var isClosed: Bool { get }
     /// The peer's address (`127.0.0.1:50123`), for log lines.
     var peerDescription: String { get }
+    /// The peer's IP address, or nil when it could not be read.
+    var peerHost: String? { get }
     /// Drops idle buffers (TLS record buffers) to keep idle connections small. Not redundant with OpenSSL's
     /// release-buffers mode: without it an idle intercepted connection holds 2.2 KiB more (bench idle scenario).
     func releaseIdleMemory()
@@ -91,6 +93,7 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     func reset() { socket.reset() }
     var isClosed: Bool { socket.isClosed }
     var peerDescription: String { socket.peerDescription }
+    var peerHost: String? { socket.peerHost }
 
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) { onEvent?(.data(bytes)) }
     func socketDidReadEOF(_ socket: any ByteStream) { onEvent?(.endOfInput) }

@@ -54,6 +54,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     var outputLimit: Int { socket.outputLimit }
     var isClosed: Bool { socket.isClosed }
     var peerDescription: String { socket.peerDescription }
+    var peerHost: String? { socket.peerHost }
 
     func write(_ bytes: [UInt8]) {
         // A first piece that fits is adopted, not copied: a body chunk of a whole record is the common case.
