@@ -30,6 +30,10 @@ public struct ClientAccessPolicy: Sendable, Equatable {
     /// The scopes a client address may have on a network listener without `--allow-public-clients`.
     public static let admittedScopes: [IPAddressScope] = [.loopback, .privateNetwork, .linkLocal, .sharedAddressSpace]
 
+    /// Whether a client's address is asked about at all (on loopback, or with `--allow-public-clients`, anyone who can
+    /// connect is admitted).
+    public var refusesSomeClients: Bool { reach == .privateNetworks }
+
     /// Why a connection from `client` (an IP literal as the listener read it) is refused; nil to admit it.
     public func refusal(forClient client: String) -> String? {
         guard reach == .privateNetworks else { return nil }

@@ -17,7 +17,7 @@ extension ProxyContext {
     /// Whether a client at `address` (an IP address) is kept from this machine's own addresses: every client not on
     /// loopback (one whose address cannot be read included), unless `--allow-local-targets`.
     func refusesLocalTargets(forClient address: String?) -> Bool {
-        !configuration.allowLocalTargets && IPAddress(address ?? "")?.scope != .loopback
+        !configuration.allowLocalTargets && address != "127.0.0.1" && IPAddress(address ?? "")?.scope != .loopback
     }
 }
 

@@ -301,11 +301,13 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         answerConnect(tunnel, heldBytes: leftover)
     }
 
+    private static let connectionEstablished = Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8)
+
     /// Says `200` to the CONNECT (or succeeded to the SOCKS5 request) and starts peeking at the tunnel, first at
     /// `heldBytes` (sent right behind the request).
     func answerConnect(_ tunnel: Tunnel, heldBytes: [UInt8]) {
         switch tunnel.request {
-        case .httpConnect: clientSocket.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
+        case .httpConnect: clientSocket.write(Self.connectionEstablished)
         case .socks5: clientSocket.write(SOCKS5Handshake.reply(.succeeded))
         case .reverse: break
         }

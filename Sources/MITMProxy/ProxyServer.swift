@@ -52,7 +52,7 @@ public final class ProxyServer: Sendable {
         }
         let access = configuration.clientAccess
         let admits: @Sendable (SocketAddress) -> Bool = { [events = context.events] peer in
-            guard let reason = access.refusal(forClient: peer.host) else { return true }
+            guard access.refusesSomeClients, let reason = access.refusal(forClient: peer.host) else { return true }
             events.emit(.clientRefused(peer: peer.description, reason: reason))
             return false
         }

@@ -296,9 +296,13 @@ public final class TLSConnection {
         guard let data, length > 0 else { return nil }
         let name = UnsafeBufferPointer(start: data, count: Int(length))
         // Asked for several times per connection: the usual answers without decoding them each time.
-        if name.elementsEqual("h2".utf8) { return "h2" }
-        if name.elementsEqual("http/1.1".utf8) { return "http/1.1" }
+        if Self.matches(name, "h2") { return "h2" }
+        if Self.matches(name, "http/1.1") { return "http/1.1" }
         return String(decoding: name, as: UTF8.self)
+    }
+
+    private static func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        bytes.count == literal.utf8CodeUnitCount && memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
     }
 
     /// `TLSv1.3`, `TLSv1.2`, ...
