@@ -92,8 +92,9 @@ final class EventFanOut: Sendable {
                 return (batch, state.subscribers)
             }
             guard !taken.isEmpty else { return }
-            for event in taken {
-                for subscriber in subscribers { subscriber(event) }
+            // By index: each event is lent to the subscribers, not copied out of the batch.
+            for index in taken.indices {
+                for subscriber in subscribers { subscriber(taken[index]) }
             }
             var batch = consume taken
             batch.removeAll(keepingCapacity: true)

@@ -37,6 +37,13 @@ import Testing
         #expect(found.map(\.host) == ["api.example.com"])
     }
 
+    @Test func aHostWithItsRootDotIsTheSameHost() {
+        var detector = FallbackDetector()
+        #expect(detector.observe(refusal(1, "api.example.com.", at: 0), at: start).isEmpty)
+        let found = detector.observe(plainFetch(2, "http://api.example.com/login", host: "api.example.com", at: 1), at: start)
+        #expect(found.map(\.host) == ["api.example.com"])
+    }
+
     @Test func aFetchBeforeTheRefusalOrFromAnotherClientOrHostIsNoFallback() {
         var detector = FallbackDetector()
         _ = detector.observe(plainFetch(1, "http://api.example.com/", host: "api.example.com", at: 0), at: start)
