@@ -92,9 +92,9 @@ final class EventFanOut: Sendable {
                 return (batch, state.subscribers)
             }
             guard !taken.isEmpty else { return }
-            // By index: each event is lent to the subscribers, not copied out of the batch.
-            for index in taken.indices {
-                for subscriber in subscribers { subscriber(taken[index]) }
+            // Bound once per event: a subscript per subscriber call would copy the event for each (measured).
+            for event in taken {
+                for subscriber in subscribers { subscriber(event) }
             }
             var batch = consume taken
             batch.removeAll(keepingCapacity: true)
