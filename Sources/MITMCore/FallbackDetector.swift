@@ -114,10 +114,11 @@ public struct FallbackDetector: Sendable {
 
     private static func normalized(_ host: String) -> String {
         // Hosts arrive lowercase almost always (every connection passes here): then there is nothing to make.
-        if host.utf8.allSatisfy({ $0 < 0x80 && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }),
-           host.utf8.last != UInt8(ascii: ".") {
-            return host
+        var text = host
+        let normal = text.withUTF8 { bytes in
+            bytes.last != UInt8(ascii: ".") && !bytes.contains { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
         }
+        if normal { return host }
         let lower = host.lowercased()
         return lower.hasSuffix(".") ? String(lower.dropLast()) : lower
     }

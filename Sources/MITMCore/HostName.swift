@@ -42,11 +42,16 @@ public enum HostName {
 
     /// Whether `host` is an IPv4 dotted quad or an IPv6 literal (without brackets).
     public static func isIPAddress(_ host: String) -> Bool {
-        let utf8 = host.utf8
-        // Most hosts are names: a colon is needed for IPv6, only digits and dots make IPv4.
-        if utf8.contains(UInt8(ascii: ":")) { return isIPv6(Array(utf8)[...]) }
-        guard utf8.allSatisfy({ $0 == UInt8(ascii: ".") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }) else { return false }
-        return isIPv4(Array(utf8)[...])
+        var host = host
+        return host.withUTF8 { bytes in
+            // Most hosts are names: a colon is needed for IPv6, only digits and dots make IPv4.
+            var digitsAndDots = true
+            for byte in bytes {
+                if byte == UInt8(ascii: ":") { return isIPv6(Array(bytes)[...]) }
+                if byte != UInt8(ascii: ".") && (byte < UInt8(ascii: "0") || byte > UInt8(ascii: "9")) { digitsAndDots = false }
+            }
+            return digitsAndDots && isIPv4(Array(bytes)[...])
+        }
     }
 
     /// Whether `host` is an IPv6 literal (without brackets).

@@ -18,12 +18,25 @@ public struct SpareConnectionJudge: Sendable {
         public let host: String
         /// The CONNECT port.
         public let port: Int
+        /// Hashed once: a connection's key is looked up several times, and its two strings are what hashing costs.
+        private let hash: Int
 
         /// Creates a key.
         public init(client: String, host: String, port: Int) {
             self.client = client
             self.host = host
             self.port = port
+            var hasher = Hasher()
+            hasher.combine(client)
+            hasher.combine(host)
+            hasher.combine(port)
+            hash = hasher.finalize()
+        }
+
+        public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+        public static func == (left: Key, right: Key) -> Bool {
+            left.hash == right.hash && left.port == right.port && left.host == right.host && left.client == right.client
         }
     }
 
