@@ -17,6 +17,7 @@ extension ProxyContext {
     /// Whether a client at `address` (an IP address) is kept from this machine's own addresses: every client not on
     /// loopback (one whose address cannot be read included), unless `--allow-local-targets`.
     func refusesLocalTargets(forClient address: String?) -> Bool {
+        // The usual client, this machine over IPv4, is known by its text without parsing it (asked once per connection).
         !configuration.allowLocalTargets && address != "127.0.0.1" && IPAddress(address ?? "")?.scope != .loopback
     }
 }
