@@ -8,7 +8,7 @@ heads byte-exactly (no parsing library in between, so what the proxy sent is wha
   chunked-304  answers a request with If-None-Match with 304 + `Transfer-Encoding: chunked` and no body
   silent       reads the request and never answers
   late         answers each request after 2 seconds
-  unrequested  answers the request, then at once sends a second response nobody asked for
+  unrequested  answers the request together with (in the same write) a second response nobody asked for
   faults       misbehaves by path: /reset-mid-body (Content-Length 1 MiB, 64 KiB of it, then a TCP reset),
                /reset-mid-chunked (a 64 KiB chunk, then a reset), /close-before-response (FIN right after the head),
                /reset-before-response, /half-close-after-response (a close-delimited 100,000-byte body, then
@@ -39,9 +39,13 @@ def read_head(connection, pending):
     return pending[:end], pending[end:]
 
 
-def respond(connection, status, headers, body=b""):
+def response(status, headers, body=b""):
     lines = ["HTTP/1.1 %s" % status] + ["%s: %s" % pair for pair in headers]
-    connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def respond(connection, status, headers, body=b""):
+    connection.sendall(response(status, headers, body))
 
 
 # Responses whose length a client and a proxy could read differently; each body holds SMUGGLED, which must never
@@ -171,8 +175,10 @@ def serve(connection, behavior):
             elif behavior == "silent":
                 threading.Event().wait()
             elif behavior == "unrequested":
-                respond(connection, "200 OK", [("Content-Length", 2)], b"ok")
-                respond(connection, "200 OK", [("Content-Length", 3)], b"bad")
+                # One write: the stray response reaches the proxy with the answer, before the client can ask again
+                # (written apart, a loaded proxy could forward the next request first and take the stray as its answer).
+                connection.sendall(response("200 OK", [("Content-Length", 2)], b"ok")
+                                   + response("200 OK", [("Content-Length", 3)], b"bad"))
     except (OSError, ssl.SSLError):
         pass
     finally:
