@@ -107,7 +107,9 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         paused = false
         guard !isHandshaking, !socket.isClosed else { return }
         socket.resumeReading()
-        drainPlaintext()
+        // Only input kept while paused needs decrypting now; what the socket still holds comes with its next read turn.
+        // (A parked upstream resumes with nothing kept: without the check, each park cost an `SSL_read` that had nothing.)
+        if tls.mayHaveInput { drainPlaintext() }
     }
 
     func finishWriting() {
