@@ -72,8 +72,14 @@ final class UpstreamPool: @unchecked Sendable {
     /// An idle connection to `host:port` (the newest that `usable` accepts), removed from the pool, or nil.
     func take(host: String, port: Int, where usable: (PooledUpstream) -> Bool = { _ in true }) -> PooledUpstream? {
         let key = Key(host: host, port: port)
-        // Removed in place: a copy of the list taken out of the dictionary would make the removal copy it again.
-        guard let index = idle[key]?.lastIndex(where: usable), let entry = idle[key]?.remove(at: index) else { return nil }
+        guard let index = idle[key]?.lastIndex(where: usable) else { return nil }
+        return remove(at: index, of: key)
+    }
+
+    /// Takes the entry at `index` of `key`'s idle list out of the pool, and stops listening to it. Removed in place: a
+    /// copy of the list taken out of the dictionary would make the removal copy it again.
+    private func remove(at index: Int, of key: Key) -> PooledUpstream? {
+        guard let entry = idle[key]?.remove(at: index) else { return nil }
         if idle[key]?.isEmpty == true { idle[key] = nil }
         count -= 1
         entry.leg.onEvent = nil
@@ -174,10 +180,6 @@ final class UpstreamPool: @unchecked Sendable {
     private func evict(_ entry: PooledUpstream) {
         let key = Key(host: entry.host, port: entry.port)
         guard let index = idle[key]?.firstIndex(where: { $0 === entry }) else { return }
-        idle[key]?.remove(at: index)
-        if idle[key]?.isEmpty == true { idle[key] = nil }
-        count -= 1
-        entry.leg.onEvent = nil
-        entry.leg.close()
+        remove(at: index, of: key)?.leg.close()
     }
 }
