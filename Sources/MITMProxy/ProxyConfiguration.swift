@@ -52,8 +52,12 @@ public struct ProxyConfiguration: Sendable {
     public var allowLocalTargets = false
     /// Decides per TLS tunnel: intercept (default), pass through untouched, or refuse.
     public var tunnelPolicy = TunnelPolicy()
-    /// Number of event loops (default one per core).
-    public var loopCount = System.coreCount
+    /// Number of event loops (default `defaultLoopCount`).
+    public var loopCount = Self.defaultLoopCount
+    /// One loop per core but one, at least one (see `System.defaultLoopCount`).
+    public static var defaultLoopCount: Int { System.defaultLoopCount }
+    /// Loop counts `--loops` accepts.
+    public static let loopCountRange = 1...256
     /// The web UI (on by default, for this machine only).
     public var webUI = WebUIConfiguration()
 

@@ -81,6 +81,12 @@ struct ProxyOptions: ParsableArguments {
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds a silent connection stays open.", valueName: "seconds"))
     var idleTimeout: Double = 60
 
+    @Option(name: .customLong("loops"), help: ArgumentHelp(
+        "Event loops (threads) serving connections (default: one per core but one, at least one, leaving a core to the "
+            + "clients under test; this machine: \(ProxyConfiguration.defaultLoopCount)).",
+        valueName: "count"))
+    var loops: Int?
+
     @Option(name: .customLong("silence-window"), help: ArgumentHelp(
         "Seconds after a handshake in which a client that sends nothing and hangs up counts as refused; still silent after it, inconclusive.",
         valueName: "seconds"))
@@ -158,6 +164,10 @@ struct ProxyOptions: ParsableArguments {
     mutating func validate() throws {
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port \(port) is not a port number (0-65535)") }
         guard bodyLimit >= 0 else { throw ValidationError("--body-limit must be 0 or more bytes") }
+        if let loops, !ProxyConfiguration.loopCountRange.contains(loops) {
+            let range = ProxyConfiguration.loopCountRange
+            throw ValidationError("--loops \(loops) must be between \(range.lowerBound) and \(range.upperBound)")
+        }
         _ = try parsedExpectations()
         guard IPAddressText.parse(host) != nil else {
             throw ValidationError("--host \(host) is not an IP address; use 127.0.0.1 (this machine only) or 0.0.0.0 (all interfaces)")
@@ -296,6 +306,7 @@ struct ProxyOptions: ParsableArguments {
         configuration.resolveOverrides = try resolveOverrides()
         configuration.handshakeTimeout = handshakeTimeout
         configuration.idleTimeout = idleTimeout
+        if let loops { configuration.loopCount = loops }
         configuration.allowUnprovenRefusals = allowUnprovenRefusals
         configuration.allowPublicClients = allowPublicClients
         configuration.allowLocalTargets = allowLocalTargets

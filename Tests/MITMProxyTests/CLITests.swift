@@ -28,6 +28,8 @@ import Testing
         (["--idle-timeout", "inf"], "--idle-timeout inf must be between 0.1 and 604800 seconds"),
         (["--handshake-timeout", "1e11"], "--handshake-timeout 100000000000.0 must be between 0.1 and 604800 seconds"),
         (["--silence-window", "nan"], "--silence-window nan must be between"),
+        (["--loops", "0"], "--loops 0 must be between 1 and 256"),
+        (["--loops", "many"], "The value 'many' is invalid for '--loops <count>'"),
         (["--expect", "intercepted:api.bank.test:443"], "host pattern \"api.bank.test:443\" has a port; give the host alone"),
         (["--web-host", "0.0.0.0"], "--web-host 0.0.0.0 is the address of the web UI's own listener: give --web-port PORT too"),
         (["--web-port", "0", "--web-host", "lan"], "--web-host lan is not an IP address"),
@@ -41,6 +43,21 @@ import Testing
         let result = try await run(arguments + ["--ca-dir", TemporaryDirectory.path("unused-ca")])
         #expect(result.status == 2 && !result.terminatedBySignal, "\(result)")
         #expect(result.stderrText.contains(message), "\(result)")
+    }
+
+    @Test func loopsSetsHowManyLoopThreadsServeConnections() async throws {
+        let proxy = try await ProxyProcess.start(["--loops", "3"])
+        // Each loop's thread names itself once it runs, which may be just after the proxy says where it listens.
+        let loopThreads = { () -> [String] in
+            let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(proxy.pid)/task")) ?? []
+            return threads.compactMap { try? String(contentsOfFile: "/proc/\(proxy.pid)/task/\($0)/comm", encoding: .utf8) }
+                .filter { $0.hasPrefix("mitm-loop-") }.sorted()
+        }
+        #expect(await Poll.until { loopThreads().count >= 3 })
+        #expect(loopThreads() == ["mitm-loop-0\n", "mitm-loop-1\n", "mitm-loop-2\n"], "\(loopThreads())")
+        let page = try await Subprocess.run("curl", ["-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "http://mitm.proxy/ca.pem"])
+        await proxy.stop()
+        #expect(page.stdoutText.hasPrefix("-----BEGIN CERTIFICATE-----"), "\(page)")
     }
 
     @Test func portZeroPrintsTheBoundPortAndStopsCleanlyOnSIGTERM() async throws {

@@ -7,7 +7,11 @@ import Testing
     @Test func fortySimultaneousInterceptedClientsEachGetTheirOwnBytes() async throws {
         // A generous handshake timeout: forty TLS handshakes at once with the threaded python origin, on a
         // machine busy with the rest of the suite, can take seconds; this test is about correct bytes.
-        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 30 }
+        // Three loops whatever the machine (the default on 2 cores is one), so clients land on different loops.
+        let proxy = try await ProxyHarness.start {
+            $0.handshakeTimeout = 30
+            $0.loopCount = 3
+        }
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
         let script = """
