@@ -3,7 +3,7 @@ import CMITMShims
 import Glibc
 #endif
 
-/// A fixed set of event loops, one per core; listeners accept on all of them (see `Listener`).
+/// A fixed set of event loops; listeners accept on all of them (see `Listener`).
 public final class EventLoopGroup: Sendable {
     /// The loops.
     public let loops: [EventLoop]
