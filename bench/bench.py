@@ -156,6 +156,17 @@ class Server:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def serving_threads(self) -> int:
+        """Threads that serve connections: mitm-proxy's event loops (named `mitm-loop-N`), else worker processes."""
+        loops = 0
+        for pid in self.pids:
+            try:
+                loops += sum(1 for task in Path(f"/proc/{pid}/task").iterdir()
+                             if (task / "comm").read_text().startswith("mitm-loop-"))
+            except OSError:
+                pass
+        return loops or max(1, len(self.pids) - 1)
+
 
 class Processes:
     """Every process this run started, stopped by pid on exit."""
@@ -338,6 +349,8 @@ class Runner:
         self.work = work
         self.timeout = timeout
         self.runs = 0
+        # Per peer, the serving threads seen at the end of its last measured window.
+        self.serving_threads: dict[str, int] = {}
 
     def target_arguments(self, peer: Peer) -> list[str]:
         arguments = ["--connect", f"127.0.0.1:{peer.port}", "--host", ORIGIN_NAME]
@@ -399,6 +412,8 @@ class Runner:
             result["machine_busy"] = busy / total if total else 0.0
             result["others_cores"] = max(0.0, (busy_us - ours) / 1e6 / wall) if wall > 0 else 0.0
             result["cores"] = cores
+            if peer.server:
+                self.serving_threads[peer.name] = peer.server.serving_threads()
         return result
 
 
@@ -822,6 +837,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, on_signal)
     results: dict[tuple[str, str], list[dict]] = {}
     failures: list[str] = []
+    runner: Runner | None = None
     try:
         log(f"working in {work}; load average {load_at_start}")
         pki = work / "pki"
@@ -927,6 +943,10 @@ def main() -> int:
         f"Machine: {os.cpu_count()} cores, load average {load_at_start} at start and {load_at_end} at the end; "
         f"other processes used a median of {statistics.median(others) if others else 0:.2f} cores during the measured windows.",
     ]
+    if runner and runner.serving_threads:
+        header.append("Serving threads: " + ", ".join(
+            f"{name} {count} {'event loop(s)' if name == 'mitm-proxy' else 'worker(s)'}"
+            for name, count in sorted(runner.serving_threads.items())) + " (each server's default on this machine).")
     header += [f"Note: {n}" for n in args.note]
     for peer, reason in skipped.items():
         if peer in peers:
