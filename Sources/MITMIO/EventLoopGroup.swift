@@ -31,11 +31,4 @@ public enum System {
     public static var coreCount: Int {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
-
-    /// The proxy's loop count when not told: one per core but one (at least one). A test proxy shares its machine with
-    /// the clients it tests; measured on 2 cores (bench/README.md), one loop beside a busy client serves new connections
-    /// for 13-15% less CPU each and 20% faster than two loops that compete with the client for the cores.
-    public static var defaultLoopCount: Int {
-        max(1, coreCount - 1)
-    }
 }
