@@ -83,7 +83,9 @@ let package = Package(
             dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2",
                            .product(name: "Yams", package: "Yams")],
             // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
-            resources: [.embedInCode("Web/index.html"), .embedInCode("Web/app.js"), .embedInCode("Web/board.css")],
+            // The table of known TLS client fingerprints, data kept beside the code (one line per fingerprint).
+            resources: [.embedInCode("Web/index.html"), .embedInCode("Web/app.js"), .embedInCode("Web/board.css"),
+                        .embedInCode("KnownClients.txt")],
             swiftSettings: releaseSwiftSettings
         ),
         .target(

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 
 int mitm_spawn_with_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[],
                           int stdin_fd, int stdout_fd, int stderr_fd) {
@@ -38,4 +39,8 @@ int mitm_spawn_with_stdio(pid_t *pid, const char *path, char *const argv[], char
 
 int mitm_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[]) {
     return mitm_spawn_with_stdio(pid, path, argv, envp, -1, -1, -1);
+}
+
+int mitm_become_child_subreaper(void) {
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }

@@ -14,6 +14,12 @@ public struct ClientHello: Sendable, Equatable {
     public var supportedVersions: [UInt16]
     /// How many bytes of the input the TLS records carrying the ClientHello span.
     public var recordBytes: Int
+    /// The cipher suites in the client's order, GREASE left out.
+    public var cipherSuites: [UInt16] = []
+    /// The extension types in the client's order, GREASE left out.
+    public var extensionTypes: [UInt16] = []
+    /// The signature_algorithms extension's schemes in the client's order, GREASE left out.
+    public var signatureAlgorithms: [UInt16] = []
 
     /// Creates a ClientHello summary from its parts.
     public init(

@@ -4,10 +4,16 @@ struct ClientHelloBody {
     var serverName: String?
     var alpnProtocols: [String] = []
     var supportedVersions: [UInt16] = []
+    /// What the client's fingerprint is made of (GREASE values left out): cipher suites and extension types in
+    /// the client's order, and the signature algorithms.
+    var cipherSuites: [UInt16] = []
+    var extensionTypes: [UInt16] = []
+    var signatureAlgorithms: [UInt16] = []
 
     private static let serverNameExtension: UInt16 = 0
     private static let alpnExtension: UInt16 = 16
     private static let supportedVersionsExtension: UInt16 = 43
+    private static let signatureAlgorithmsExtension: UInt16 = 13
     private static let hostNameType: UInt8 = 0
 
     /// Parses `body`, the bytes after the four-byte handshake header.
@@ -27,9 +33,14 @@ struct ClientHelloBody {
         guard sessionID.remainingCount <= 32 else {
             throw ClientHelloMalformed("legacy_session_id is \(sessionID.remainingCount) bytes, more than 32")
         }
-        let cipherSuites = try reader.readVector16("cipher_suites")
-        guard cipherSuites.remainingCount >= 2, cipherSuites.remainingCount.isMultiple(of: 2) else {
-            throw ClientHelloMalformed("cipher_suites has an invalid length of \(cipherSuites.remainingCount) bytes")
+        var suites = try reader.readVector16("cipher_suites")
+        guard suites.remainingCount >= 2, suites.remainingCount.isMultiple(of: 2) else {
+            throw ClientHelloMalformed("cipher_suites has an invalid length of \(suites.remainingCount) bytes")
+        }
+        cipherSuites.reserveCapacity(suites.remainingCount / 2)
+        while !suites.isAtEnd {
+            let suite = try suites.readUInt16("cipher suite")
+            if !TLSGrease.isGrease(suite) { cipherSuites.append(suite) }
         }
         let compressionMethods = try reader.readVector8("legacy_compression_methods")
         guard !compressionMethods.isAtEnd else {
@@ -51,6 +62,7 @@ struct ClientHelloBody {
                 throw ClientHelloMalformed("extension \(type) appears more than once")
             }
             seen.append(type)
+            if !TLSGrease.isGrease(type) { extensionTypes.append(type) }
             switch type {
             case Self.serverNameExtension:
                 serverName = try Self.parseServerName(&data)
@@ -58,6 +70,8 @@ struct ClientHelloBody {
                 alpnProtocols = try Self.parseALPN(&data)
             case Self.supportedVersionsExtension:
                 supportedVersions = try Self.parseSupportedVersions(&data)
+            case Self.signatureAlgorithmsExtension:
+                signatureAlgorithms = try Self.parseSignatureAlgorithms(&data)
             default:
                 break
             }
@@ -131,6 +145,20 @@ struct ClientHelloBody {
             versions.append(try list.readUInt16("supported version"))
         }
         return versions
+    }
+
+    /// RFC 8446 §4.2.3: a two-byte-length list of two-byte schemes (GREASE left out).
+    private static func parseSignatureAlgorithms(_ data: inout ClientHelloReader) throws(ClientHelloMalformed) -> [UInt16] {
+        var list = try data.readVector16("signature_algorithms list")
+        guard list.remainingCount.isMultiple(of: 2) else {
+            throw ClientHelloMalformed("signature_algorithms list has an invalid length of \(list.remainingCount) bytes")
+        }
+        var schemes: [UInt16] = []
+        while !list.isAtEnd {
+            let scheme = try list.readUInt16("signature scheme")
+            if !TLSGrease.isGrease(scheme) { schemes.append(scheme) }
+        }
+        return schemes
     }
 
     static func hex(_ value: UInt16) -> String {

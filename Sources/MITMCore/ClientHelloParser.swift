@@ -54,13 +54,17 @@ public enum ClientHelloParser {
             if receivedEnd < fragmentEnd { return .needMoreData }
             if handshake.count == messageLength {
                 let body = try ClientHelloBody(parsing: handshake[handshakeHeaderLength...])
-                return .clientHello(ClientHello(
+                var hello = ClientHello(
                     serverName: body.serverName,
                     alpnProtocols: body.alpnProtocols,
                     legacyVersion: body.legacyVersion,
                     supportedVersions: body.supportedVersions,
                     recordBytes: fragmentEnd - bytes.startIndex
-                ))
+                )
+                hello.cipherSuites = body.cipherSuites
+                hello.extensionTypes = body.extensionTypes
+                hello.signatureAlgorithms = body.signatureAlgorithms
+                return .clientHello(hello)
             }
             recordStart = fragmentEnd
         }

@@ -28,6 +28,10 @@ public struct ConnectionVerdict: Sendable, Equatable, Codable {
     public var client: String?
     /// The certificate profile the client was shown; nil for `trusted`.
     public var profile: CertificateProfile?
+    /// Who the client is beyond its address (fingerprint, process); nil in records of earlier versions.
+    public var identity: ClientIdentity?
+    /// Set when the client resumed a TLS session: it accepted the certificate in an earlier full handshake.
+    public var resumed: Bool?
 
     /// Creates a record.
     public init(connectionID: Int, host: String, port: Int, verdict: Verdict, tlsVersion: String?, alpn: String?,
@@ -51,6 +55,10 @@ public struct ConnectionVerdict: Sendable, Equatable, Codable {
     /// Whether the client accepted a certificate it should have refused: the worst finding.
     public var acceptedInvalidCertificate: Bool { verdict.kind == .intercepted && profile?.isInvalid == true }
 
-    /// The client address as a key for per-client proof (`unknown` when the proxy could not read it).
-    public var clientKey: String { client ?? "unknown" }
+    /// The client as a key for per-client proof: its identity's key, or its address in records without one
+    /// (`unknown` when the proxy could not read it).
+    public var clientKey: String { identity?.key ?? client ?? "unknown" }
+
+    /// The client for a person: `curl (pid 812)`, or the address.
+    public var clientLabel: String { identity?.label ?? clientKey }
 }

@@ -37,6 +37,10 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var error: String?
     /// The client's IP address (verdicts and probes).
     public var client: String?
+    /// Who the client is beyond its address: fingerprint, likely stack, process (verdicts and probes).
+    public var clientIdentity: ClientIdentity?
+    /// The client for a person: `curl (pid 812)` (verdicts and probes).
+    public var clientName: String?
     /// `trust` or `pins` (probe lines).
     public var probe: String?
     /// What a `fallback`, `pin-failure-report` or `rule` line means, in words.
@@ -211,6 +215,8 @@ public struct EventLine: Sendable, Encodable, Equatable {
         shownCertificatePin = record.shownCertificatePin
         handshakeMs = record.handshakeMilliseconds
         client = record.client
+        clientIdentity = record.identity
+        clientName = record.identity?.label
         profile = record.profile?.description
         acceptedInvalidCertificate = record.acceptedInvalidCertificate ? true : nil
     }

@@ -14,13 +14,29 @@ public struct ExpectationCheck: Sendable {
     public let provenClients: Set<String>
     /// Whether `refused:` may hold without proof that the client trusts the CA.
     public let allowUnprovenRefusals: Bool
+    /// Whether any client of an address proves trust for every client of that address (`--trust-per-address`).
+    public let trustPerAddress: Bool
+    /// A person's name for each client key.
+    public let clientLabels: [String: String]
+    private let provenAddresses: Set<String>
 
     /// A check of `expectations` given the clients that proved they trust the CA.
-    public init(_ expectations: [Expectation], provenClients: some Sequence<String>, allowUnprovenRefusals: Bool = false) {
+    public init(_ expectations: [Expectation], provenClients: some Sequence<String>, allowUnprovenRefusals: Bool = false,
+                trustPerAddress: Bool = false, clientLabels: [String: String] = [:]) {
         self.expectations = expectations
         self.provenClients = Set(provenClients)
         self.allowUnprovenRefusals = allowUnprovenRefusals
+        self.trustPerAddress = trustPerAddress
+        self.clientLabels = clientLabels
+        provenAddresses = Set(self.provenClients.map(ClientIdentity.address(ofKey:)))
     }
+
+    /// Whether the client `key` proved it trusts the CA (or, with `trustPerAddress`, another client of its address did).
+    public func isProven(_ key: String) -> Bool {
+        provenClients.contains(key) || (trustPerAddress && provenAddresses.contains(ClientIdentity.address(ofKey: key)))
+    }
+
+    private func label(_ key: String) -> String { clientLabels[key] ?? key }
 
     /// One result per expectation, in order.
     public func evaluate(_ hosts: [HostVerdict]) -> [ExpectationResult] {
@@ -68,20 +84,31 @@ public struct ExpectationCheck: Sendable {
         guard wanted == .refused else {
             return ExpectationResult(expectation: description, met: true, hosts: verdicts, explanation: "\(list): \(wanted.rawValue)")
         }
-        let unproven = owned.flatMap { host in host.refusedBy.filter { !provenClients.contains($0) }.map { (host, $0) } }
+        let unproven = owned.flatMap { host in host.refusedBy.filter { !isProven($0) }.map { (host, $0) } }
         guard let (host, client) = unproven.first else {
+            let refusers = Set(owned.flatMap(\.refusedBy)).sorted().map(label).joined(separator: ", ")
+            let perAddress = trustPerAddress && owned.contains { $0.refusedBy.contains { !provenClients.contains($0) } }
+            let proof = perAddress
+                ? "by a client whose ADDRESS accepted the proxy's CA elsewhere in the run (--trust-per-address: another program on that "
+                    + "address may be the one that trusts it)"
+                : "by a client that accepted the proxy's CA elsewhere in the run"
             return ExpectationResult(expectation: description, met: true, hosts: verdicts,
-                                     explanation: "\(list): refused, by a client that accepted the proxy's CA elsewhere in the run")
+                                     explanation: "\(list): refused, \(proof)" + (refusers.isEmpty ? "" : " (\(refusers))"))
         }
         let how = host.how.joined(separator: ", ")
         if allowUnprovenRefusals {
             return ExpectationResult(expectation: description, met: true, hosts: verdicts,
-                                     explanation: "\(list): refused (\(how)), UNPROVEN: client \(client) never accepted the proxy's CA; "
+                                     explanation: "\(list): refused (\(how)), UNPROVEN: client \(label(client)) never accepted the proxy's CA; "
                                         + "held only because of --allow-unproven-refusals")
         }
+        let others = provenClients.sorted().map(label)
+        let trusting = others.isEmpty
+            ? "no client accepted the proxy's CA in this run"
+            : "\(others.joined(separator: ", ")) trust\(others.count == 1 ? "s" : "") the CA, but that proves nothing for this client"
         return ExpectationResult(
             expectation: description, met: false, hosts: verdicts,
-            explanation: "nothing proven: this client (\(client)) never accepted the proxy's CA (\(how)): is the CA installed and trusted? "
-                + "Add a control host (--expect intercepted:HOST) or load https://mitm.proxy/ through the proxy from the same client")
+            explanation: "nothing proven for this client: \(label(client)) refused \(host.host) (\(how)) without ever accepting the proxy's CA; "
+                + "\(trusting). Is the CA installed and trusted by this client? Have the same client load a control host "
+                + "(--expect intercepted:HOST) or https://mitm.proxy/ through the proxy")
     }
 }

@@ -43,11 +43,11 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var how: [String]
     /// Connections per verdict kind and way: `refused` -> `closed-after-handshake` -> 2.
     public var ways: [String: [String: Int]]
-    /// Client addresses that refused the certificate for this host (each needs its own proof that the CA works).
+    /// Clients (identity keys) that refused the certificate for this host (each needs its own proof that the CA works).
     public var refusedBy: [String]
     /// Upstream failures behind intercepted connections, when there were any.
     public var upstream: UpstreamOutcome?
-    /// Client addresses that connected to this host and port.
+    /// Clients (identity keys) that connected to this host and port.
     public var clients: [String]
     /// The evidence behind the verdict in one line: clients, connections, proof of trust, the expectation's source.
     public var evidence: String?
@@ -57,11 +57,14 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var pinFailureReports: [PinFailureReport]
     /// The certificate profile the host's clients were shown; nil for `trusted`.
     public var profile: CertificateProfile?
+    /// The connections per client (by identity and process), in the order the clients were first seen.
+    public var byClient: [HostClientTally]
 
     /// Creates a summary.
     public init(host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: [String: Int], how: [String],
                 ways: [String: [String: Int]] = [:], refusedBy: [String] = [], clients: [String] = [], upstream: UpstreamOutcome? = nil,
-                profile: CertificateProfile? = nil) {
+                profile: CertificateProfile? = nil, byClient: [HostClientTally] = []) {
+        self.byClient = byClient
         self.host = host
         self.port = port
         self.verdict = verdict
@@ -82,6 +85,7 @@ public struct HostVerdict: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream, clients, evidence, fallbacks, pinFailureReports, profile
+        case byClient, disagreement
     }
 
     /// Writes the finding lists only when they hold something.
@@ -101,6 +105,8 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         if !fallbacks.isEmpty { try container.encode(fallbacks, forKey: .fallbacks) }
         if !pinFailureReports.isEmpty { try container.encode(pinFailureReports, forKey: .pinFailureReports) }
         try container.encodeIfPresent(profile, forKey: .profile)
+        if !byClient.isEmpty { try container.encode(byClient, forKey: .byClient) }
+        try container.encodeIfPresent(disagreement, forKey: .disagreement)
     }
 
     /// Reads reports of earlier versions too (without `ways`, `refusedBy`, `port`).
@@ -120,6 +126,7 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         fallbacks = try container.decodeIfPresent([Fallback].self, forKey: .fallbacks) ?? []
         pinFailureReports = try container.decodeIfPresent([PinFailureReport].self, forKey: .pinFailureReports) ?? []
         profile = try container.decodeIfPresent(CertificateProfile.self, forKey: .profile)
+        byClient = try container.decodeIfPresent([HostClientTally].self, forKey: .byClient) ?? []
     }
 
     /// Aggregates connection verdicts per host and port, sorted by host then port (DESIGN.md: intercepted if

@@ -7,6 +7,8 @@ public struct PinningBoard: Encodable, Sendable {
     /// A client that connected to a host, and whether it accepted the proxy's CA somewhere in the run.
     public struct Client: Encodable, Sendable, Equatable {
         public var address: String
+        /// The client for a person: `curl (pid 812)`, or the address and TLS fingerprint of a remote client.
+        public var name: String
         public var trustsCA: Bool
     }
 
@@ -34,6 +36,8 @@ public struct PinningBoard: Encodable, Sendable {
         /// Lines under the row: upstream failures, the profile's meaning, fallbacks, pin-failure reports.
         public var notes: [String]
         public var evidence: String?
+        /// `clients disagree: ...` when one client was intercepted here and another only refused.
+        public var disagreement: String?
     }
 
     /// `pass`, `fail` or `no-expectations`, as in the report.
@@ -50,8 +54,8 @@ public struct PinningBoard: Encodable, Sendable {
 
     /// The board of `report`, whose expectations were `expectations`.
     public init(_ report: VerdictReport, expectations: [Expectation], droppedEvents: Int = 0) {
-        let check = ExpectationCheck(expectations, provenClients: report.provenClients, allowUnprovenRefusals: report.allowUnprovenRefusals)
-        let proven = Set(report.provenClients)
+        let check = ExpectationCheck(expectations, provenClients: report.provenClients, allowUnprovenRefusals: report.allowUnprovenRefusals,
+                                     trustPerAddress: report.trustPerAddress, clientLabels: report.clientLabels)
         result = report.result
         generatedAt = ISO8601.format(report.generatedAt)
         listen = report.listen
@@ -61,7 +65,7 @@ public struct PinningBoard: Encodable, Sendable {
         rows = report.hosts.map { host in
             let deciding = check.owner(of: host.host).compactMap { owner in expectations.firstIndex(of: owner) }
             let results = deciding.compactMap { $0 < report.expectations.count ? report.expectations[$0] : nil }
-            var notes = [VerdictText.upstreamNote(host), VerdictText.profileNote(host)].compactMap { $0 }
+            var notes = [host.disagreement, VerdictText.upstreamNote(host), VerdictText.profileNote(host)].compactMap { $0 }
             notes += host.fallbacks.map { RunFinding.fallback($0).line } + host.pinFailureReports.map { RunFinding.pinFailureReport($0).line }
             return Row(host: host.host, port: host.port, verdict: host.verdict.rawValue, attempts: host.attempts,
                        connections: host.verdict == .unseen ? "none" : VerdictText.counts(host), how: host.how,
@@ -69,8 +73,9 @@ public struct PinningBoard: Encodable, Sendable {
                        holds: results.isEmpty ? nil : results.allSatisfy(\.met),
                        explanation: results.isEmpty ? nil : results.map(\.explanation).joined(separator: "; "),
                        profile: host.profile?.description, acceptedInvalidCertificate: host.acceptedInvalidCertificate,
-                       clients: host.clients.map { Client(address: $0, trustsCA: proven.contains($0)) },
-                       notes: notes, evidence: host.evidence)
+                       clients: host.clients.map { Client(address: ClientIdentity.address(ofKey: $0), name: check.clientLabels[$0] ?? $0,
+                                                          trustsCA: check.isProven($0)) },
+                       notes: notes, evidence: host.evidence, disagreement: host.disagreement)
         }
     }
 }

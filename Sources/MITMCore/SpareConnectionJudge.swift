@@ -1,18 +1,18 @@
-/// Tells a spare connection from a refusal (DESIGN.md "Verdicts"; issue 10, observation 10).
+/// Tells a spare connection from a refusal (DESIGN.md "Verdicts"; issue 33).
 ///
-/// A browser opens more connections than it uses: a duplicate HTTP/2 connection, a pre-connected socket
-/// closed when it exits. Such a connection completes the handshake (so the certificate was accepted) and
-/// closes without a request, which on its own reads as `refused/closed-after-handshake`. It is `unused`
-/// instead when the same client had an intercepted connection to the same host and port in the same
-/// stretch of time: open at any moment from one silence window before the candidate's handshake to one
-/// silence window after its close. A pinned client never has such a sibling, so its refusals stay refusals.
+/// A browser opens more connections than it uses: a duplicate HTTP/2 connection, a pre-connected socket it gives up
+/// on. Such a connection closes without a request, which on its own reads as a refusal (`closed-after-handshake`, or
+/// `closed-in-handshake` when it gave up during the handshake). It is `unused` instead when it was open **at the same
+/// time** as an intercepted sibling of the **same client** (identity key) to the same host and port: the sibling
+/// opened before the candidate closed, and the candidate opened before the sibling ended. A connection that starts
+/// after its sibling ended is judged on its own: a pinned client that follows an unpinned one stays refused.
 ///
-/// Sans-io: events in with the time, rulings out. A candidate without a sibling yet is held until one
-/// silence window after its close (a sibling may send its first request a moment later), then ruled a refusal.
+/// Sans-io: events in with the time, rulings out. A candidate with no sibling yet is held until one silence window
+/// after its close (a sibling opened meanwhile may send its first request a moment later), then ruled a refusal.
 public struct SpareConnectionJudge: Sendable {
-    /// Connections that can be siblings: the same client address, host and port.
+    /// Connections that can be siblings: the same client, host and port.
     public struct Key: Hashable, Sendable {
-        /// The client's IP address.
+        /// The client's identity key (address, fingerprint, program).
         public let client: String
         /// The host the client asked for.
         public let host: String
@@ -40,14 +40,14 @@ public struct SpareConnectionJudge: Sendable {
         }
     }
 
-    /// What the judge is told, with the time in seconds on a monotonic clock.
+    /// What the judge is told, with times in seconds on a monotonic clock.
     public enum Event: Sendable, Equatable {
-        /// A connection was intercepted (the client sent a request on it).
-        case intercepted(connection: Int, key: Key, at: Double)
+        /// A connection opened at `openedAt` was intercepted (the client sent a request on it).
+        case intercepted(connection: Int, key: Key, openedAt: Double)
         /// A connection went away (any connection; those the judge does not know are ignored).
         case closed(connection: Int, at: Double)
-        /// A connection completed its handshake at `handshakeAt` and closed at `at` without a request.
-        case closedWithoutRequest(connection: Int, key: Key, handshakeAt: Double, at: Double)
+        /// A connection opened at `openedAt` closed at `at` without a request (during or after its handshake).
+        case closedWithoutRequest(connection: Int, key: Key, openedAt: Double, at: Double)
         /// Time passed.
         case tick(at: Double)
         /// The proxy is stopping: rule on every held candidate now.
@@ -56,47 +56,46 @@ public struct SpareConnectionJudge: Sendable {
 
     /// A ruling on a candidate.
     public enum Ruling: Sendable, Equatable {
-        /// A spare: `sibling` is the intercepted connection that was used instead.
+        /// A spare: `sibling` is the intercepted connection, open at the same time, that was used instead.
         case unused(connection: Int, sibling: Int)
-        /// No sibling within the window: the refusal stands.
+        /// No sibling open at the same time: the refusal stands.
         case refused(connection: Int)
     }
 
-    /// The possible siblings of one key: those open (by the order they were intercepted in) and the one closed
-    /// last (a candidate only asks whether one closed late enough, so the latest close answers for all).
-    private struct Siblings: Sendable {
-        var open: [Int: UInt64] = [:]
-        var lastClosed: (connection: Int, at: Double)?
+    private struct Sibling: Sendable {
+        let connection: Int
+        let openedAt: Double
+        var closedAt: Double?
 
-        /// `connection` closed at `time`: it is no longer open, and the last closed if none closed later.
-        mutating func close(_ connection: Int, at time: Double) {
-            guard open.removeValue(forKey: connection) != nil else { return }
-            if time >= lastClosed?.at ?? -.infinity { lastClosed = (connection, time) }
-        }
-
-        /// The sibling to name for a candidate whose handshake was at `handshakeAt`: the latest opened of those
-        /// still open, else the last closed if it closed no earlier than one window before.
-        func sibling(forHandshakeAt handshakeAt: Double, window: Double) -> Int? {
-            if let latest = open.max(by: { $0.value < $1.value }) { return latest.key }
-            guard let lastClosed, lastClosed.at >= handshakeAt - window else { return nil }
-            return lastClosed.connection
+        /// Whether this sibling and a candidate open from `openedAt` to `closedAt` were open at the same time.
+        func overlaps(openedAt start: Double, closedAt end: Double) -> Bool {
+            openedAt <= end && (closedAt ?? .infinity) > start
         }
     }
 
     private struct Candidate: Sendable {
         let key: Key
-        let handshakeAt: Double
-        let deadline: Double
+        let openedAt: Double
+        let closedAt: Double
+        var deadline: Double
     }
 
     private let window: Double
-    private var siblings: [Key: Siblings] = [:]
+    private let retention: Double
+    private var siblings: [Key: [Sibling]] = [:]
     private var siblingKeys: [Int: Key] = [:]
-    private var interceptions: UInt64 = 0
     private var held: [Int: Candidate] = [:]
+    private var closesSincePruning = 0
 
-    /// A judge using `silenceWindow` seconds as "the same stretch of time".
-    public init(silenceWindow: Double) { window = silenceWindow }
+    /// The most closed siblings kept per key; the latest are the ones a new candidate can overlap.
+    static let closedSiblingLimit = 64
+
+    /// A judge using `silenceWindow` seconds as the wait for a sibling's first request. A closed sibling is kept
+    /// `retention` seconds: a candidate that opened longer ago than that (a handshake held open) is judged on its own.
+    public init(silenceWindow: Double, retention: Double = 120) {
+        window = silenceWindow
+        self.retention = max(retention, 2 * silenceWindow)
+    }
 
     /// When the next held candidate is due (feed `.tick` then), or nil when none is held.
     public var nextDeadline: Double? { held.values.map(\.deadline).min() }
@@ -107,29 +106,35 @@ public struct SpareConnectionJudge: Sendable {
     /// Feeds one event; returns the rulings it makes.
     public mutating func receive(_ event: Event) -> [Ruling] {
         switch event {
-        case .intercepted(let connection, let key, _):
-            interceptions += 1
-            siblings[key, default: Siblings()].open[connection] = interceptions
+        case .intercepted(let connection, let key, let openedAt):
+            siblings[key, default: []].append(Sibling(connection: connection, openedAt: openedAt))
             siblingKeys[connection] = key
             // Every intercepted connection passes here; candidates are rare, so the usual case hashes the key once.
             guard !held.isEmpty else { return [] }
-            let waiting = held.filter { $0.value.key == key }.keys.sorted()
+            let waiting = held.filter { $0.value.key == key && openedAt <= $0.value.closedAt }.keys.sorted()
             for id in waiting { held.removeValue(forKey: id) }
             return waiting.map { .unused(connection: $0, sibling: connection) }
         case .closed(let connection, let time):
-            guard let key = siblingKeys.removeValue(forKey: connection) else { return [] }
-            siblings[key]?.close(connection, at: time)
-            return []
-        case .closedWithoutRequest(let connection, let key, let handshakeAt, let time):
-            if let sibling = siblings[key]?.sibling(forHandshakeAt: handshakeAt, window: window) {
-                return [.unused(connection: connection, sibling: sibling)]
+            guard let key = siblingKeys.removeValue(forKey: connection),
+                  let index = siblings[key]?.firstIndex(where: { $0.connection == connection }) else { return [] }
+            siblings[key]?[index].closedAt = time
+            trimClosed(key)
+            // Keys of hosts no longer visited would otherwise stay for the whole run.
+            closesSincePruning += 1
+            if closesSincePruning >= 1024 {
+                closesSincePruning = 0
+                forgetSiblings(closedBefore: time - retention)
             }
-            held[connection] = Candidate(key: key, handshakeAt: handshakeAt, deadline: time + window)
+            return []
+        case .closedWithoutRequest(let connection, let key, let openedAt, let time):
+            let overlapping = siblings[key]?.last { $0.overlaps(openedAt: openedAt, closedAt: time) }
+            if let sibling = overlapping { return [.unused(connection: connection, sibling: sibling.connection)] }
+            held[connection] = Candidate(key: key, openedAt: openedAt, closedAt: time, deadline: time + window)
             return []
         case .tick(let time):
             let due = held.filter { $0.value.deadline <= time }.keys.sorted()
             for id in due { held.removeValue(forKey: id) }
-            forgetSiblings(closedBefore: time - 2 * window)
+            forgetSiblings(closedBefore: time - retention)
             return due.map { .refused(connection: $0) }
         case .flush:
             let all = held.keys.sorted()
@@ -138,11 +143,19 @@ public struct SpareConnectionJudge: Sendable {
         }
     }
 
-    /// A candidate's handshake is at most one window before its close, which is no earlier than now, so a
-    /// sibling closed more than two windows ago can never qualify again.
+    /// Keeps at most `closedSiblingLimit` closed siblings of `key`, dropping the earliest closed.
+    private mutating func trimClosed(_ key: Key) {
+        guard let list = siblings[key], list.count > Self.closedSiblingLimit else { return }
+        let closed = list.filter { $0.closedAt != nil }
+        guard closed.count > Self.closedSiblingLimit else { return }
+        let cutoff = closed.map { $0.closedAt! }.sorted()[closed.count - Self.closedSiblingLimit]
+        siblings[key] = list.filter { ($0.closedAt ?? .infinity) >= cutoff }
+    }
+
     private mutating func forgetSiblings(closedBefore limit: Double) {
-        for (key, list) in siblings where list.open.isEmpty && (list.lastClosed?.at ?? -.infinity) < limit {
-            siblings[key] = nil
+        for (key, list) in siblings {
+            let kept = list.filter { ($0.closedAt ?? .infinity) >= limit }
+            siblings[key] = kept.isEmpty ? nil : kept
         }
     }
 }

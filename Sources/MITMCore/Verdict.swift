@@ -8,8 +8,8 @@ public enum VerdictKind: String, Sendable, Codable, CaseIterable {
     case inconclusive
     /// The handshake broke for a reason that is not the certificate: never evidence of pinning.
     case failed
-    /// Handshake done, then closed without a request while the same client used another intercepted
-    /// connection to the same host and port (a browser's spare or duplicate connection): never a refusal.
+    /// Closed without a request while the same client used another intercepted connection, open at the same time, to
+    /// the same host and port (a browser's spare or duplicate connection): never a refusal.
     case unused
 }
 
@@ -29,6 +29,9 @@ public enum VerdictReason: String, Sendable, Codable {
     case negotiation
     /// Closed after the handshake without a request while a sibling connection of the same client was intercepted.
     case unusedDuplicate = "unused-duplicate"
+    /// Closed during the handshake while a sibling connection of the same client, open at the same time, was
+    /// intercepted: a spare the client gave up on (a browser's pre-connect), neither acceptance nor refusal.
+    case abandonedInHandshake = "abandoned-in-handshake"
 }
 
 /// A per-connection verdict with its evidence.

@@ -2,12 +2,13 @@
 /// proved it trusts the proxy's CA, and which expectation decides for the host and where it came from.
 enum VerdictEvidence {
     /// `client 127.0.0.1 (trust proven); 3 connections; expectation refused:api.example.com from Info.plist (domain api.example.com)`.
-    static func line(_ host: HostVerdict, provenClients: Set<String>, deciding: [Expectation]) -> String {
+    static func line(_ host: HostVerdict, check: ExpectationCheck, deciding: [Expectation]) -> String {
         var parts: [String] = []
         if !host.clients.isEmpty {
-            let clients = host.clients.map { "\($0) (trust \(provenClients.contains($0) ? "proven" : "not proven"))" }
+            let clients = host.clients.map { "\(check.clientLabels[$0] ?? $0) (trust \(check.isProven($0) ? "proven" : "not proven"))" }
             parts.append("client\(clients.count == 1 ? "" : "s") \(clients.joined(separator: ", "))")
         }
+        if let disagreement = host.disagreement { parts.append(disagreement) }
         parts.append(host.attempts == 0 ? "no connection" : "\(host.attempts) connection\(host.attempts == 1 ? "" : "s")")
         if deciding.isEmpty {
             parts.append("no expectation")

@@ -16,9 +16,11 @@ public struct VerdictLedger: Sendable {
         var refusals: [String: Int] = [:]
         var clients: [String] = []
         var profile: CertificateProfile?
+        var byClient: [HostClientTally] = []
 
-        mutating func add(_ verdict: Verdict, client: String, delta: Int) {
+        mutating func add(_ verdict: Verdict, client: String, label: String, delta: Int) {
             let kind = verdict.kind.rawValue
+            tallyClient(verdict, key: client, label: label, delta: delta)
             counts[kind, default: 0] += delta
             ways[kind, default: [:]][verdict.how, default: 0] += delta
             // Only a count taken back can reach zero (each check below hashes the strings again).
@@ -55,6 +57,25 @@ public struct VerdictLedger: Sendable {
             }
         }
 
+        /// Per client and process; bounded like the other client lists.
+        private mutating func tallyClient(_ verdict: Verdict, key: String, label: String, delta: Int) {
+            let index: Int
+            if let found = byClient.firstIndex(where: { $0.client == label && $0.key == key }) {
+                index = found
+            } else {
+                guard delta > 0, byClient.count < Self.clientLimit else { return }
+                byClient.append(HostClientTally(client: label, key: key))
+                index = byClient.count - 1
+            }
+            let kind = verdict.kind.rawValue
+            byClient[index].counts[kind, default: 0] += delta
+            if verdict.kind != .intercepted { byClient[index].ways[kind + ":" + verdict.how, default: 0] += delta }
+            if delta <= 0 {
+                if byClient[index].counts[kind] == 0 { byClient[index].counts.removeValue(forKey: kind) }
+                if byClient[index].ways[kind + ":" + verdict.how] == 0 { byClient[index].ways.removeValue(forKey: kind + ":" + verdict.how) }
+            }
+        }
+
         static let clientLimit = 64
     }
 
@@ -63,6 +84,8 @@ public struct VerdictLedger: Sendable {
     private var tallies: [Key: Tally] = [:]
     private var upstream: [Key: UpstreamOutcome] = [:]
     private var proven: Set<String> = []
+    private var identities: [String: ClientIdentity] = [:]
+    private var pids: [String: [Int32]] = [:]
     private var recent: [ConnectionVerdict] = []
     private var nextSlot = 0
     /// Connection verdicts recorded but no longer kept in detail (the oldest go first).
@@ -77,12 +100,14 @@ public struct VerdictLedger: Sendable {
     /// upgraded to intercepted), so that connection is counted once.
     public mutating func record(_ connection: ConnectionVerdict, replacing previous: Verdict?) {
         let client = connection.clientKey
+        let label = connection.clientLabel
         // One lookup of the host's tally: every decided connection passes here.
         modifyTally(Key(host: connection.host, port: connection.port)) { tally in
-            if let previous { tally.add(previous, client: client, delta: -1) }
-            tally.add(connection.verdict, client: client, delta: 1)
+            if let previous { tally.add(previous, client: client, label: label, delta: -1) }
+            tally.add(connection.verdict, client: client, label: label, delta: 1)
             tally.profile = connection.profile
         }
+        if let identity = connection.identity { remember(identity) }
         if connection.verdict.kind == .intercepted { proven.insert(client) }
         if previous != nil, let index = recent.lastIndex(where: { $0.connectionID == connection.connectionID }) {
             recent[index] = connection
@@ -97,6 +122,32 @@ public struct VerdictLedger: Sendable {
 
     /// A client loaded the proxy's trust probe (`https://mitm.proxy/`): it trusts the CA.
     public mutating func proveClient(_ client: String) { proven.insert(client) }
+
+    /// A client loaded the proxy's trust probe: `identity` trusts the CA.
+    public mutating func proveClient(_ identity: ClientIdentity) {
+        proven.insert(identity.key)
+        remember(identity)
+    }
+
+    /// Keeps the latest identity of each client key and the pids seen with it (bounded: a run has a handful of clients).
+    private mutating func remember(_ identity: ClientIdentity) {
+        let key = identity.key
+        guard identities[key] != nil || identities.count < Self.identityLimit else { return }
+        identities[key] = identity
+        if let pid = identity.process?.pid, pids[key, default: []].count < 8, !pids[key, default: []].contains(pid) {
+            pids[key, default: []].append(pid)
+        }
+    }
+
+    static let identityLimit = 256
+
+    /// Every client seen, by key: its latest identity, for the report's client list.
+    public var clientIdentities: [ClientIdentity] { identities.keys.sorted().compactMap { identities[$0] } }
+
+    /// A person's name for each client key: `curl (pids 812, 815)`.
+    public var clientLabels: [String: String] {
+        identities.mapValues { $0.label(pids: pids[$0.key] ?? []) }
+    }
 
     /// A request on an intercepted connection ended; `answeredWith502` when the proxy answered it because the upstream failed.
     public mutating func recordRequest(host: String, port: Int, answeredWith502 failure: String?) {
@@ -132,7 +183,7 @@ public struct VerdictLedger: Sendable {
         let failures = upstream[key].flatMap { $0.lastFailure == nil ? nil : $0 }
         return HostVerdict(host: key.host, port: key.port, verdict: HostVerdict.kind(counts: tally.counts), attempts: attempts,
                            counts: tally.counts, how: tally.how, ways: tally.ways, refusedBy: tally.refusedBy, clients: tally.clients,
-                           upstream: failures, profile: tally.profile)
+                           upstream: failures, profile: tally.profile, byClient: tally.byClient)
     }
 
     /// Clients that completed at least one interception (or loaded the trust probe).

@@ -21,10 +21,17 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     public var connections: [ConnectionVerdict]
     /// Connections decided in the run but left out of `connections` (the oldest go first).
     public var connectionsOmitted: Int
-    /// Client addresses that accepted the proxy's CA at least once (a control host or the trust probe).
+    /// Clients (identity keys: address, TLS fingerprint, program) that accepted the proxy's CA at least once (a control
+    /// host or the trust probe).
     public var provenClients: [String]
     /// Whether `refused:` expectations were allowed to hold without such proof.
     public var allowUnprovenRefusals: Bool
+    /// Whether trust was proven per address instead of per client (`--trust-per-address`).
+    public var trustPerAddress: Bool
+    /// Every client seen: address, fingerprint, the stack it looks like, the process where known.
+    public var clients: [ClientIdentity]
+    /// A person's name for each client key (`curl (pid 812)`).
+    public var clientLabels: [String: String]
     /// The expectations and whether they held.
     public var expectations: [ExpectationResult]
     /// The client command of a CI run, once it ended.
@@ -36,10 +43,12 @@ public struct VerdictReport: Sendable, Codable, Equatable {
 
     /// Builds a report from a run's ledger, adding `unseen` hosts for exact-name expectations nobody contacted.
     public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
-                ledger: VerdictLedger, expectations: [Expectation], allowUnprovenRefusals: Bool = false,
+                ledger: VerdictLedger, expectations: [Expectation], allowUnprovenRefusals: Bool = false, trustPerAddress: Bool = false,
                 clientCommand: ClientCommandOutcome? = nil, findings: RunFindings = RunFindings()) {
         var hosts = ledger.hostVerdicts
-        let check = ExpectationCheck(expectations, provenClients: ledger.provenClients, allowUnprovenRefusals: allowUnprovenRefusals)
+        let labels = ledger.clientLabels
+        let check = ExpectationCheck(expectations, provenClients: ledger.provenClients, allowUnprovenRefusals: allowUnprovenRefusals,
+                                     trustPerAddress: trustPerAddress, clientLabels: labels)
         let results = check.evaluate(hosts)
         for expectation in expectations {
             let name = expectation.pattern.description
@@ -47,9 +56,8 @@ public struct VerdictReport: Sendable, Codable, Equatable {
             hosts.append(HostVerdict(host: name, verdict: .unseen, attempts: 0, counts: [:], how: []))
         }
         Self.attach(findings, to: &hosts)
-        let proven = Set(ledger.provenClients)
         for index in hosts.indices {
-            hosts[index].evidence = VerdictEvidence.line(hosts[index], provenClients: proven, deciding: check.owner(of: hosts[index].host))
+            hosts[index].evidence = VerdictEvidence.line(hosts[index], check: check, deciding: check.owner(of: hosts[index].host))
         }
         self.final = final
         self.generatedAt = generatedAt
@@ -61,6 +69,9 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         self.connectionsOmitted = ledger.omittedConnections
         self.provenClients = ledger.provenClients
         self.allowUnprovenRefusals = allowUnprovenRefusals
+        self.trustPerAddress = trustPerAddress
+        clients = ledger.clientIdentities
+        clientLabels = labels
         self.expectations = results
         self.clientCommand = clientCommand
         self.findings = Finding.acceptedInvalid(hosts)
@@ -85,17 +96,18 @@ public struct VerdictReport: Sendable, Codable, Equatable {
 
     /// A report of `connections` (every one kept in detail).
     public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
-                connections: [ConnectionVerdict], expectations: [Expectation], allowUnprovenRefusals: Bool = false) {
+                connections: [ConnectionVerdict], expectations: [Expectation], allowUnprovenRefusals: Bool = false,
+                trustPerAddress: Bool = false) {
         var ledger = VerdictLedger(detailLimit: connections.count)
         for connection in connections { ledger.record(connection, replacing: nil) }
         self.init(final: final, generatedAt: generatedAt, listen: listen, caCertificate: caCertificate,
                   silenceWindowSeconds: silenceWindowSeconds, ledger: ledger, expectations: expectations,
-                  allowUnprovenRefusals: allowUnprovenRefusals)
+                  allowUnprovenRefusals: allowUnprovenRefusals, trustPerAddress: trustPerAddress)
     }
 
     private enum CodingKeys: String, CodingKey {
         case result, final, generatedAt, listen, caCertificate, silenceWindowSeconds, hosts, connections, connectionsOmitted
-        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings, rules
+        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings, rules, trustPerAddress, clients, clientLabels
     }
 
     /// Reads this version's reports and earlier ones (which lack the proof fields).
@@ -113,6 +125,9 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         let intercepting = connections.filter { $0.verdict.kind == .intercepted }.map(\.clientKey)
         provenClients = try container.decodeIfPresent([String].self, forKey: .provenClients) ?? Array(Set(intercepting)).sorted()
         allowUnprovenRefusals = try container.decodeIfPresent(Bool.self, forKey: .allowUnprovenRefusals) ?? false
+        trustPerAddress = try container.decodeIfPresent(Bool.self, forKey: .trustPerAddress) ?? false
+        clients = try container.decodeIfPresent([ClientIdentity].self, forKey: .clients) ?? []
+        clientLabels = try container.decodeIfPresent([String: String].self, forKey: .clientLabels) ?? [:]
         expectations = try container.decode([ExpectationResult].self, forKey: .expectations)
         clientCommand = try container.decodeIfPresent(ClientCommandOutcome.self, forKey: .clientCommand)
         findings = try container.decodeIfPresent([Finding].self, forKey: .findings) ?? []

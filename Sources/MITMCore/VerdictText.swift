@@ -13,7 +13,8 @@ public enum VerdictText {
         } else {
             facts = [verdict.how]
         }
-        let detail = facts.isEmpty ? "" : " (\(facts.joined(separator: ", ")))"
+        var detail = facts.isEmpty ? "" : " (\(facts.joined(separator: ", ")))"
+        if let identity = record.identity { detail += " by \(identity.label)" }
         if let profile = record.profile {
             let word = record.acceptedInvalidCertificate ? "ACCEPTED AN INVALID CERTIFICATE" : verdict.kind.rawValue.uppercased()
             return "\(record.host):\(record.port) [\(profile)]: \(word)\(detail) -- \(explanation(verdict, profile: profile))"
@@ -58,6 +59,9 @@ public enum VerdictText {
         case (.refused, _):
             return "the client closed the connection right after the handshake without sending a request: it checked the "
                 + "certificate itself, as pinning does"
+        case (.unused, .abandonedInHandshake):
+            return "the client gave up on this spare connection during the handshake while it used another connection, open at "
+                + "the same time, to the same host: neither an acceptance nor a refusal"
         case (.unused, _):
             return "the client closed this spare connection without a request while it used another connection to the same "
                 + "host: it accepted the certificate; not a refusal"
@@ -128,7 +132,9 @@ public enum VerdictText {
             lines.append(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 + host.verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "  " + counts
                 + (upstreamNote(host).map { "; \($0)" } ?? "") + (profileNote(host).map { "; \($0)" } ?? ""))
-            lines += findingLines(host).map { String(repeating: " ", count: width + 2) + $0 }
+            let indent = String(repeating: " ", count: width + 2)
+            if let disagreement = host.disagreement { lines.append(indent + disagreement) }
+            lines += findingLines(host).map { indent + $0 }
         }
         if hosts.isEmpty { lines.append("(no intercepted TLS connections)") }
         for result in expectations {

@@ -80,7 +80,7 @@ public struct ConsoleLog: Sendable {
     }
 
     static func probeLine(_ record: ConnectionVerdict, _ probe: ProxyProbe) -> String {
-        let client = record.clientKey
+        let client = record.clientLabel
         switch probe {
         case .trust where record.verdict.kind == .intercepted:
             return "trust probe: client \(client) loaded https://\(LocalPages.host)/: it trusts the proxy's CA"

@@ -41,6 +41,15 @@ public struct ProxyConfiguration: Sendable {
     public var connectionDetailLimit = 500
     /// Lets a `refused:` expectation hold although the client never proved that it trusts the CA.
     public var allowUnprovenRefusals = false
+    /// Lets one client of an address prove trust in the CA for every client of that address (the rule before clients
+    /// were told apart by TLS fingerprint and process): a curl health check then vouches for a Java app beside it.
+    public var trustPerAddress = false
+    /// Looks up the process of each client on this machine (pid, executable, command line) when its connection arrives:
+    /// a read of the system's socket tables and of every process's descriptors, off the loops. On with a client command.
+    public var identifyProcesses = false
+    /// With a client command: the pid whose descendants are the command's processes (the proxy itself, which also
+    /// adopts the command's orphans).
+    public var clientCommandRoot: Int32?
     /// On a network address, also admit clients from public addresses (by default only this machine and private
     /// networks may connect: `ClientAccessPolicy`).
     public var allowPublicClients = false

@@ -9,8 +9,8 @@ extension ProxyConnection {
     /// Starts intercepting `tunnel`, whose client sent `hello`, showing a certificate of `profile`.
     func intercept(_ tunnel: Tunnel, _ hello: ClientHello, profile: CertificateProfile) {
         let verdict = VerdictTracker(context: context, connectionID: id, host: Interception.host(of: tunnel, hello: hello),
-                                     port: tunnel.port, offeredALPN: hello.alpnProtocols, client: clientAddress, probe: tunnel.probe,
-                                     profile: profile)
+                                     port: tunnel.port, offeredALPN: hello.alpnProtocols, identity: clientIdentity(hello),
+                                     processLookup: processLookup, probe: tunnel.probe, profile: profile)
         let interception = Interception(tunnel: tunnel, hello: hello, verdict: verdict)
         phase = .handshaking(interception)
         expect(.upstream(host: tunnel.host, port: tunnel.port), within: context.configuration.handshakeTimeout)

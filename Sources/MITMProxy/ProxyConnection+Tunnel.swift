@@ -31,7 +31,7 @@ extension ProxyConnection {
             }
         case .malformed(let reason):
             let tracker = VerdictTracker(context: context, connectionID: id, host: tunnel.host, port: tunnel.port, offeredALPN: [],
-                                         client: clientAddress, probe: tunnel.probe)
+                                         identity: clientIdentity(nil), processLookup: processLookup, probe: tunnel.probe)
             tracker.observe(.handshakeFailed("the client sent a broken TLS ClientHello: \(reason)"))
             tracker.finish()
             context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,
@@ -40,7 +40,7 @@ extension ProxyConnection {
         }
     }
 
-    /// The client's IP address, the unit of proof that the CA is trusted.
+    /// The client's IP address.
     var clientAddress: String? { clientSocket.peerHost }
 
     /// The policy's one decision for this tunnel, made before anything goes upstream.

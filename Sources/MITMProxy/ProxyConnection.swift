@@ -70,6 +70,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var offeredIdleUpstream = false
     /// When bytes last moved (monotonic nanoseconds).
     var lastActivity: UInt64 = 0
+    /// The lookup of the client's process, when it is on this machine and lookups are on.
+    var processLookup: ClientProcessLookup?
     /// The address of a client on another machine, which may not reach this machine's services; nil when it may.
     lazy var guardedClient: String? = {
         let address = clientAddress
@@ -111,11 +113,20 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     func start() {
         context.registry(for: loop).add(self)
+        startProcessLookup()
         clientSocket.delegate = self
         if let reverseTarget {
             openTunnel(host: reverseTarget.host, port: reverseTarget.port, request: .reverse, asksForPins: false, leftover: [])
             // A client on another machine waits until the target is known to be allowed (`targetReached` reads on).
             guard case .peeking = phase else { return }
+        }
+        if let processLookup {
+            // Answered only once its process is known, the client cannot exit before it is looked up.
+            processLookup.whenDone { [weak self] _, _ in
+                guard let self, !isClosed else { return }
+                clientSocket.resumeReading()
+            }
+            return
         }
         clientSocket.resumeReading()
     }

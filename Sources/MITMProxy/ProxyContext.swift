@@ -25,6 +25,8 @@ final class ProxyContext: Sendable {
     /// The web UI, unless switched off.
     let web: WebUI?
     let rules: RuleStore
+    /// The TLS stacks whose fingerprints are known (`KnownClients.txt`).
+    static let knownStacks = KnownClientStacks(table: String(decoding: PackageResources.KnownClients_txt, as: UTF8.self))
     private let nextConnectionID = Atomic<Int>(1)
 
     init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut,

@@ -87,7 +87,8 @@ public final class ProxyServer: Sendable {
             web.showReport {
                 VerdictReport(final: false, listen: listen, caCertificate: caPath, silenceWindowSeconds: configuration.silenceWindow,
                               ledger: book.ledger, expectations: configuration.webUI.expectations,
-                              allowUnprovenRefusals: configuration.allowUnprovenRefusals, findings: findings.findings)
+                              allowUnprovenRefusals: configuration.allowUnprovenRefusals, trustPerAddress: configuration.trustPerAddress,
+                              findings: findings.findings)
             }
         }
     }
@@ -226,8 +227,8 @@ public final class ProxyServer: Sendable {
     /// accepted the CA somewhere, unless `configuration.allowUnprovenRefusals`).
     public func evaluate(_ expectations: [Expectation]) -> [ExpectationResult] {
         let ledger = self.ledger
-        return ExpectationCheck(expectations, provenClients: ledger.provenClients,
-                                allowUnprovenRefusals: configuration.allowUnprovenRefusals).evaluate(ledger.hostVerdicts)
+        return ExpectationCheck(expectations, provenClients: ledger.provenClients, allowUnprovenRefusals: configuration.allowUnprovenRefusals,
+                                trustPerAddress: configuration.trustPerAddress, clientLabels: ledger.clientLabels).evaluate(ledger.hostVerdicts)
     }
 
     /// Stops accepting and closes every connection; open verdicts become `inconclusive`, and connections still

@@ -43,7 +43,7 @@ public final class ReportWriter: Sendable {
         var report = VerdictReport(final: final, listen: server.listenAddress, caCertificate: server.caCertificatePath,
                                    silenceWindowSeconds: server.configuration.silenceWindow, ledger: server.ledger,
                                    expectations: expectations, allowUnprovenRefusals: server.configuration.allowUnprovenRefusals,
-                                   clientCommand: clientCommand, findings: server.findings)
+                                   trustPerAddress: server.configuration.trustPerAddress, clientCommand: clientCommand, findings: server.findings)
         let rules = server.ruleTallies
         report.rules = rules.isEmpty ? nil : rules
         return report

@@ -28,9 +28,9 @@ final class SpareConnectionDesk: Sendable {
     /// Seconds on a monotonic clock.
     static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-    /// An intercepted connection: a possible sibling for spare connections.
-    func intercepted(_ record: ConnectionVerdict) {
-        run(.intercepted(connection: record.connectionID, key: key(record), at: Self.now))
+    /// An intercepted connection, opened at `openedAt`: a possible sibling for spare connections.
+    func intercepted(_ record: ConnectionVerdict, openedAt: Double) {
+        run(.intercepted(connection: record.connectionID, key: key(record), openedAt: openedAt))
     }
 
     /// A connection went away.
@@ -38,11 +38,12 @@ final class SpareConnectionDesk: Sendable {
         run(.closed(connection: connectionID, at: Self.now))
     }
 
-    /// A `refused/closed-after-handshake` verdict: published as is, or as `unused` when a sibling turns up.
-    func closedWithoutRequest(_ record: ConnectionVerdict, handshakeAt: Double) {
+    /// A `refused` verdict by a close without a request (during or after the handshake), for a connection opened at
+    /// `openedAt`: published as is, or as `unused` when a sibling of the same client was open at the same time.
+    func closedWithoutRequest(_ record: ConnectionVerdict, openedAt: Double) {
         state.withLock { $0.held[record.connectionID] = record }
         book.connectionStarted()
-        run(.closedWithoutRequest(connection: record.connectionID, key: key(record), handshakeAt: handshakeAt, at: Self.now))
+        run(.closedWithoutRequest(connection: record.connectionID, key: key(record), openedAt: openedAt, at: Self.now))
         queue.asyncAfter(deadline: .now() + window + 0.005) { [self] in run(.tick(at: Self.now)) }
     }
 
@@ -59,8 +60,10 @@ final class SpareConnectionDesk: Sendable {
                 switch ruling {
                 case .unused(let id, let sibling):
                     guard var record = state.held.removeValue(forKey: id) else { return nil }
-                    record.verdict = Verdict(kind: .unused, reason: .unusedDuplicate, alert: record.verdict.alert,
-                                             detail: "connection \(sibling) of the same client to the same host was used instead")
+                    let inHandshake = record.verdict.reason == .closedInHandshake
+                    record.verdict = Verdict(kind: .unused, reason: inHandshake ? .abandonedInHandshake : .unusedDuplicate,
+                                             alert: record.verdict.alert,
+                                             detail: "connection \(sibling) of the same client to the same host, open at the same time, was used instead")
                     return record
                 case .refused(let id):
                     return state.held.removeValue(forKey: id)

@@ -40,7 +40,12 @@ final class VerdictBook: Sendable {
     }
 
     /// A client loaded the trust probe.
-    func proveClient(_ client: String) { state.withLock { $0.ledger.proveClient(client) } }
+    /// The client of `record` loaded the trust probe: it trusts the CA.
+    func proveClient(_ record: ConnectionVerdict) {
+        state.withLock { state in
+            if let identity = record.identity { state.ledger.proveClient(identity) } else { state.ledger.proveClient(record.clientKey) }
+        }
+    }
 
     /// Takes what the account needs from other events: requests on intercepted connections and upstream failures.
     func observe(_ event: ProxyEvent) {

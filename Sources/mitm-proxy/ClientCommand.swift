@@ -39,6 +39,7 @@ struct ClientCommand {
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
+        _ = mitm_become_child_subreaper()
         guard mitm_spawn(&pid, path, argv, envp) == 0 else {
             throw LaunchError(description: "cannot run \(arguments[0]): the system refused to start it (is it a program for this machine, with a valid #! line?)")
         }
@@ -48,6 +49,9 @@ struct ClientCommand {
         var waited = waitpid(pid, &status, 0)
         while waited < 0 && errno == EINTR { waited = waitpid(pid, &status, 0) }
         forwarder.cancel()
+        // Orphans the proxy adopted (see mitm_become_child_subreaper) and that ended already.
+        var orphanStatus: Int32 = 0
+        while waitpid(-1, &orphanStatus, WNOHANG) > 0 {}
         // Without its status the run proves nothing: never read a lost child as one that exited 0.
         guard waited == pid else {
             throw LaunchError(description: "lost track of \(arguments[0]) (waitpid: \(String(cString: strerror(errno)))): its result is unknown")

@@ -110,6 +110,17 @@ struct ProxyOptions: ParsableArguments {
             + "passes as pinning. Only for a client that cannot reach any control host."))
     var allowUnprovenRefusals = false
 
+    @Flag(name: .customLong("trust-per-address"), help: ArgumentHelp(
+        "RISKY: let any client of an address prove CA trust for every client of that address (on a CI machine every client "
+            + "is 127.0.0.1: a curl health check would vouch for an app that never trusted the CA). By default trust is proven "
+            + "per client: address, TLS fingerprint and program."))
+    var trustPerAddress = false
+
+    @Flag(name: .customLong("identify-processes"), help: ArgumentHelp(
+        "Name the program (pid, executable) behind each connection from this machine, as with a client command (where it "
+            + "is always on). Costs a scan of /proc per connection."))
+    var identifyProcesses = false
+
     @Option(name: .customLong("events"), help: ArgumentHelp("Write every event as JSON Lines to FILE (- for stdout).", valueName: "file"))
     var eventsPath: String?
 
@@ -308,6 +319,9 @@ struct ProxyOptions: ParsableArguments {
         configuration.idleTimeout = idleTimeout
         if let loops { configuration.loopCount = loops }
         configuration.allowUnprovenRefusals = allowUnprovenRefusals
+        configuration.trustPerAddress = trustPerAddress
+        configuration.identifyProcesses = identifyProcesses || runsClient
+        if runsClient { configuration.clientCommandRoot = getpid() }
         configuration.allowPublicClients = allowPublicClients
         configuration.allowLocalTargets = allowLocalTargets
         configuration.proxyCredentials = try proxyCredentials()

@@ -105,7 +105,8 @@ struct ProxyRunner {
         let final = report?.writeFinal(clientCommand: outcome)
             ?? VerdictReport(final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
                              silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
-                             allowUnprovenRefusals: options.allowUnprovenRefusals, clientCommand: outcome, findings: server.findings)
+                             allowUnprovenRefusals: options.allowUnprovenRefusals, trustPerAddress: options.trustPerAddress,
+                             clientCommand: outcome, findings: server.findings)
         say(VerdictText.table(final.hosts, expectations: final.expectations, client: outcome))
         for tally in server.ruleTallies {
             say("rule \"\(tally.rule)\" acted \(tally.fired) time\(tally.fired == 1 ? "" : "s") (last: \(tally.lastAction))")

@@ -3,13 +3,16 @@ import Testing
 
 @Suite struct ClientHelloParserTests {
     private func expectedHello(recordBytes: Int) -> ClientHello {
-        ClientHello(
+        var hello = ClientHello(
             serverName: "a.example",
             alpnProtocols: ["h2", "http/1.1"],
             legacyVersion: 0x0303,
             supportedVersions: [0x0304, 0x0303],
             recordBytes: recordBytes
         )
+        hello.cipherSuites = [0x1301, 0x1302, 0xC02F]
+        hello.extensionTypes = [0x0000, 0x000A, 0x0010, 0x002B]
+        return hello
     }
 
     @Test func parsesServerNameALPNAndVersions() {
@@ -22,8 +25,9 @@ import Testing
         builder.legacyVersion = 0x0301
         builder.omitsExtensionsBlock = true
         let bytes = builder.records()
-        let expected = ClientHello(
+        var expected = ClientHello(
             serverName: nil, alpnProtocols: [], legacyVersion: 0x0301, supportedVersions: [], recordBytes: bytes.count)
+        expected.cipherSuites = [0x1301, 0x1302, 0xC02F]
         #expect(ClientHelloParser.parse(bytes) == .clientHello(expected))
     }
 

@@ -75,7 +75,7 @@ import Testing
     @Test func aRefusalWithoutAnyInterceptionByTheSameClientProvesNothing() throws {
         let alone = try evaluate(["refused:api.bank.test"], [connection(1, "api.bank.test", .refused, .alert, alert: "unknown_ca")])
         #expect(!alone[0].met)
-        #expect(alone[0].explanation.contains("nothing proven: this client (127.0.0.1) never accepted the proxy's CA (alert unknown_ca)"))
+        #expect(alone[0].explanation.contains("nothing proven for this client: 127.0.0.1 refused api.bank.test (alert unknown_ca) without ever accepting"))
         let otherClient = try evaluate(["refused:api.bank.test"], [
             connection(1, "api.bank.test", .refused, .alert, alert: "unknown_ca"),
             connection(2, "www.bank.test", .intercepted, .applicationData, client: "10.0.0.9"),

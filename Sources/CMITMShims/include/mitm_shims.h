@@ -124,6 +124,10 @@ uint64_t mitm_monotonic_nanoseconds(void);
 // descriptor closed in the child, all signals at their default action and none blocked. Returns 0 or an errno value.
 int mitm_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[]);
 
+// prctl is variadic, which Swift cannot call: makes orphaned descendants of this process its children (not init's),
+// so that a client command's background processes still count as the command's.
+int mitm_become_child_subreaper(void);
+
 // `mitm_spawn` with the child's stdin, stdout and stderr taken from the given descriptors (-1: inherited).
 int mitm_spawn_with_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[],
                           int stdin_fd, int stdout_fd, int stderr_fd);

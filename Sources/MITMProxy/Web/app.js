@@ -236,7 +236,7 @@ function drawBoard(board) {
         ? [badge(row.holds ? "pass" : "fail"), " ", el("code", {}, row.expectation), el("div", { class: "notes" }, row.explanation)]
         : el("span", { class: "empty" }, "none");
       const clients = row.clients.length
-        ? el("ul", { class: "notes" }, row.clients.map((c) => el("li", {}, el("code", {}, c.address), " ",
+        ? el("ul", { class: "notes" }, row.clients.map((c) => el("li", {}, el("code", {}, c.name || c.address), " ",
           el("span", { class: c.trustsCA ? "trust-yes" : "trust-no" }, c.trustsCA ? "trusts the CA (proven)" : "trust not proven"))))
         : el("span", { class: "empty" }, row.verdict === "unseen" ? "never contacted" : "");
       return el("tr", { "data-host": row.host },

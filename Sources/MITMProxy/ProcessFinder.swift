@@ -1,0 +1,122 @@
+import Foundation
+import MITMCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds the process on this machine that owns a client's end of a TCP connection, from the system's socket tables
+/// and `/proc/PID/fd` (Linux). Blocking file reads: run off the loops. Bounded: at most `linkLimit` descriptor links
+/// are read per lookup.
+enum ProcessFinder {
+    static let linkLimit = 200_000
+
+    /// The process whose socket has the local endpoint `address`:`port` (the client's side of a connection to the
+    /// proxy). `treeRoot`: with a client command, the pid whose descendants belong to it.
+    static func find(address: String, port: Int, treeRoot: Int32?) -> Result<ClientProcess, ProcessUnknownReason> {
+        guard let inode = socketInode(address: address, port: port) else { return .failure(.gone) }
+        var denied = false
+        var readLinks = 0
+        guard let directory = opendir("/proc") else { return .failure(.notPermitted) }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let pid = Int32(name), pid != getpid() else { continue }
+            switch owns(pid: pid, inode: inode, readLinks: &readLinks) {
+            case .some(true):
+                return .success(describe(pid: pid, treeRoot: treeRoot))
+            case .some(false):
+                break
+            case .none:
+                denied = true
+            }
+            if readLinks >= linkLimit { return .failure(.timedOut) }
+        }
+        return .failure(denied ? .notPermitted : .gone)
+    }
+
+    /// The socket inode of the endpoint, from `/proc/net/tcp` and `/proc/net/tcp6` (an IPv4 client of a dual-stack
+    /// listener appears in the second as an IPv4-mapped address).
+    private static func socketInode(address: String, port: Int) -> UInt64? {
+        var candidates: [(file: String, endpoint: String)] = []
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, address, &v4) == 1 {
+            let bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { candidates.append(("/proc/net/tcp", endpoint)) }
+            if let mapped = SocketTable.endpoint(address: [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + bytes, port: port) {
+                candidates.append(("/proc/net/tcp6", mapped))
+            }
+        } else if inet_pton(AF_INET6, address, &v6) == 1 {
+            let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { candidates.append(("/proc/net/tcp6", endpoint)) }
+            if bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF],
+               let endpoint = SocketTable.endpoint(address: Array(bytes.suffix(4)), port: port) {
+                candidates.append(("/proc/net/tcp", endpoint))
+            }
+        }
+        for candidate in candidates {
+            guard let table = readWhole(candidate.file) else { continue }
+            if let inode = SocketTable.inode(in: table, local: candidate.endpoint) { return inode }
+        }
+        return nil
+    }
+
+    /// Whether `pid` holds the socket; nil when its descriptors may not be read (another user's process).
+    private static func owns(pid: Int32, inode: UInt64, readLinks: inout Int) -> Bool? {
+        let path = "/proc/\(pid)/fd"
+        guard let directory = opendir(path) else { return errno == EACCES ? nil : false }
+        defer { closedir(directory) }
+        var buffer = [CChar](repeating: 0, count: 64)
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.first?.isNumber == true else { continue }
+            readLinks += 1
+            let count = readlink(path + "/" + name, &buffer, buffer.count - 1)
+            guard count > 0 else { continue }
+            let link = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if SocketTable.socketInode(link: link) == inode { return true }
+            if readLinks >= linkLimit { return false }
+        }
+        return false
+    }
+
+    private static func describe(pid: Int32, treeRoot: Int32?) -> ClientProcess {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"))
+            ?? (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            ?? "pid \(pid)"
+        let arguments = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
+        let commandLine = String(decoding: arguments.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+            .trimmingCharacters(in: .whitespaces)
+        return ClientProcess(pid: pid, executable: executable, commandLine: String(commandLine.prefix(300)),
+                             inClientCommand: treeRoot.map { isDescendant(pid, of: $0) })
+    }
+
+    /// The whole text of a /proc file (their size reads as 0, and they come a page at a time), at most 64 MiB.
+    private static func readWhole(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while bytes.count < 64 << 20 {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether `pid` descends from `root` (the chain of parents is at most 128 long; pid 1 ends it).
+    static func isDescendant(_ pid: Int32, of root: Int32) -> Bool {
+        var current = pid
+        for _ in 0..<128 {
+            guard let stat = readWhole("/proc/\(current)/stat"),
+                  let parent = SocketTable.parentPID(stat: stat) else { return false }
+            if parent == root { return true }
+            if parent <= 1 { return false }
+            current = parent
+        }
+        return false
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import MITMCore
+import MITMIO
+
+/// Who the client of this connection is: its address, its TLS fingerprint, and its process when it is on this machine.
+extension ProxyConnection {
+    /// Starts looking up the client's process, when lookups are on and the client is on this machine: now, while its
+    /// socket is surely open (a refusing client may exit right after it hangs up).
+    func startProcessLookup() {
+        let configuration = context.configuration
+        guard configuration.identifyProcesses, let address = clientAddress, LocalAddresses.contains(address),
+              let port = Self.port(ofPeer: clientSocket.peerDescription) else { return }
+        processLookup = ClientProcessLookup(address: address, port: port, treeRoot: configuration.clientCommandRoot, loop: loop)
+    }
+
+    /// The client's identity as far as it is known now (the process, if looked up, is added by the verdict tracker when
+    /// the lookup answers).
+    func clientIdentity(_ hello: ClientHello?) -> ClientIdentity {
+        let address = clientAddress ?? "unknown"
+        let fingerprint = hello.map(ClientFingerprint.init)
+        let reason: ProcessUnknownReason = !LocalAddresses.contains(address) ? .remote
+            : context.configuration.identifyProcesses ? .gone : .notLookedUp
+        return ClientIdentity(address: address, fingerprint: fingerprint, stack: fingerprint.flatMap(ProxyContext.knownStacks.stack(for:)),
+                              processUnknown: reason)
+    }
+
+    /// The port of a `host:port` or `[v6]:port` peer description.
+    private static func port(ofPeer description: String) -> Int? {
+        description.split(separator: ":").last.flatMap { Int($0) }
+    }
+}
