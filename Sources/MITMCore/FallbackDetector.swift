@@ -55,7 +55,8 @@ public struct FallbackDetector: Sendable {
         case .verdict(let record):
             openTunnels.removeValue(forKey: record.connectionID)
             guard record.verdict.kind == .refused else { return [] }
-            return refused(Key(client: record.clientKey, host: Self.normalized(record.host)), port: record.port, started: record.startedAt)
+            // By address: the clear-text request that follows has no TLS fingerprint to match.
+            return refused(Key(client: record.client ?? "unknown", host: Self.normalized(record.host)), port: record.port, started: record.startedAt)
         case .proxyProbe(let record, _):
             openTunnels.removeValue(forKey: record.connectionID)
         case .connectionOpened(let id, let host, let port, let peer):

@@ -5,7 +5,9 @@ enum VerdictEvidence {
     static func line(_ host: HostVerdict, check: ExpectationCheck, deciding: [Expectation]) -> String {
         var parts: [String] = []
         if !host.clients.isEmpty {
-            let clients = host.clients.map { "\(check.clientLabels[$0] ?? $0) (trust \(check.isProven($0) ? "proven" : "not proven"))" }
+            // Per process where the report has it (the pids that reached this host), else per client key.
+            let named = host.byClient.isEmpty ? host.clients.map { (check.clientLabels[$0] ?? $0, $0) } : host.byClient.map { ($0.client, $0.key) }
+            let clients = named.map { "\($0.0) (trust \(check.isProven($0.1) ? "proven" : "not proven"))" }
             parts.append("client\(clients.count == 1 ? "" : "s") \(clients.joined(separator: ", "))")
         }
         if let disagreement = host.disagreement { parts.append(disagreement) }

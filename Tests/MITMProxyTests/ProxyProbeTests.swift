@@ -19,7 +19,9 @@ import Testing
         let page = try await Curl.run(through: harness, ["https://mitm.proxy/"])
         #expect(page.succeeded, "\(page)")
         #expect(page.stdoutText.contains("fetch(\"https://mitm.proxy/trusted\""), "the onboarding page checks the probe: \(page)")
-        #expect(await Poll.until { harness.server.ledger.provenClients == ["127.0.0.1"] })
+        // The client is its address and its TLS fingerprint: curl's, on 127.0.0.1.
+        #expect(await Poll.until { harness.server.ledger.provenClients.count == 1 })
+        #expect(harness.server.ledger.provenClients.first?.hasPrefix("127.0.0.1 t13") == true, "\(harness.server.ledger.provenClients)")
         #expect(harness.server.hostVerdicts.isEmpty, "the proxy's own name never enters the verdicts")
         harness.server.flushEvents()
         #expect(!harness.events.contains { if case .upstreamFailed = $0 { true } else { false } }, "never dialled upstream")

@@ -56,7 +56,8 @@ struct WebUIBrowserTests {
         #expect(seen.pinnedVerdict.contains("refused") && seen.pinnedVerdict.contains("closed-after-handshake"), "\(seen.pinnedVerdict)")
         #expect(seen.pinnedRow.contains("TLS") && seen.pinnedRow.contains("refused"), "\(seen.pinnedRow)")
         #expect(seen.pinnedBoardRow.contains("refused:pinned.test"), "the expectation deciding for the host: \(seen.pinnedBoardRow)")
-        #expect(seen.pinnedBoardRow.contains("127.0.0.1 trusts the CA (proven)"), "\(seen.pinnedBoardRow)")
+        #expect(seen.pinnedBoardRow.contains("curl (OpenSSL)? at 127.0.0.1 [t13") && seen.pinnedBoardRow.contains("] trusts the CA (proven)"),
+                "the client by its stack, address and fingerprint: \(seen.pinnedBoardRow)")
 
         // The detail shows what curl sent and received.
         #expect(seen.requestHeaders.contains(["X-Test-Token", "web-ui-check"]), "\(seen.requestHeaders)")
