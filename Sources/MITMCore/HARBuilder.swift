@@ -27,7 +27,7 @@ public struct HARBuilder: Sendable {
         return HAREntry(startedDateTime: ISO8601.format(record.started), time: rounded(total), request: request(record),
                         response: response(record), cache: HARCache(), timings: timings,
                         serverIPAddress: record.serverAddress, connection: String(record.connectionID),
-                        _rule: record.rules.isEmpty ? nil : record.rules.joined(separator: ", "))
+                        _rule: record.rules.isEmpty ? nil : record.rules.joined(separator: ", "), _client: record.clientName)
     }
 
     /// The entry of a WebSocket's opening handshake with its messages; `omitted` counts messages not kept.
@@ -63,7 +63,8 @@ public struct HARBuilder: Sendable {
                     port: record.port, verdict: record.verdict.kind.rawValue, reason: record.verdict.reason.rawValue,
                     alert: record.verdict.alert, detail: record.verdict.detail, tlsVersion: record.tlsVersion,
                     offeredALPN: record.offeredALPN, profile: record.profile?.description,
-                    comment: record.acceptedInvalidCertificate ? VerdictText.acceptedInvalid(record.profile) : nil)
+                    comment: record.acceptedInvalidCertificate ? VerdictText.acceptedInvalid(record.profile) : nil,
+                    _client: record.identity?.label, _clientIdentity: record.identity)
     }
 
     private func request(_ record: ExchangeRecord) -> HARRequest {

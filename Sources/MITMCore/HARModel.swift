@@ -90,6 +90,8 @@ public struct HAREntry: Encodable, Sendable {
     public var connection: String?
     /// The rules that changed this exchange (mitm-proxy's QA rules), comma-separated.
     public var _rule: String?
+    /// The client that sent the request (`curl (pid 812)`), on intercepted connections.
+    public var _client: String?
     public var comment: String?
     /// `websocket` for the handshake of a WebSocket, as Chrome DevTools writes it.
     public var _resourceType: String?
@@ -133,4 +135,7 @@ public struct HARTLSError: Encodable, Sendable {
     public var profile: String?
     /// Why the entry matters, in words (an accepted invalid certificate).
     public var comment: String?
+    /// The client (`curl (pid 812)`), and what it is made of: address, TLS fingerprint, process.
+    public var _client: String?
+    public var _clientIdentity: ClientIdentity?
 }

@@ -38,6 +38,8 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var serverAddress: String?
     /// The client's IP address (no port), when known: fallbacks are judged per client.
     public var client: String?
+    /// The client for a person (`curl (pid 812)`), on intercepted connections.
+    public var clientName: String?
     /// The rules that changed the exchange (`--map-local`, a rules file's rules), in order.
     public var rules: [String] = []
     /// Set when the exchange opened a WebSocket: its messages and its close follow as their own events.

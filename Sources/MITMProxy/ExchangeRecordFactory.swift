@@ -16,6 +16,8 @@ struct ExchangeRecordFactory {
     let dropsProxyAuthorization: Bool
     /// The client's IP address.
     let client: String?
+    /// The client for a person (`curl (pid 812)`), once the interception knows it.
+    var clientName: String?
     /// DNS/connect/TLS costs of a new upstream connection, not yet charged to an exchange.
     var pendingConnectionTimings: UpstreamConnectionTimings?
     private var serverAddress: String?
@@ -45,6 +47,7 @@ struct ExchangeRecordFactory {
                                     request: head, started: now, finished: now)
         record.httpVersion = version.description
         record.client = client
+        record.clientName = clientName
         if dropsProxyAuthorization { record.request.headers.remove("proxy-authorization") }
         record.rules = connectionRules
         let isJSON = head.headers.first("content-type")?.lowercased().contains("json") ?? false

@@ -231,6 +231,7 @@ extension ProxyConnection {
                               upstream: upstreamLeg)
         relay.newConnectionTimings = timings
         relay.originAuthority = reverseTarget?.authority
+        relay.records.clientName = interception.verdict.clientName
         startRelaying(.http1(relay), for: .interception(interception))
         relay.start()
     }

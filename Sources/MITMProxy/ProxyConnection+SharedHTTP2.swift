@@ -72,6 +72,7 @@ extension ProxyConnection {
         if fresh { connection?.join(context.pool(for: loop)) }
         relay.newConnectionTimings = timings
         relay.originAuthority = reverseTarget?.authority
+        relay.records.clientName = interception.verdict.clientName
         startRelaying(.http2(relay), for: .interception(interception))
         relay.start()
     }

@@ -68,6 +68,9 @@ final class VerdictTracker: @unchecked Sendable {
         }
     }
 
+    /// The client for a person (`curl (pid 812)`): complete once the connection is read, which waits for the process.
+    var clientName: String { identity.label }
+
     /// Whether a verdict was decided.
     var isDecided: Bool { machine.verdict != nil }
 

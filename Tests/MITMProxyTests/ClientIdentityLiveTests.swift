@@ -99,8 +99,15 @@ import Testing
             https://www.origin.test:\(origin.port)/hello
         exit 0
         """
-        let result = try await runProxy(["--events", "-"], script: script)
+        let har = TemporaryDirectory.path("identity-har") + ".har"
+        let result = try await runProxy(["--events", "-", "--har", har], script: script)
         #expect(result.status == 0, "\(result)")
+        // The events and the HAR name the client too, with what it is made of.
+        #expect(result.stdoutText.contains(#""clientName":"curl (pid "#), "\(result)")
+        #expect(result.stdoutText.contains(#""executable":"/usr/bin/curl""#), "\(result)")
+        #expect(result.stdoutText.contains(#""ja4":"t13d"#), "\(result)")
+        let harText = try String(contentsOfFile: har, encoding: .utf8)
+        #expect(harText.contains(#""_client":"curl (pid "#), "\(harText.prefix(2000))")
         #expect(result.stderrText.contains("www.origin.test  intercepted   1 refused (closed-after-handshake 1), 1 intercepted"), "\(result)")
         #expect(!result.stderrText.contains("unused"), "\(result)")
         #expect(result.stderrText.contains("clients disagree: curl (pid "), "\(result)")
