@@ -17,7 +17,7 @@ extension ProxyConnection {
     /// the lookup answers).
     func clientIdentity(_ hello: ClientHello?) -> ClientIdentity {
         let address = clientAddress ?? "unknown"
-        let fingerprint = hello.map(ClientFingerprint.init)
+        let fingerprint = hello.map(FingerprintMemo.fingerprint)
         let reason: ProcessUnknownReason = !LocalAddresses.contains(address) ? .remote
             : context.configuration.identifyProcesses ? .gone : .notLookedUp
         return ClientIdentity(address: address, fingerprint: fingerprint, stack: fingerprint.flatMap(ProxyContext.knownStacks.stack(for:)),
