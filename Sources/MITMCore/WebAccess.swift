@@ -38,9 +38,13 @@ public struct WebAccess: Sendable {
     /// The cookie that carries the token after the first visit.
     public static let cookieName = "mitm_proxy_web"
 
-    /// An access policy with `token` (nil: loopback only).
-    public init(token: String?) {
+    /// Whether an IP address is one of this machine's own (beside loopback): a client there is this machine.
+    private let isOwnAddress: @Sendable (String) -> Bool
+
+    /// An access policy with `token` (nil: this machine only); `isOwnAddress` tells this machine's interface addresses.
+    public init(token: String?, isOwnAddress: @escaping @Sendable (String) -> Bool = { _ in false }) {
         self.token = token?.isEmpty == true ? nil : token
+        self.isOwnAddress = isOwnAddress
     }
 
     /// Whether `request` may see the web UI.
@@ -50,7 +54,7 @@ public struct WebAccess: Sendable {
             if let presented = request.headerToken, Self.constantTimeEqual(presented, token) { return .allowed(rememberToken: false) }
         }
         let peer = request.peer ?? "an unknown address"
-        guard let address = request.peer, Self.isLoopback(address) else {
+        guard let address = request.peer, Self.isLoopback(address) || isOwnAddress(Self.bare(address)) else {
             let presentedWrongToken = request.queryToken != nil || request.headerToken != nil
             if token != nil {
                 return .refused(reason: presentedWrongToken
@@ -61,7 +65,9 @@ public struct WebAccess: Sendable {
                 + "\(peer) is another one; to open it from elsewhere, start mitm-proxy with --web-token TOKEN and open "
                 + "http://ADDRESS:PORT/?token=TOKEN")
         }
-        if let host = request.host, !Self.namesLoopback(host: host) {
+        // A name must be loopback's (a page that points its own name at this machine must not read the traffic); an IP
+        // literal of this machine's own is no such trick.
+        if let host = request.host, !Self.namesLoopback(host: host), !isOwnAddress(Self.bare(Self.hostPart(host))) {
             return .refused(reason: "the request was addressed to \(host), not to this machine's loopback address; open "
                 + "http://127.0.0.1:PORT/ or http://localhost:PORT/ (a page that points its own name at 127.0.0.1 must not read the traffic)")
         }
@@ -84,6 +90,21 @@ public struct WebAccess: Sendable {
 
     /// Whether a `Host` header value names this machine's loopback: `127.0.0.1[:port]`, `[::1][:port]`, `localhost`,
     /// a name under `.localhost`.
+    /// An address without brackets or zone.
+    static func bare(_ address: String) -> String {
+        var text = address.lowercased()
+        if text.hasPrefix("[") && text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
+        if let percent = text.firstIndex(of: "%") { text = String(text[..<percent]) }
+        return text
+    }
+
+    /// The host of a `Host` value without its port.
+    static func hostPart(_ host: String) -> String {
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") { return String(host[...close]) }
+        guard let colon = host.lastIndex(of: ":"), host.firstIndex(of: ":") == colon else { return host }
+        return String(host[..<colon])
+    }
+
     public static func namesLoopback(host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("[") {

@@ -19,6 +19,7 @@ extension ProxyContext {
     func refusesLocalTargets(forClient address: String?) -> Bool {
         // The usual client, this machine over IPv4, is known by its text without parsing it (asked once per connection).
         !configuration.allowLocalTargets && address != "127.0.0.1" && IPAddress(address ?? "")?.scope != .loopback
+            && !LocalTargetGuard.isThisMachine(address ?? "")
     }
 }
 

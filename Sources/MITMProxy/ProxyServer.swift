@@ -52,7 +52,10 @@ public final class ProxyServer: Sendable {
         }
         let access = configuration.clientAccess
         let admits: @Sendable (SocketAddress) -> Bool = { [events = context.events] peer in
-            guard access.refusesSomeClients, let reason = access.refusal(forClient: peer.host) else { return true }
+            // This machine's own addresses are this machine, whatever their scope.
+            guard access.refusesSomeClients, let reason = access.refusal(forClient: peer.host), !LocalTargetGuard.isThisMachine(peer.host) else {
+                return true
+            }
             events.emit(.clientRefused(peer: peer.description, reason: reason))
             return false
         }

@@ -22,7 +22,7 @@ final class WebUI: Sendable {
 
     init(configuration: WebUIConfiguration, droppedEvents: @escaping @Sendable () -> Int) {
         self.configuration = configuration
-        access = WebAccess(token: configuration.token)
+        access = WebAccess(token: configuration.token, isOwnAddress: { LocalTargetGuard.isThisMachine($0) })
         log = Mutex(FlowLog(capacity: configuration.flowLimit, bodyBudget: configuration.bodyBudget))
         self.droppedEvents = droppedEvents
     }

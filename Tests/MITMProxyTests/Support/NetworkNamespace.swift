@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Another machine for a test: a network namespace joined to this one by a veth pair, this machine at `hostAddress`,
+/// the other at `clientAddress` (a /30 of `prefix`). Needs root and iproute2; `make` says why it cannot be had.
+final class NetworkNamespace: Sendable {
+    let name: String
+    let hostAddress: String
+    let clientAddress: String
+
+    private static let counter = Atomic<Int>(0)
+
+    /// Whether namespaces can be made here (root and `ip`).
+    static var isAvailable: Bool {
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
+    }
+
+    private init(name: String, hostAddress: String, clientAddress: String) {
+        self.name = name
+        self.hostAddress = hostAddress
+        self.clientAddress = clientAddress
+    }
+
+    /// A namespace whose link uses addresses `prefix.N.1` (this machine) and `prefix.N.2` (the other), N unique in the
+    /// run: `prefix` is two octets, `10.77` for a private network, `198.51` for a public-scope one (TEST-NET-2).
+    static func make(prefix: String) async throws -> NetworkNamespace {
+        let serial = counter.add(1, ordering: .relaxed).newValue
+        let tag = "\(getpid() % 10_000)x\(serial)"
+        let third = (Int(getpid()) * 7 + serial) % 250 + 1
+        let space = NetworkNamespace(name: "mitmt\(tag)", hostAddress: "\(prefix).\(third).1", clientAddress: "\(prefix).\(third).2")
+        let host = "mh\(tag)", peer = "mc\(tag)"
+        let script = """
+        set -e
+        ip netns add \(space.name)
+        ip link add \(host) type veth peer name \(peer)
+        ip link set \(peer) netns \(space.name)
+        ip addr add \(space.hostAddress)/30 dev \(host)
+        ip link set \(host) up
+        ip netns exec \(space.name) ip addr add \(space.clientAddress)/30 dev \(peer)
+        ip netns exec \(space.name) ip link set \(peer) up
+        ip netns exec \(space.name) ip link set lo up
+        """
+        let result = try await Subprocess.run("/bin/sh", ["-c", script], timeout: .seconds(20))
+        guard result.succeeded else {
+            space.remove()
+            throw SubprocessError(description: "cannot make network namespace \(space.name): \(result)")
+        }
+        return space
+    }
+
+    /// Runs `arguments` inside the namespace.
+    func run(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> SubprocessResult {
+        try await Subprocess.run("/usr/sbin/ip", ["netns", "exec", name] + arguments, timeout: timeout)
+    }
+
+    /// Removes the namespace (and with it the veth pair).
+    func remove() {
+        _ = try? Subprocess.runBlocking("/usr/sbin/ip", ["netns", "del", name], stdin: nil, environment: nil, timeout: .seconds(10))
+    }
+}
