@@ -6,11 +6,6 @@ import Testing
 /// The web UI of the real binary over real sockets: its own port, other machines and the token, a page that stops
 /// reading, and the memory 10,000 flows take.
 @Suite struct WebUILiveTests {
-    /// An IPv4 address of this machine that is not loopback: connecting to it makes a connection whose peer is
-    /// not loopback, as another machine's would be.
-    static let otherAddress: String? = LocalAddresses.interfaces().map(\.address).sorted()
-        .first { !$0.contains(":") && !WebAccess.isLoopback($0) && !LocalAddresses.isUnspecified($0) }
-
     private func curl(_ arguments: [String]) async throws -> SubprocessResult {
         try await Subprocess.run("curl", ["-sS", "--max-time", "20", "--noproxy", "*"] + arguments, timeout: .seconds(30))
     }
@@ -49,9 +44,15 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: WebUILiveTests.otherAddress != nil, "needs an IPv4 address other than loopback on this machine"))
+    /// Another machine: a network namespace joined by a veth pair (this machine's own addresses are this machine).
+    @Test(.enabled(if: NetworkNamespace.isAvailable, "network namespaces need root and iproute2"))
     func anotherMachineIsRefusedUnlessItBringsTheToken() async throws {
-        let address = try #require(Self.otherAddress)
+        let space = try await NetworkNamespace.make(prefix: "10.77")
+        defer { space.remove() }
+        let address = space.hostAddress
+        func curl(_ arguments: [String]) async throws -> SubprocessResult {
+            try await space.run(["curl", "-sS", "--max-time", "20", "--noproxy", "*"] + arguments)
+        }
         try await ProxyProcess.running(["--web-port", "0", "--web-host", "0.0.0.0", "--web-token", "token-for-tests"]) { proxy in
             let port = try await webPort(proxy)
             _ = await Poll.until { proxy.outputText.contains("Web UI from other machines") }
@@ -60,7 +61,7 @@ import Testing
 
             let without = try await curl(["-i", base + "/api/flows"])
             #expect(without.stdoutText.hasPrefix("HTTP/1.1 403 Forbidden"), "\(without)")
-            #expect(without.stdoutText.contains("\(address) is not this machine"))
+            #expect(without.stdoutText.contains("\(space.clientAddress) is not this machine"), "\(without)")
             let wrong = try await curl(["-i", base + "/?token=token-for-tesst"])
             #expect(wrong.stdoutText.hasPrefix("HTTP/1.1 403 Forbidden"), "\(wrong)")
 
@@ -70,7 +71,7 @@ import Testing
             let withCookie = try await curl(["-i", "-H", "Cookie: mitm_proxy_web=token-for-tests", base + "/api/flows"])
             #expect(withCookie.stdoutText.hasPrefix("HTTP/1.1 200 OK"), "\(withCookie)")
 
-            let here = try await curl(["-i", "http://127.0.0.1:\(port)/api/flows"])
+            let here = try await self.curl(["-i", "http://127.0.0.1:\(port)/api/flows"])
             #expect(here.stdoutText.hasPrefix("HTTP/1.1 200 OK"), "this machine needs no token: \(here)")
         }
     }
