@@ -41,13 +41,44 @@ public struct ExpectationCheck: Sendable {
     /// One result per expectation, in order.
     public func evaluate(_ hosts: [HostVerdict]) -> [ExpectationResult] {
         let seen = hosts.filter { $0.verdict != .unseen }
-        return expectations.map { expectation in
-            let matching = seen.filter { expectation.pattern.matches($0.host) }
-            let owned = matching.filter { owner(of: $0.host).contains(expectation) }
-            var result = evaluate(expectation, owned: owned, claimedElsewhere: matching.count - owned.count)
+        let matches = expectations.map { expectation in seen.filter { expectation.pattern.matches($0.host) } }
+        let owned = zip(expectations, matches).map { expectation, matching in matching.filter { owner(of: $0.host).contains(expectation) } }
+        // A configuration's domain with its subdomains (`refused:qa.test` and `refused:*.qa.test` from one entry) is one
+        // set: the hosts of any of its expectations stand for all of them, so an app that talks to `api.qa.test` only
+        // satisfies the entry, and the set is unseen only when none of its hosts was.
+        var sets: [SetKey: [Int]] = [:]
+        for (index, expectation) in expectations.enumerated() where !expectation.source.isFlag && expectation.source.domain != nil {
+            sets[SetKey(expectation), default: []].append(index)
+        }
+        return expectations.indices.map { index in
+            let expectation = expectations[index]
+            var hostsOfIt = owned[index]
+            var standIns: [HostVerdict] = []
+            if let members = sets[SetKey(expectation)], members.count > 1, hostsOfIt.isEmpty {
+                standIns = members.flatMap { owned[$0] }
+                hostsOfIt = standIns
+            }
+            var result = evaluate(expectation, owned: hostsOfIt, claimedElsewhere: matches[index].count - owned[index].count)
             result.source = expectation.source
+            if !standIns.isEmpty, let domain = expectation.source.domain {
+                let names = Array(Set(standIns.map(\.host))).sorted().joined(separator: ", ")
+                result.explanation += " (for the set of domain \(domain) and its subdomains: \(names) stood for it)"
+            }
             if let note = expectation.source.note { result.explanation += " (\(note))" }
             return result
+        }
+    }
+
+    /// The expectations one configuration entry made: the same file, domain and outcome.
+    private struct SetKey: Hashable {
+        let file: String?
+        let domain: String?
+        let outcome: String
+
+        init(_ expectation: Expectation) {
+            file = expectation.source.file
+            domain = expectation.source.domain
+            outcome = expectation.outcome.rawValue
         }
     }
 
