@@ -75,6 +75,12 @@ extension HTTP2Relay {
             refuseOversizedHeaders(clientID, what: "header section")
             return
         }
+        if originAuthority == nil,
+           let refusal = TunnelRequestCheck.check(head, authority: block.fields.value(of: ":authority"), tunnelHost: host, port: port) {
+            streams[clientID]?.fail(refusal.reason)
+            answerLocally(clientID, .error(status: refusal.status, reason: refusal.reason))
+            return
+        }
         if applyRules(clientID, head, block) { return }
         if let unreachableReason {
             answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))

@@ -302,6 +302,10 @@ final class HTTPRelay {
         if !decision.isEmpty, beginRuledRequest(head, decision, upgrade: upgrade) { return }
         switch mode {
         case .intercepted(let host, let port):
+            if originAuthority == nil, let refusal = TunnelRequestCheck.check(head, tunnelHost: host, port: port) {
+                queueLocal(head, host: host, port: port, scheme: "https", response: .error(status: refusal.status, reason: refusal.reason))
+                return
+            }
             forward(HopByHopFields.forwarding(head, authority: originAuthority, upgrading: upgrade), original: head,
                     host: host, port: port, scheme: "https", upgrade: upgrade)
         case .failing(let host, let port, let reason):
