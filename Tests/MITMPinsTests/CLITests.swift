@@ -31,6 +31,17 @@ import Testing
         #expect(result.standardError == "error: cannot read certificate file \(directory.file("missing.pem")): no such file or directory\n")
     }
 
+    /// An endless file (or a huge one) is refused once more than any pin configuration is read, under a memory limit
+    /// and a timeout that reading it whole would pass.
+    @Test func checkOfAnEndlessFileIsExitTwo() throws {
+        let pki = try TestPKI.shared()
+        let binary = try #require(CLIBinary.path)
+        let result = try Subprocess.run(["timeout", "20", "prlimit", "--data=\(512 << 20)", "--", binary,
+                                         "pins", "check", "/dev/zero", "--cert", pki.path("chain.pem")])
+        #expect(result.status == 2, "\(result.standardError)")
+        #expect(result.standardError.contains("cannot read pin configuration /dev/zero: it is larger than 8 MiB"), "\(result.standardError)")
+    }
+
     @Test func snippetFormatsAreAccepted() throws {
         let pki = try TestPKI.shared()
         let result = try CLIBinary.run(["pins", pki.path("chain.pem"), "--format", "curl", "--only", "leaf", "--backup-pin", SampleFiles.backupPin])
