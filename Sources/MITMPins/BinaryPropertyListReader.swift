@@ -17,7 +17,7 @@ struct BinaryPropertyListReader {
     /// Where the offset table starts, which is where the objects end.
     private let objectsEnd: Int
     /// Each object read so far, with the height of its nesting (0 for anything but a container).
-    private var read: [Int: (value: PropertyList, height: Int)] = [:]
+    private var finished: [Int: (value: PropertyList, height: Int)] = [:]
     private var inProgress: Set<Int> = []
 
     init(_ bytes: [UInt8]) throws(PropertyListError) {
@@ -55,14 +55,15 @@ struct BinaryPropertyListReader {
 
     /// Object `index`, met `depth` containers deep, and its height.
     private mutating func object(_ index: Int, depth: Int) throws(PropertyListError) -> (value: PropertyList, height: Int) {
-        if let known = read[index] {
+        if let known = finished[index] {
             guard depth + known.height <= PropertyList.maximumDepth else { throw tooDeep }
             return known
         }
-        let start = Int(Self.unsigned(bytes, at: objectsEnd + index * offsetSize, size: offsetSize))
-        guard start >= 8, start < objectsEnd else {
-            throw PropertyListError("object \(index) starts at byte \(start), outside the objects (bytes 8 to \(objectsEnd - 1))")
+        let offset = Self.unsigned(bytes, at: objectsEnd + index * offsetSize, size: offsetSize)
+        guard offset >= 8, offset < UInt64(objectsEnd) else {
+            throw PropertyListError("object \(index) starts at byte \(offset), outside the objects (bytes 8 to \(objectsEnd - 1))")
         }
+        let start = Int(offset)
         let marker = bytes[start]
         let value: PropertyList
         var height = 0
@@ -115,7 +116,7 @@ struct BinaryPropertyListReader {
         default:
             throw PropertyListError("object \(index) at byte \(start) has the unknown type 0x\(hex(marker))")
         }
-        read[index] = (value, height)
+        finished[index] = (value, height)
         return (value, height)
     }
 

@@ -131,6 +131,9 @@ import Testing
         (binary([[0x09]], top: 1), "top object is 1, but it holds only 1"),
         (Array(binary([[0x09]]).dropLast(1)) + [200], "offset table (at byte 200"),
         (binary([[0xA1, 7]]), "refers to object 7, but there are only 1"),
+        (Array("bplist00".utf8) + [0x09] + [UInt8](repeating: 0xFF, count: 8) + [0, 0, 0, 0, 0, 0, 8, 1]
+            + [0, 0, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0, 0, 0, 0, 9],
+         "object 0 starts at byte 18446744073709551615, outside the objects"),
         (binary([[0x5F, 0x10, 200]]), "runs past the end of the objects"),
         (binary([[0x5F, 0x40]]), "malformed length"),
         (binary([[0x70]]), "unknown type 0x70"),
