@@ -31,7 +31,12 @@ indirect enum PropertyList: Equatable {
         } catch {
             throw PinsError("\(path) is not a usable property list: \(error.problem)")
         }
-        let document = try XMLTree.parse(Data(bytes), path: path)
+        let document: XMLTree.Element
+        do {
+            document = try XMLTree.parse(bytes)
+        } catch {
+            throw PinsError("\(path) is not a readable property list: it \(error.reason)")
+        }
         do throws(PropertyListError) {
             return try XMLPropertyListReader.value(of: document)
         } catch {
