@@ -14,12 +14,14 @@ enum YAMLAliasScan {
     /// The place of the first alias in `text`, or nil when it has none or is not well-formed YAML (Yams then
     /// reports the mistake in its own words).
     static func firstAlias(in text: String) -> Place? {
-        var bytes = Array(text.utf8)
-        return bytes.withUnsafeMutableBufferPointer { buffer -> Place? in
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBufferPointer { buffer -> Place? in
+            // libyaml asserts that its input pointer is not NULL, which an empty buffer's may be.
+            guard let start = buffer.baseAddress, !buffer.isEmpty else { return nil }
             var parser = yaml_parser_t()
             guard yaml_parser_initialize(&parser) == 1 else { return nil }
             defer { yaml_parser_delete(&parser) }
-            yaml_parser_set_input_string(&parser, buffer.baseAddress, buffer.count)
+            yaml_parser_set_input_string(&parser, start, buffer.count)
             var event = yaml_event_t()
             while yaml_parser_parse(&parser, &event) == 1 {
                 defer { yaml_event_delete(&event) }
