@@ -1,7 +1,7 @@
 import Foundation
 
 /// One value of a property list, as `PropertyList.read` gives it.
-indirect enum PropertyList: Equatable {
+enum PropertyList: Equatable {
     case dictionary([String: PropertyList])
     case array([PropertyList])
     case string(String)
