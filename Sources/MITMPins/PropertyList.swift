@@ -11,7 +11,7 @@ enum PropertyList: Equatable {
     case date(Date)
     case data([UInt8])
 
-    /// Larger files are refused before they are read: an Info.plist is a few kilobytes.
+    /// Larger inputs are refused (and files are read no further): an Info.plist is a few kilobytes.
     static let maximumBytes = 8 * 1024 * 1024
     /// The deepest nesting of arrays and dictionaries accepted; an Info.plist is a few levels deep.
     static let maximumDepth = 64
