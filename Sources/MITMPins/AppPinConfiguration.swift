@@ -112,7 +112,7 @@ public struct AppPinConfiguration: Sendable {
 
     /// Reads `path`, telling an `Info.plist` from an Android config by its content.
     public static func read(_ path: String) throws(PinsError) -> AppPinConfiguration {
-        let bytes = try FileBytes.read(path, what: "pin configuration")
+        let bytes = try FileBytes.read(path, what: "pin configuration", limit: PropertyList.maximumBytes)
         return try parse(bytes, path: path)
     }
 

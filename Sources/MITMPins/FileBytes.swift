@@ -6,8 +6,9 @@ import Darwin
 
 /// Whole-file reads with errors that name the file and the reason.
 enum FileBytes {
-    /// The bytes of `path`; `what` names the kind of file in messages (`certificate file`).
-    static func read(_ path: String, what: String) throws(PinsError) -> [UInt8] {
+    /// The bytes of `path`; `what` names the kind of file in messages (`certificate file`). A file longer than
+    /// `limit` bytes is refused once that much is read (it may be endless, like `/dev/zero`).
+    static func read(_ path: String, what: String, limit: Int = .max) throws(PinsError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw PinsError("cannot read \(what) \(path): \(errnoText(errno))") }
         defer { close(fd) }
@@ -25,6 +26,9 @@ enum FileBytes {
                 throw PinsError("cannot read \(what) \(path): \(errnoText(errno))")
             }
             bytes += chunk[0..<count]
+            if bytes.count > limit {
+                throw PinsError("cannot read \(what) \(path): it is larger than \(limit / 1024 / 1024) MiB, which no \(what) is")
+            }
         }
     }
 

@@ -23,17 +23,32 @@ enum XMLTree {
     /// Deeper documents are refused (libxml2's limit too); the readers above recurse over nested elements.
     static let maximumDepth = 256
 
+    /// Why a document cannot be read, to follow its name: `is not well-formed XML (line 3): ...`.
+    struct Failure: Error {
+        let reason: String
+        /// The bytes are not UTF-8, rather than not XML.
+        let isEncoding: Bool
+    }
+
     /// The root element of `data`, or an error naming `path`, the line and the problem.
     static func parse(_ data: Data, path: String) throws(PinsError) -> Element {
-        let bytes = [UInt8](data)
+        do {
+            return try parse([UInt8](data))
+        } catch {
+            throw PinsError("\(path) \(error.reason)" + (error.isEncoding ? ": save it as UTF-8, as Android reads it" : ""))
+        }
+    }
+
+    /// The root element of `bytes`.
+    static func parse(_ bytes: [UInt8]) throws(Failure) -> Element {
         if String(validating: bytes, as: UTF8.self) == nil {
-            throw PinsError("\(path) is not valid UTF-8 (byte \(invalidUTF8Offset(bytes)) is not): save it as UTF-8, as Android reads it")
+            throw Failure(reason: "is not valid UTF-8 (byte \(invalidUTF8Offset(bytes)) is not)", isEncoding: true)
         }
         var reader = XMLReader(bytes: bytes)
         do {
             return try reader.document()
         } catch {
-            throw PinsError("\(path) is not well-formed XML (line \(reader.line(at: error.offset))): \(error.problem)")
+            throw Failure(reason: "is not well-formed XML (line \(reader.line(at: error.offset))): \(error.problem)", isEncoding: false)
         }
     }
 

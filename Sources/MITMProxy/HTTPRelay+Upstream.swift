@@ -83,6 +83,11 @@ extension HTTPRelay {
             upstreamBroke("sent a response nobody asked for")
             return
         }
+        // Switching protocols unasked would turn the connection into a raw tunnel nothing records.
+        if head.status == 101 && !first.upgradeRequested {
+            upstreamBroke("answered 101 Switching Protocols to a request that asked for no upgrade")
+            return
+        }
         let relayed = ruledResponseHead(HopByHopFields.forwarding(head))
         client.write(relayed.serialized())
         // A failed write closes the relay from inside `write`.

@@ -9,15 +9,12 @@ enum RulesFileReader {
 
     /// The enabled rules of the file at `path`.
     static func rules(at path: String) throws(RuleError) -> [TrafficRule] {
-        let url = URL(fileURLWithPath: path)
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw RuleError("\(path): cannot read it: \((error as NSError).localizedDescription)")
+        let bytes = try contents(of: path)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw RuleError("\(path): not UTF-8 text") }
+        if let alias = YAMLAliasScan.firstAlias(in: text) {
+            throw RuleError("\(path):\(alias.line):\(alias.column): YAML aliases (*name) are not supported in rules files; "
+                + "write the value out")
         }
-        guard data.count <= sizeLimit else { throw RuleError("\(path): larger than 1 MiB; is it really a rules file?") }
-        guard let text = String(data: data, encoding: .utf8) else { throw RuleError("\(path): not UTF-8 text") }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -25,7 +22,29 @@ enum RulesFileReader {
             throw RuleError("\(path): not valid YAML or JSON: \(error)")
         }
         let tree = try root.map { node throws(RuleError) in try value(of: node, path: path) } ?? .null
-        return try RuleFile.rules(from: tree, fileName: path, baseDirectory: url.deletingLastPathComponent().path)
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return try RuleFile.rules(from: tree, fileName: path, baseDirectory: directory)
+    }
+
+    /// The file's bytes, reading no more than one past the size limit (a rules file named by mistake may be huge,
+    /// or endless like `/dev/zero`).
+    private static func contents(of path: String) throws(RuleError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw RuleError("\(path): cannot read it: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: sizeLimit + 1)
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw RuleError("\(path): cannot read it: \(String(cString: strerror(errno)))")
+            }
+            filled += count
+        }
+        guard filled <= sizeLimit else { throw RuleError("\(path): larger than 1 MiB; is it really a rules file?") }
+        return Array(bytes[..<filled])
     }
 
     private static func value(of node: Node, path: String) throws(RuleError) -> RuleFileValue {

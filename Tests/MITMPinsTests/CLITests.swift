@@ -31,6 +31,29 @@ import Testing
         #expect(result.standardError == "error: cannot read certificate file \(directory.file("missing.pem")): no such file or directory\n")
     }
 
+    /// Found by the ats-plist fuzz target (kept in its corpus): a binary plist whose header reads `bplist0` and one
+    /// byte more than `0`, holding a set. Foundation read it and crashed bridging the set (SIGSEGV); it is refused.
+    @Test func checkOfABinaryPlistThatCrashedFoundationIsExitTwo() throws {
+        let pki = try TestPKI.shared()
+        let path = URL(fileURLWithPath: SampleFiles.directory).appendingPathComponent("../../../fuzz/corpus/ats-plist")
+            .appendingPathComponent("regression-set-behind-bplist0-header").standardized.path
+        let result = try CLIBinary.run(["pins", "check", path, "--cert", pki.path("chain.pem")])
+        #expect(result.status == 2, "\(result.standardError)")
+        #expect(result.standardError == "error: \(path) is not a usable property list: it is a binary property list of another "
+                + "version than bplist00\n")
+    }
+
+    /// An endless file (or a huge one) is refused once more than any pin configuration is read, under a memory limit
+    /// and a timeout that reading it whole would pass.
+    @Test func checkOfAnEndlessFileIsExitTwo() throws {
+        let pki = try TestPKI.shared()
+        let binary = try #require(CLIBinary.path)
+        let result = try Subprocess.run(["timeout", "20", "prlimit", "--data=\(512 << 20)", "--", binary,
+                                         "pins", "check", "/dev/zero", "--cert", pki.path("chain.pem")])
+        #expect(result.status == 2, "\(result.standardError)")
+        #expect(result.standardError.contains("cannot read pin configuration /dev/zero: it is larger than 8 MiB"), "\(result.standardError)")
+    }
+
     @Test func snippetFormatsAreAccepted() throws {
         let pki = try TestPKI.shared()
         let result = try CLIBinary.run(["pins", pki.path("chain.pem"), "--format", "curl", "--only", "leaf", "--backup-pin", SampleFiles.backupPin])

@@ -110,6 +110,15 @@ import Testing
         #expect(result.stderrText.contains("--expect-from: \(path) is not a readable property list"), "\(result)")
     }
 
+    /// The binary plist that crashed Foundation (see MITMPinsTests' CLITests) is a usage error here too.
+    @Test func aBinaryPlistThatCrashedFoundationIsAUsageError() async throws {
+        let path = RepositoryLayout.root + "/fuzz/corpus/ats-plist/regression-set-behind-bplist0-header"
+        let result = try await Subprocess.run(try BuiltBinary.path(), ["--ca-dir", TemporaryDirectory.path("expect-from-ca"),
+                                                                        "--expect-from", path, "--", "true"], timeout: .seconds(30))
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderrText.contains("--expect-from: \(path) is not a usable property list"), "\(result)")
+    }
+
     @Test func aClientThatFallsBackToPlainHTTPAfterARefusalIsReported() async throws {
         let pki = try await TestPKI.shared()
         let secure = try await OriginServer.start(.tls(.origin))

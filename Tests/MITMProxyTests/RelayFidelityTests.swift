@@ -155,4 +155,34 @@ import Testing
         let after = try await Curl.run(through: proxy, [origin.url("/again")])
         #expect(after.stdoutText == "ok", "the proxy lives on: \(after)")
     }
+
+    /// A `101` to a request that asked for no upgrade would turn the connection into a raw tunnel nothing records: the
+    /// client gets a 502 instead, and the HAR says why.
+    @Test func aSwitchOfProtocolsNobodyAskedForIsA502AndRecorded() async throws {
+        let plain = try await ScriptedOrigin.start("switching")
+        let tls = try await ScriptedOrigin.start("switching", .tls(.origin))
+        let directory = try TemporaryDirectory.make("unasked-101")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let har = directory + "/run.har"
+        let proxy = try await ProxyProcess.start(["--har", har])
+        for origin in [plain, tls] {
+            let result = try await Subprocess.run("curl", [
+                "-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", proxy.caDirectory + "/ca.pem",
+                origin.url("/switch"), "-w", " %{http_code}",
+            ], timeout: .seconds(20))
+            #expect(result.stdoutText.hasSuffix(" 502") && !result.stdoutText.contains("RAW BYTES"), "\(origin.url("/switch")): \(result)")
+        }
+        await proxy.stop()
+        let log = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har))) as? [String: Any])
+        let entries = ((log["log"] as? [String: Any])?["entries"] as? [[String: Any]]) ?? []
+        let recorded = entries.map { entry in
+            let response = entry["response"] as? [String: Any]
+            return "\((entry["request"] as? [String: Any])?["url"] as? String ?? "?") \(response?["status"] as? Int ?? 0) "
+                + "\(response?["_error"] as? String ?? "")"
+        }
+        let reason = "upstream answered 101 Switching Protocols to a request that asked for no upgrade"
+        #expect(recorded.sorted() == [plain.url("/switch"), tls.url("/switch")].map { "\($0) 502 \(reason)" }.sorted(), "\(entries)")
+        await plain.stop()
+        await tls.stop()
+    }
 }

@@ -65,4 +65,54 @@ import Testing
         #expect(flag.status == 2, "\(flag)")
         #expect(flag.stderrText.contains("unknown network profile \"5g\""), "\(flag)")
     }
+
+    /// Nine levels of nine aliases ("billion laughs"): 342 bytes that expand to 9^9 strings.
+    private static let billionLaughs = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+        + zip("bcdefghi", "abcdefgh").map { name, previous in
+            "\(name): &\(name) [" + Array(repeating: "*\(previous)", count: 9).joined(separator: ", ") + "]"
+        }
+
+    @Test func aRulesFileOfNestedAliasesIsRefusedAtStartAtOnce() async throws {
+        let directory = try TemporaryDirectory.make("rules-aliases")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rules = directory + "/laughs.yaml"
+        try Self.billionLaughs.joined(separator: "\n").write(toFile: rules, atomically: true, encoding: .utf8)
+        // Expanding the aliases would pass 512 MiB of data within seconds (and the timeout kills a proxy that hangs).
+        let started = ContinuousClock.now
+        let result = try await Subprocess.run("prlimit", [
+            "--data=\(512 << 20)", "--", try BuiltBinary.path(), "--port", "0", "--ca-dir", directory + "/ca", "--rules", rules,
+        ], timeout: .seconds(20))
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderrText.contains("laughs.yaml:2:8: YAML aliases (*name) are not supported in rules files"), "\(result)")
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func aRulesFileOfNestedAliasesOnReloadKeepsThePreviousRulesAndALaterVersionApplies() async throws {
+        let origin = try await OriginServer.start()
+        let directory = try TemporaryDirectory.make("rules-aliases-reload")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rules = directory + "/qa.yaml"
+        try "rules:\n  - name: teapot\n    match: api.origin.test/tea\n    respond: 418\n".write(toFile: rules, atomically: true, encoding: .utf8)
+        let proxy = try await ProxyProcess.start(["--rules", rules, "--resolve", "api.origin.test:127.0.0.1"])
+        try await proxy.limitData(to: 512 << 20)
+        let status = {
+            try await Subprocess.run("curl", [
+                "-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", proxy.caDirectory + "/ca.pem",
+                origin.url("/tea", hostname: "api.origin.test"), "-o", "/dev/null", "-w", "%{http_code}",
+            ], timeout: .seconds(20)).stdoutText
+        }
+        #expect(try await status() == "418")
+        try (["rules: []"] + Self.billionLaughs).joined(separator: "\n").write(toFile: rules, atomically: true, encoding: .utf8)
+        let refused = await Poll.until {
+            proxy.outputText.contains("qa.yaml:3:8: YAML aliases (*name) are not supported in rules files; write the value out; "
+                + "keeping the previous 1 rule")
+        }
+        #expect(refused, "\(proxy.outputText)")
+        #expect(try await status() == "418")
+        try "rules:\n  - name: gone\n    match: api.origin.test/tea\n    respond: 410\n".write(toFile: rules, atomically: true, encoding: .utf8)
+        let applied = await Poll.until { (try? await status()) == "410" }
+        #expect(applied, "\(proxy.outputText)")
+        await proxy.stop()
+        await origin.stop()
+    }
 }

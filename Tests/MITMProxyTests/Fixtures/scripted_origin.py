@@ -9,6 +9,7 @@ heads byte-exactly (no parsing library in between, so what the proxy sent is wha
   silent       reads the request and never answers
   late         answers each request after 2 seconds
   unrequested  answers the request together with (in the same write) a second response nobody asked for
+  switching    answers every request `101 Switching Protocols` (asked for or not), then sends raw bytes and echoes
   faults       misbehaves by path: /reset-mid-body (Content-Length 1 MiB, 64 KiB of it, then a TCP reset),
                /reset-mid-chunked (a 64 KiB chunk, then a reset), /close-before-response (FIN right after the head),
                /reset-before-response, /half-close-after-response (a close-delimited 100,000-byte body, then
@@ -179,6 +180,14 @@ def serve(connection, behavior):
                 # (written apart, a loaded proxy could forward the next request first and take the stray as its answer).
                 connection.sendall(response("200 OK", [("Content-Length", 2)], b"ok")
                                    + response("200 OK", [("Content-Length", 3)], b"bad"))
+            elif behavior == "switching":
+                connection.sendall(response("101 Switching Protocols", [("Upgrade", "raw"), ("Connection", "Upgrade")])
+                                   + b"RAW BYTES NOBODY RECORDS")
+                while True:
+                    data = connection.recv(65536)
+                    if not data:
+                        return
+                    connection.sendall(data)
     except (OSError, ssl.SSLError):
         pass
     finally:

@@ -114,6 +114,13 @@ final class ProxyProcess: @unchecked Sendable {
         guard result.succeeded else { throw SubprocessError(description: "prlimit failed: \(result)") }
     }
 
+    /// Lowers its data-segment limit (RLIMIT_DATA: heap and private mappings) to `bytes` with `prlimit`, so that a
+    /// runaway allocation ends the proxy instead of filling the machine.
+    func limitData(to bytes: Int) async throws {
+        let result = try await Subprocess.run("prlimit", ["--pid", String(pid), "--data=\(bytes):\(bytes)"])
+        guard result.succeeded else { throw SubprocessError(description: "prlimit failed: \(result)") }
+    }
+
     /// The descriptor count a leak test compares against: taken once only `sockets` sockets are open again (the
     /// count before a warm-up exchange, whose connections close, or idle in the upstream pool for its idle time).
     func descriptorBaseline(sockets: Int, timeout: Duration = .seconds(20)) async throws -> Int {
