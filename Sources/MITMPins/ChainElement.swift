@@ -92,3 +92,15 @@ public struct CertificateChain: Sendable {
         }
     }
 }
+
+extension ChainElement {
+    /// Whether the certificate is a mitm-proxy CA (`O=mitm-proxy`, `CN=mitm-proxy CA <id>`).
+    var isMITMProxyCA: Bool { Self.namesMITMProxyCA(subject) }
+
+    /// Whether a mitm-proxy CA issued the certificate, or is it: a pin of it is the proxy's, never the server's.
+    public var isForgedByMITMProxy: Bool { isMITMProxyCA || Self.namesMITMProxyCA(issuer) }
+
+    private static func namesMITMProxyCA(_ name: String) -> Bool {
+        name.contains("CN=mitm-proxy CA ") && name.contains("O=mitm-proxy")
+    }
+}

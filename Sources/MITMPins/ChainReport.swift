@@ -12,6 +12,11 @@ public enum ChainReport {
         for chain in chains {
             let count = chain.elements.count == 1 ? "1 certificate" : "\(chain.elements.count) certificates"
             lines.append("\(chain.source): \(count)")
+            if let forged = chain.elements.first(where: \.isForgedByMITMProxy) {
+                lines.append("  WARNING: FORGED BY A MITM-PROXY CA (\(forged.isMITMProxyCA ? forged.subject : forged.issuer)): these are the")
+                lines.append("  proxy's keys, not the server's. NEVER pin them: an app shipped with them fails against the real server.")
+                lines.append("  Run mitm-proxy pins without --proxy, or through a mitm-proxy that relays its own probe untouched.")
+            }
             for element in chain.elements {
                 lines.append("")
                 lines += describe(element, rawKey: rawKey).map { "  " + $0 }
@@ -50,6 +55,7 @@ public enum ChainReport {
         field("key", element.key.description)
         field("not after", "\(DateText.minute(element.notAfter)) (\(DateText.daysLeft(element.daysLeft)))")
         field("SPKI-SHA256-BASE64", element.pin)
+        if element.isForgedByMITMProxy { field("warning", "issued by a mitm-proxy CA: a forgery, never a pin for an app") }
         if element.daysLeft <= soonDays {
             field("warning", element.daysLeft < 0
                 ? "expired: a server cannot present it any more; a pin on its key holds only if the renewal kept the key"
@@ -104,9 +110,12 @@ struct ElementJSON: Encodable {
     let daysLeft: Int
     let pin: String
     let rawKey: RawKeyJSON?
+    /// Set when a mitm-proxy CA issued (or is) the certificate: its pin is the proxy's, never the server's.
+    let forgedByMitmProxy: Bool?
 
     init(_ element: ChainElement, rawKey: Bool) {
         index = element.index
+        forgedByMitmProxy = element.isForgedByMITMProxy ? true : nil
         position = element.position
         subject = element.subject
         issuer = element.issuer

@@ -19,7 +19,12 @@ extension ProxyConnection {
             startRawTunnel(tunnel)
         case .clientHello(let hello):
             clientSocket.pauseReading()
-            let decision = tunnel.probe == .trust ? .intercept(.trusted) : decide(tunnel, hello)
+            // The proxy's own pins probe (`mitm-proxy pins --proxy`) must see the server's chain, never a forgery to paste into an app.
+            let decision: TunnelDecision = switch tunnel.probe {
+            case .trust: .intercept(.trusted)
+            case .pins: .passThrough
+            case nil: decide(tunnel, hello)
+            }
             switch decision {
             case .intercept(let profile):
                 intercept(tunnel, hello, profile: profile)

@@ -30,6 +30,7 @@ import Testing
         #expect(seen.map(\.0.verdict.kind) == [.refused, .intercepted])
     }
 
+    /// Issue 34, item 10: the probe is relayed untouched, so it shows the server's chain and pin, not a forgery.
     @Test func aPinsProbeThroughTheProxyIsNotTheAppsTraffic() async throws {
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start { $0.resolveOverrides = ["pinned.test": "127.0.0.1"]; $0.silenceWindow = 0.5 }
@@ -38,13 +39,31 @@ import Testing
             "pins", "--connect", "pinned.test:\(origin.port)", "--proxy", "127.0.0.1:\(harness.port)",
         ], timeout: .seconds(30))
         #expect(pins.succeeded, "\(pins)")
+        let pki = try await TestPKI.shared()
+        let direct = try await Subprocess.run(try BuiltBinary.path(), ["pins", pki.certificate(.origin)], timeout: .seconds(30))
+        let originPin = try #require(direct.stdoutText.split(separator: "\n").first { $0.contains("SPKI-SHA256-BASE64") })
+        #expect(pins.stdoutText.contains(originPin), "the server's own pin: \(pins)")
+        #expect(!pins.stdoutText.contains("mitm-proxy CA") && !pins.stdoutText.contains("FORGED"), "\(pins)")
         #expect(harness.server.settleVerdicts(timeout: 10))
         #expect(harness.server.hostVerdicts.isEmpty, "\(harness.server.hostVerdicts)")
         harness.server.flushEvents()
-        #expect(probes(harness.events).map(\.1) == [.pins])
+        #expect(probes(harness.events).isEmpty)
+        #expect(harness.events.contains { if case .tunnel(_, "pinned.test", _, _, _, _, true) = $0 { true } else { false } }, "\(harness.events)")
         let results = harness.server.evaluate([try Expectation(parsing: "refused:pinned.test")])
         #expect(results.map(\.met) == [false])
         #expect(results.first?.explanation.contains("unseen") == true)
         await origin.stop()
+    }
+
+    /// Wherever a mitm-proxy CA's certificate shows up, `pins` says loudly that it is a forgery, never a pin.
+    @Test func aChainOfAMitmProxyCAIsFlaggedLoudly() async throws {
+        let harness = try await ProxyHarness.start()
+        defer { harness.stop() }
+        let text = try await Subprocess.run(try BuiltBinary.path(), ["pins", harness.caCertificate], timeout: .seconds(30))
+        #expect(text.succeeded, "\(text)")
+        #expect(text.stdoutText.contains("WARNING: FORGED BY A MITM-PROXY CA (CN=mitm-proxy CA "), "\(text)")
+        #expect(text.stdoutText.contains("NEVER pin them"), "\(text)")
+        let json = try await Subprocess.run(try BuiltBinary.path(), ["pins", harness.caCertificate, "--format", "json"], timeout: .seconds(30))
+        #expect(json.stdoutText.contains(#""forgedByMitmProxy" : true"#), "\(json)")
     }
 }
