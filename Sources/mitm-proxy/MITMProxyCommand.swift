@@ -12,6 +12,9 @@ struct MITMProxyCommand: ParsableCommand {
         proxy's CA certificate on it (browse to http://mitm.proxy/ through the proxy, or use `mitm-proxy ca export`). \
         The proxy terminates TLS with a certificate forged per host, relays and logs the traffic, and says which \
         connections the client accepted and which it refused.
+
+        Every option of the proxy itself (--port, --expect, --report, --har, ...) is listed by `mitm-proxy run --help`; \
+        they are given without `run` (mitm-proxy --port 8888).
         """,
         version: LibraryVersions.summary,
         subcommands: [RunCommand.self, AuditCommand.self, CACommand.self, VerifyCommand.self, PinsCommand.self, HARCommand.self],

@@ -72,7 +72,8 @@ struct ProxyOptions: ParsableArguments {
     var attack: [String] = []
 
     @Option(name: .customLong("resolve"), help: ArgumentHelp(
-        "Connect to ADDRESS whenever a client asks for HOST, like curl's --resolve (repeatable).", valueName: "host:address"))
+        "Connect to ADDRESS whenever a client asks for HOST, on any port (repeatable). curl's HOST:PORT:ADDRESS form is "
+            + "accepted too (the port is ignored: every port of HOST goes to ADDRESS).", valueName: "host:address"))
     var resolve: [String] = []
 
     @Option(name: .customLong("handshake-timeout"), help: ArgumentHelp("Seconds allowed for connects and TLS handshakes.", valueName: "seconds"))
@@ -284,6 +285,14 @@ struct ProxyOptions: ParsableArguments {
             }
             let host = entry[..<colon].lowercased()
             var address = String(entry[entry.index(after: colon)...])
+            // curl's HOST:PORT:ADDRESS: a port, then the address.
+            if let portEnd = address.firstIndex(of: ":"), !address.hasPrefix("["), Int(address[..<portEnd]) != nil,
+               IPAddressText.parse(address) == nil {
+                address = String(address[address.index(after: portEnd)...])
+            }
+            if host.contains("*") {
+                throw ValidationError("--resolve \(entry): wildcards are not supported; name each host (repeat --resolve)")
+            }
             if address.hasPrefix("[") && address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
             guard !host.isEmpty, IPAddressText.parse(address) != nil else {
                 throw ValidationError("--resolve \(entry): \(address) is not an IP address")
