@@ -49,6 +49,8 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var profile: String?
     /// True when the client accepted a certificate of an invalid profile: it does not validate certificates.
     public var acceptedInvalidCertificate: Bool?
+    /// True on a verdict of a connection that resumed an earlier TLS session (it was shown no certificate).
+    public var resumed: Bool?
     /// True on a `tunnel` line of a TLS tunnel passed through untouched by `--ignore-hosts` or `--intercept-hosts`.
     public var passthrough: Bool?
     /// The rules that acted (`rule` lines) or changed the exchange (`response` lines).
@@ -213,6 +215,7 @@ public struct EventLine: Sendable, Encodable, Equatable {
         client = record.client
         profile = record.profile?.description
         acceptedInvalidCertificate = record.acceptedInvalidCertificate ? true : nil
+        resumed = record.verdict.resumed
     }
 
     /// The line as compact JSON (no trailing newline).
