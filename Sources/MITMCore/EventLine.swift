@@ -53,6 +53,8 @@ public struct EventLine: Sendable, Encodable, Equatable {
     public var profile: String?
     /// True when the client accepted a certificate of an invalid profile: it does not validate certificates.
     public var acceptedInvalidCertificate: Bool?
+    /// True on a verdict of a connection that resumed an earlier TLS session (it was shown no certificate).
+    public var resumed: Bool?
     /// True on a `tunnel` line of a TLS tunnel passed through untouched by `--ignore-hosts` or `--intercept-hosts`.
     public var passthrough: Bool?
     /// The rules that acted (`rule` lines) or changed the exchange (`response` lines).
@@ -219,6 +221,7 @@ public struct EventLine: Sendable, Encodable, Equatable {
         clientName = record.identity?.label
         profile = record.profile?.description
         acceptedInvalidCertificate = record.acceptedInvalidCertificate ? true : nil
+        resumed = record.verdict.resumed
     }
 
     /// The line as compact JSON (no trailing newline).

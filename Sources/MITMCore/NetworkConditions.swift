@@ -42,6 +42,11 @@ public struct NetworkConditions: Sendable, Equatable, CustomStringConvertible {
     /// The keys of an explicit profile.
     public static let keys = ["down", "up", "latency", "loss"]
 
+    /// The bandwidths a profile may give, in bits per second: 1 bit/s to 100 Gbit/s.
+    public static let bandwidthRange: ClosedRange<Double> = 1...100e9
+    /// The latencies a profile may give, in seconds per round trip: up to an hour.
+    public static let latencyRange: ClosedRange<Double> = 0...3_600
+
     /// Parses a profile name (`3g`, `edge`, `lte`, `offline`) or an explicit `down=256kbit,up=64kbit,latency=300ms,loss=1%`.
     public init(parsing text: String) throws(RuleError) {
         let lowered = text.lowercased().trimmingSpaces
@@ -62,10 +67,16 @@ public struct NetworkConditions: Sendable, Equatable, CustomStringConvertible {
                 guard let bits = QuantityText.bitsPerSecond(pair[1]) else {
                     throw RuleError("\(pair[0])=\(pair[1]) is not a bandwidth like 256kbit or 1.5mbit")
                 }
+                guard Self.bandwidthRange.contains(bits) else {
+                    throw RuleError("\(pair[0])=\(pair[1]) is outside what can be simulated: \(pair[0]) must be between 1bit and 100gbit")
+                }
                 if pair[0] == "down" { downBitsPerSecond = bits } else { upBitsPerSecond = bits }
             case "latency":
                 guard let seconds = QuantityText.seconds(pair[1]) else {
                     throw RuleError("latency=\(pair[1]) is not a duration like 300ms or 1s")
+                }
+                guard Self.latencyRange.contains(seconds) else {
+                    throw RuleError("latency=\(pair[1]) is outside what can be simulated: latency must be between 0ms and 60m")
                 }
                 latency = seconds
             case "loss":
@@ -105,6 +116,6 @@ extension QuantityText {
     /// `2%`, `0.5%`.
     static func percent(_ fraction: Double) -> String {
         let value = (fraction * 10_000).rounded() / 100
-        return value == value.rounded() ? "\(Int(value))%" : "\(value)%"
+        return value == value.rounded() ? "\(QuantityText.whole(value))%" : "\(value)%"
     }
 }

@@ -40,7 +40,12 @@ public enum QuantityText {
 
     private static func number(_ value: Double) -> String {
         let rounded = (value * 100).rounded() / 100
-        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+        return rounded == rounded.rounded() ? whole(rounded) : String(rounded)
+    }
+
+    /// `12` for 12.0; a value too large for an `Int` as `Double` writes it (`1e+300`) instead of trapping.
+    static func whole(_ value: Double) -> String {
+        Int(exactly: value).map(String.init) ?? String(value)
     }
 }
 

@@ -87,7 +87,7 @@ public enum RuleFile {
             guard let seconds = QuantityText.seconds(text) ?? Double(text).flatMap({ $0 >= 0 ? $0 : nil }) else {
                 throw RuleError("\(place): delay \"\(text)\" is not a duration like 2s or 300ms")
             }
-            actions.delay = seconds
+            do { actions.delay = try RuleActions.delay(seconds, written: text) } catch { throw RuleError("\(place): \(error)") }
         }
         if let v = value("fault") {
             do { actions.fault = try RuleFault(parsing: try scalar(v, "fault", place)) } catch { throw RuleError("\(place): \(error)") }

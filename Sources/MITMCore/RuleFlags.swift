@@ -39,7 +39,7 @@ public enum RuleFlags {
             throw RuleError("--delay \(text): \"\(value)\" is not a duration like 2s or 300ms")
         }
         var actions = RuleActions()
-        actions.delay = seconds
+        do { actions.delay = try RuleActions.delay(seconds, written: value) } catch { throw RuleError("--delay \(text): \(error)") }
         return TrafficRule(name: "--delay \(text)", pattern: pattern, actions: actions)
     }
 

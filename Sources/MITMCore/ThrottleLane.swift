@@ -31,16 +31,22 @@ public struct ThrottleLane: Sendable {
     /// Bytes held now.
     public private(set) var queuedBytes = 0
 
-    /// A lane of `bytesPerSecond` (nil: unlimited), holding each byte `oneWayDelay` seconds, with `loss`.
+    /// Bytes held at most whatever the bandwidth and delay, like a TCP window: beyond it a link's bandwidth-delay
+    /// product is not kept in memory (the feeder waits instead).
+    static let largestLimit = 64 * 1024 * 1024
+
+    /// A lane of `bytesPerSecond` (nil: unlimited), holding each byte `oneWayDelay` seconds, with `loss`. Any values
+    /// make a working lane (the parsers refuse those outside `NetworkConditions`' ranges; code may pass anything):
+    /// times and sizes too large for an integer saturate.
     public init(bytesPerSecond: Double?, oneWayDelay: Double, loss: Double) {
         self.bytesPerSecond = bytesPerSecond
-        delay = UInt64(max(0, oneWayDelay) * 1e9)
+        delay = Self.saturating(max(0, oneWayDelay) * 1e9)
         self.loss = loss
-        retransmissionTimeout = UInt64(max(0.2, 4 * oneWayDelay) * 1e9)
+        retransmissionTimeout = Self.saturating(max(0.2, 4 * oneWayDelay) * 1e9)
         if let rate = bytesPerSecond {
-            limit = max(16 * 1024, Int(rate * (max(0, oneWayDelay) + 0.1)))
+            limit = Int(max(16 * 1024, min(Double(Self.largestLimit), rate * (max(0, oneWayDelay) + 0.1))))
             burst = max(Double(2 * Self.segment), rate * 0.02)
-            quantum = max(Self.segment, min(64 * 1024, Int(burst / 2)))
+            quantum = Int(max(Double(Self.segment), min(64 * 1024, burst / 2)))
         } else {
             limit = 512 * 1024
             burst = .infinity
@@ -108,11 +114,18 @@ public struct ThrottleLane: Sendable {
             let wanted = Double(min(head.bytes.count - headOffset, Self.segment))
             let current = min(burst, tokens + Double(now &- (refilledAt ?? now)) / 1e9 * rate)
             if current < wanted {
-                let waitNanos = UInt64(((wanted - current) / rate * 1e9).rounded(.up))
+                let waitNanos = Self.saturating(((wanted - current) / rate * 1e9).rounded(.up))
                 wake = max(wake, now &+ waitNanos)
             }
         }
         return wake
+    }
+
+    /// `nanoseconds` as an integer: 0 for none (or NaN), at most `Int64.max` (292 years), which any monotonic reading
+    /// can have added to it.
+    static func saturating(_ nanoseconds: Double) -> UInt64 {
+        guard nanoseconds >= 1 else { return 0 }
+        return nanoseconds < Double(Int64.max) ? UInt64(nanoseconds) : UInt64(Int64.max)
     }
 
     private mutating func refill(now: UInt64) {

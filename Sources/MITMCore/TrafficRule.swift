@@ -50,6 +50,17 @@ public struct RuleActions: Sendable, Equatable {
     /// No action.
     public init() {}
 
+    /// The longest `delay` a rule may give, in seconds: a day.
+    public static let longestDelay: Double = 86_400
+
+    /// `seconds` (written `text`) as a delay, or why the proxy cannot schedule it.
+    static func delay(_ seconds: Double, written text: String) throws(RuleError) -> Double {
+        guard seconds <= longestDelay else {
+            throw RuleError("delay \"\(text)\" is outside what can be scheduled: a delay must be between 0ms and 1440m (a day)")
+        }
+        return seconds
+    }
+
     /// Whether the rule answers requests itself (no upstream is involved).
     public var answersLocally: Bool {
         mapLocal != nil || respond != nil || fault?.isBeforeHeaders == true

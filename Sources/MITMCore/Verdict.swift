@@ -42,8 +42,14 @@ public struct Verdict: Sendable, Equatable, Codable {
     public var reason: VerdictReason
     /// The alert the client sent, when one decided (or accompanied) the verdict.
     public var alert: String?
-    /// A short technical detail (OpenSSL's reason for negotiation failures).
+    /// A short technical detail (OpenSSL's reason for negotiation failures; `resumedSessionDetail`).
     public var detail: String?
+    /// True when the connection resumed an earlier TLS session: it was shown no certificate, the client accepted one in
+    /// the earlier full handshake for the same host and certificate (sessions are bound to both). Nil otherwise.
+    public var resumed: Bool?
+
+    /// The detail of a resumed connection's verdict.
+    public static let resumedSessionDetail = "resumed a TLS session (the certificate was accepted in an earlier full handshake for this host)"
 
     /// Creates a verdict.
     public init(kind: VerdictKind, reason: VerdictReason, alert: String? = nil, detail: String? = nil) {

@@ -4,6 +4,8 @@ public enum ClientTLSObservation: Sendable, Equatable {
     case certificateSent
     /// The client sent a TLS alert (fatal or close_notify).
     case alertReceived(TLSAlert)
+    /// The handshake resumed an earlier session: no certificate was shown on this connection.
+    case sessionResumed
     /// The TLS handshake completed.
     case handshakeCompleted
     /// The client sent application data.
@@ -30,6 +32,7 @@ public struct VerdictMachine: Sendable {
 
     private var state = State.handshaking(certificateSent: false)
     private var lastAlert: TLSAlert?
+    private var resumed = false
     private let alsoRejectingCertificate: Set<TLSAlert>
 
     /// A machine for a new connection; `alsoRejectingCertificate` are alerts that, for the certificate shown, mean
@@ -88,6 +91,9 @@ public struct VerdictMachine: Sendable {
                     : decide(Verdict(kind: .failed, reason: .negotiation, alert: alert.name, detail: "closed before the certificate was sent"))
             }
             return decide(Verdict(kind: .failed, reason: .negotiation, alert: alert.name))
+        case .sessionResumed:
+            resumed = true
+            return nil
         case .handshakeCompleted:
             state = .established
             return nil
@@ -125,12 +131,21 @@ public struct VerdictMachine: Sendable {
             return decide(Verdict(kind: .inconclusive, reason: .idle))
         case .handshakeFailed(let reason):
             return decide(Verdict(kind: .failed, reason: .negotiation, detail: reason))
+        case .sessionResumed:
+            resumed = true
+            return nil
         case .certificateSent, .handshakeCompleted:
             return nil
         }
     }
 
+    /// Decides `verdict`, saying so when the session was resumed (the certificate was judged in an earlier handshake).
     private mutating func decide(_ verdict: Verdict) -> Verdict {
+        var verdict = verdict
+        if resumed {
+            verdict.resumed = true
+            verdict.detail = [verdict.detail, Verdict.resumedSessionDetail].compactMap { $0 }.joined(separator: "; ")
+        }
         state = .decided(verdict)
         return verdict
     }

@@ -9,7 +9,7 @@ public enum VerdictText {
         let verdict = record.verdict
         var facts: [String] = []
         if verdict.kind == .intercepted {
-            facts = [record.tlsVersion, record.alpn].compactMap { $0 }
+            facts = [record.tlsVersion, record.alpn, verdict.resumed == true ? "resumed session" : nil].compactMap { $0 }
         } else {
             facts = [verdict.how]
         }
@@ -49,6 +49,9 @@ public enum VerdictText {
     /// What the verdict means.
     public static func explanation(_ verdict: Verdict) -> String {
         switch (verdict.kind, verdict.reason) {
+        case (.intercepted, _) where verdict.resumed == true:
+            return "the client resumed the TLS session of an earlier full handshake for this host, where it accepted the forged "
+                + "certificate, and sent its request: no pinning on this connection"
         case (.intercepted, _):
             return "the client accepted the forged certificate and sent its request: no pinning on this connection"
         case (.refused, .alert):

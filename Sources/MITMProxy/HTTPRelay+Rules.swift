@@ -324,7 +324,8 @@ final class LocalFileSender {
     }
 
     static func open(_ path: String, offset: Int, length: Int) -> Result<LocalFileSender, RuledAnswerFailure> {
-        let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        // The path is already the real one (`RuledAnswer.confined`): a link put in its place since is not followed.
+        let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { return .failure(RuledAnswerFailure("cannot open \(path): \(String(cString: strerror(errno)))")) }
         return .success(LocalFileSender(descriptor: descriptor, offset: offset, length: length))
     }

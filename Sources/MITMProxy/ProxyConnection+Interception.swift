@@ -142,7 +142,7 @@ extension ProxyConnection {
             let identity = try context.profiles.identity(for: verdict.profile, names: interception.forgedNames(names))
             verdict.shownCertificatePin = identity.pin
             tls = try TLSConnection(server: context.serverTLS, certificate: identity.certificate, key: identity.key,
-                                    chain: identity.chain, alpn: clientALPNOffer(interception, upstream: upstream))
+                                    chain: identity.chain, alpn: clientALPNOffer(interception, upstream: upstream), host: host)
         } catch {
             if case .ready(let ready) = upstream { ready.leg.close() }
             context.events.emit(.clientTLSFailed(connectionID: id, host: host, port: port, reason: "cannot forge a certificate: \(error)"))

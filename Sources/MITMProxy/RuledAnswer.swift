@@ -65,11 +65,17 @@ struct RuledAnswer {
         guard let path = LocalFilePath.resolve(root: root, isDirectory: isDirectory.boolValue, remainder: remainder) else {
             return .error(status: 404, reason: "rule \(rule): the path \"\(remainder)\" leaves \(root)")
         }
+        // Served from its real path; named (and typed) by the path asked for.
+        let real: String
+        switch confined(path, to: isDirectory.boolValue ? root : ConfinedFile.parent(of: root)) {
+        case .success(let resolved): real = resolved
+        case .failure(let failure): return .error(status: failure.status, reason: "rule \(rule): \(failure)")
+        }
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             return .error(status: 404, reason: "rule \(rule): no file \(path)")
         }
-        guard access(path, R_OK) == 0 else { return .error(status: 403, reason: "rule \(rule): cannot read \(path)") }
+        guard access(real, R_OK) == 0 else { return .error(status: 403, reason: "rule \(rule): cannot read \(path)") }
         let size = Int(info.st_size)
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: MediaType.forFile(path))
@@ -93,26 +99,55 @@ struct RuledAnswer {
         var response = LocalResponse(status: status, reasonPhrase: head.reason, contentType: MediaType.forFile(path), body: [],
                                      reasonText: "answered from \(path) by rule \(rule)")
         let part = status == 206 ? " (bytes \(offset)-\(offset + length - 1) of \(size))" : ""
-        response.rule = RuledAnswer(head: head, file: length > 0 ? (path, offset, length) : nil, decision: decision,
+        response.rule = RuledAnswer(head: head, file: length > 0 ? (real, offset, length) : nil, decision: decision,
                                     action: status == 416 ? "answered 416: the range is outside \(path) (\(size) bytes)"
                                         : "answered \(status) from \(path)\(part), \(ByteCountText.format(length))")
         return response
     }
 
-    /// The bytes of a small file, or why not.
+    /// The real path of `path` (symbolic links resolved) when it stays inside `directory`, or why it may not be served.
+    static func confined(_ path: String, to directory: String) -> Result<String, RuledAnswerFailure> {
+        ConfinedFile.realPath(of: path, inside: directory).mapError { refusal in
+            switch refusal {
+            case .missing: RuledAnswerFailure("no file \(path)", status: 404)
+            case .outside: RuledAnswerFailure("\(path) leads outside \(directory) through a symbolic link: refused", status: 403)
+            }
+        }
+    }
+
+    /// The bytes of a small file that stays inside its own directory, or why not.
     static func readWhole(_ path: String) -> Result<[UInt8], RuledAnswerFailure> {
+        let real: String
+        switch confined(path, to: ConfinedFile.parent(of: path)) {
+        case .success(let resolved): real = resolved
+        case .failure(let failure): return .failure(failure)
+        }
+        let descriptor = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return .failure(RuledAnswerFailure("cannot open \(path): \(String(cString: strerror(errno)))")) }
+        defer { close(descriptor) }
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .failure(RuledAnswerFailure("no file \(path)")) }
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .failure(RuledAnswerFailure("no file \(path)")) }
         guard info.st_size <= wholeFileLimit else { return .failure(RuledAnswerFailure("\(path) is larger than 8 MiB; use mapLocal for big bodies")) }
-        guard let data = FileManager.default.contents(atPath: path) else { return .failure(RuledAnswerFailure("cannot read \(path)")) }
-        return .success([UInt8](data))
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return .failure(RuledAnswerFailure("cannot read \(path)")) }
+            filled += count
+        }
+        return .success(bytes)
     }
 }
 
-/// Why a rule's file could not be used.
+/// Why a rule's file could not be used, and the status that says so when it was the whole answer.
 struct RuledAnswerFailure: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    let status: Int
+    init(_ description: String, status: Int = 500) {
+        self.description = description
+        self.status = status
+    }
 }
 
 extension LocalResponse {

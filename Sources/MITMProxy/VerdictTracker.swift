@@ -79,7 +79,7 @@ final class VerdictTracker: @unchecked Sendable {
         handshakeMilliseconds = Date().timeIntervalSince(startedAt) * 1000
         tlsVersion = leg.tls.protocolVersion
         alpn = leg.tls.negotiatedALPN
-        observe(.certificateSent)
+        observe(leg.tls.isResumed ? .sessionResumed : .certificateSent)
         observe(.handshakeCompleted)
         guard !isDecided else { return }
         silenceTimer = loop.schedule(after: context.configuration.silenceWindow) { [unowned self] in

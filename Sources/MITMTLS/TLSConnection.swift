@@ -82,13 +82,16 @@ public final class TLSConnection {
         SSL_set_info_callback(ssl, recordTLSEvents)
     }
 
-    /// A server-role connection presenting `certificate` with `key`, and `chain` (intermediates) after it.
+    /// A server-role connection presenting `certificate` with `key`, and `chain` (intermediates) after it, to a client
+    /// that asked for `host` (its SNI, or the CONNECT host without one): a session it issues resumes only on a later
+    /// connection for the same host presenting the same certificates (see `SessionBinding`).
     public convenience init(
         server context: ServerTLSContext,
         certificate: X509Certificate,
         key: PrivateKey,
         chain: [X509Certificate] = [],
-        alpn: [String]
+        alpn: [String],
+        host: String
     ) throws(TLSError) {
         let identity = ServerIdentityContext.Identity(certificate: certificate, key: key, chain: chain)
         if let prepared = context.preparedContext(presenting: identity) {
@@ -102,6 +105,10 @@ public final class TLSConnection {
             for intermediate in chain where mitm_ssl_add1_chain_cert(ssl, intermediate.pointer) != 1 {
                 throw TLSError("adding an intermediate certificate")
             }
+        }
+        let binding = SessionBinding.context(host: host, certificates: [certificate] + chain)
+        guard SSL_set_session_id_context(ssl, binding, UInt32(binding.count)) == 1 else {
+            throw TLSError("binding TLS sessions to \(host)")
         }
         SSL_set_accept_state(ssl)
     }

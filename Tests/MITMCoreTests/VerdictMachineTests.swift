@@ -11,6 +11,17 @@ import Testing
         #expect(run([.certificateSent, .handshakeCompleted, .applicationData]) == [Verdict(kind: .intercepted, reason: .applicationData)])
     }
 
+    /// A resumed connection was shown no certificate: its verdict says it was resumed, whatever it is.
+    @Test func aResumedSessionIsNamedInTheVerdict() {
+        var intercepted = Verdict(kind: .intercepted, reason: .applicationData, detail: Verdict.resumedSessionDetail)
+        intercepted.resumed = true
+        #expect(run([.sessionResumed, .handshakeCompleted, .applicationData]) == [intercepted])
+        let closed = run([.sessionResumed, .handshakeCompleted, .peerClosed(reset: true)])
+        #expect(closed.map(\.reason) == [.closedAfterHandshake] && closed.first?.resumed == true)
+        #expect(closed.first?.detail == "connection reset; \(Verdict.resumedSessionDetail)")
+        #expect(run([.certificateSent, .handshakeCompleted, .applicationData]).first?.resumed == nil)
+    }
+
     @Test(arguments: [TLSAlert.unknownCA, .badCertificate, .certificateUnknown, TLSAlert(code: 45), TLSAlert(code: 49)])
     func aCertificateAlertIsARefusal(alert: TLSAlert) {
         #expect(run([.certificateSent, .alertReceived(alert)]) == [Verdict(kind: .refused, reason: .alert, alert: alert.name)])

@@ -17,7 +17,7 @@ import Testing
         let identity = try forger.identity(for: profile, names: [.dns(Self.host)])
         // Installing the key next to the certificate fails when they do not match.
         _ = try TLSConnection(server: try ServerTLSContext(), certificate: identity.certificate, key: identity.key,
-                              chain: identity.chain, alpn: [])
+                              chain: identity.chain, alpn: [], host: Self.host)
         return try OpenSSLVerify.run(leafPEM: identity.certificate.pem,
                                      untrustedPEM: identity.chain.isEmpty ? nil : identity.chain.map(\.pem).joined(),
                                      trustedPEM: forger.trusted.authority.certificate.pem, host: Self.host)

@@ -23,7 +23,7 @@ func interactInMemory(client: TLSConnection, server: TLSConnection, rounds: Int 
 func handshakenPair(name: String) throws -> (client: TLSConnection, server: TLSConnection) {
     let fixture = try ForgedHandshakeTests.fixture.get()
     let leaf = try fixture.forger.leaf(for: [.dns(name)])
-    let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [])
+    let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: name)
     let trusting = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
     let client = try TLSConnection(client: trusting, serverName: name, verifyName: name, alpn: [])
     let handshake = interactInMemory(client: client, server: server)

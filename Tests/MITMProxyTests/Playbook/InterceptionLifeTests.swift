@@ -17,7 +17,7 @@ import Testing
         let key = forger.leafKey
         let leaf = certificate
         return { stream in
-            let tls = try! TLSConnection(server: context, certificate: leaf, key: key, alpn: ["http/1.1"])
+            let tls = try! TLSConnection(server: context, certificate: leaf, key: key, alpn: ["http/1.1"], host: "api.test")
             return MemoryTLSPeer(stream, tls: tls, startsHandshake: false)
         }
     }

@@ -21,12 +21,13 @@ enum OpenSSLClient {
         var verified: Bool { text.contains("Verify return code: 0 (ok)") }
     }
 
-    /// `s_client -proxy 127.0.0.1:P -connect host:port -showcerts` plus `options`, stdin closed at once.
-    static func connect(through proxy: ProxyHarness, to host: String, port: UInt16, _ options: [String]) async throws -> Session {
+    /// `s_client -proxy 127.0.0.1:P -connect host:port -showcerts` plus `options`, with `stdin` (by default closed at once).
+    static func connect(through proxy: ProxyHarness, to host: String, port: UInt16, _ options: [String],
+                        stdin: [UInt8] = []) async throws -> Session {
         let target = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         let result = try await Subprocess.run("openssl", [
             "s_client", "-proxy", "127.0.0.1:\(proxy.port)", "-connect", target, "-showcerts",
-        ] + options, stdin: [], timeout: .seconds(20))
+        ] + options, stdin: stdin, timeout: .seconds(20))
         return Session(text: result.stdoutText + result.stderrText)
     }
 

@@ -1,0 +1,89 @@
+import Foundation
+import MITMCore
+import MITMProxy
+import Testing
+
+/// A map-local directory (or a rule's body file) with symbolic links in it, asked for by real curl through the proxy:
+/// a link that stays inside the directory is served, a link to a file or a directory outside it is refused (403, the
+/// reason named) and the outside file's bytes never reach the client.
+@Suite struct MapLocalSymlinkTests {
+    private static let secret = "outside secret 7f3a"
+
+    /// `DIR` with `inside.txt`, `link-in` -> `inside.txt`, `passwd-link` -> a file outside, `sub-link` -> a directory
+    /// outside holding that file; `OUTSIDE` is that directory.
+    private struct Layout {
+        let root: String
+        let directory: String
+        let outside: String
+
+        init() throws {
+            root = try TemporaryDirectory.make("map-local-links")
+            directory = root + "/mocks"
+            outside = root + "/private"
+            let files = FileManager.default
+            try files.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try files.createDirectory(atPath: outside, withIntermediateDirectories: true)
+            try "inside".write(toFile: directory + "/inside.txt", atomically: true, encoding: .utf8)
+            try MapLocalSymlinkTests.secret.write(toFile: outside + "/secret.txt", atomically: true, encoding: .utf8)
+            try files.createSymbolicLink(atPath: directory + "/link-in", withDestinationPath: "inside.txt")
+            try files.createSymbolicLink(atPath: directory + "/passwd-link", withDestinationPath: outside + "/secret.txt")
+            try files.createSymbolicLink(atPath: directory + "/sub-link", withDestinationPath: "../private")
+        }
+    }
+
+    private func proxy(_ rules: [TrafficRule]) async throws -> ProxyHarness {
+        try await ProxyHarness.start { configuration in
+            configuration.resolveOverrides = ["api.origin.test": "127.0.0.1"]
+            configuration.rules = rules
+        }
+    }
+
+    @Test func aMappedDirectoryServesLinksInsideItAndRefusesLinksOutOfIt() async throws {
+        let layout = try Layout()
+        defer { try? FileManager.default.removeItem(atPath: layout.root) }
+        let refusing = try RefusingPort()
+        let harness = try await proxy([try RuleFlags.mapLocal("api.origin.test=\(layout.directory)", baseDirectory: "/")])
+        defer { harness.stop() }
+        let base = "https://api.origin.test:\(refusing.port)"
+        let get = { (path: String) in try await Curl.run(through: harness, [base + path, "-w", " %{http_code}"]) }
+
+        #expect(try await get("/link-in").stdoutText == "inside 200")
+        for path in ["/passwd-link", "/sub-link/secret.txt", "/sub-link/"] {
+            let result = try await get(path)
+            #expect(result.stdoutText.hasSuffix(" 403"), "\(path): \(result)")
+            #expect(result.stdoutText.contains("outside \(layout.directory)"), "\(path): \(result)")
+            #expect(!result.stdoutText.contains(Self.secret), "\(path): \(result)")
+        }
+    }
+
+    @Test func aMappedFileOrBodyFileThatLinksOutOfItsDirectoryIsRefused() async throws {
+        let layout = try Layout()
+        defer { try? FileManager.default.removeItem(atPath: layout.root) }
+        let origin = try await OriginServer.start()
+        let link = layout.directory + "/passwd-link"
+        var replaced = RuleActions()
+        replaced.bodyFile = link
+        var answered = RuleActions()
+        answered.respond = FixedResponse(status: 200, bodyFile: link)
+        let harness = try await proxy([
+            try RuleFlags.mapLocal("api.origin.test/mapped=\(link)", baseDirectory: "/"),
+            TrafficRule(name: "replaced", pattern: try URLPattern(parsing: "api.origin.test/hello"), actions: replaced),
+            TrafficRule(name: "answered", pattern: try URLPattern(parsing: "api.origin.test/answered"), actions: answered),
+            try RuleFlags.mapLocal("api.origin.test/inside=\(layout.directory)/link-in", baseDirectory: "/"),
+        ])
+        defer { harness.stop() }
+        let get = { (path: String) in
+            try await Curl.run(through: harness, [origin.url(path, hostname: "api.origin.test"), "-w", " %{http_code}"])
+        }
+
+        let mapped = try await get("/mapped")
+        #expect(mapped.stdoutText.hasSuffix(" 403") && !mapped.stdoutText.contains(Self.secret), "\(mapped)")
+        let body = try await get("/hello")
+        #expect(body.stdoutText == "hello from origin 200", "\(body)")
+        let answer = try await get("/answered")
+        #expect(answer.stdoutText.hasSuffix(" 500") && !answer.stdoutText.contains(Self.secret), "\(answer)")
+        #expect(answer.stdoutText.contains("outside \(layout.directory)"), "\(answer)")
+        #expect(try await get("/inside").stdoutText == "inside 200")
+        await origin.stop()
+    }
+}
