@@ -30,8 +30,6 @@ public struct ConnectionVerdict: Sendable, Equatable, Codable {
     public var profile: CertificateProfile?
     /// Who the client is beyond its address (fingerprint, process); nil in records of earlier versions.
     public var identity: ClientIdentity?
-    /// Set when the client resumed a TLS session: it accepted the certificate in an earlier full handshake.
-    public var resumed: Bool?
 
     /// Creates a record.
     public init(connectionID: Int, host: String, port: Int, verdict: Verdict, tlsVersion: String?, alpn: String?,
