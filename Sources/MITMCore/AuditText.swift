@@ -14,7 +14,10 @@ public enum AuditText {
         if audit.rows.isEmpty { lines.append("(the client contacted no host through the proxy in any round)") }
         lines.append("")
         for row in audit.rows {
-            lines.append("\(row.host): \(row.conclusion.kind.rawValue.uppercased()) -- \(row.conclusion.explanation)")
+            let word = row.conclusion.kind.rawValue.uppercased()
+            let explanation = row.conclusion.explanation.hasPrefix(word + ": ") ? String(row.conclusion.explanation.dropFirst(word.count + 2))
+                : row.conclusion.explanation
+            lines.append("\(row.host): \(word) -- \(explanation)")
         }
         for round in audit.rounds {
             if let client = round.clientCommand, !client.succeeded { lines.append("note: round \(round.profile): \(client.status)") }

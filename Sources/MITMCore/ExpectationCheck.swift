@@ -60,6 +60,9 @@ public struct ExpectationCheck: Sendable {
             }
             var result = evaluate(expectation, owned: hostsOfIt, claimedElsewhere: matches[index].count - owned[index].count)
             result.source = expectation.source
+            if hostsOfIt.isEmpty, matches[index].isEmpty, let near = HostNameDistance.closest(to: expectation.pattern.description, among: seen.map(\.host)) {
+                result.explanation += "; did you mean \(near)? (seen in this run)"
+            }
             if !standIns.isEmpty, let domain = expectation.source.domain {
                 let names = Array(Set(standIns.map(\.host))).sorted().joined(separator: ", ")
                 result.explanation += " (for the set of domain \(domain) and its subdomains: \(names) stood for it)"

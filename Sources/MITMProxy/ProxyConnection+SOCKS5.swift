@@ -7,6 +7,19 @@ extension ProxyConnection {
         !webUIOnly && parser.isIdle && bytes.first == SOCKS5Handshake.version
     }
 
+    /// A SOCKS4 or SOCKS4a request (version byte 4), which no HTTP request starts with.
+    func startsSOCKS4(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        !webUIOnly && parser.isIdle && bytes.first == 4
+    }
+
+    /// Answers a SOCKS4 client at once, with SOCKS4's "request rejected", instead of leaving it to the handshake timeout.
+    func refuseSOCKS4() {
+        clientSocket.write([0, 0x5B, 0, 0, 0, 0, 0, 0])
+        context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription,
+                                        reason: "SOCKS4 is not supported: use SOCKS5 (socks5h://HOST:PORT) or this proxy as an HTTP proxy"))
+        closeAfterLastBytes()
+    }
+
     func readSOCKS5(_ handshake: SOCKS5Handshake, _ bytes: [UInt8]) {
         var handshake = handshake
         let actions = handshake.receive(bytes)

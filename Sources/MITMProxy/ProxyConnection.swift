@@ -222,6 +222,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         switch phase {
         case .readingRequest where startsSOCKS5(bytes): readSOCKS5(SOCKS5Handshake(requiresCredentials: context.configuration.proxyCredentials != nil),
                                                                    Array(bytes))
+        case .readingRequest where startsSOCKS4(bytes): refuseSOCKS4()
         case .readingRequest: readRequest(Array(bytes))
         case .socksHandshake(let handshake): readSOCKS5(handshake, Array(bytes))
         case .peeking(let tunnel): peek(tunnel, Array(bytes))

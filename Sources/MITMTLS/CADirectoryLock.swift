@@ -43,7 +43,13 @@ public final class CADirectoryLock: Sendable {
     private static func lock(_ path: String, operation: Int32, purpose: String) throws(CertificateAuthorityError) -> CADirectoryLock {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw CertificateAuthorityError("cannot open the lock file \(path) (\(purpose)): \(String(cString: strerror(errno)))")
+            let code = errno
+            let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+            if code == EACCES || code == EPERM || code == EROFS {
+                throw CertificateAuthorityError("the CA directory \(directory) is not writable by this user (\(String(cString: strerror(code)))): "
+                    + "give it to this user (chown), or pass --ca-dir with a directory of your own")
+            }
+            throw CertificateAuthorityError("cannot open the lock file \(path) (\(purpose)): \(String(cString: strerror(code)))")
         }
         while flock(descriptor, operation) != 0 {
             guard errno == EINTR else {

@@ -52,3 +52,18 @@ import Testing
         #expect(results.map(\.met) == [false, true])
     }
 }
+
+/// Issue 34, item 13: a typo in an expected host says which seen host it is closest to.
+@Suite struct ExpectationTypoTests {
+    @Test func anUnseenHostNamesTheSeenHostItIsClosestTo() throws {
+        var ledger = VerdictLedger(detailLimit: 10)
+        ledger.record(ConnectionVerdict(connectionID: 1, host: "api.example.com", port: 443, verdict: Verdict(kind: .refused, reason: .alert),
+                                        tlsVersion: nil, alpn: nil, offeredALPN: [], shownCertificatePin: "", startedAt: Date(),
+                                        handshakeMilliseconds: nil, decidedAt: Date(), client: "127.0.0.1"), replacing: nil)
+        let expectations = try ["refused:api.exmaple.com", "refused:www.other.test"].map { try MITMCore.Expectation(parsing: $0) }
+        let results = ExpectationCheck(expectations, provenClients: []).evaluate(ledger.hostVerdicts)
+        #expect(results[0].explanation.hasSuffix("; did you mean api.example.com? (seen in this run)"), "\(results[0])")
+        #expect(!results[1].explanation.contains("did you mean"), "\(results[1])")
+        #expect(HostNameDistance.edits(Array("kitten".utf8), Array("sitting".utf8), limit: 5) == 3)
+    }
+}

@@ -50,7 +50,8 @@ import Testing
         let resumed = verdicts.first { $0.verdict.resumed == true }
         #expect(resumed?.verdict.detail == Verdict.resumedSessionDetail)
         #expect(resumed.map { EventLine(.verdict($0)).json() }?.contains("\"resumed\":true") == true)
-        #expect(resumed.map(VerdictText.line)?.contains("resumed session) -- the client resumed the TLS session") == true)
+        let line = resumed.map(VerdictText.line) ?? ""
+        #expect(line.contains("resumed session) by ") && line.contains(" -- the client resumed the TLS session"), "\(line)")
         await origin.stop()
     }
 }
