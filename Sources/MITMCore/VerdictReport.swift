@@ -40,6 +40,9 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     public var findings: [Finding]
     /// The QA rules that acted in the run and how often (absent when none did).
     public var rules: [RuleTally]?
+    /// Events the recording dropped because its outputs fell behind (absent when none were): the verdicts and counts
+    /// here are complete, but the events file and the HAR miss that many records.
+    public var droppedEvents: Int?
 
     /// Builds a report from a run's ledger, adding `unseen` hosts for exact-name expectations nobody contacted.
     public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
@@ -108,6 +111,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case result, final, generatedAt, listen, caCertificate, silenceWindowSeconds, hosts, connections, connectionsOmitted
         case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings, rules, trustPerAddress, clients, clientLabels
+        case droppedEvents
     }
 
     /// Reads this version's reports and earlier ones (which lack the proof fields).
@@ -128,6 +132,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         trustPerAddress = try container.decodeIfPresent(Bool.self, forKey: .trustPerAddress) ?? false
         clients = try container.decodeIfPresent([ClientIdentity].self, forKey: .clients) ?? []
         clientLabels = try container.decodeIfPresent([String: String].self, forKey: .clientLabels) ?? [:]
+        droppedEvents = try container.decodeIfPresent(Int.self, forKey: .droppedEvents)
         expectations = try container.decode([ExpectationResult].self, forKey: .expectations)
         clientCommand = try container.decodeIfPresent(ClientCommandOutcome.self, forKey: .clientCommand)
         findings = try container.decodeIfPresent([Finding].self, forKey: .findings) ?? []

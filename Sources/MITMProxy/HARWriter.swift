@@ -115,8 +115,9 @@ public final class HARWriter: Sendable {
     }
 
     /// Writes the end of the JSON and closes the file, with WebSockets still open as far as they went. Later
-    /// events are ignored.
-    public func finish() {
+    /// events are ignored. `droppedEvents`: events the recording queue dropped in the run, said in the file, since some of
+    /// them were exchanges this file then lacks.
+    public func finish(droppedEvents: Int = 0) {
         let open: [OpenWebSocket] = state.withLock { state in
             let open = state.webSocketOrder.compactMap { state.webSockets[$0] }
             state.webSockets.removeAll()
@@ -131,7 +132,10 @@ public final class HARWriter: Sendable {
             state.finished = true
             let errors = state.tlsErrorOrder.compactMap { state.tlsErrors[$0] }.map(builder.tlsError)
             let encoded = (try? JSONEncoder().encode(errors)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-            let ok = !state.failed && Self.write("\n],\"_tlsErrors\":\(encoded)}}\n", to: descriptor, state: &state)
+            let dropped = droppedEvents > 0
+                ? ",\"_droppedEvents\":\(droppedEvents),\"comment\":\"INCOMPLETE: \(droppedEvents) events of the run were dropped because the "
+                    + "recording fell behind the traffic; some exchanges are missing from this file\"" : ""
+            let ok = !state.failed && Self.write("\n],\"_tlsErrors\":\(encoded)\(dropped)}}\n", to: descriptor, state: &state)
             fsync(descriptor)
             close(descriptor)
             return ok || state.failed ? nil : String(cString: strerror(errno))

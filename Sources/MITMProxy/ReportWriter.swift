@@ -46,6 +46,8 @@ public final class ReportWriter: Sendable {
                                    trustPerAddress: server.configuration.trustPerAddress, clientCommand: clientCommand, findings: server.findings)
         let rules = server.ruleTallies
         report.rules = rules.isEmpty ? nil : rules
+        let dropped = server.droppedEventCount
+        report.droppedEvents = dropped > 0 ? dropped : nil
         return report
     }
 

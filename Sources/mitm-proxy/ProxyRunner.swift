@@ -99,9 +99,11 @@ struct ProxyRunner {
         }
         server.stop()
         if server.droppedEventCount > 0 {
-            console.err("warning: \(server.droppedEventCount) events were dropped because the console, --events, --har or --report output could not keep up (a pipe nobody reads?); the verdicts are complete, those records are not")
+            console.err("warning: \(server.droppedEventCount) events were dropped: the recording queue (console, --events, --har, web UI) "
+                + "fell behind the traffic, so those records are missing from --events and --har (the HAR and --report say how many); the verdicts, "
+                + "counts and expectations are complete. Slow outputs (a pipe nobody reads, a slow disk) or -v under heavy load cause it")
         }
-        har?.finish()
+        har?.finish(droppedEvents: server.droppedEventCount)
         let final = report?.writeFinal(clientCommand: outcome)
             ?? VerdictReport(final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
                              silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
