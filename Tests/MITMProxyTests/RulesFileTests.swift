@@ -78,13 +78,12 @@ import Testing
         let rules = directory + "/laughs.yaml"
         try Self.billionLaughs.joined(separator: "\n").write(toFile: rules, atomically: true, encoding: .utf8)
         // Expanding the aliases would pass 512 MiB of data within seconds (and the timeout kills a proxy that hangs).
-        let started = ContinuousClock.now
         let result = try await Subprocess.run("prlimit", [
             "--data=\(512 << 20)", "--", try BuiltBinary.path(), "--port", "0", "--ca-dir", directory + "/ca", "--rules", rules,
         ], timeout: .seconds(20))
         #expect(result.status == 2, "\(result)")
         #expect(result.stderrText.contains("laughs.yaml:2:8: YAML aliases (*name) are not supported in rules files"), "\(result)")
-        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(!result.timedOut, "refused before anything expanded, not killed by the timeout")
     }
 
     @Test func aRulesFileOfNestedAliasesOnReloadKeepsThePreviousRulesAndALaterVersionApplies() async throws {
