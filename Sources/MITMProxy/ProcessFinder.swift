@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,6 +10,7 @@ import Glibc
 /// are read per lookup.
 enum ProcessFinder {
     static let linkLimit = 200_000
+    private static let recentOwners = Mutex<[Int32]>([])
 
     /// The process whose socket has the local endpoint `address`:`port` (the client's side of a connection to the
     /// proxy). `treeRoot`: with a client command, the pid whose descendants belong to it.
@@ -16,6 +18,10 @@ enum ProcessFinder {
         guard let inode = socketInode(address: address, port: port) else { return .failure(.gone) }
         var denied = false
         var readLinks = 0
+        // A client opens many connections from one process: the owners found last are asked first.
+        for pid in recentOwners.withLock({ $0 }) where owns(pid: pid, inode: inode, readLinks: &readLinks) == true {
+            return .success(describe(pid: pid, treeRoot: treeRoot))
+        }
         guard let directory = opendir("/proc") else { return .failure(.notPermitted) }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
@@ -23,6 +29,11 @@ enum ProcessFinder {
             guard let pid = Int32(name), pid != getpid() else { continue }
             switch owns(pid: pid, inode: inode, readLinks: &readLinks) {
             case .some(true):
+                recentOwners.withLock { owners in
+                    owners.removeAll { $0 == pid }
+                    owners.insert(pid, at: 0)
+                    if owners.count > 8 { owners.removeLast() }
+                }
                 return .success(describe(pid: pid, treeRoot: treeRoot))
             case .some(false):
                 break
