@@ -72,6 +72,10 @@ struct ProxyRunner {
         if let file = options.trafficRules.absoluteRulesFile { say("rules file: \(file) (read again when it changes)") }
         for warning in inputs.warnings { console.err(warning) }
         for warning in HostListCheck(policy: try options.hostLists(), expectations: expectations).warnings { console.err(warning) }
+        if options.trustPerAddress {
+            console.err("warning: --trust-per-address: any client of an address proves CA trust for every client of it, so a health "
+                + "check that trusts the CA vouches for an app beside it that never did; a refusal may then mean no CA, not pinning")
+        }
         if options.upstreamInsecure {
             console.err("warning: --upstream-insecure: upstream certificates are NOT verified; anyone on the path can impersonate them")
         }

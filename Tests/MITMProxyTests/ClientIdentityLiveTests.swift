@@ -72,6 +72,7 @@ import Testing
                                              "--trust-per-address"], script: script)
         #expect(perAddress.status == 0, "the old rule, asked for by name: \(perAddress)")
         #expect(perAddress.stderrText.contains("whose ADDRESS accepted the proxy's CA"), "\(perAddress)")
+        #expect(perAddress.stderrText.contains("warning: --trust-per-address: any client of an address proves CA trust"), "\(perAddress)")
         await origin.stop()
     }
 
