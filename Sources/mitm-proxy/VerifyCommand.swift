@@ -57,7 +57,8 @@ struct VerifyCommand: ParsableCommand {
         }
         let hosts = report.seenHosts
         let check = ExpectationCheck(parsed, provenClients: report.provenClients,
-                                     allowUnprovenRefusals: allowUnprovenRefusals || (recorded && report.allowUnprovenRefusals))
+                                     allowUnprovenRefusals: allowUnprovenRefusals || (recorded && report.allowUnprovenRefusals),
+                                     trustPerAddress: report.trustPerAddress, clientLabels: report.clientLabels)
         let results = check.evaluate(hosts)
         print(VerdictText.table(hosts, expectations: results, client: report.clientCommand))
         if !report.final { print("note: the report is not final (the proxy was still running when it was written)") }
