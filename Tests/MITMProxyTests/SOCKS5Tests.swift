@@ -82,12 +82,11 @@ import Testing
 
     /// Issue 34, item 13: a SOCKS4 client is answered at once (SOCKS4's "rejected"), not left to the handshake timeout.
     @Test func aSOCKS4ClientIsRefusedAtOnce() async throws {
-        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 30 }
+        // Left to the handshake timeout (60 s), curl would give up after its own 20 s (exit 28) without a SOCKS4 reply.
+        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 60 }
         defer { proxy.stop() }
-        let started = ContinuousClock.now
         let socks4 = try await curl(proxy, "socks4a://127.0.0.1:\(proxy.port)", ["https://origin.test/"])
-        #expect(!socks4.succeeded, "\(socks4)")
-        #expect(ContinuousClock.now - started < .seconds(15), "answered at once, not after the 30 s handshake timeout")
+        #expect(!socks4.succeeded && socks4.status != 28, "answered, not timed out: \(socks4)")
         #expect(socks4.stderrText.contains("SOCKS4"), "\(socks4)")
         proxy.server.flushEvents()
         let reasons = proxy.events.compactMap { event -> String? in if case .badRequest(_, _, let reason) = event { reason } else { nil } }
