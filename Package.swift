@@ -4,43 +4,38 @@ import PackageDescription
 import Glibc
 #endif
 
-/// Release builds on Linux link the Swift runtime, Foundation and Dispatch into the binary (`-static-stdlib`):
-/// only the pages the proxy touches become resident, instead of every shared library's pages (31 MiB of RSS
-/// at idle with the shared libraries, 22-24 MiB static; bench/README.md, "A lighter process"). The binary then
-/// needs only the system's libc, libstdc++, OpenSSL, nghttp2 and zlib at run time. With glibc 2.36
-/// or later (Debian 12) the toolchain's lld also packs the relative relocations (`DT_RELR`, 2 MiB of
-/// relocation entries read at every start become a few KiB): -1.3 MiB more. Older glibc cannot load such
-/// a binary, so there the default linker is used.
+/// The `mitm-proxy` executable's release tuning (bench/README.md, "A lighter process" and "Code that runs, together").
+/// SwiftPM refuses a dependency by version on a package whose product has a target with `unsafeFlags` ("contains
+/// unsafe build flags"), so no target of the `MITMProxy` library carries any: what applies to every module is in the
+/// build command, `scripts/build-release` (`--static-swift-stdlib`: the Swift runtime, Foundation and Dispatch linked
+/// into the binary, so only the pages the proxy touches become resident; `-enforce-exclusivity=unchecked`: no run-time
+/// exclusivity checks, 3% of a keep-alive request's instructions; debug builds, which the tests run, keep them and trap
+/// on a violation). What only the executable's link needs stays here, where it does not reach a package that uses
+/// only the library product.
+/// With glibc 2.36 or later (Debian 12) the toolchain's lld packs the relative relocations (`DT_RELR`, 2 MiB of
+/// relocation entries read at every start become a few KiB): -1.3 MiB. Older glibc cannot load such a binary, so
+/// there the default linker is used.
 /// lld also lays the functions the proxy runs out together at the start of .text (`LinkOrder.txt`, written by
 /// bench/link_order.py from whole-life profiles): the kernel maps code into the resident set in whole page-cache
-/// folios, and the 1 MiB of code that runs, scattered over 18 MiB, made 9.2 MiB of it resident (bench/README.md,
-/// "Code that runs, together"). The toolchain's static-stdlib link arguments export every symbol of our own objects
-/// (8,500 dynamic symbols nothing looks up; the static libraries' are excluded already): `--no-export-dynamic`
-/// keeps their 0.6 MiB of names and hash tables out of the resident set.
+/// folios, and the 1 MiB of code that runs, scattered over 18 MiB, made 9.2 MiB of it resident. The toolchain's
+/// static-stdlib link arguments export every symbol of our own objects (8,500 dynamic symbols nothing looks up; the
+/// static libraries' are excluded already): `--no-export-dynamic` keeps their 0.6 MiB of names and hash tables out of
+/// the resident set.
 let linkOrderFile = Context.packageDirectory + "/Sources/mitm-proxy/LinkOrder.txt"
-let releaseLinkFlags: [String] = {
+let executableReleaseLinkFlags: [String] = {
     #if os(Linux)
     var text = [CChar](repeating: 0, count: 64)  // "glibc 2.36"
     _ = confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count)
     let name = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     let version = name.split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
-    let packsRelocations = version.count >= 2 && (version[0], version[1]) >= (2, 36)
-    return ["-static-stdlib"]
-        + (packsRelocations ? ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                               "-Xlinker", "--symbol-ordering-file=\(linkOrderFile)",
-                               "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic"] : [])
+    guard version.count >= 2 && (version[0], version[1]) >= (2, 36) else { return [] }
+    return ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+            "-Xlinker", "--symbol-ordering-file=\(linkOrderFile)",
+            "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic"]
     #else
     return []
     #endif
 }()
-/// `-static-stdlib` also at compile time, as `swift build --static-swift-stdlib` does: it selects the static
-/// Foundation modules, whose link entries name their helper libraries.
-/// Release builds also drop the run-time exclusivity checks (`swift_beginAccess` on every class property access: 3% of
-/// a keep-alive request's instructions); debug builds, which the tests run, keep them and trap on a violation.
-let releaseSwiftSettings: [SwiftSetting] = [
-    .unsafeFlags(releaseLinkFlags.isEmpty ? [] : ["-static-stdlib"], .when(platforms: [.linux], configuration: .release)),
-    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
-]
 
 let package = Package(
     name: "mitm-proxy",
@@ -74,10 +69,10 @@ let package = Package(
             dependencies: ["COpenSSL"],
             cSettings: [.define("OPENSSL_SUPPRESS_DEPRECATED"), .define("_GNU_SOURCE")]
         ),
-        .target(name: "MITMCore", dependencies: ["CZlib"], swiftSettings: releaseSwiftSettings),
-        .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMShims", "MITMCore"], swiftSettings: releaseSwiftSettings),
-        .target(name: "MITMIO", dependencies: ["CMITMShims"], swiftSettings: releaseSwiftSettings),
-        .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"], swiftSettings: releaseSwiftSettings),
+        .target(name: "MITMCore", dependencies: ["CZlib"]),
+        .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMShims", "MITMCore"]),
+        .target(name: "MITMIO", dependencies: ["CMITMShims"]),
+        .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),
         .target(
             name: "MITMProxy",
             dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2",
@@ -85,13 +80,11 @@ let package = Package(
             // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
             // The table of known TLS client fingerprints, data kept beside the code (one line per fingerprint).
             resources: [.embedInCode("Web/index.html"), .embedInCode("Web/app.js"), .embedInCode("Web/board.css"),
-                        .embedInCode("KnownClients.txt")],
-            swiftSettings: releaseSwiftSettings
+                        .embedInCode("KnownClients.txt")]
         ),
         .target(
             name: "MITMPins",
-            dependencies: ["MITMCore", "MITMTLS", "COpenSSL", "CMITMShims"],
-            swiftSettings: releaseSwiftSettings
+            dependencies: ["MITMCore", "MITMTLS", "COpenSSL", "CMITMShims"]
         ),
         .executableTarget(
             name: "mitm-proxy",
@@ -102,8 +95,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["LinkOrder.txt"],
-            swiftSettings: releaseSwiftSettings,
-            linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(platforms: [.linux], configuration: .release))]
+            // Allowed here: a package that depends on this one by version uses only the library product.
+            linkerSettings: [.unsafeFlags(executableReleaseLinkFlags, .when(platforms: [.linux], configuration: .release))]
         ),
         .testTarget(name: "MITMCoreTests", dependencies: ["MITMCore"]),
         .testTarget(name: "MITMTLSTests", dependencies: ["MITMTLS", "MITMCore"]),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the link order file: the functions mitm-proxy runs, so that the linker puts them together.
 
-    swift build -c release --product mitm-proxy
+    scripts/build-release
     python3 bench/link_order.py          # 2-3 minutes; rewrites Sources/mitm-proxy/LinkOrder.txt
 
 The kernel maps a program's code into its resident set in whole page-cache folios (up to 2 MiB on this
@@ -55,7 +55,7 @@ def link_inputs() -> list[Path]:
     """The objects and static libraries the release build links: ours, the packages', the toolchain's."""
     objects = ROOT / ".build/release/mitm-proxy.product/Objects.LinkFileList"
     if not objects.exists():
-        raise SystemExit("link_order.py: build first: swift build -c release --product mitm-proxy")
+        raise SystemExit("link_order.py: build first: scripts/build-release")
     toolchain = Path(shutil.which("swiftc") or "/opt/swift/usr/bin/swiftc").resolve().parent.parent
     return [Path(line) for line in objects.read_text().split()] + sorted((toolchain / "lib/swift_static/linux").glob("*.a"))
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load and soak runs of the mitm-proxy binary (issue 18). Beside the benchmark; not run in CI.
 
-    swift build -c release --product mitm-proxy
+    scripts/build-release
     python3 bench/soak.py                                   # every phase at full size (about an hour on 2 cores)
     python3 bench/soak.py --phases soak --requests 200000   # one phase, smaller
 
@@ -320,7 +320,7 @@ def main() -> int:
         print(f"soak: unknown phase(s) {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
     if not os.access(args.binary, os.X_OK):
-        print(f"soak: no mitm-proxy at {args.binary}: build it with `swift build -c release --product mitm-proxy`",
+        print(f"soak: no mitm-proxy at {args.binary}: build it with `scripts/build-release`",
               file=sys.stderr)
         return 2
     build_loadgen(Path(args.loadgen))

@@ -23,7 +23,7 @@ Loads:
 
 Origins are the test fixtures (Tests/MITMProxyTests/Fixtures/origin.py, h2_origin.py) with the test PKI
 (certs/make-test-pki.sh). Needs python3 and the `h2` package; the release binary
-(`swift build -c release --product mitm-proxy`, or --binary PATH).
+(`scripts/build-release`, or --binary PATH).
 """
 
 from __future__ import annotations
@@ -760,7 +760,7 @@ def main() -> int:
 
     binary = os.path.abspath(args.binary)
     if not os.access(binary, os.X_OK):
-        print(f"stress: no executable at {binary} (swift build -c release --product mitm-proxy, or --binary PATH)",
+        print(f"stress: no executable at {binary} (scripts/build-release, or --binary PATH)",
               file=sys.stderr)
         return 2
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

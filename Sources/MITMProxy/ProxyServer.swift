@@ -136,8 +136,21 @@ public final class ProxyServer: Sendable {
     public var webUIAddress: String? {
         guard configuration.webUI.enabled else { return nil }
         let address = webListener?.address ?? listener.address
-        let host = LocalAddresses.isUnspecified(address.host) ? (address.host.contains(":") ? "::1" : "127.0.0.1") : address.host
+        let host = Self.hostForLocalClients(address.host)
         return "http://\(host.contains(":") ? "[\(host)]" : host):\(address.port)/"
+    }
+
+    /// What a client run through this proxy on this machine needs in its environment: the proxy URL and the CA
+    /// variables, the values the `mitm-proxy` CLI gives a client command. Start a client with
+    /// `clientEnvironment.applied(to: ProcessInfo.processInfo.environment)`.
+    public var clientEnvironment: ClientEnvironment {
+        ClientEnvironment(proxyHost: Self.hostForLocalClients(listener.address.host), proxyPort: port,
+                          caCertificatePath: caCertificatePath, credentials: configuration.proxyCredentials)
+    }
+
+    /// The address a client on this machine connects to for a listener on `host`: loopback for a wildcard listener.
+    private static func hostForLocalClients(_ host: String) -> String {
+        LocalAddresses.isUnspecified(host) ? (host.contains(":") ? "::1" : "127.0.0.1") : host
     }
 
     /// The web UI's own port, when it has one.

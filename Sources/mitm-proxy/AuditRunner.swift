@@ -60,8 +60,7 @@ struct AuditRunner {
         server.start()
         let outcome: ClientCommandOutcome
         do {
-            outcome = try ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath,
-                                    credentials: server.configuration.proxyCredentials).runToCompletion()
+            outcome = try ClientCommand(arguments: command, proxy: server.clientEnvironment).runToCompletion()
         } catch {
             server.stop()
             return .failure(RoundFailure(message: "\(error)"))

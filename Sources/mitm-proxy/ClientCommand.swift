@@ -1,35 +1,19 @@
 import CMITMShims
 import Foundation
-import MITMCore
+import MITMProxy
 
 /// A client command run through the proxy, with the proxy and its CA in the environment.
 struct ClientCommand {
     let arguments: [String]
-    let proxyPort: Int
-    let caPath: String
-    /// The `--proxy-auth` credentials, put into the proxy URLs.
-    var credentials: ProxyCredentials?
+    /// The proxy and its CA, as the library gives them to any client (`ProxyServer.clientEnvironment`).
+    let proxy: ClientEnvironment
 
     struct LaunchError: Error, CustomStringConvertible {
         let description: String
     }
 
     /// The environment: the caller's, plus proxy variables and CA paths that common clients read.
-    var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        let proxy = "http://\(credentials.map { $0.urlUserInfo + "@" } ?? "")127.0.0.1:\(proxyPort)"
-        for name in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"] {
-            environment[name] = proxy
-        }
-        // Everything must go through the proxy, or a pinned host would be "unseen".
-        environment.removeValue(forKey: "NO_PROXY")
-        environment.removeValue(forKey: "no_proxy")
-        for name in ["SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "MITM_PROXY_CA"] {
-            environment[name] = caPath
-        }
-        environment["MITM_PROXY_PORT"] = String(proxyPort)
-        return environment
-    }
+    var environment: [String: String] { proxy.applied(to: ProcessInfo.processInfo.environment) }
 
     /// Runs the command to its end; SIGINT/SIGTERM to the proxy are passed on to it. Started with posix_spawn, not
     /// Foundation's `Process`, whose `run()` can crash reading /proc/self/fd (swift-corelibs-foundation #5472).

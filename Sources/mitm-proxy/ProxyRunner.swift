@@ -88,8 +88,7 @@ struct ProxyRunner {
         if command.isEmpty {
             termination?.wait()
         } else {
-            let client = ClientCommand(arguments: command, proxyPort: server.port, caPath: server.caCertificatePath,
-                                       credentials: server.configuration.proxyCredentials)
+            let client = ClientCommand(arguments: command, proxy: server.clientEnvironment)
             do {
                 let ended = try client.runToCompletion()
                 outcome = ended

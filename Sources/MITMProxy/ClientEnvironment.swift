@@ -1,0 +1,48 @@
+import Foundation
+
+/// What a client run through the proxy finds in its environment: the proxy's URL in the proxy variables common clients
+/// read (curl, Python, Go, Node, ...), the proxy CA's path in their CA-bundle variables, and no `NO_PROXY`. The
+/// `mitm-proxy` CLI gives its client command exactly this; a test gives it to the client it starts
+/// (`ProxyServer.clientEnvironment`).
+public struct ClientEnvironment: Sendable, Equatable {
+    /// `http://127.0.0.1:PORT`, with `USER:PASSWORD@` when the proxy asks for credentials.
+    public let proxyURL: String
+    /// The proxy's port.
+    public let proxyPort: Int
+    /// The proxy CA certificate (PEM) the client must trust.
+    public let caCertificatePath: String
+
+    /// The variables that name the proxy.
+    public static let proxyVariables = ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"]
+    /// The variables that name the CA file.
+    public static let caVariables = ["SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "MITM_PROXY_CA"]
+    /// The variables removed: everything must go through the proxy, or a pinned host would be `unseen`.
+    public static let removedVariables = ["NO_PROXY", "no_proxy"]
+
+    /// The environment for a proxy reached at `proxyHost` (an IPv6 address is bracketed in the URL) and `proxyPort`.
+    public init(proxyHost: String = "127.0.0.1", proxyPort: Int, caCertificatePath: String,
+                credentials: ProxyCredentials? = nil) {
+        let host = proxyHost.contains(":") ? "[\(proxyHost)]" : proxyHost
+        proxyURL = "http://\(credentials.map { $0.urlUserInfo + "@" } ?? "")\(host):\(proxyPort)"
+        self.proxyPort = proxyPort
+        self.caCertificatePath = caCertificatePath
+    }
+
+    /// Every variable set: the proxy variables (`proxyURL`), the CA variables (`caCertificatePath`) and
+    /// `MITM_PROXY_PORT`.
+    public var variables: [String: String] {
+        var variables: [String: String] = ["MITM_PROXY_PORT": String(proxyPort)]
+        for name in Self.proxyVariables { variables[name] = proxyURL }
+        for name in Self.caVariables { variables[name] = caCertificatePath }
+        return variables
+    }
+
+    /// `environment` (by default this process's) with `variables` set and `removedVariables` removed: what to give a
+    /// client process.
+    public func applied(to environment: [String: String] = ProcessInfo.processInfo.environment) -> [String: String] {
+        var result = environment
+        for name in Self.removedVariables { result.removeValue(forKey: name) }
+        result.merge(variables) { _, set in set }
+        return result
+    }
+}
