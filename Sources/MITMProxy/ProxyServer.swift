@@ -3,6 +3,7 @@ import Foundation
 import MITMCore
 import MITMIO
 import MITMTLS
+import Synchronization
 
 /// A running mitm-proxy instance, embeddable in tests: start it on port 0, read `port` and
 /// `caCertificatePath`, subscribe to events, stop it.
@@ -18,6 +19,7 @@ public final class ProxyServer: Sendable {
     /// A listener per `--reverse` origin.
     private let reverseListeners: [(target: ReverseTarget, listener: Listener)]
     private let directoryLock: CADirectoryLock
+    private let trustBundle = Mutex<String?>(nil)
 
     /// A proxy for a test: port 0, a fresh temporary CA directory, 127.0.0.1. Call `start()`.
     public static func forTesting(configure: (inout ProxyConfiguration) -> Void = { _ in }) throws(ProxyStartError) -> ProxyServer {
@@ -145,7 +147,7 @@ public final class ProxyServer: Sendable {
     /// `clientEnvironment.applied(to: ProcessInfo.processInfo.environment)`.
     public var clientEnvironment: ClientEnvironment {
         ClientEnvironment(proxyHost: Self.hostForLocalClients(listener.address.host), proxyPort: port,
-                          caCertificatePath: caCertificatePath, credentials: configuration.proxyCredentials)
+                          caCertificatePath: caCertificatePath, trustBundlePath: trustBundlePath, credentials: configuration.proxyCredentials)
     }
 
     /// The address a client on this machine connects to for a listener on `host`: loopback for a wildcard listener.
@@ -164,6 +166,16 @@ public final class ProxyServer: Sendable {
 
     /// Path of the CA certificate (PEM) clients must trust.
     public var caCertificatePath: String { authority.files.certificatePEM }
+
+    /// The system's trusted roots plus the proxy CA, written beside the CA once, when a client environment first asks.
+    private var trustBundlePath: String {
+        trustBundle.withLock { path in
+            if let path { return path }
+            let written = TrustBundle.write(besides: caCertificatePath)
+            path = written
+            return written
+        }
+    }
 
     /// How many leaf certificates were signed so far (one per new name set).
     public var forgedCertificateCount: Int { context.forger.forgedCount }

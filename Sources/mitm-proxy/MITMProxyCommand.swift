@@ -32,7 +32,8 @@ struct RunCommand: ParsableCommand {
           mitm-proxy --port 8888
           mitm-proxy --expect refused:api.example.com --expect intercepted:www.example.com -- ./run-app-tests.sh
         With a command, the proxy starts on a free port, runs it with HTTPS_PROXY/HTTP_PROXY pointing at itself and \
-        SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and MITM_PROXY_CA set to its CA, \
+        SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE set to the system's roots plus its CA, NODE_EXTRA_CA_CERTS and \
+        MITM_PROXY_CA to its CA alone, \
         waits for open verdicts, prints the table and exits 0 when every expectation holds, 1 when one does not, \
         2 on a usage or setup error, 3 when the client command failed (whatever the expectations say).
         """

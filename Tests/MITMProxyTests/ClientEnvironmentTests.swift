@@ -57,7 +57,14 @@ import Testing
         let port = try #require(seen["MITM_PROXY_PORT"].flatMap { Int($0) }, "\(result)")
         let caPath = try #require(seen["MITM_PROXY_CA"])
         #expect(caPath.hasPrefix(directory + "/") && FileManager.default.fileExists(atPath: caPath))
-        let expected = ClientEnvironment(proxyPort: port, caCertificatePath: caPath)
+        let bundle = try #require(seen["SSL_CERT_FILE"])
+        let expected = ClientEnvironment(proxyPort: port, caCertificatePath: caPath, trustBundlePath: bundle)
+        // Issue 34, item 11: the variables that replace a trust store hold the system's roots too; MITM_PROXY_CA the CA alone.
+        let ca = try String(contentsOfFile: caPath, encoding: .utf8)
+        let bundleText = try String(contentsOfFile: bundle, encoding: .utf8)
+        #expect(bundle != caPath && bundleText.hasSuffix(ca), "\(bundle)")
+        #expect(bundleText.components(separatedBy: "BEGIN CERTIFICATE").count > 10, "the system's roots are in the bundle")
+        #expect(ca.components(separatedBy: "BEGIN CERTIFICATE").count == 2)
         #expect(expected.proxyURL == "http://127.0.0.1:\(port)")
         for (name, value) in expected.variables {
             #expect(seen[name] == value, "\(name)")
@@ -77,7 +84,7 @@ import Testing
         #expect(applied["no_proxy"] == nil)
         #expect(applied["HTTPS_PROXY"] == environment.proxyURL)
         #expect(applied["https_proxy"] == environment.proxyURL)
-        #expect(applied["SSL_CERT_FILE"] == "/ca/ca.pem")
+        #expect(applied["SSL_CERT_FILE"] == "/ca/ca.pem", "without a bundle, the CA alone")
         #expect(applied["MITM_PROXY_PORT"] == "8080")
     }
 }
