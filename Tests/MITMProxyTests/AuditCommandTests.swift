@@ -84,7 +84,7 @@ import Testing
     @Test func badUsageExitsTwo() async throws {
         for arguments in [["audit", "--profiles", "expird", "--", "true"], ["audit", "--", ], ["audit", "--attack", "expired", "--", "true"],
                           ["audit", "--profiles", "key:/nonexistent/key.pem", "--", "true"], ["--expect", "pinned:a.test", "--", "true"]] {
-            let result = try await Subprocess.run(RepositoryLayout.builtExecutable, arguments, timeout: .seconds(30))
+            let result = try await Subprocess.run(RepositoryLayout.builtExecutable, arguments, timeout: .seconds(90))
             #expect(result.status == 2, "\(arguments): \(result)")
             #expect(!result.stderrText.isEmpty)
         }

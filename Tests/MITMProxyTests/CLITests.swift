@@ -5,7 +5,7 @@ import Testing
 /// port, `ca path` and `ca export` work, and a damaged CA directory is an error naming the file.
 @Suite struct CLITests {
     private func run(_ arguments: [String]) async throws -> SubprocessResult {
-        try await Subprocess.run(try BuiltBinary.path(), arguments, timeout: .seconds(20))
+        try await Subprocess.run(try BuiltBinary.path(), arguments, timeout: .seconds(90))
     }
 
     /// A CA directory with a CA in it, made by the binary itself.

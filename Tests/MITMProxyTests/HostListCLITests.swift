@@ -5,7 +5,7 @@ import Testing
 /// run fail for nothing (a pattern in both lists, an expected host that is never intercepted) are errors up front.
 @Suite struct HostListCLITests {
     private func run(_ arguments: [String]) async throws -> SubprocessResult {
-        try await Subprocess.run(try BuiltBinary.path(), arguments + ["--ca-dir", TemporaryDirectory.path("unused-ca")], timeout: .seconds(20))
+        try await Subprocess.run(try BuiltBinary.path(), arguments + ["--ca-dir", TemporaryDirectory.path("unused-ca")], timeout: .seconds(90))
     }
 
     private func file(_ text: String) throws -> String {
