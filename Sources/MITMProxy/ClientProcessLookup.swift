@@ -33,6 +33,11 @@ final class ClientProcessLookup: @unchecked Sendable {
         }
     }
 
+    /// The answer, once it is in (on the loop).
+    var answer: (process: ClientProcess?, unknown: ProcessUnknownReason?)? {
+        if case .done(let process, let reason) = state { (process, reason) } else { nil }
+    }
+
     /// Calls `body` on the loop with the answer: at once when it is in, else when it arrives.
     func whenDone(_ body: @escaping (ClientProcess?, ProcessUnknownReason?) -> Void) {
         switch state {

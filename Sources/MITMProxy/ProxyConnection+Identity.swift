@@ -13,15 +13,19 @@ extension ProxyConnection {
         processLookup = ClientProcessLookup(address: address, port: port, treeRoot: configuration.clientCommandRoot, loop: loop)
     }
 
-    /// The client's identity as far as it is known now (the process, if looked up, is added by the verdict tracker when
-    /// the lookup answers).
+    /// The client's identity. Its process is known by now: a connection with a lookup is read only once it answered
+    /// (`start`), and an identity is asked for only after bytes were read.
     func clientIdentity(_ hello: ClientHello?) -> ClientIdentity {
         let address = clientAddress ?? "unknown"
         let fingerprint = hello.map(FingerprintMemo.fingerprint)
+        let stack = fingerprint.flatMap(ProxyContext.knownStacks.stack(for:))
+        if let answer = processLookup?.answer {
+            return ClientIdentity(address: address, fingerprint: fingerprint, stack: stack, process: answer.process,
+                                  processUnknown: answer.unknown)
+        }
         let reason: ProcessUnknownReason = !LocalAddresses.contains(address) ? .remote
             : context.configuration.identifyProcesses ? .gone : .notLookedUp
-        return ClientIdentity(address: address, fingerprint: fingerprint, stack: fingerprint.flatMap(ProxyContext.knownStacks.stack(for:)),
-                              processUnknown: reason)
+        return ClientIdentity(address: address, fingerprint: fingerprint, stack: stack, processUnknown: reason)
     }
 
     /// The port of a `host:port` or `[v6]:port` peer description.

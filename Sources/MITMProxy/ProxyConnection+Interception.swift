@@ -10,7 +10,7 @@ extension ProxyConnection {
     func intercept(_ tunnel: Tunnel, _ hello: ClientHello, profile: CertificateProfile) {
         let verdict = VerdictTracker(context: context, connectionID: id, host: Interception.host(of: tunnel, hello: hello),
                                      port: tunnel.port, offeredALPN: hello.alpnProtocols, identity: clientIdentity(hello),
-                                     processLookup: processLookup, probe: tunnel.probe, profile: profile)
+                                     probe: tunnel.probe, profile: profile)
         let interception = Interception(tunnel: tunnel, hello: hello, verdict: verdict)
         phase = .handshaking(interception)
         expect(.upstream(host: tunnel.host, port: tunnel.port), within: context.configuration.handshakeTimeout)

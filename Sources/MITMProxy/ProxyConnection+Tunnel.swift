@@ -36,7 +36,7 @@ extension ProxyConnection {
             }
         case .malformed(let reason):
             let tracker = VerdictTracker(context: context, connectionID: id, host: tunnel.host, port: tunnel.port, offeredALPN: [],
-                                         identity: clientIdentity(nil), processLookup: processLookup, probe: tunnel.probe)
+                                         identity: clientIdentity(nil), probe: tunnel.probe)
             tracker.observe(.handshakeFailed("the client sent a broken TLS ClientHello: \(reason)"))
             tracker.finish()
             context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,

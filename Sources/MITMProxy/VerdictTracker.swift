@@ -22,12 +22,7 @@ final class VerdictTracker: @unchecked Sendable {
     private let openedAt = SpareConnectionDesk.now
     private var published: Verdict?
     private var endReported = false
-    private var ended = false
-    /// Whether the desk was told of this connection's interception (so it must hear of its end).
-    private var isSpareSibling = false
-    private var identity: ClientIdentity
-    /// Decided verdicts waiting for the client's process lookup, in order.
-    private var waitingForIdentity: [(record: ConnectionVerdict, previous: Verdict?)]?
+    private let identity: ClientIdentity
     private let probe: ProxyProbe?
     /// The host the verdict is about (set once the SNI is known).
     var host: String
@@ -37,10 +32,8 @@ final class VerdictTracker: @unchecked Sendable {
     lazy var shownCertificatePin = context.forger.leafPin
 
     /// `probe`: the connection checks the proxy itself, and its verdict stays out of the account.
-    /// `processLookup`: the lookup of the client's process under way; verdicts decided before it answers wait for it,
-    /// so that every record names the same client.
     init(context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String], identity: ClientIdentity,
-         processLookup: ClientProcessLookup?, probe: ProxyProbe?, profile: CertificateProfile = .trusted) {
+         probe: ProxyProbe?, profile: CertificateProfile = .trusted) {
         self.context = context
         self.profile = profile
         machine = VerdictMachine(alsoRejectingCertificate: profile.alsoRejectingCertificate)
@@ -51,24 +44,9 @@ final class VerdictTracker: @unchecked Sendable {
         self.identity = identity
         self.probe = probe
         context.verdicts.connectionStarted()
-        if let processLookup {
-            waitingForIdentity = []
-            // Holds the tracker until the answer is in: a verdict decided meanwhile must still be published.
-            processLookup.whenDone { [self] process, reason in
-                self.identity.process = process
-                self.identity.processUnknown = process == nil ? reason : nil
-                let waiting = waitingForIdentity ?? []
-                waitingForIdentity = nil
-                for item in waiting {
-                    var record = item.record
-                    record.identity = self.identity
-                    publish(record, replacing: item.previous)
-                }
-            }
-        }
     }
 
-    /// The client for a person (`curl (pid 812)`): complete once the connection is read, which waits for the process.
+    /// The client for a person (`curl (pid 812)`).
     var clientName: String { identity.label }
 
     /// Whether a verdict was decided.
@@ -100,11 +78,7 @@ final class VerdictTracker: @unchecked Sendable {
         record.identity = identity
         let previous = published
         published = verdict
-        if waitingForIdentity != nil {
-            waitingForIdentity?.append((record, previous))
-        } else {
-            publish(record, replacing: previous)
-        }
+        publish(record, replacing: previous)
     }
 
     private func publish(_ record: ConnectionVerdict, replacing previous: Verdict?) {
@@ -116,11 +90,7 @@ final class VerdictTracker: @unchecked Sendable {
             context.spares.closedWithoutRequest(record, openedAt: openedAt)
         } else {
             context.publish(record, replacing: previous)
-            if verdict.kind == .intercepted {
-                context.spares.intercepted(record, openedAt: openedAt)
-                isSpareSibling = true
-                reportEnd()
-            }
+            if verdict.kind == .intercepted { context.spares.intercepted(record, openedAt: openedAt) }
         }
         // Only now: a held refusal is already counted by the desk, so pending never reads 0 in between.
         if counted {
@@ -133,14 +103,12 @@ final class VerdictTracker: @unchecked Sendable {
     func finish() {
         if !isDecided { observe(.stopped) }
         silenceTimer?.cancel()
-        ended = true
         reportEnd()
     }
 
-    /// Tells the spare-connection desk once that an intercepted connection it knows is gone (a verdict still waiting
-    /// for the client's process reaches the desk later, and its end right after it).
+    /// Tells the spare-connection desk once that an intercepted connection is gone.
     private func reportEnd() {
-        guard ended, isSpareSibling, !endReported else { return }
+        guard !endReported, published?.kind == .intercepted else { return }
         endReported = true
         context.spares.connectionEnded(connectionID)
     }
@@ -148,7 +116,6 @@ final class VerdictTracker: @unchecked Sendable {
     deinit {
         silenceTimer?.cancel()
         if counted { context.verdicts.connectionDecided() }
-        ended = true
         reportEnd()
     }
 }
