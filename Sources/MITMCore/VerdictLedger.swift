@@ -68,11 +68,12 @@ public struct VerdictLedger: Sendable {
                 index = byClient.count - 1
             }
             let kind = verdict.kind.rawValue
+            let way = kind + ":" + verdict.how
             byClient[index].counts[kind, default: 0] += delta
-            if verdict.kind != .intercepted { byClient[index].ways[kind + ":" + verdict.how, default: 0] += delta }
+            if verdict.kind != .intercepted { byClient[index].ways[way, default: 0] += delta }
             if delta <= 0 {
                 if byClient[index].counts[kind] == 0 { byClient[index].counts.removeValue(forKey: kind) }
-                if byClient[index].ways[kind + ":" + verdict.how] == 0 { byClient[index].ways.removeValue(forKey: kind + ":" + verdict.how) }
+                if byClient[index].ways[way] == 0 { byClient[index].ways.removeValue(forKey: way) }
             }
         }
 
@@ -107,7 +108,7 @@ public struct VerdictLedger: Sendable {
             tally.add(connection.verdict, client: client, label: label, delta: 1)
             tally.profile = connection.profile
         }
-        if let identity = connection.identity { remember(identity) }
+        if let identity = connection.identity { remember(identity, key: client) }
         if connection.verdict.kind == .intercepted { proven.insert(client) }
         if previous != nil, let index = recent.lastIndex(where: { $0.connectionID == connection.connectionID }) {
             recent[index] = connection
@@ -125,13 +126,13 @@ public struct VerdictLedger: Sendable {
 
     /// A client loaded the proxy's trust probe: `identity` trusts the CA.
     public mutating func proveClient(_ identity: ClientIdentity) {
-        proven.insert(identity.key)
-        remember(identity)
+        let key = identity.key
+        proven.insert(key)
+        remember(identity, key: key)
     }
 
     /// Keeps the latest identity of each client key and the pids seen with it (bounded: a run has a handful of clients).
-    private mutating func remember(_ identity: ClientIdentity) {
-        let key = identity.key
+    private mutating func remember(_ identity: ClientIdentity, key: String) {
         guard identities[key] != nil || identities.count < Self.identityLimit else { return }
         identities[key] = identity
         if let pid = identity.process?.pid, pids[key, default: []].count < 8, !pids[key, default: []].contains(pid) {
