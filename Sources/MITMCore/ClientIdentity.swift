@@ -46,7 +46,7 @@ public struct ClientIdentity: Sendable, Hashable, Codable {
 
     /// The label naming every pid in `pids` (`curl (pids 812, 815)`) when there are several.
     public func label(pids: [Int32]) -> String {
-        let place = Self.isLoopback(address) ? "" : " at \(address)"
+        let place = IPAddress(address)?.scope == .loopback ? "" : " at \(address)"
         if let process {
             let outside = process.inClientCommand == false ? ", outside the client command" : ""
             let list = pids.count > 1 ? "pids " + pids.map(String.init).joined(separator: ", ") : "pid \(process.pid)"
@@ -60,9 +60,5 @@ public struct ClientIdentity: Sendable, Hashable, Codable {
     /// The address part of a `key`.
     public static func address(ofKey key: String) -> String {
         key.split(separator: " ", maxSplits: 1).first.map(String.init) ?? key
-    }
-
-    private static func isLoopback(_ address: String) -> Bool {
-        address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
     }
 }

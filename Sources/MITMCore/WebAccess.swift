@@ -54,7 +54,7 @@ public struct WebAccess: Sendable {
             if let presented = request.headerToken, Self.constantTimeEqual(presented, token) { return .allowed(rememberToken: false) }
         }
         let peer = request.peer ?? "an unknown address"
-        guard let address = request.peer, Self.isLoopback(address) || isOwnAddress(Self.bare(address)) else {
+        guard let address = request.peer, Self.isLoopback(address) || Self.hostOf(address).map(isOwnAddress) == true else {
             let presentedWrongToken = request.queryToken != nil || request.headerToken != nil
             if token != nil {
                 return .refused(reason: presentedWrongToken
@@ -67,7 +67,7 @@ public struct WebAccess: Sendable {
         }
         // A name must be loopback's (a page that points its own name at this machine must not read the traffic); an IP
         // literal of this machine's own is no such trick.
-        if let host = request.host, !Self.namesLoopback(host: host), !isOwnAddress(Self.bare(Self.hostPart(host))) {
+        if let host = request.host, !Self.namesLoopback(host: host), Self.hostOf(host).map(isOwnAddress) != true {
             return .refused(reason: "the request was addressed to \(host), not to this machine's loopback address; open "
                 + "http://127.0.0.1:PORT/ or http://localhost:PORT/ (a page that points its own name at 127.0.0.1 must not read the traffic)")
         }
@@ -90,19 +90,10 @@ public struct WebAccess: Sendable {
 
     /// Whether a `Host` header value names this machine's loopback: `127.0.0.1[:port]`, `[::1][:port]`, `localhost`,
     /// a name under `.localhost`.
-    /// An address without brackets or zone.
-    static func bare(_ address: String) -> String {
-        var text = address.lowercased()
-        if text.hasPrefix("[") && text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
-        if let percent = text.firstIndex(of: "%") { text = String(text[..<percent]) }
-        return text
-    }
-
-    /// The host of a `Host` value without its port.
-    static func hostPart(_ host: String) -> String {
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") { return String(host[...close]) }
-        guard let colon = host.lastIndex(of: ":"), host.firstIndex(of: ":") == colon else { return host }
-        return String(host[..<colon])
+    /// The host of an address or a `Host` value (`[v6]:port`, `host:port`), in normal form.
+    static func hostOf(_ authority: String) -> String? {
+        if let address = IPAddress(authority) { return address.description }
+        return try? RequestTarget.parseAuthority(authority, defaultPort: 80).host
     }
 
     public static func namesLoopback(host: String) -> Bool {
