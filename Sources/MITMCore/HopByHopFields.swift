@@ -89,6 +89,17 @@ public enum HopByHopFields {
         return forwarded
     }
 
+    /// Persistence is per hop (RFC 9112 §9.3): a client that closes its connection after this request does not
+    /// make the proxy close an upstream connection it can reuse. Removes `Connection: close` from a request already
+    /// prepared by `forwarding(_:authority:upgrading:)`, and asks an HTTP/1.0 origin to keep the connection open.
+    public static func keepingUpstreamOpen(_ head: inout HTTPRequestHead) {
+        if head.version.major == 1 && head.version.minor == 0 {
+            head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
+        } else if head.headers.containsToken("close", in: "connection") {
+            head.headers.remove("connection")
+        }
+    }
+
     /// Prepares a response head for the client: hop-by-hop fields stripped (kept for `101 Switching Protocols`)
     /// and repeated equal `Content-Length` values written once.
     public static func forwarding(_ head: HTTPResponseHead) -> HTTPResponseHead {

@@ -88,7 +88,10 @@ extension HTTPRelay {
             upstreamBroke("answered 101 Switching Protocols to a request that asked for no upgrade")
             return
         }
-        let relayed = ruledResponseHead(HopByHopFields.forwarding(head))
+        var relayed = ruledResponseHead(HopByHopFields.forwarding(head))
+        if !first.record.request.keepAlive && head.status >= 200 && head.status != 101 {
+            relayed.headers.replaceOrAdd(name: "Connection", value: "close")
+        }
         client.write(relayed.serialized())
         // A failed write closes the relay from inside `write`.
         guard !closed, !exchanges.isEmpty else { return }
@@ -132,16 +135,28 @@ extension HTTPRelay {
         }
         let closeDelimited = !responseChunked && response.headers.first("content-length") == nil
             && response.mayHaveBody(toRequestMethod: finished.record.request.method)
-        if closeDelimited || !response.keepAlive || !finished.record.request.keepAlive {
+        if closeDelimited || !response.keepAlive {
             closeAfterFlush()
+            return
+        }
+        if !finished.record.request.keepAlive {
+            closeClientKeepingUpstream()
             return
         }
         sendLocalResponses()
         if exchanges.isEmpty {
             becameIdle()
-            if clientEnded && !requestOpen { closeAfterFlush() }
+            if clientEnded && !requestOpen { closeClientKeepingUpstream() }
             processQueuedClientEvents()
         }
+    }
+
+    /// Ends the client's connection after what is queued for it, and parks the upstream when its last response was
+    /// complete and it allows reuse: persistence is per hop (RFC 9112 §9.3), as nginx keeps its upstream whatever
+    /// the client says.
+    func closeClientKeepingUpstream() {
+        if exchanges.isEmpty && !requestOpen { offerUpstreamForReuse() }
+        closeAfterFlush()
     }
 
     /// Hands the connection to a raw relay after `101`; `tap` reads the messages of a WebSocket.

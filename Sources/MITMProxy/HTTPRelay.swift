@@ -306,8 +306,9 @@ final class HTTPRelay {
                 queueLocal(head, host: host, port: port, scheme: "https", response: .error(status: refusal.status, reason: refusal.reason))
                 return
             }
-            forward(HopByHopFields.forwarding(head, authority: originAuthority, upgrading: upgrade), original: head,
-                    host: host, port: port, scheme: "https", upgrade: upgrade)
+            var forwarded = HopByHopFields.forwarding(head, authority: originAuthority, upgrading: upgrade)
+            if !upgrade && !head.keepAlive { HopByHopFields.keepingUpstreamOpen(&forwarded) }
+            forward(forwarded, original: head, host: host, port: port, scheme: "https", upgrade: upgrade)
         case .failing(let host, let port, let reason):
             queueLocal(head, host: host, port: port, scheme: "https",
                        response: .badGateway(host: host, port: port, reason: reason))

@@ -20,6 +20,19 @@ import Testing
         #expect(forwarded(["Connection": "close", "Content-Length": "3"]) == ["Connection: close", "Content-Length: 3"])
     }
 
+    @Test func aClientsCloseIsNotSaidToTheOriginWhoseConnectionIsKept() {
+        func upstream(_ version: HTTPVersion, _ headers: HTTPHeaders) -> [String] {
+            var head = HopByHopFields.forwarding(HTTPRequestHead(method: "GET", target: "/", version: version, headers: headers),
+                                                 authority: nil, upgrading: false)
+            HopByHopFields.keepingUpstreamOpen(&head)
+            return head.headers.fields.map { "\($0.name): \($0.value)" }
+        }
+        #expect(upstream(.http1_1, ["Host": "a.test", "Connection": "close, X-Trace", "X-Trace": "1"]) == ["Host: a.test"])
+        #expect(upstream(.http1_1, ["Host": "a.test", "Connection": "close"]) == ["Host: a.test"])
+        #expect(upstream(.http1_0, ["Host": "a.test"]) == ["Host: a.test", "Connection: keep-alive"])
+        #expect(upstream(.http1_0, ["Host": "a.test", "Connection": "close"]) == ["Host: a.test", "Connection: keep-alive"])
+    }
+
     @Test func fieldsNamedByConnectionGoButFramingAndHostStay() {
         let headers: HTTPHeaders = ["Connection": "X-Trace, content-length, keep-alive", "X-Trace": "1", "Keep-Alive": "timeout=5",
                                     "Content-Length": "3", "Proxy-Connection": "keep-alive"]

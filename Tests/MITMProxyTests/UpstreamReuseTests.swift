@@ -32,6 +32,38 @@ import Testing
         await origin.stop()
     }
 
+    /// Persistence is per hop: `Connection: close` (and HTTP/1.0 without keep-alive) ends the client's connection, not
+    /// the upstream's, as Go's `net/http` without keep-alives and `requests` without a session send on every request.
+    @Test(arguments: [["--http1.1", "-H", "Connection: close"], ["--http1.0"]])
+    func aClientThatClosesAfterItsRequestLeavesTheUpstreamForTheNext(_ persistence: [String]) async throws {
+        let origin = try await OriginServer.start(.tls(.origin))
+        let harness = try await ProxyHarness.start {
+            $0.loopCount = 1
+            $0.upstreamPoolIdle = 120
+            $0.idleTimeout = 120
+        }
+        var answers: [SubprocessResult] = []
+        for _ in 0..<3 {
+            answers.append(try await Subprocess.run("/usr/bin/curl", ["-sS", "-i", "--max-time", "10", "--proxy", harness.url,
+                                                                      "--cacert", harness.caCertificate] + persistence
+                                                                      + [origin.url("/headers", hostname: "localhost")], timeout: .seconds(20)))
+            #expect(await harness.waitUntilIdle())
+        }
+        for answer in answers {
+            #expect(answer.succeeded && answer.stdoutText.contains(" 200 "), "\(answer)")
+            #expect(answer.stdoutText.lowercased().contains("connection: close"), "the client is told its connection ends: \(answer.stdoutText)")
+            #expect(!answer.stdoutText.lowercased().contains("[\"connection\", \"close\"]"), "the origin was not asked to close: \(answer.stdoutText)")
+        }
+        let records = harness.recorder.exchanges
+        try #require(records.count == 3)
+        #expect(records[0].timings.connect >= 0, "the first exchange opened the upstream connection")
+        #expect(records.dropFirst().allSatisfy { $0.timings.connect == -1 && $0.timings.ssl == -1 },
+                "the next clients reused it: \(records.map(\.timings))")
+        #expect(records.allSatisfy { !$0.request.keepAlive }, "the record keeps what the client sent")
+        harness.stop()
+        await origin.stop()
+    }
+
     @Test func aClientAskingForAnotherNameGetsItsOwnUpstreamConnection() async throws {
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start {
