@@ -107,6 +107,7 @@ def main() -> int:
                              "(what bench/link_order.py reads)")
     parser.add_argument("--peer", choices=["mitm-proxy", "nginx"], default="mitm-proxy",
                         help="nginx: the reference reverse proxy, for comparison (perf and strace only)")
+    parser.add_argument("--web", action="store_true", help="mitm-proxy with its web UI on, as shipped (default: --no-web)")
     args = parser.parse_args()
 
     root = Path(__file__).resolve().parent.parent
@@ -154,7 +155,7 @@ def main() -> int:
             out = Path(args.out) / f"{args.tool}-{args.scenario}-nginx"
             out.mkdir(parents=True, exist_ok=True)
         else:
-            server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, names, processes, wrapper=wrapper)
+            server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, names, processes, wrapper=wrapper, web=args.web)
             peer = bench.Peer("mitm-proxy", server, server.port, explicit=True)
         pids = ",".join(str(pid) for pid in server.pids)
         runner = bench.Runner(loadgen, origin, work, timeout=1800)

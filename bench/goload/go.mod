@@ -1,0 +1,3 @@
+module mitm-proxy/bench/goload
+
+go 1.19
