@@ -38,6 +38,19 @@ public struct ClientHello: Sendable, Equatable {
     }
 }
 
+extension ClientHello {
+    /// The hello without the lists only its fingerprint reads (cipher suites, extensions, signature algorithms,
+    /// versions): what a connection keeps once its client is identified, its names and ALPN.
+    public func withoutFingerprintLists() -> ClientHello {
+        var kept = self
+        kept.cipherSuites = []
+        kept.extensionTypes = []
+        kept.signatureAlgorithms = []
+        kept.supportedVersions = []
+        return kept
+    }
+}
+
 /// The decision ``ClientHelloParser`` reaches about the first bytes of a tunnel.
 public enum ClientHelloParseResult: Sendable, Equatable {
     /// The bytes so far are a valid prefix; call again with more bytes appended.

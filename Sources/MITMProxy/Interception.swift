@@ -25,7 +25,7 @@ final class Interception {
 
     init(tunnel: Tunnel, hello: ClientHello, verdict: VerdictTracker) {
         self.tunnel = tunnel
-        self.hello = hello
+        self.hello = hello.withoutFingerprintLists()
         self.verdict = verdict
         self.host = Self.host(of: tunnel, hello: hello)
     }

@@ -20,6 +20,12 @@ import Testing
         #expect(ClientHelloParser.parse(bytes) == .clientHello(expectedHello(recordBytes: bytes.count)))
     }
 
+    @Test func aConnectionKeepsOnlyTheNamesAndALPNOfItsHello() {
+        let kept = expectedHello(recordBytes: 200).withoutFingerprintLists()
+        #expect(kept.serverName == "a.example" && kept.validServerName == "a.example" && kept.alpnProtocols == ["h2", "http/1.1"])
+        #expect(kept.cipherSuites.isEmpty && kept.extensionTypes.isEmpty && kept.signatureAlgorithms.isEmpty && kept.supportedVersions.isEmpty)
+    }
+
     @Test func reportsAbsentExtensionsAsEmpty() {
         var builder = ClientHelloBuilder()
         builder.legacyVersion = 0x0301
