@@ -96,7 +96,8 @@ def resident_report(pid: int, binary: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", choices=["callgrind", "perf", "strace", "massif", "resident"], default="callgrind")
-    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first"], default="keepalive")
+    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first", "go-keepalive", "go-close"],
+                        default="keepalive", help="go-*: driven by bench/goload (Go's net/http) instead of bench-loadgen")
     parser.add_argument("--mitm-proxy", default=None, dest="mitm_proxy")
     parser.add_argument("--loadgen", default=None)
     parser.add_argument("--out", default="bench-results/profile")
@@ -114,6 +115,7 @@ def main() -> int:
     binary = args.mitm_proxy or next((str(p) for p in [root / ".build/release/mitm-proxy", root / ".build-bench/release/mitm-proxy"]
                                       if p.exists()), None)
     loadgen = args.loadgen or str(root / ".build/bench-loadgen")
+    goload = str(root / ".build/bench-goload")
     if not binary or not Path(loadgen).exists():
         raise SystemExit("profile.py: build first (scripts/bench --smoke builds mitm-proxy and .build/bench-loadgen)")
     out = Path(args.out) / f"{args.tool}-{args.scenario}"
@@ -200,9 +202,12 @@ def main() -> int:
         elif args.scenario == "idle":
             arguments = ["--mode", "hold", *target, "--path", "/200b", "--count", "300", "--concurrency", "16",
                          "--duration", "60"]
+        elif args.scenario.startswith("go-"):
+            arguments = ["--mode", args.scenario[3:], *target, "--path", "/200b", "--concurrency", "32" if args.scenario == "go-keepalive" else "16",
+                         "--warmup", "3" if slow else "1", "--duration", str(args.duration or (20 if slow else 10))]
         else:
             arguments = ["--mode", "download", *target, "--path", "/100m", "--count", "1" if slow else "5"]
-        if slow:
+        if slow and not args.scenario.startswith("go-"):
             arguments += ["--stall", "120"]  # valgrind slows every event down
         if args.scenario == "idle":
             def on_held(_: dict) -> None:
@@ -211,7 +216,7 @@ def main() -> int:
             result.setdefault("proxy_cpu_us", 0.0)
             result["bytes"] = 0
         else:
-            result = runner.run(peer, arguments, on_mark=on_mark)
+            result = runner.run(peer, arguments, on_mark=on_mark, program=goload if args.scenario.startswith("go-") else "")
         units = result["requests"] if args.scenario != "download" else result["bytes"] / 1048576
         if args.scenario == "idle":
             units = result.get("held", 0)
