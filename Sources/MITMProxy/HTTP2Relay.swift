@@ -68,8 +68,7 @@ final class HTTP2Relay {
     /// The client's input ended (FIN, close_notify or a reset).
     var clientInputEnded = false
     var closed = false
-    var pumping = false
-    var pumpAgain = false
+    var pumpGate = PumpGate()
 
     var records: ExchangeRecordFactory
     /// The `:authority` streams go upstream with, behind a `--reverse` port (the client's names the proxy); nil keeps the client's.
@@ -185,13 +184,8 @@ final class HTTP2Relay {
     /// Only a stream's progress counts as activity for the idle timeout: a client that holds a window at
     /// zero and sends PINGs is as idle as a silent one.
     func pump() {
-        guard !pumping else {
-            pumpAgain = true
-            return
-        }
-        pumping = true
+        guard pumpGate.enter() else { return }
         repeat {
-            pumpAgain = false
             if closed || finishing { break }
             let clientEvents = clientSession.takeEvents()
             noteActivity(clientEvents)
@@ -205,9 +199,9 @@ final class HTTP2Relay {
                 if clientSession.wantsRead { clientSession.goAway() }
                 moved = true
             }
-            if moved { pumpAgain = true }
-        } while pumpAgain
-        pumping = false
+            if moved { pumpGate.askAgain() }
+        } while pumpGate.takeAgain()
+        pumpGate.leave()
         if !closed && !finishing && clientSession.isFinished {
             finish("the connection ended")
         }

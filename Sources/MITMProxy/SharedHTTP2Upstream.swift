@@ -40,9 +40,8 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     /// The relay of each open stream, by stream ID.
     private var owners: [Int32: ObjectIdentifier] = [:]
     private var idleTimer: LoopTimer?
-    private var pumping = false
+    private var pumpGate = PumpGate()
     private var stopping = false
-    private var pumpAgain = false
     /// nghttp2's latest explanation of what the upstream did wrong, for the relay that logs it.
     private var lastDiagnostic: String?
 
@@ -145,22 +144,17 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
 
     /// Hands the session's events to the relays they belong to and writes its frames, until nothing moves.
     func pump() {
-        guard !pumping else {
-            pumpAgain = true
-            return
-        }
-        pumping = true
-        defer { pumping = false }
+        guard pumpGate.enter() else { return }
+        defer { pumpGate.leave() }
         repeat {
-            pumpAgain = false
             guard life.state != .closed else { return }
             let events = session.takeEvents()
             var touched: [ObjectIdentifier] = []
             for event in events { route(event, touched: &touched) }
             let wrote = write()
             for id in touched { users[id]?.relay?.pump() }
-            if !events.isEmpty || wrote { pumpAgain = true }
-        } while pumpAgain
+            if !events.isEmpty || wrote { pumpGate.askAgain() }
+        } while pumpGate.takeAgain()
     }
 
     private func route(_ event: HTTP2Event, touched: inout [ObjectIdentifier]) {

@@ -23,8 +23,7 @@ final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendab
     private var shutdownWhenEmpty = false
     private var endDelivered = false
     private var owesDrain = false
-    private var pumping = false
-    private var pumpAgain = false
+    private var pumpGate = PumpGate()
     private var timer: LoopTimer?
     private var timerAt: UInt64 = .max
     private var wakeQueued = false
@@ -126,14 +125,9 @@ final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendab
     // MARK: moving bytes across the link
 
     private func pump() {
-        guard !pumping else {
-            pumpAgain = true
-            return
-        }
-        pumping = true
-        defer { pumping = false }
+        guard pumpGate.enter() else { return }
+        defer { pumpGate.leave() }
         repeat {
-            pumpAgain = false
             guard !isClosed else { return }
             let now = clock.now()
             let outgoing = down.release(now: now, random: nextRandom)
@@ -157,7 +151,7 @@ final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendab
                     delegate?.socketDidReadEOF(self)
                 }
             }
-        } while pumpAgain
+        } while pumpGate.takeAgain()
         scheduleWake()
     }
 
