@@ -64,34 +64,3 @@ final class ConnectionRegistry: @unchecked Sendable {
         MemoryTrim.trimIfDue(now: now)
     }
 }
-
-/// Monotonic time helpers.
-enum Clock {
-    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-    /// `now` plus `seconds`, saturating: a negative or NaN duration is now, one beyond the clock's range is never.
-    static func after(seconds: Double, from start: UInt64 = now) -> UInt64 {
-        guard seconds > 0 else { return start }
-        let nanoseconds = seconds * 1_000_000_000
-        guard nanoseconds < Double(UInt64.max - start) else { return UInt64.max }
-        return start + UInt64(nanoseconds)
-    }
-}
-
-/// Hands freed heap pages back to the system now and then: buffers given back by idle connections
-/// otherwise stay in the allocator's arenas and in the process's resident size.
-enum MemoryTrim {
-    private static let lastTrim = Atomic<UInt64>(0)
-    private static let interval: UInt64 = 2_000_000_000
-
-    /// Trims when `interval` has passed since the last trim. Loops call this concurrently, so `now` may be
-    /// older than the `lastTrim` another loop just stored.
-    static func trimIfDue(now: UInt64) {
-        let last = lastTrim.load(ordering: .relaxed)
-        guard now >= last, now - last >= interval,
-              lastTrim.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged else { return }
-        System.releaseFreeMemory()
-    }
-}
-
-import Synchronization

@@ -197,7 +197,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     private func touch(headDeadline: UInt64?) {
         lastActivity = context.clock.now()
-        let idle = Clock.after(seconds: context.configuration.idleTimeout, from: lastActivity)
+        let idle = ProxyClock.deadline(context.configuration.idleTimeout, after: lastActivity)
         timeout = ConnectionDeadline(at: min(idle, headDeadline ?? .max), reason: .idle)
         compacted = false
         offeredIdleUpstream = false
@@ -206,7 +206,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func sweep(now: UInt64) {
         guard case .relaying(let relay, _) = phase, now >= lastActivity else { return }
         let silent = now - lastActivity
-        if !offeredIdleUpstream, silent >= Clock.after(seconds: context.configuration.upstreamParkDelay, from: 0) {
+        if !offeredIdleUpstream, silent >= ProxyClock.deadline(context.configuration.upstreamParkDelay, after: 0) {
             offeredIdleUpstream = true
             if case .http1(let relay) = relay { relay.parkIdleUpstream() }
         }

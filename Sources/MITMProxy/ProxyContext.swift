@@ -40,7 +40,7 @@ final class ProxyContext: Sendable {
         self.events = events
         let verdicts = VerdictBook(detailLimit: configuration.connectionDetailLimit)
         self.verdicts = verdicts
-        spares = SpareConnectionDesk(silenceWindow: configuration.silenceWindow, book: verdicts) { record in
+        spares = SpareConnectionDesk(silenceWindow: configuration.silenceWindow, book: verdicts, clock: clock) { record in
             verdicts.record(record, replacing: nil)
             events.emit(.verdict(record))
         }
@@ -73,7 +73,7 @@ final class ProxyContext: Sendable {
         resolver = NameResolver(overrides: configuration.resolveOverrides)
         self.loops = loops ?? EventLoopGroup(count: configuration.loopCount)
         registries = self.loops.loops.map { ConnectionRegistry(loop: $0, clock: clock) }
-        pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, configuration.upstreamPoolIdle)) }
+        pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, configuration.upstreamPoolIdle), clock: clock) }
         web = configuration.webUI.enabled ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil
         if let web { events.subscribe(takesRequestEvents: false) { web.observe($0) } }
     }

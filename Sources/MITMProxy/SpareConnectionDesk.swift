@@ -18,15 +18,16 @@ final class SpareConnectionDesk: Sendable {
     private let publish: @Sendable (ConnectionVerdict) -> Void
 
     /// `publish` records and announces a final verdict.
-    init(silenceWindow: Double, book: VerdictBook, publish: @escaping @Sendable (ConnectionVerdict) -> Void) {
+    init(silenceWindow: Double, book: VerdictBook, clock: ProxyClock, publish: @escaping @Sendable (ConnectionVerdict) -> Void) {
         state = Mutex(State(judge: SpareConnectionJudge(silenceWindow: silenceWindow)))
         self.book = book
+        self.clock = clock
         window = silenceWindow
         self.publish = publish
     }
 
-    /// Seconds on a monotonic clock.
-    static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    /// The proxy's clock (the judge reasons in its seconds).
+    let clock: ProxyClock
 
     /// An intercepted connection, opened at `openedAt`: a possible sibling for spare connections.
     func intercepted(_ record: ConnectionVerdict, openedAt: Double) {
@@ -35,7 +36,7 @@ final class SpareConnectionDesk: Sendable {
 
     /// A connection went away.
     func connectionEnded(_ connectionID: Int) {
-        run(.closed(connection: connectionID, at: Self.now))
+        run(.closed(connection: connectionID, at: clock.nowInSeconds))
     }
 
     /// A `refused` verdict by a close without a request (during or after the handshake), for a connection opened at
@@ -43,8 +44,8 @@ final class SpareConnectionDesk: Sendable {
     func closedWithoutRequest(_ record: ConnectionVerdict, openedAt: Double) {
         state.withLock { $0.held[record.connectionID] = record }
         book.connectionStarted()
-        run(.closedWithoutRequest(connection: record.connectionID, key: key(record), openedAt: openedAt, at: Self.now))
-        queue.asyncAfter(deadline: .now() + window + 0.005) { [self] in run(.tick(at: Self.now)) }
+        run(.closedWithoutRequest(connection: record.connectionID, key: key(record), openedAt: openedAt, at: clock.nowInSeconds))
+        queue.asyncAfter(deadline: .now() + window + 0.005) { [self] in run(.tick(at: clock.nowInSeconds)) }
     }
 
     /// The proxy is stopping: every held candidate becomes a refusal now.

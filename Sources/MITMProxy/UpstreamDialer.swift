@@ -24,14 +24,3 @@ struct SocketDialer: UpstreamDialer {
 }
 
 extension UpstreamConnector: UpstreamAttempt {}
-
-/// The proxy's monotonic time in nanoseconds; tests pass a clock they move by hand.
-struct ProxyClock: Sendable {
-    let now: @Sendable () -> UInt64
-
-    /// The system's monotonic clock.
-    static let system = ProxyClock { Clock.now }
-
-    /// `seconds` from now, saturating (see `Clock.after`).
-    func after(seconds: Double) -> UInt64 { Clock.after(seconds: seconds, from: now()) }
-}

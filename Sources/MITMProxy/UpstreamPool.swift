@@ -43,6 +43,7 @@ final class UpstreamPool: @unchecked Sendable {
     }
 
     private let loop: EventLoop
+    private let clock: ProxyClock
     /// How long an unused connection is kept.
     let idleSeconds: Double
     private var shared: [UpstreamPoolKey: [SharedHTTP2Upstream]] = [:]
@@ -55,8 +56,9 @@ final class UpstreamPool: @unchecked Sendable {
     private static let perOrigin = 16
     private static let total = 256
 
-    init(loop: EventLoop, idleSeconds: Double) {
+    init(loop: EventLoop, idleSeconds: Double, clock: ProxyClock) {
         self.loop = loop
+        self.clock = clock
         self.idleSeconds = idleSeconds
     }
 
@@ -93,7 +95,7 @@ final class UpstreamPool: @unchecked Sendable {
             entry.leg.close()
             return
         }
-        entry.parkedAt = Clock.now
+        entry.parkedAt = clock.now()
         idle[key, default: []].append(entry)
         count += 1
         if expiryTimer == nil { armExpiry(oldestParkedAt: entry.parkedAt) }
@@ -107,8 +109,8 @@ final class UpstreamPool: @unchecked Sendable {
     }
 
     private func armExpiry(oldestParkedAt: UInt64) {
-        let due = Clock.after(seconds: idleSeconds, from: oldestParkedAt)
-        let now = Clock.now
+        let due = ProxyClock.deadline(idleSeconds, after: oldestParkedAt)
+        let now = clock.now()
         let wait = due == .max ? Double.infinity : Double(due > now ? due - now : 0) / 1e9
         // Held strongly: the pool goes with its context, maybe on another thread; it lives on until its last idle
         // connection expires, or `closeAll` cancels the timer.
@@ -118,12 +120,12 @@ final class UpstreamPool: @unchecked Sendable {
     /// Closes the idle connections whose time is up, and waits for the next to expire.
     private func expireIdle() {
         expiryTimer = nil
-        let now = Clock.now
+        let now = clock.now()
         var expired: [PooledUpstream] = []
         var oldest = UInt64.max
         for entries in idle.values {
             for entry in entries {
-                if Clock.after(seconds: idleSeconds, from: entry.parkedAt) <= now {
+                if ProxyClock.deadline(idleSeconds, after: entry.parkedAt) <= now {
                     expired.append(entry)
                 } else {
                     oldest = min(oldest, entry.parkedAt)

@@ -18,8 +18,8 @@ final class VerdictTracker: @unchecked Sendable {
     private var alpn: String?
     private var silenceTimer: LoopTimer?
     private var counted = true
-    /// When the ClientHello arrived, on the spare desk's monotonic clock.
-    private let openedAt = SpareConnectionDesk.now
+    /// When the ClientHello arrived, in seconds of the proxy's clock.
+    private let openedAt: Double
     private var published: Verdict?
     private var endReported = false
     private let identity: ClientIdentity
@@ -35,6 +35,7 @@ final class VerdictTracker: @unchecked Sendable {
     init(context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String], identity: ClientIdentity,
          probe: ProxyProbe?, profile: CertificateProfile = .trusted) {
         self.context = context
+        openedAt = context.clock.nowInSeconds
         self.profile = profile
         machine = VerdictMachine(alsoRejectingCertificate: profile.alsoRejectingCertificate)
         self.connectionID = connectionID

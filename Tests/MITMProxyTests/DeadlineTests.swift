@@ -7,17 +7,17 @@ import Testing
 /// into a tunnel gets a 408, a sub-second idle timeout works, and no timeout value the options accept traps.
 @Suite struct DeadlineTests {
     @Test func theClockSaturatesInsteadOfTrapping() {
-        let now = Clock.now
-        #expect(Clock.after(seconds: .infinity, from: now) == UInt64.max)
-        #expect(Clock.after(seconds: 1e11, from: now) == UInt64.max)
-        #expect(Clock.after(seconds: -1, from: now) == now)
-        #expect(Clock.after(seconds: .nan, from: now) == now)
-        #expect(Clock.after(seconds: 0.5, from: now) == now + 500_000_000)
+        let now = ProxyClock.system.now()
+        #expect(ProxyClock.deadline(.infinity, after: now) == UInt64.max)
+        #expect(ProxyClock.deadline(1e11, after: now) == UInt64.max)
+        #expect(ProxyClock.deadline(-1, after: now) == now)
+        #expect(ProxyClock.deadline(.nan, after: now) == now)
+        #expect(ProxyClock.deadline(0.5, after: now) == now + 500_000_000)
     }
 
     /// Loops sweep concurrently: one may pass a `now` older than the trim another loop just recorded.
     @Test func memoryTrimToleratesAnOlderNow() {
-        let now = Clock.now
+        let now = ProxyClock.system.now()
         MemoryTrim.trimIfDue(now: now + 10_000_000_000)
         MemoryTrim.trimIfDue(now: now)
     }
