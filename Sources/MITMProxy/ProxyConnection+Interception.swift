@@ -89,38 +89,15 @@ extension ProxyConnection {
                           _ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) throws(UpstreamFailure) -> TLSLeg {
         let host = interception.host
         let port = interception.tunnel.port
-        let tls: TLSConnection
-        do {
-            tls = try TLSConnection(client: context.upstreamTLS, serverName: interception.upstreamServerName,
-                                    verifyName: host, port: port, alpn: upstreamALPN(for: interception))
-        } catch {
-            connection.socket.close()
-            throw UpstreamFailure(host: host, port: port, reason: "cannot start TLS: \(error)")
-        }
-        let leg = TLSLeg(socket: connection.socket, tls: tls)
-        let started = Date()
-        leg.onHandshake = { [unowned leg] outcome in
+        let settings = RouteTLS(serverName: interception.upstreamServerName, verifyName: host, alpn: upstreamALPN(for: interception))
+        return try OriginTLS.start(over: connection, host: host, port: port, settings: settings, context: context) { outcome in
             switch outcome {
-            case .complete:
-                let timings = UpstreamConnectionTimings(dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
-                                                        ssl: Date().timeIntervalSince(started) * 1000, address: connection.address)
+            case .ready(let leg, let timings):
                 done(.success(ReadyUpstream(leg: leg, certificate: leg.tls.peerCertificates.first, timings: timings)))
-            case .failed(let failure):
-                leg.close()
-                done(.failure(UpstreamFailure(host: host, port: port, reason: Self.describeUpstream(failure))))
-            case .peerClosed:
-                leg.close()
-                done(.failure(UpstreamFailure(host: host, port: port, reason: "closed the connection during the TLS handshake")))
+            case .failed(let reason):
+                done(.failure(UpstreamFailure(host: host, port: port, reason: reason)))
             }
         }
-        leg.startHandshake()
-        return leg
-    }
-
-    static func describeUpstream(_ failure: TLSFailure) -> String {
-        if let verifyError = failure.verifyError { return "its certificate is not trusted: \(verifyError)" }
-        if let alert = failure.receivedAlert { return "TLS handshake failed: it sent alert \(alert.name)" }
-        return "TLS handshake failed: \(failure.reason)"
     }
 
     /// No upstream: the client still gets a forged certificate (its verdict does not depend on the origin), then 502s.

@@ -61,38 +61,26 @@ final class RouteAttempt: UpstreamAttempt {
 
     private func startTLS(_ route: UpstreamRoute, _ settings: RouteTLS, _ connection: UpstreamConnection, context: ProxyContext,
                           loop: EventLoop, started: Date) {
-        let tls: TLSConnection
         do {
-            tls = try TLSConnection(client: context.upstreamTLS, serverName: settings.serverName,
-                                    verifyName: settings.verifyName, port: route.port, alpn: settings.alpn)
+            leg = try OriginTLS.start(over: connection, host: route.host, port: route.port, settings: settings, context: context) { [unowned self] outcome in
+                switch outcome {
+                case .ready(let ready, let timings):
+                    ready.pauseReading()
+                    leg = nil
+                    finish(.success((ready, timings)))
+                case .failed(let reason):
+                    failTLS(route, reason)
+                }
+            }
         } catch {
-            connection.socket.close()
-            finish(.failure(UpstreamFailure(host: route.host, port: route.port, reason: "cannot start TLS: \(error)")))
+            finish(.failure(error))
             return
         }
-        let leg = TLSLeg(socket: connection.socket, tls: tls)
-        self.leg = leg
-        let handshakeStarted = Date()
         let seconds = context.configuration.handshakeTimeout
         nonisolated(unsafe) let unsafeSelf = self
         timer = loop.schedule(after: seconds) {
             unsafeSelf.failTLS(route, "TLS handshake timed out (no answer within \(SecondsText.format(seconds)))")
         }
-        leg.onHandshake = { [unowned self, unowned leg] outcome in
-            switch outcome {
-            case .complete:
-                leg.pauseReading()
-                self.leg = nil
-                finish(.success((leg, UpstreamConnectionTimings(
-                    dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
-                    ssl: Date().timeIntervalSince(handshakeStarted) * 1000, address: connection.address))))
-            case .failed(let failure):
-                failTLS(route, ProxyConnection.describeUpstream(failure))
-            case .peerClosed:
-                failTLS(route, "closed the connection during the TLS handshake")
-            }
-        }
-        leg.startHandshake()
     }
 
     private func failTLS(_ route: UpstreamRoute, _ reason: String) {
