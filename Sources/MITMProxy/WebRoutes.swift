@@ -28,9 +28,8 @@ extension WebUI {
         case .allowed:
             break
         }
-        if request.method == "POST", request.headers.first("x-mitm-proxy-ui") == nil {
-            // A form on another site can POST here without asking; it cannot add this header without the proxy's consent.
-            return .response(.text(403, "POST \(request.path) needs the X-Mitm-Proxy-UI header (the page sends it)"))
+        if let refusal = CrossSiteRequestCheck.refusal(method: request.method, path: request.path, headers: request.headers) {
+            return .response(.text(403, refusal))
         }
         return route(request)
     }
