@@ -17,6 +17,11 @@ Phases (--phases, comma-separated; all by default):
               new-connection load gets the signal after --signal-after seconds; it must exit 0 and leave a HAR
               that is JSON (HAR 1.2 when jsonschema is importable) with one entry per `response` line of the events
               file, every events line JSON, and a report with "final": true.
+  records     --records-requests keep-alive requests (500,000; 32 connections) with --har, --events and --report to
+              files in the temporary folder, after the same load through a proxy without them: nothing may be
+              dropped (no warning at exit, no `_droppedEvents` in the HAR, no `droppedEvents` in the report), the HAR
+              must hold one entry per `response` line of the events file and at least one per request the load
+              generator counted, and the requests/s of both runs are printed side by side.
 
 The origin is nginx (bench/nginx/origin.conf.in) with the benchmark's throwaway PKI; the load generator is
 bench/loadgen.c (built with gcc into .build/bench-loadgen when missing or older than its source). Everything
@@ -290,12 +295,73 @@ def phase_signals(run: Run) -> None:
                   f"= {responses:,} response lines of {len(lines):,} events lines, all JSON; report final")
 
 
+def count_records(har: Path, events: Path) -> tuple[int, int, int | None]:
+    """(HAR entries, `response` lines of the events file, the HAR's `_droppedEvents`) read line by line: the writer
+    puts the header and every entry on a line of its own, and the files are too large to parse whole."""
+    entries = -1  # the header's line starts with `{` too
+    dropped = None
+    with har.open("rb") as lines:
+        for line in lines:
+            if line.startswith(b"{"):
+                entries += 1
+            elif b'"_droppedEvents":' in line:
+                dropped = int(line.split(b'"_droppedEvents":', 1)[1].split(b",", 1)[0].split(b"}", 1)[0])
+    responses = 0
+    with events.open("rb") as lines:
+        for line in lines:
+            if b'"type":"response"' in line:
+                responses += 1
+    return entries, responses, dropped
+
+
+def records_load(run: Run, extra: list[str] | None) -> tuple[bench.Peer, int, float, float]:
+    """A fresh proxy with `extra`, --records-requests keep-alive requests through it (rounds of --round-seconds):
+    (the proxy, requests, seconds, proxy CPU µs per request)."""
+    peer = run.proxy(extra)
+    total = 0
+    seconds = 0.0
+    cpu_before = peer.server.cpu_us()
+    while total < run.args.records_requests:
+        result = run.loadgen(peer, "keepalive", 32, run.args.round_seconds)
+        total += result["requests"]
+        seconds += result["seconds"]
+        if result["errors"]:
+            run.check("records: requests", False, f"{result['errors']} errors")
+    return peer, total, seconds, (peer.server.cpu_us() - cpu_before) / max(1, total)
+
+
+def phase_records(run: Run) -> None:
+    plain, plain_total, plain_seconds, plain_cpu = records_load(run, [])
+    plain_rate = plain_total / plain_seconds
+    run.stop(plain)
+    log(f"records: without outputs {plain_total:,} requests, {plain_rate:,.0f}/s, proxy {plain_cpu:.1f} µs/request")
+    files = run.work / "records"
+    files.mkdir()
+    har, report, events = files / "run.har", files / "report.json", files / "events.jsonl"
+    peer, total, seconds, cpu = records_load(run, ["--har", str(har), "--report", str(report), "--events", str(events)])
+    rate = total / seconds
+    log(f"records: with --har --events --report {total:,} requests, {rate:,.0f}/s ({rate / plain_rate - 1:+.1%}), "
+        f"proxy {cpu:.1f} µs/request ({cpu / plain_cpu - 1:+.1%})")
+    status = run.stop(peer)
+    warning = [line for line in peer.server.log_path.read_text().splitlines() if "were dropped" in line]
+    entries, responses, har_dropped = count_records(har, events)
+    report_dropped = json.loads(report.read_text()).get("droppedEvents")
+    warmup = 16  # bench.warm_up's requests, recorded too
+    run.check("records: nothing dropped", not warning and har_dropped is None and report_dropped is None and status == 0,
+              f"exit {status}; HAR _droppedEvents {har_dropped}, report droppedEvents {report_dropped}; "
+              f"{warning[0] if warning else 'no warning'}")
+    run.check("records: one entry per request", entries == responses and entries >= total + warmup,
+              f"{entries:,} HAR entries, {responses:,} response lines, {total + warmup:,} requests counted by the load "
+              f"generator (with the warm-up's {warmup}); HAR {har.stat().st_size / 2**20:,.0f} MiB, events "
+              f"{events.stat().st_size / 2**20:,.0f} MiB")
+
+
 def build_loadgen(path: Path) -> None:
     source = HERE / "loadgen.c"
     if path.exists() and path.stat().st_mtime >= source.stat().st_mtime:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(path), str(source), "-lssl", "-lcrypto"], check=True)
+    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(path), str(source), "-lssl", "-lcrypto", "-lnghttp2"], check=True)
 
 
 def main() -> int:
@@ -303,19 +369,20 @@ def main() -> int:
     parser.add_argument("--binary", default=str(ROOT / ".build" / "release" / "mitm-proxy"))
     parser.add_argument("--loadgen", default=str(ROOT / ".build" / "bench-loadgen"))
     parser.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
-    parser.add_argument("--phases", default="concurrent,soak,signals")
+    parser.add_argument("--phases", default="concurrent,soak,signals,records")
     parser.add_argument("--concurrent", type=int, default=10000, help="connections held at once (10,000)")
     parser.add_argument("--opening", type=int, default=200, help="connections being opened at a time (200)")
     parser.add_argument("--requests", type=int, default=1_000_000, help="requests in the soak (1,000,000)")
     parser.add_argument("--round-seconds", type=float, default=10.0)
     parser.add_argument("--rss-tolerance", type=float, default=0.10, help="RSS growth allowed after warm-up (0.10)")
     parser.add_argument("--record", action="store_true", help="soak with --har and --events too (large files)")
+    parser.add_argument("--records-requests", type=int, default=500_000, help="requests of the records phase (500,000)")
     parser.add_argument("--signal-after", type=float, default=3.0, help="seconds of load before the signal")
     parser.add_argument("--load-timeout", type=float, default=900.0, help="longest one load generator run may take")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (logs, HAR, report, events)")
     args = parser.parse_args()
     phases = [p for p in args.phases.split(",") if p]
-    unknown = set(phases) - {"concurrent", "soak", "signals"}
+    unknown = set(phases) - {"concurrent", "soak", "signals", "records"}
     if unknown:
         print(f"soak: unknown phase(s) {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
@@ -339,7 +406,8 @@ def main() -> int:
         run = Run(args, work, processes)
         for phase in phases:
             started = time.monotonic()
-            {"concurrent": phase_concurrent, "soak": phase_soak, "signals": phase_signals}[phase](run)
+            {"concurrent": phase_concurrent, "soak": phase_soak, "signals": phase_signals,
+             "records": phase_records}[phase](run)
             log(f"{phase} took {time.monotonic() - started:.0f} s")
     except bench.BenchError as error:
         log(f"error: {error}")

@@ -224,23 +224,111 @@ public struct EventLine: Sendable, Encodable, Equatable {
         resumed = record.verdict.resumed
     }
 
-    /// The line as compact JSON (no trailing newline).
+    /// The line as compact JSON (no trailing newline): the keys sorted, as `JSONEncoder` with `.sortedKeys` writes them.
     public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(ISO8601.format(date))
-        }
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        var json = JSONWriter()
+        write(to: &json)
+        return String(decoding: json.bytes, as: UTF8.self)
+    }
+
+    /// Writes the line's JSON object into `json`, written by hand (one line per request: `JSONEncoder` was the
+    /// recording's largest cost); `EventLineJSONTests` holds it to the `Encodable` form.
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("acceptedInvalidCertificate", acceptedInvalidCertificate)
+        json.field("alert", alert)
+        json.field("alpn", alpn)
+        json.field("bytesDown", bytesDown)
+        json.field("bytesUp", bytesUp)
+        json.field("channel", channel)
+        json.field("client", client)
+        json.field("clientIdentity", encoding: clientIdentity)
+        json.field("clientName", clientName)
+        json.field("closeCode", closeCode)
+        json.field("closeReason", closeReason)
+        json.field("closedBy", closedBy)
+        json.field("compressed", compressed)
+        json.field("connection", connection)
+        json.field("data", data)
+        json.field("detail", detail)
+        json.field("direction", direction)
+        json.field("durationMs", durationMs)
+        json.field("encoding", encoding)
+        json.field("error", error)
+        json.field("frames", frames)
+        json.field("handshakeMs", handshakeMs)
+        json.field("host", host)
+        json.field("httpVersion", httpVersion)
+        json.field("malformed", malformed)
+        json.field("message", message)
+        json.field("messageType", messageType)
+        json.field("messagesReceived", messagesReceived)
+        json.field("messagesSent", messagesSent)
+        json.field("method", method)
+        json.field("offeredALPN", offeredALPN)
+        json.field("opcode", opcode)
+        json.field("passthrough", passthrough)
+        json.field("peer", peer)
+        json.field("pinFailureReport", encoding: pinFailureReport)
+        json.field("port", port)
+        json.field("probe", probe)
+        json.field("profile", profile)
+        json.field("reason", reason)
+        json.field("requestBytes", requestBytes)
+        json.field("responseBytes", responseBytes)
+        json.field("resumed", resumed)
+        json.field("rules", rules)
+        json.field("shownCertificatePin", shownCertificatePin)
+        json.field("size", size)
+        json.field("status", status)
+        json.field("stream", stream)
+        json.field("time", ISO8601.format(time))
+        json.field("tlsVersion", tlsVersion)
+        json.field("truncated", truncated)
+        json.field("type", type)
+        json.field("url", url)
+        json.field("verdict", verdict)
+        json.field("wireBytes", wireBytes)
+        json.endObject()
     }
 }
 
 /// ISO 8601 timestamps with milliseconds, UTC.
 public enum ISO8601 {
-    /// `2026-11-21T06:41:59.123Z`.
+    /// `2026-11-21T06:41:59.123Z` (milliseconds truncated, as Foundation's ISO 8601 style writes them), formatted by
+    /// hand: Foundation's formatter took several microseconds per record.
     public static func format(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard milliseconds.isFinite, abs(milliseconds) < 1e15 else { return "\(date)" }
+        let whole = Int(milliseconds)
+        let fraction = ((whole % 1000) + 1000) % 1000
+        var seconds = time_t((whole - fraction) / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var text = [UInt8]()
+        text.reserveCapacity(24)
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            while divisor > 0 {
+                text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4)
+        text.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        text.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        text.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        text.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        text.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        text.append(UInt8(ascii: "."))
+        digits(fraction, 3)
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -11,6 +11,8 @@ import Synchronization
 final class EventFanOut: Sendable {
     private struct State {
         var subscribers: [@Sendable (ProxyEvent) -> Void] = []
+        /// Told after each batch of events was delivered: writers hand what they gathered to the kernel then.
+        var batchEnds: [@Sendable () -> Void] = []
         var pending: [ProxyEvent] = []
         /// The last batch's storage, emptied, for `pending` to grow into next time.
         var spare: [ProxyEvent] = []
@@ -29,9 +31,14 @@ final class EventFanOut: Sendable {
     }
 
     /// Adds `subscriber`; `takesRequestEvents: false` says it ignores `.request` (only the events file reads them), so
-    /// that relays can skip building them when no subscriber does.
-    func subscribe(takesRequestEvents: Bool = true, _ subscriber: @escaping @Sendable (ProxyEvent) -> Void) {
-        state.withLock { $0.subscribers.append(subscriber) }
+    /// that relays can skip building them when no subscriber does. `endOfBatch` is called after each batch of events
+    /// (those that arrived within one coalescing delay), and after the last before `flush()` returns.
+    func subscribe(takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
+                   _ subscriber: @escaping @Sendable (ProxyEvent) -> Void) {
+        state.withLock { state in
+            state.subscribers.append(subscriber)
+            if let endOfBatch { state.batchEnds.append(endOfBatch) }
+        }
         if takesRequestEvents { requestSubscribers.add(1, ordering: .relaxed) }
     }
 
@@ -84,18 +91,19 @@ final class EventFanOut: Sendable {
 
     private func drain() {
         while true {
-            let (taken, subscribers) = state.withLock { state in
+            let (taken, subscribers, batchEnds) = state.withLock { state in
                 let batch = state.pending
                 state.pending = state.spare
                 state.spare = []
                 if batch.isEmpty { state.draining = false }
-                return (batch, state.subscribers)
+                return (batch, state.subscribers, state.batchEnds)
             }
             guard !taken.isEmpty else { return }
             // Bound once per event: a subscript per subscriber call would copy the event for each (measured).
             for event in taken {
                 for subscriber in subscribers { subscriber(event) }
             }
+            for endOfBatch in batchEnds { endOfBatch() }
             var batch = consume taken
             batch.removeAll(keepingCapacity: true)
             state.withLock { $0.spare = batch }

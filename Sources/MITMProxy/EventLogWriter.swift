@@ -2,12 +2,13 @@ import Foundation
 import MITMCore
 import Synchronization
 
-/// Writes events as JSON Lines to a file or stdout, one flushed line per event, from any thread.
+/// Writes events as JSON Lines to a file or stdout, from any thread: lines are gathered while the recording queue
+/// delivers a batch of events and written with one `write(2)` when it ends (`flush()`), or every 64 KiB.
 public final class EventLogWriter: Sendable {
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let path: String
-    private let failed = Mutex(false)
+    private let batch = Mutex(RecordBatch())
     private let onError: @Sendable (String) -> Void
 
     /// Opens `path` for writing (truncating), or stdout for `-`. `onError` is told once if a write fails.
@@ -27,26 +28,30 @@ public final class EventLogWriter: Sendable {
         ownsDescriptor = true
     }
 
-    /// Appends the event's line.
+    /// Adds the event's line; it reaches the file at the next `flush()` at the latest.
     public func write(_ event: ProxyEvent) {
-        let bytes = Array((EventLine(event).json() + "\n").utf8)
-        failed.withLock { hasFailed in
-            guard !hasFailed else { return }
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 {
-                    hasFailed = true
-                    onError("cannot write events to \(path): \(String(cString: strerror(errno))); events are no longer recorded")
-                    return
-                }
-                offset += written
-            }
+        var json = JSONWriter()
+        EventLine(event).write(to: &json)
+        json.newline()
+        let line = json.bytes
+        batch.withLock { batch in perform(batch.record(line), on: &batch) }
+    }
+
+    /// Writes the lines gathered so far (the recording queue calls it after each batch of events).
+    public func flush() {
+        batch.withLock { batch in perform(batch.endOfBatch(), on: &batch) }
+    }
+
+    private func perform(_ action: RecordBatch.Action, on batch: inout RecordBatch) {
+        guard case .write(let bytes) = action else { return }
+        if let failure = FileOutput.write(bytes, to: descriptor) {
+            batch.writeFailed()
+            onError("cannot write events to \(path): \(failure); events are no longer recorded")
         }
     }
 
     deinit {
+        flush()
         if ownsDescriptor { close(descriptor) }
     }
 }

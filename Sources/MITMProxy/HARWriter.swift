@@ -2,8 +2,8 @@ import Foundation
 import MITMCore
 import Synchronization
 
-/// Records exchanges into a HAR 1.2 file as the run goes: each entry is written (and handed to the
-/// kernel) when its exchange ends; `finish()` closes the JSON, adding refused and failed TLS
+/// Records exchanges into a HAR 1.2 file as the run goes: each entry is gathered when its exchange ends and handed to
+/// the kernel with the others of its batch of events (`flush()`, or every 64 KiB); `finish()` closes the JSON, adding refused and failed TLS
 /// connections under the custom `log._tlsErrors`. A write error is reported at once.
 ///
 /// A WebSocket's handshake entry waits until the WebSocket ends, collecting its messages for
@@ -24,6 +24,7 @@ public final class HARWriter: Sendable {
         var webSocketBytes = 0
         var tlsErrors: [Int: ConnectionVerdict] = [:]
         var tlsErrorOrder: [Int] = []
+        var batch = RecordBatch()
         var failed = false
         var finished = false
     }
@@ -45,10 +46,9 @@ public final class HARWriter: Sendable {
         }
         descriptor = opened
         let header = #"{"log":{"version":"1.2","creator":{"name":"mitm-proxy","version":"\#(LibraryVersions.mitmProxy)"},"pages":[],"entries":["# + "\n"
-        let ok = state.withLock { Self.write(header, to: opened, state: &$0) }
-        guard ok else {
+        if let failure = FileOutput.write(Array(header.utf8), to: opened) {
             close(opened)
-            throw ProxyStartError("--har \(path): cannot write: \(String(cString: strerror(errno)))")
+            throw ProxyStartError("--har \(path): cannot write: \(failure)")
         }
     }
 
@@ -103,15 +103,36 @@ public final class HARWriter: Sendable {
     }
 
     private func writeEntry(_ entry: HAREntry) {
-        guard let data = try? JSONEncoder().encode(entry) else { return }
-        let text = String(decoding: data, as: UTF8.self)
+        var json = JSONWriter()
+        entry.write(to: &json)
+        let text = json.bytes
         let failure: String? = state.withLock { state in
             guard !state.finished, !state.failed else { return nil }
-            let ok = Self.write((state.entries == 0 ? "" : ",\n") + text, to: descriptor, state: &state)
+            let record = state.entries == 0 ? text : Self.entrySeparator + text
             state.entries += 1
-            return ok ? nil : String(cString: strerror(errno))
+            return Self.perform(state.batch.record(record), to: descriptor, state: &state)
         }
         if let failure { onError("cannot write HAR \(path): \(failure); exchanges are no longer recorded") }
+    }
+
+    /// Writes the entries gathered so far (the recording queue calls it after each batch of events).
+    public func flush() {
+        let failure: String? = state.withLock { state in
+            guard !state.finished, !state.failed else { return nil }
+            return Self.perform(state.batch.endOfBatch(), to: descriptor, state: &state)
+        }
+        if let failure { onError("cannot write HAR \(path): \(failure); exchanges are no longer recorded") }
+    }
+
+    /// Before every entry but the first.
+    private static let entrySeparator = Array(",\n".utf8)
+
+    private static func perform(_ action: RecordBatch.Action, to descriptor: Int32, state: inout State) -> String? {
+        guard case .write(let bytes) = action else { return nil }
+        guard let failure = FileOutput.write(bytes, to: descriptor) else { return nil }
+        state.batch.writeFailed()
+        state.failed = true
+        return failure
     }
 
     /// Writes the end of the JSON and closes the file, with WebSockets still open as far as they went. Later
@@ -127,6 +148,7 @@ public final class HARWriter: Sendable {
         for webSocket in open {
             writeEntry(builder.entry(webSocket.record, webSocketMessages: webSocket.messages, omitted: webSocket.omitted))
         }
+        flush()
         let failure: String? = state.withLock { state in
             guard !state.finished else { return nil }
             state.finished = true
@@ -135,26 +157,12 @@ public final class HARWriter: Sendable {
             let dropped = droppedEvents > 0
                 ? ",\"_droppedEvents\":\(droppedEvents),\"comment\":\"INCOMPLETE: \(droppedEvents) events of the run were dropped because the "
                     + "recording fell behind the traffic; some exchanges are missing from this file\"" : ""
-            let ok = !state.failed && Self.write("\n],\"_tlsErrors\":\(encoded)\(dropped)}}\n", to: descriptor, state: &state)
+            // After a failed write the writer already said so; the file is left as it is.
+            let failure = state.failed ? nil : FileOutput.write(Array("\n],\"_tlsErrors\":\(encoded)\(dropped)}}\n".utf8), to: descriptor)
             fsync(descriptor)
             close(descriptor)
-            return ok || state.failed ? nil : String(cString: strerror(errno))
+            return failure
         }
         if let failure { onError("cannot finish HAR \(path): \(failure)") }
-    }
-
-    private static func write(_ text: String, to descriptor: Int32, state: inout State) -> Bool {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 {
-                state.failed = true
-                return false
-            }
-            offset += written
-        }
-        return true
     }
 }

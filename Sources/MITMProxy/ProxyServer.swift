@@ -183,9 +183,11 @@ public final class ProxyServer: Sendable {
     /// Calls `handler` for every event, in order, on the proxy's recording queue (never on a loop: a slow
     /// handler delays only the recording, and past a bound events are dropped and counted).
     /// `takesRequestEvents: false` when `handler` ignores `.request` events: when no subscriber reads them, they are not
-    /// built.
-    public func subscribe(takesRequestEvents: Bool = true, _ handler: @escaping @Sendable (ProxyEvent) -> Void) {
-        context.events.subscribe(takesRequestEvents: takesRequestEvents, handler)
+    /// built. `endOfBatch` is called on the same queue after each batch of events (those of a few milliseconds), so a
+    /// writer can gather a batch's records and write them at once.
+    public func subscribe(takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
+                          _ handler: @escaping @Sendable (ProxyEvent) -> Void) {
+        context.events.subscribe(takesRequestEvents: takesRequestEvents, endOfBatch: endOfBatch, handler)
     }
 
     /// Blocks until every event emitted so far has reached the subscribers.

@@ -37,7 +37,10 @@ struct ProxyRunner {
         }
         let log = ConsoleLog(verbosity: options.verbosity)
         // Only the events file reads `.request` events (the console does not print them).
-        server.subscribe(takesRequestEvents: events != nil) { event in
+        server.subscribe(takesRequestEvents: events != nil, endOfBatch: {
+            events?.flush()
+            har?.flush()
+        }) { event in
             if let line = log.line(for: event) { say(line) }
             events?.write(event)
             har?.record(event)
