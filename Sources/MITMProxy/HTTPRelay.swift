@@ -349,12 +349,16 @@ final class HTTPRelay {
                     status: 400, reason: "send https:// requests through a CONNECT tunnel (configure the proxy for HTTPS too)"))
             }
             guard isLocal(url) else { return .forward(url) }
-            return .answer(host: url.host, port: url.port, scheme: "http", LocalPages.response(for: url.pathAndQuery, request: head, authority: context.authority))
+            return .answer(host: url.host, port: url.port, scheme: "http", localPage(url.pathAndQuery, head))
         case .origin(let path):
-            return .answer(host: LocalPages.host, port: 80, scheme: "http", LocalPages.response(for: path, request: head, authority: context.authority))
+            return .answer(host: LocalPages.host, port: 80, scheme: "http", localPage(path, head))
         case .authority, .asterisk:
             return .answer(host: "-", port: 0, scheme: "http", .error(status: 400, reason: "request target \(head.target) is not an absolute http:// URL"))
         }
+    }
+
+    private func localPage(_ path: String, _ head: HTTPRequestHead) -> LocalResponse {
+        LocalPages.response(for: path, request: head, authority: context.authority, advertised: context.configuration.advertised)
     }
 
     /// Whether an absolute-form request is for the proxy's own pages: `mitm.proxy`, or the proxy's own address

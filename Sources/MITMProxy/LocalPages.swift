@@ -9,14 +9,17 @@ enum LocalPages {
 
     static func handles(host: String) -> Bool { host == Self.host }
 
-    /// The response to `request` for `path` (its target's path and query).
-    static func response(for path: String, request: HTTPRequestHead, authority: CertificateAuthority) -> LocalResponse {
+    /// The response to `request` for `path` (its target's path and query); `advertised` is the proxy address the
+    /// onboarding page names.
+    static func response(for path: String, request: HTTPRequestHead, authority: CertificateAuthority,
+                         advertised: AdvertisedAddress?) -> LocalResponse {
         let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
         switch route {
         case "/", "/index.html":
             let userAgent = request.headers.first("user-agent")
             let page = OnboardingPage.html(authority: authority, order: OnboardingPlatform.order(forUserAgent: userAgent),
-                                           detected: !OnboardingPlatform.detected(userAgent).isEmpty, throughProxy: cameThroughProxy(request))
+                                           detected: !OnboardingPlatform.detected(userAgent).isEmpty, throughProxy: cameThroughProxy(request),
+                                           advertised: advertised)
             return LocalResponse(status: 200, reasonPhrase: "OK", contentType: "text/html; charset=utf-8", body: Array(page.utf8), reasonText: "")
         case "/ca.pem", "/ca.crt":
             return download(Array(authority.certificate.pem.utf8), type: "application/x-x509-ca-cert", file: "mitm-proxy-ca.pem")

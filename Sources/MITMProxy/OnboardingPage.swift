@@ -6,7 +6,9 @@ import MITMTLS
 enum OnboardingPage {
     /// The page for a browser on `order.first` (see `OnboardingPlatform.order`). `throughProxy` says whether the request
     /// came through the proxy: only then can the page check the trust (it fetches `https://mitm.proxy/trusted`).
-    static func html(authority: CertificateAuthority, order: [OnboardingPlatform], detected: Bool, throughProxy: Bool) -> String {
+    /// `advertised` (`--advertise`) is the proxy address a device that came straight here is told to set.
+    static func html(authority: CertificateAuthority, order: [OnboardingPlatform], detected: Bool, throughProxy: Bool,
+                     advertised: AdvertisedAddress?) -> String {
         let name = XMLText.escaped(authority.certificate.commonName ?? "mitm-proxy CA")
         let intro = detected ? "<p class=\"detected\">Steps for <b>\(order[0].title)</b> first; the other platforms follow.</p>" : ""
         let sections = order.map { platform in
@@ -26,16 +28,17 @@ enum OnboardingPage {
         <p>To let this test proxy intercept HTTPS, install its CA certificate <b>\(name)</b>
         (SHA-256 <code>\(authority.certificate.fingerprintSHA256)</code>). Install it on test devices only, and remove it when you are done.</p>
         <p><a class="button" href="/ca.mobileconfig">Profile (iOS, macOS)</a><a class="button" href="/ca.cer">DER .cer (Android, Windows)</a><a class="button" href="/ca.pem">PEM .pem (Linux, Firefox, tools)</a></p>
-        \(trustCheck(throughProxy: throughProxy))
+        \(trustCheck(throughProxy: throughProxy, advertised: advertised))
         \(intro)
         \(sections)
         </body></html>
         """
     }
 
-    private static func trustCheck(throughProxy: Bool) -> String {
+    private static func trustCheck(throughProxy: Bool, advertised: AdvertisedAddress?) -> String {
         guard throughProxy else {
-            return "<p id=\"trust\">Set this device's proxy to this computer, then open <b>http://\(LocalPages.host)/</b> to check that it trusts the CA.</p>"
+            let proxy = advertised.map { "server <b>\(XMLText.escaped($0.host))</b> port <b>\($0.port)</b>" } ?? "this computer"
+            return "<p id=\"trust\">Set this device's proxy to \(proxy), then open <b>http://\(LocalPages.host)/</b> to check that it trusts the CA.</p>"
         }
         return """
         <p id="trust">Checking whether this device already trusts the CA&hellip;

@@ -59,6 +59,8 @@ public struct ProxyConfiguration: Sendable {
     /// Lets clients that are not on this machine reach this machine's own addresses (loopback included) through
     /// the proxy; by default such a request is answered `403`.
     public var allowLocalTargets = false
+    /// `--advertise`: the address the onboarding page tells a phone to set as its proxy.
+    public var advertised: AdvertisedAddress?
     /// Decides per TLS tunnel: intercept (default), pass through untouched, or refuse.
     public var tunnelPolicy = TunnelPolicy()
     /// Number of event loops (default `defaultLoopCount`).

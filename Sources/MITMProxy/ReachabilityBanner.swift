@@ -12,17 +12,29 @@ public struct ReachabilityBanner: Sendable {
     public let access: ClientAccessPolicy
     /// The `--proxy-auth` user, when credentials are required.
     public let authUser: String?
+    /// `--advertise`: the address phones type instead of this machine's own.
+    public let advertised: AdvertisedAddress?
+    /// Whether the proxy runs inside a container, whose own addresses no phone can reach.
+    public let inContainer: Bool
     /// This machine's interface addresses.
     public let interfaces: [InterfaceAddress]
 
-    /// The banner of a proxy on `listenHost:port`; `interfaces` defaults to this machine's.
-    public init(listenHost: String, port: Int, access: ClientAccessPolicy, authUser: String?,
-                interfaces: [InterfaceAddress] = LocalAddresses.interfaces()) {
+    /// The banner of a proxy on `listenHost:port`; `inContainer` and `interfaces` default to this machine's.
+    public init(listenHost: String, port: Int, access: ClientAccessPolicy, authUser: String?, advertised: AdvertisedAddress? = nil,
+                inContainer: Bool = ContainerDetection.isInContainer, interfaces: [InterfaceAddress] = LocalAddresses.interfaces()) {
         self.listenHost = listenHost
         self.port = port
         self.access = access
         self.authUser = authUser
+        self.advertised = advertised
+        self.inContainer = inContainer
         self.interfaces = interfaces
+    }
+
+    /// A container listening on every interface without `--advertise`: its interface addresses are the container's
+    /// own, so the banner names the host's address and the published port instead. An explicit `--host` is listed as given.
+    public var pointsToTheContainerHost: Bool {
+        advertised == nil && inContainer && access.reach != .loopbackOnly && LocalAddresses.isUnspecified(listenHost)
     }
 
     /// The addresses another device can reach the proxy at: none on loopback; the given one; for `0.0.0.0` every IPv4
@@ -44,7 +56,9 @@ public struct ReachabilityBanner: Sendable {
     /// `http://ADDRESS:PORT/`: the onboarding page straight from the proxy's address, which a phone can open before its
     /// Wi-Fi proxy is set (and after); nil on loopback.
     public var directOnboardingURL: String? {
-        deviceAddresses.first.map { entry in
+        if let advertised { return advertised.onboardingURL }
+        if pointsToTheContainerHost { return nil }
+        return deviceAddresses.first.map { entry in
             let host = entry.address.contains(":") ? "[\(entry.address)]" : entry.address
             return "http://\(host):\(port)/"
         }
@@ -52,6 +66,17 @@ public struct ReachabilityBanner: Sendable {
 
     /// Where a device points its Wi-Fi proxy and opens the onboarding page.
     public var deviceLines: [String] {
+        if let advertised {
+            return ["On a phone on the same network, set the Wi-Fi proxy to Manual:",
+                    "  server \(advertised.host)  port \(advertised.port)   (--advertise)",
+                    "then open http://\(LocalPages.host)/ on it to install the CA (or \(advertised.onboardingURL) before the proxy is set)"]
+        }
+        if pointsToTheContainerHost {
+            return ["Running in a container: its own addresses are not ones a phone can reach.",
+                    "On a phone on the same network, set the Wi-Fi proxy to Manual: server = the address of the computer running the "
+                        + "container, port = the host port published for port \(port) (e.g. -p 8888:\(port))",
+                    "then open http://\(LocalPages.host)/ on it to install the CA; --advertise HOST:PORT prints that address here, with a QR code"]
+        }
         var lines: [String] = []
         let addresses = deviceAddresses
         if addresses.isEmpty {

@@ -134,10 +134,11 @@ final class WebConnection: @unchecked Sendable {
         let request = WebRequest(head: requestHead, body: body, peer: peer, onWebPort: onWebPort)
         let web = web
         let authority = context.authority
+        let advertised = context.configuration.advertised
         web.queue.async { [self] in
             var reply = web.reply(to: request)
             if case .notMine = reply {
-                let local = LocalPages.response(for: requestHead.target, request: requestHead, authority: authority)
+                let local = LocalPages.response(for: requestHead.target, request: requestHead, authority: authority, advertised: advertised)
                 reply = .response(WebResponse(status: local.status, reason: local.reasonPhrase, contentType: local.contentType, body: local.body))
             }
             let answered = reply

@@ -19,6 +19,12 @@ struct ProxyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Port to listen on (0 picks a free one). Default 8888, or a free port when running a client command.", valueName: "port"))
     var port: Int?
 
+    @Option(help: ArgumentHelp(
+        "The address and port phones should type as their proxy, when not this machine's own: inside a container, the "
+            + "host's address and the published port. The start banner, its QR code and the onboarding page name it.",
+        valueName: "host:port"))
+    var advertise: String?
+
     @Flag(name: .customLong("allow-public-clients"), help: ArgumentHelp(
         "On a network address, also admit clients from public addresses. By default only this machine and private, link-local "
             + "and carrier-grade NAT networks may connect; others are refused at once. Use with --proxy-auth."))
@@ -184,6 +190,7 @@ struct ProxyOptions: ParsableArguments {
         guard IPAddressText.parse(host) != nil else {
             throw ValidationError("--host \(host) is not an IP address; use 127.0.0.1 (this machine only) or 0.0.0.0 (all interfaces)")
         }
+        _ = try advertisedAddress()
         guard !(quiet && verbose) else { throw ValidationError("--quiet and --verbose cannot be used together") }
         try validateWebOptions()
         if let problem = try makeConfiguration(runsClient: false).timeoutProblem { throw ValidationError(problem) }
@@ -302,6 +309,15 @@ struct ProxyOptions: ParsableArguments {
         return overrides
     }
 
+    /// `--advertise`, parsed.
+    func advertisedAddress() throws -> AdvertisedAddress? {
+        do throws(AdvertisedAddressError) {
+            return try advertise.map { text throws(AdvertisedAddressError) in try AdvertisedAddress(parsing: text) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
     var verbosity: ConsoleVerbosity { quiet ? .quiet : verbose ? .verbose : .normal }
 
     /// `--expect` values parsed and `--expect-from` files read, combined.
@@ -333,6 +349,7 @@ struct ProxyOptions: ParsableArguments {
         if runsClient { configuration.clientCommandRoot = getpid() }
         configuration.allowPublicClients = allowPublicClients
         configuration.allowLocalTargets = allowLocalTargets
+        configuration.advertised = try advertisedAddress()
         configuration.proxyCredentials = try proxyCredentials()
         configuration.webUI.enabled = !noWeb
         configuration.webUI.port = webPort

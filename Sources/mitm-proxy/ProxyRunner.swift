@@ -54,7 +54,7 @@ struct ProxyRunner {
         say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
         say("CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))")
         let banner = ReachabilityBanner(listenHost: options.host, port: server.port, access: server.configuration.clientAccess,
-                                        authUser: server.configuration.proxyCredentials?.user)
+                                        authUser: server.configuration.proxyCredentials?.user, advertised: server.configuration.advertised)
         if command.isEmpty {
             for line in banner.deviceLines { say(line) }
             // Only for a person at a terminal: not in a log file, nor when stdout carries the events.

@@ -16,9 +16,11 @@ import Testing
         InterfaceAddress(interface: "wlan0", address: "fe80::1%wlan0", isIPv6: true),
     ]
 
-    private func banner(_ host: String, public allowPublic: Bool = false, user: String? = nil) -> ReachabilityBanner {
+    private func banner(_ host: String, public allowPublic: Bool = false, user: String? = nil, advertise: String? = nil,
+                        inContainer: Bool = false) -> ReachabilityBanner {
         ReachabilityBanner(listenHost: host, port: 8888, access: ClientAccessPolicy(listenHost: host, allowPublicClients: allowPublic),
-                           authUser: user, interfaces: interfaces)
+                           authUser: user, advertised: advertise.map { try! AdvertisedAddress(parsing: $0) }, inContainer: inContainer,
+                           interfaces: interfaces)
     }
 
     @Test func everyIPv4AddressIsListedForAllInterfacesPrivateFirst() {
@@ -52,6 +54,50 @@ import Testing
         #expect(local.deviceAddresses.isEmpty && local.directOnboardingURL == nil)
         #expect(local.deviceLines == ["Devices behind the proxy can download it from http://mitm.proxy/"])
         #expect(local.accessLines == ["Who can connect: this machine only (listening on loopback)", "Proxy authentication: off"])
+    }
+
+    /// A container's interface addresses are its own (10.88.0.9 behind podman's bridge): the phone needs the host's.
+    @Test func aContainerOnEveryInterfacePointsPhonesAtTheHostAndThePublishedPort() {
+        let contained = banner("0.0.0.0", inContainer: true)
+        #expect(contained.pointsToTheContainerHost && contained.directOnboardingURL == nil, "no QR code of an unreachable address")
+        #expect(contained.deviceLines == [
+            "Running in a container: its own addresses are not ones a phone can reach.",
+            "On a phone on the same network, set the Wi-Fi proxy to Manual: server = the address of the computer running the container, "
+                + "port = the host port published for port 8888 (e.g. -p 8888:8888)",
+            "then open http://mitm.proxy/ on it to install the CA; --advertise HOST:PORT prints that address here, with a QR code",
+        ])
+        #expect(!contained.deviceLines.joined().contains("192.168.1.23"))
+        #expect(banner("192.168.1.23", inContainer: true).deviceLines[1] == "  server 192.168.1.23  port 8888   (wlan0)",
+                "an address given with --host is listed as given")
+        #expect(banner("127.0.0.1", inContainer: true).deviceLines == ["Devices behind the proxy can download it from http://mitm.proxy/"])
+    }
+
+    @Test func anAdvertisedAddressIsTheOnlyOneNamedInAndOutOfAContainer() {
+        let expected = [
+            "On a phone on the same network, set the Wi-Fi proxy to Manual:",
+            "  server 192.0.2.7  port 9999   (--advertise)",
+            "then open http://mitm.proxy/ on it to install the CA (or http://192.0.2.7:9999/ before the proxy is set)",
+        ]
+        for contained in [false, true] {
+            let advertised = banner("0.0.0.0", advertise: "192.0.2.7:9999", inContainer: contained)
+            #expect(advertised.deviceLines == expected && advertised.directOnboardingURL == "http://192.0.2.7:9999/")
+            #expect(!advertised.pointsToTheContainerHost)
+        }
+        #expect(banner("127.0.0.1", advertise: "mac.local:8888").deviceLines[1] == "  server mac.local  port 8888   (--advertise)",
+                "a port forward to a loopback listener")
+        #expect(banner("::", advertise: "[fd00::5]:18888").directOnboardingURL == "http://[fd00::5]:18888/")
+    }
+
+    @Test func containerSignsAreTheEnginesFilesTheContainerVariableOrAnEngineCgroup() {
+        #expect(ContainerDetection.signsSayContainer(markerFileExists: true, containerVariable: nil, initCgroups: "0::/\n"))
+        #expect(ContainerDetection.signsSayContainer(markerFileExists: false, containerVariable: "podman", initCgroups: ""))
+        #expect(ContainerDetection.signsSayContainer(markerFileExists: false, containerVariable: nil,
+                                                     initCgroups: "12:memory:/docker/3f2a9c\n0::/\n"))
+        #expect(ContainerDetection.signsSayContainer(markerFileExists: false, containerVariable: nil,
+                                                     initCgroups: "1:name=systemd:/kubepods/besteffort/pod1/abc\n"))
+        #expect(!ContainerDetection.signsSayContainer(markerFileExists: false, containerVariable: "", initCgroups: "9:name=systemd:/\n0::/\n"))
+        #expect(!ContainerDetection.signsSayContainer(markerFileExists: false, containerVariable: nil,
+                                                      initCgroups: "0::/user.slice/user-1000.slice/session-2.scope\n"))
     }
 
     @Test func theTerminalQRCodeDrawsExactlyTheModulesWithAQuietZone() {
