@@ -21,7 +21,7 @@ public final class EventLogWriter: Sendable {
         }
         let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
-            throw ProxyStartError("--events \(path): cannot open for writing: \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(flag: "--events", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
         }
         descriptor = opened
         ownsDescriptor = true

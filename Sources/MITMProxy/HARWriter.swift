@@ -41,14 +41,14 @@ public final class HARWriter: Sendable {
         self.onError = onError
         let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
-            throw ProxyStartError("--har \(path): cannot open for writing: \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(flag: "--har", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
         }
         descriptor = opened
         let header = #"{"log":{"version":"1.2","creator":{"name":"mitm-proxy","version":"\#(LibraryVersions.mitmProxy)"},"pages":[],"entries":["# + "\n"
         let ok = state.withLock { Self.write(header, to: opened, state: &$0) }
         guard ok else {
             close(opened)
-            throw ProxyStartError("--har \(path): cannot write: \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(flag: "--har", path: path, problem: "cannot write: \(String(cString: strerror(errno)))")
         }
     }
 
