@@ -81,10 +81,11 @@ public enum VerdictText {
     public static func counts(_ host: HostVerdict) -> String {
         let order: [VerdictKind] = [.refused, .intercepted, .unused, .inconclusive, .failed]
         return order.compactMap { kind -> String? in
-            guard let count = host.counts[kind.rawValue], count > 0 else { return nil }
-            let ways = host.ways[kind.rawValue] ?? [:]
+            let count = host.counts[kind]
+            guard count > 0 else { return nil }
+            let ways = host.counts.ways(of: kind)
             guard kind != .intercepted, !ways.isEmpty else { return "\(count) \(kind.rawValue)" }
-            let detail = ways.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }
+            let detail = ways.map { "\($0.way) \($0.count)" }
             return "\(count) \(kind.rawValue) (\(detail.joined(separator: ", ")))"
         }.joined(separator: ", ")
     }
