@@ -3,7 +3,7 @@ import MITMCore
 import Synchronization
 
 /// Writes events as JSON Lines to a file or stdout, one flushed line per event, from any thread.
-public final class EventLogWriter: Sendable {
+@_spi(CommandLine) public final class EventLogWriter: Sendable {
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let path: String

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// A WebSocket's handshake entry waits until the WebSocket ends, collecting its messages for
 /// `_webSocketMessages` (within `HARWebSocketLimits`); `finish()` writes the ones still open.
-public final class HARWriter: Sendable {
+@_spi(CommandLine) public final class HARWriter: Sendable {
     /// A WebSocket's handshake waiting for its messages.
     private struct OpenWebSocket {
         var record: ExchangeRecord

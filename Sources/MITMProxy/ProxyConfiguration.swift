@@ -6,7 +6,7 @@ import MITMTLS
 public struct ProxyConfiguration: Sendable {
     /// Address to listen on (`127.0.0.1` unless told otherwise).
     public var host = "127.0.0.1"
-    /// Port to listen on; 0 picks a free port (read it back from `MITMProxy.port`).
+    /// Port to listen on; 0 picks a free port (read it back from `ProxyServer.port`).
     public var port = 8888
     /// The CA directory (created on first start).
     public var caDirectory = CertificateAuthorityFiles.defaultDirectory

@@ -13,7 +13,9 @@ import MITMCore
 /// An iteration buffers up to `bufferLimit` events it has not read yet; past that, newer events are dropped for it and
 /// counted in `ProxyServer.droppedEventCount`.
 public struct ProxyEvents: AsyncSequence, Sendable {
+    /// One event.
     public typealias Element = ProxyEvent
+    /// Iteration never throws: it ends with nil.
     public typealias Failure = Never
 
     /// Unread events an iteration holds at most.
@@ -42,7 +44,9 @@ public struct ProxyEvents: AsyncSequence, Sendable {
 
     /// Reads one iteration's events.
     public struct Iterator: AsyncIteratorProtocol {
+        /// One event.
         public typealias Element = ProxyEvent
+        /// `next()` never throws: it returns nil at the end.
         public typealias Failure = Never
 
         private var base: AsyncStream<ProxyEvent>.Iterator

@@ -7,7 +7,7 @@ import Synchronization
 /// verdict) and writes the final version on exit. A rewrite costs what the ledger holds (per-host
 /// aggregates and a bounded window of connections), never the whole history, and rewrites are spaced so
 /// that they take at most about a tenth of one core however busy the proxy is.
-public final class ReportWriter: Sendable {
+@_spi(CommandLine) public final class ReportWriter: Sendable {
     private let path: String
     private let server: ProxyServer
     private let expectations: [Expectation]

@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-@_spi(Testing) import MITMProxy
+@_spi(CommandLine) @_spi(Testing) import MITMProxy
 import Testing
 
 /// A browser's spare connection is not a refusal (issue 10, observation 10): two real python connections
