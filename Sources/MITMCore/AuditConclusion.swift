@@ -1,7 +1,7 @@
 /// What the audit concludes for one host from its row of cells.
-public struct AuditConclusion: Sendable, Equatable, Codable {
+package struct AuditConclusion: Sendable, Equatable, Codable {
     /// The kinds of conclusion, worst first.
-    public enum Kind: String, Sendable, Codable {
+    package enum Kind: String, Sendable, Codable {
         /// The client accepted an invalid certificate: it does not validate certificates.
         case critical
         /// Refused every invalid certificate and accepted the trusted one: validates, no pinning.
@@ -15,14 +15,14 @@ public struct AuditConclusion: Sendable, Equatable, Codable {
     }
 
     /// The conclusion.
-    public var kind: Kind
+    package var kind: Kind
     /// Why, in words.
-    public var explanation: String
+    package var explanation: String
 
     /// The conclusion for one host's `cells` (one per round); `passthroughCommandFailed` when the client command
     /// of the passthrough round failed; `unprovenRefuser`: a client that refused the trusted certificate without
     /// accepting the proxy's CA anywhere in that round (its refusal may only mean that the CA is not installed).
-    public static func of(_ cells: [AuditCell], passthroughCommandFailed: Bool, unprovenRefuser: String? = nil) -> AuditConclusion {
+    package static func of(_ cells: [AuditCell], passthroughCommandFailed: Bool, unprovenRefuser: String? = nil) -> AuditConclusion {
         let accepted = cells.filter(\.isCritical).map(\.profile.description)
         if !accepted.isEmpty {
             return AuditConclusion(kind: .critical, explanation: "CRITICAL: the client accepted invalid certificates ("

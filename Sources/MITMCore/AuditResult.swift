@@ -2,35 +2,35 @@ import Foundation
 
 /// The outcome of `mitm-proxy audit`: the host × profile matrix, a conclusion per host, critical findings and the
 /// expectations. Also the `--report` JSON of an audit.
-public struct AuditResult: Sendable, Equatable, Codable {
+package struct AuditResult: Sendable, Equatable, Codable {
     /// One host's row.
-    public struct Row: Sendable, Equatable, Codable {
+    package struct Row: Sendable, Equatable, Codable {
         /// The host.
-        public var host: String
+        package var host: String
         /// One cell per round, in round order.
-        public var cells: [AuditCell]
+        package var cells: [AuditCell]
         /// What the row proves.
-        public var conclusion: AuditConclusion
+        package var conclusion: AuditConclusion
     }
 
     /// `pass` (no invalid certificate accepted, every expectation holds) or `fail`.
-    public var result: String
+    package var result: String
     /// When it was made.
-    public var generatedAt: Date
+    package var generatedAt: Date
     /// The profiles, in round order.
-    public var profiles: [CertificateProfile]
+    package var profiles: [CertificateProfile]
     /// Every round in full.
-    public var rounds: [AuditRound]
+    package var rounds: [AuditRound]
     /// The matrix, host by host.
-    public var rows: [Row]
+    package var rows: [Row]
     /// One critical finding per accepted invalid certificate.
-    public var findings: [Finding]
+    package var findings: [Finding]
     /// The expectations and whether they held.
-    public var expectations: [ExpectationResult]
+    package var expectations: [ExpectationResult]
 
     /// The audit of `rounds`, checked against `expectations` (`validates:`/`pinned:` against the conclusions,
     /// `refused:`/`intercepted:` against the `trusted` round).
-    public init(rounds: [AuditRound], expectations: [Expectation], allowUnprovenRefusals: Bool = false, generatedAt: Date = Date()) {
+    package init(rounds: [AuditRound], expectations: [Expectation], allowUnprovenRefusals: Bool = false, generatedAt: Date = Date()) {
         self.generatedAt = generatedAt
         self.rounds = rounds
         profiles = rounds.map(\.profile)
@@ -86,7 +86,7 @@ public struct AuditResult: Sendable, Equatable, Codable {
     }
 
     /// Pretty, key-sorted JSON.
-    public func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

@@ -1,18 +1,18 @@
 /// What one round of `mitm-proxy audit` saw: the client command run once with every host shown one profile.
-public struct AuditRound: Sendable, Equatable, Codable {
+package struct AuditRound: Sendable, Equatable, Codable {
     /// The profile of the round.
-    public var profile: CertificateProfile
+    package var profile: CertificateProfile
     /// Per-host verdicts of the round (none in the `passthrough` round, which intercepts nothing).
-    public var hosts: [HostVerdict]
+    package var hosts: [HostVerdict]
     /// Hosts whose tunnels were relayed untouched and carried bytes both ways (the `passthrough` round).
-    public var passedThrough: [String]
+    package var passedThrough: [String]
     /// Clients that accepted the proxy's CA in this round.
-    public var provenClients: [String]
+    package var provenClients: [String]
     /// How the client command ended.
-    public var clientCommand: ClientCommandOutcome?
+    package var clientCommand: ClientCommandOutcome?
 
     /// A round's record.
-    public init(profile: CertificateProfile, hosts: [HostVerdict], passedThrough: [String] = [], provenClients: [String] = [],
+    package init(profile: CertificateProfile, hosts: [HostVerdict], passedThrough: [String] = [], provenClients: [String] = [],
                 clientCommand: ClientCommandOutcome? = nil) {
         self.profile = profile
         self.hosts = hosts
@@ -22,7 +22,7 @@ public struct AuditRound: Sendable, Equatable, Codable {
     }
 
     /// The cell of `host` in this round.
-    public func cell(for host: String) -> AuditCell {
+    package func cell(for host: String) -> AuditCell {
         if profile == .passthrough {
             return AuditCell(profile: profile, verdict: passedThrough.contains(host) ? .passedThrough : .unseen, how: [], connections: 0)
         }
@@ -37,13 +37,13 @@ public struct AuditRound: Sendable, Equatable, Codable {
     }
 
     /// Every host the round saw.
-    public var hostNames: [String] { hosts.map(\.host) + passedThrough }
+    package var hostNames: [String] { hosts.map(\.host) + passedThrough }
 }
 
 /// One host under one profile in the audit matrix.
-public struct AuditCell: Sendable, Equatable, Codable {
+package struct AuditCell: Sendable, Equatable, Codable {
     /// What the client did with the certificate.
-    public enum Verdict: String, Sendable, Codable {
+    package enum Verdict: String, Sendable, Codable {
         /// It completed the handshake and sent its request.
         case accepted
         /// It refused every connection.
@@ -57,16 +57,16 @@ public struct AuditCell: Sendable, Equatable, Codable {
     }
 
     /// The round's profile.
-    public var profile: CertificateProfile
+    package var profile: CertificateProfile
     /// The verdict.
-    public var verdict: Verdict
+    package var verdict: Verdict
     /// How the client refused or failed (`alert unknown_ca`, `closed-after-handshake`).
-    public var how: [String]
+    package var how: [String]
     /// Connections decided in the round.
-    public var connections: Int
+    package var connections: Int
 
     /// Creates a cell.
-    public init(profile: CertificateProfile, verdict: Verdict, how: [String], connections: Int) {
+    package init(profile: CertificateProfile, verdict: Verdict, how: [String], connections: Int) {
         self.profile = profile
         self.verdict = verdict
         self.how = how
@@ -74,8 +74,8 @@ public struct AuditCell: Sendable, Equatable, Codable {
     }
 
     /// The client accepted a certificate it must refuse.
-    public var isCritical: Bool { profile.isInvalid && verdict == .accepted }
+    package var isCritical: Bool { profile.isInvalid && verdict == .accepted }
 
     /// The matrix text: `ACCEPTED!` for an accepted invalid certificate, else the verdict.
-    public var text: String { isCritical ? "ACCEPTED!" : verdict.rawValue }
+    package var text: String { isCritical ? "ACCEPTED!" : verdict.rawValue }
 }

@@ -1,7 +1,7 @@
 /// The audit in words: the host × profile matrix, a conclusion per host, findings and expectations.
-public enum AuditText {
+package enum AuditText {
     /// The whole printout.
-    public static func matrix(_ audit: AuditResult) -> String {
+    package static func matrix(_ audit: AuditResult) -> String {
         let width = max(4, audit.rows.map(\.host.count).max() ?? 4)
         let columns = audit.profiles.indices.map { index in
             max(audit.profiles[index].description.count, audit.rows.map { $0.cells[index].text.count }.max() ?? 0)

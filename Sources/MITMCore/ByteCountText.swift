@@ -1,7 +1,7 @@
 /// Human-readable byte counts for console lines: `512 B`, `1.2 kB`, `10.5 MB` (decimal units, as curl and browsers print).
-public enum ByteCountText {
+package enum ByteCountText {
     /// Formats `count` bytes with one decimal above a kilobyte.
-    public static func format(_ count: Int) -> String {
+    package static func format(_ count: Int) -> String {
         if count < 1000 { return "\(count) B" }
         let units = ["kB", "MB", "GB", "TB"]
         var value = Double(count) / 1000

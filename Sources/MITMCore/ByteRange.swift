@@ -1,6 +1,6 @@
 /// A request's `Range: bytes=...` against a body of known size (RFC 9110 §14): one range is served as
 /// 206, several are answered with the whole body (allowed), and one that cannot be satisfied gets 416.
-public enum ByteRange: Sendable, Equatable {
+package enum ByteRange: Sendable, Equatable {
     /// No usable range: send everything with 200.
     case whole
     /// Send `offset ..< offset + length` with 206.
@@ -9,7 +9,7 @@ public enum ByteRange: Sendable, Equatable {
     case unsatisfiable
 
     /// The range `header` asks of a body of `size` bytes; `header` nil or not understood means the whole body.
-    public static func of(_ header: String?, size: Int) -> ByteRange {
+    package static func of(_ header: String?, size: Int) -> ByteRange {
         guard let header else { return .whole }
         let text = header.trimmingSpaces
         guard text.lowercased().hasPrefix("bytes=") else { return .whole }

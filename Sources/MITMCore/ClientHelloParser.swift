@@ -1,7 +1,7 @@
 /// Decides from the first bytes of a tunnel whether the client speaks TLS and, if so, what its ClientHello asks for.
 ///
 /// Sans-io: feed everything received so far; on ``ClientHelloParseResult/needMoreData`` append more bytes and call again.
-public enum ClientHelloParser {
+package enum ClientHelloParser {
     /// Largest record fragment accepted: 2^14 plus the 256 bytes of expansion TLS 1.2 allows.
     static let maxRecordLength = 16_384 + 256
     /// Largest ClientHello handshake body accepted.
@@ -13,12 +13,12 @@ public enum ClientHelloParser {
     private static let handshakeHeaderLength = 4
 
     /// Parses the bytes received so far.
-    public static func parse(_ bytes: [UInt8]) -> ClientHelloParseResult {
+    package static func parse(_ bytes: [UInt8]) -> ClientHelloParseResult {
         parse(bytes[...])
     }
 
     /// Parses the bytes received so far.
-    public static func parse(_ bytes: ArraySlice<UInt8>) -> ClientHelloParseResult {
+    package static func parse(_ bytes: ArraySlice<UInt8>) -> ClientHelloParseResult {
         guard let first = bytes.first else { return .needMoreData }
         guard first == handshakeContentType else { return .notTLS }
         if bytes.count >= 2, bytes[bytes.startIndex + 1] != 3 { return .notTLS }

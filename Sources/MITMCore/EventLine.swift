@@ -2,91 +2,91 @@ import Foundation
 
 /// One line of the `--events` JSON Lines stream: every event has `time`, `type`, `connection`,
 /// `host` and `port`; the other fields depend on the type.
-public struct EventLine: Sendable, Encodable, Equatable {
+package struct EventLine: Sendable, Encodable, Equatable {
     /// When the event happened.
-    public var time: Date
+    package var time: Date
     /// `connection`, `request`, `response`, `verdict`, `probe`, `tunnel`, `handshake`, `error`, `fallback`, `pin-failure-report`,
     /// `client-refused`, `rule`, `websocket-message` or `websocket-close`.
-    public var type: String
+    package var type: String
     /// The proxy's connection id.
-    public var connection: Int
+    package var connection: Int
     /// The host concerned (`-` when unknown).
-    public var host: String
+    package var host: String
     /// The port concerned (0 when unknown).
-    public var port: Int
-    public var peer: String?
-    public var method: String?
-    public var url: String?
-    public var status: Int?
+    package var port: Int
+    package var peer: String?
+    package var method: String?
+    package var url: String?
+    package var status: Int?
     /// `HTTP/1.1` or `HTTP/2.0` (response lines).
-    public var httpVersion: String?
-    public var requestBytes: Int?
-    public var responseBytes: Int?
-    public var durationMs: Int?
-    public var verdict: String?
-    public var reason: String?
-    public var alert: String?
-    public var detail: String?
-    public var tlsVersion: String?
-    public var alpn: String?
-    public var offeredALPN: [String]?
-    public var shownCertificatePin: String?
-    public var handshakeMs: Double?
-    public var bytesUp: Int?
-    public var bytesDown: Int?
-    public var error: String?
+    package var httpVersion: String?
+    package var requestBytes: Int?
+    package var responseBytes: Int?
+    package var durationMs: Int?
+    package var verdict: String?
+    package var reason: String?
+    package var alert: String?
+    package var detail: String?
+    package var tlsVersion: String?
+    package var alpn: String?
+    package var offeredALPN: [String]?
+    package var shownCertificatePin: String?
+    package var handshakeMs: Double?
+    package var bytesUp: Int?
+    package var bytesDown: Int?
+    package var error: String?
     /// The client's IP address (verdicts and probes).
-    public var client: String?
+    package var client: String?
     /// Who the client is beyond its address: fingerprint, likely stack, process (verdicts and probes).
-    public var clientIdentity: ClientIdentity?
+    package var clientIdentity: ClientIdentity?
     /// The client for a person: `curl (pid 812)` (verdicts and probes).
-    public var clientName: String?
+    package var clientName: String?
     /// `trust` or `pins` (probe lines).
-    public var probe: String?
+    package var probe: String?
     /// What a `fallback`, `pin-failure-report` or `rule` line means, in words.
-    public var message: String?
+    package var message: String?
     /// `plain-http`, `passed-through-tunnel` or `clear-tunnel` (fallback lines).
-    public var channel: String?
+    package var channel: String?
     /// The report the app posted (pin-failure-report lines).
-    public var pinFailureReport: PinFailureReport?
+    package var pinFailureReport: PinFailureReport?
     /// The certificate profile shown (verdicts under `--attack`; absent for `trusted`).
-    public var profile: String?
+    package var profile: String?
     /// True when the client accepted a certificate of an invalid profile: it does not validate certificates.
-    public var acceptedInvalidCertificate: Bool?
+    package var acceptedInvalidCertificate: Bool?
     /// True on a verdict of a connection that resumed an earlier TLS session (it was shown no certificate).
-    public var resumed: Bool?
+    package var resumed: Bool?
     /// True on a `tunnel` line of a TLS tunnel passed through untouched by `--ignore-hosts` or `--intercept-hosts`.
-    public var passthrough: Bool?
+    package var passthrough: Bool?
     /// The rules that acted (`rule` lines) or changed the exchange (`response` lines).
-    public var rules: [String]?
+    package var rules: [String]?
     /// The HTTP/2 stream carrying a WebSocket (WebSocket lines; absent on HTTP/1.1).
-    public var stream: Int?
+    package var stream: Int?
     /// `send` (client to server) or `receive` (websocket-message lines).
-    public var direction: String?
+    package var direction: String?
     /// The message's opcode: 1 text, 2 binary, 8 close, 9 ping, 10 pong.
-    public var opcode: Int?
+    package var opcode: Int?
     /// `text`, `binary`, `close`, `ping`, `pong` (or `continuation`, `reserved` for broken frames).
-    public var messageType: String?
+    package var messageType: String?
     /// The payload's size after inflating.
-    public var size: Int?
+    package var size: Int?
     /// The payload's size on the wire (differs when `compressed`).
-    public var wireBytes: Int?
-    public var compressed: Bool?
+    package var wireBytes: Int?
+    package var compressed: Bool?
     /// Frames that carried the message, when more than one.
-    public var frames: Int?
+    package var frames: Int?
     /// The payload as kept (`--body-limit`): text for text messages, base64 otherwise (`encoding`).
-    public var data: String?
-    public var encoding: String?
+    package var data: String?
+    package var encoding: String?
     /// True when `data` holds only the first bytes of the payload.
-    public var truncated: Bool?
+    package var truncated: Bool?
     /// How the message breaks RFC 6455 (an endpoint would fail the connection).
-    public var malformed: String?
-    public var closeCode: Int?
-    public var closeReason: String?
+    package var malformed: String?
+    package var closeCode: Int?
+    package var closeReason: String?
     /// `send` when the client sent the first close frame, `receive` when the server did (websocket-close lines).
-    public var closedBy: String?
-    public var messagesSent: Int?
-    public var messagesReceived: Int?
+    package var closedBy: String?
+    package var messagesSent: Int?
+    package var messagesReceived: Int?
 
     init(_ type: String, _ connection: Int, _ host: String, _ port: Int, time: Date) {
         self.time = time
@@ -97,7 +97,7 @@ public struct EventLine: Sendable, Encodable, Equatable {
     }
 
     /// The line for `event`, stamped `time`.
-    public init(_ event: ProxyEvent, time: Date = Date()) {
+    package init(_ event: ProxyEvent, time: Date = Date()) {
         switch event {
         case .connectionOpened(let id, let host, let port, let peer):
             self.init("connection", id, host, port, time: time)
@@ -225,7 +225,7 @@ public struct EventLine: Sendable, Encodable, Equatable {
     }
 
     /// The line as compact JSON (no trailing newline): the keys sorted, as `JSONEncoder` with `.sortedKeys` writes them.
-    public func json() -> String {
+    package func json() -> String {
         var json = JSONWriter()
         write(to: &json)
         return String(decoding: json.bytes, as: UTF8.self)
@@ -233,7 +233,7 @@ public struct EventLine: Sendable, Encodable, Equatable {
 
     /// Writes the line's JSON object into `json`, written by hand (one line per request: `JSONEncoder` was the
     /// recording's largest cost); `EventLineJSONTests` holds it to the `Encodable` form.
-    public func write(to json: inout JSONWriter) {
+    package func write(to json: inout JSONWriter) {
         json.beginObject()
         json.field("acceptedInvalidCertificate", acceptedInvalidCertificate)
         json.field("alert", alert)
@@ -294,10 +294,10 @@ public struct EventLine: Sendable, Encodable, Equatable {
 }
 
 /// ISO 8601 timestamps with milliseconds, UTC.
-public enum ISO8601 {
+package enum ISO8601 {
     /// `2026-11-21T06:41:59.123Z` (milliseconds truncated, as Foundation's ISO 8601 style writes them), formatted by
     /// hand: Foundation's formatter took several microseconds per record.
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
         guard milliseconds.isFinite, abs(milliseconds) < 1e15 else { return "\(date)" }
         let whole = Int(milliseconds)

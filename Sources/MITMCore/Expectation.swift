@@ -65,9 +65,17 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
 
 /// A malformed `--expect` value.
 public struct ExpectationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The whole message.
-    public let description: String
-    init(_ text: String, _ problem: String) { description = "--expect \(text): \(problem)" }
+    /// The expectation as written.
+    public let text: String
+    /// What is wrong with it and how to write it instead.
+    public let problem: String
+    init(_ text: String, _ problem: String) {
+        self.text = text
+        self.problem = problem
+    }
+
+    /// The whole message: `--expect TEXT: PROBLEM`.
+    public var description: String { "--expect \(text): \(problem)" }
 }
 
 /// The outcome of one expectation.

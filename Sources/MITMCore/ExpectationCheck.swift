@@ -7,21 +7,21 @@
 ///   once in the run (a control host, or the trust probe `https://mitm.proxy/`). Otherwise the refusal may
 ///   only mean that the CA is not installed, and a `refused:` expectation fails, unless the run was started
 ///   with `--allow-unproven-refusals`.
-public struct ExpectationCheck: Sendable {
+package struct ExpectationCheck: Sendable {
     /// The rules.
-    public let expectations: [Expectation]
+    package let expectations: [Expectation]
     /// Client addresses that completed at least one interception.
-    public let provenClients: Set<String>
+    package let provenClients: Set<String>
     /// Whether `refused:` may hold without proof that the client trusts the CA.
-    public let allowUnprovenRefusals: Bool
+    package let allowUnprovenRefusals: Bool
     /// Whether any client of an address proves trust for every client of that address (`--trust-per-address`).
-    public let trustPerAddress: Bool
+    package let trustPerAddress: Bool
     /// A person's name for each client key.
-    public let clientLabels: [String: String]
+    package let clientLabels: [String: String]
     private let provenAddresses: Set<String>
 
     /// A check of `expectations` given the clients that proved they trust the CA.
-    public init(_ expectations: [Expectation], provenClients: some Sequence<String>, allowUnprovenRefusals: Bool = false,
+    package init(_ expectations: [Expectation], provenClients: some Sequence<String>, allowUnprovenRefusals: Bool = false,
                 trustPerAddress: Bool = false, clientLabels: [String: String] = [:]) {
         self.expectations = expectations
         self.provenClients = Set(provenClients)
@@ -32,14 +32,14 @@ public struct ExpectationCheck: Sendable {
     }
 
     /// Whether the client `key` proved it trusts the CA (or, with `trustPerAddress`, another client of its address did).
-    public func isProven(_ key: String) -> Bool {
+    package func isProven(_ key: String) -> Bool {
         provenClients.contains(key) || (trustPerAddress && provenAddresses.contains(ClientIdentity.address(ofKey: key)))
     }
 
     private func label(_ key: String) -> String { clientLabels[key] ?? key }
 
     /// One result per expectation, in order.
-    public func evaluate(_ hosts: [HostVerdict]) -> [ExpectationResult] {
+    package func evaluate(_ hosts: [HostVerdict]) -> [ExpectationResult] {
         let seen = hosts.filter { $0.verdict != .unseen }
         let matches = expectations.map { expectation in seen.filter { expectation.pattern.matches($0.host) } }
         let owned = zip(expectations, matches).map { expectation, matching in matching.filter { owner(of: $0.host).contains(expectation) } }
@@ -87,7 +87,7 @@ public struct ExpectationCheck: Sendable {
 
     /// The expectations that decide for `host`: the most specific matching pattern, a flag before a file
     /// (several when they tie).
-    public func owner(of host: String) -> [Expectation] {
+    package func owner(of host: String) -> [Expectation] {
         let matching = expectations.filter { $0.pattern.matches(host) }
         let rank = { (expectation: Expectation) in [expectation.pattern.specificity, expectation.source.isFlag ? 1 : 0] }
         guard let best = matching.map(rank).max(by: { $0.lexicographicallyPrecedes($1) }) else { return [] }

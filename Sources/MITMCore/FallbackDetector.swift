@@ -8,7 +8,7 @@ import Foundation
 /// fallback ended (it may wait a silence window for a sibling connection), so both sides are remembered and
 /// compared by when they started. Memory is bounded: past `memoryLimit` entries per table the oldest go.
 /// Each client, host and channel is reported once.
-public struct FallbackDetector: Sendable {
+package struct FallbackDetector: Sendable {
     private struct Key: Hashable, Sendable {
         let client: String
         let host: String
@@ -38,19 +38,19 @@ public struct FallbackDetector: Sendable {
     }
 
     /// Entries kept at most in each table.
-    public let memoryLimit: Int
+    package let memoryLimit: Int
     private var refusals: [Key: Refusal] = [:]
     private var latestAccess: [Key: Access] = [:]
     private var openTunnels: [Int: OpenTunnel] = [:]
     private var reported: Set<Reported> = []
 
     /// A detector keeping at most `memoryLimit` entries per table.
-    public init(memoryLimit: Int = 4096) {
+    package init(memoryLimit: Int = 4096) {
         self.memoryLimit = max(1, memoryLimit)
     }
 
     /// Takes `event`, delivered at `time`; returns the fallbacks it reveals.
-    public mutating func observe(_ event: ProxyEvent, at time: Date) -> [Fallback] {
+    package mutating func observe(_ event: ProxyEvent, at time: Date) -> [Fallback] {
         switch event {
         case .verdict(let record):
             openTunnels.removeValue(forKey: record.connectionID)

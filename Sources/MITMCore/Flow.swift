@@ -2,9 +2,9 @@ import Foundation
 
 /// One line of the web UI's flow list: an HTTP exchange, a TLS handshake that did not lead to one (refused,
 /// failed, inconclusive), or a tunnel relayed untouched.
-public struct Flow: Sendable, Equatable {
+package struct Flow: Sendable, Equatable {
     /// What the flow is.
-    public enum Content: Sendable, Equatable {
+    package enum Content: Sendable, Equatable {
         /// A request and its response (or its failure).
         case exchange(ExchangeRecord)
         /// A TLS connection the client refused, failed or left idle: what the client did with the certificate.
@@ -14,21 +14,21 @@ public struct Flow: Sendable, Equatable {
     }
 
     /// A CONNECT tunnel that was not intercepted.
-    public struct Tunnel: Sendable, Equatable {
-        public var connectionID: Int
-        public var host: String
-        public var port: Int
-        public var bytesUp: Int
-        public var bytesDown: Int
+    package struct Tunnel: Sendable, Equatable {
+        package var connectionID: Int
+        package var host: String
+        package var port: Int
+        package var bytesUp: Int
+        package var bytesDown: Int
         /// Why it ended.
-        public var reason: String
+        package var reason: String
         /// Whether the host lists passed its TLS through untouched (otherwise it was not TLS).
-        public var passedThrough: Bool
+        package var passedThrough: Bool
         /// When it ended.
-        public var ended: Date
+        package var ended: Date
 
         /// Creates a tunnel record.
-        public init(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool = false, ended: Date) {
+        package init(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool = false, ended: Date) {
             self.passedThrough = passedThrough
             self.connectionID = connectionID
             self.host = host
@@ -41,23 +41,23 @@ public struct Flow: Sendable, Equatable {
     }
 
     /// The flow's number in the list: increasing, never reused within a run (also across a clear).
-    public let id: Int
+    package let id: Int
     /// What it is.
-    public var content: Flow.Content
+    package var content: Flow.Content
     /// The TLS facts of the intercepted connection that carried an exchange, when the proxy saw its handshake.
-    public var tls: ConnectionVerdict?
+    package var tls: ConnectionVerdict?
     /// Whether the bodies were let go to keep the flow list within its memory budget (newer flows keep theirs).
-    public var bodiesReleased = false
+    package var bodiesReleased = false
 
     /// A flow numbered `id`.
-    public init(id: Int, content: Flow.Content, tls: ConnectionVerdict? = nil) {
+    package init(id: Int, content: Flow.Content, tls: ConnectionVerdict? = nil) {
         self.id = id
         self.content = content
         self.tls = tls
     }
 
     /// The host the flow is about.
-    public var host: String {
+    package var host: String {
         switch content {
         case .exchange(let record): record.host
         case .handshake(let verdict): verdict.host
@@ -66,7 +66,7 @@ public struct Flow: Sendable, Equatable {
     }
 
     /// The client connection that carried it.
-    public var connectionID: Int {
+    package var connectionID: Int {
         switch content {
         case .exchange(let record): record.connectionID
         case .handshake(let verdict): verdict.connectionID
@@ -75,7 +75,7 @@ public struct Flow: Sendable, Equatable {
     }
 
     /// Body bytes held in memory.
-    public var bodyBytes: Int {
+    package var bodyBytes: Int {
         guard case .exchange(let record) = content else { return 0 }
         return record.requestBody.bytes.count + record.responseBody.bytes.count
     }

@@ -1,21 +1,21 @@
 import Foundation
 
 /// Everything the web UI shows about one flow, as JSON: heads, bodies, timings, the TLS facts of its connection.
-public struct FlowDetail: Encodable, Sendable {
+package struct FlowDetail: Encodable, Sendable {
     /// A captured body: text when it is UTF-8 and not content-encoded, base64 otherwise.
-    public struct Body: Encodable, Sendable, Equatable {
+    package struct Body: Encodable, Sendable, Equatable {
         /// The body's full size as relayed.
-        public var size: Int
+        package var size: Int
         /// Bytes kept (the first ones).
-        public var kept: Int
+        package var kept: Int
         /// Whether bytes beyond `kept` were relayed but not kept.
-        public var truncated: Bool
+        package var truncated: Bool
         /// Why fewer bytes than relayed are shown, in words.
-        public var note: String?
-        public var mimeType: String
-        public var contentEncoding: String?
-        public var text: String?
-        public var base64: String?
+        package var note: String?
+        package var mimeType: String
+        package var contentEncoding: String?
+        package var text: String?
+        package var base64: String?
 
         init(_ body: CapturedBody, headers: HTTPHeaders, released: Bool) {
             size = body.totalSize
@@ -40,53 +40,53 @@ public struct FlowDetail: Encodable, Sendable {
     }
 
     /// A request or response head with its body.
-    public struct Message: Encodable, Sendable {
+    package struct Message: Encodable, Sendable {
         /// Request method and target, or nil for a response.
-        public var method: String?
-        public var target: String?
+        package var method: String?
+        package var target: String?
         /// Response status and reason, or nil for a request.
-        public var status: Int?
-        public var reason: String?
-        public var httpVersion: String
+        package var status: Int?
+        package var reason: String?
+        package var httpVersion: String
         /// `[name, value]` pairs in the order they were received.
-        public var headers: [[String]]
-        public var trailers: [[String]]?
-        public var body: Body?
+        package var headers: [[String]]
+        package var trailers: [[String]]?
+        package var body: Body?
     }
 
     /// Phase timings in milliseconds (-1: the phase did not happen, e.g. a reused upstream connection).
-    public struct Timings: Encodable, Sendable {
-        public var started: String
-        public var dns: Double
-        public var connect: Double
-        public var ssl: Double
-        public var send: Double
-        public var wait: Double
-        public var receive: Double
-        public var total: Double
+    package struct Timings: Encodable, Sendable {
+        package var started: String
+        package var dns: Double
+        package var connect: Double
+        package var ssl: Double
+        package var send: Double
+        package var wait: Double
+        package var receive: Double
+        package var total: Double
     }
 
     /// What the proxy saw of the TLS connection.
-    public struct TLSFacts: Encodable, Sendable {
+    package struct TLSFacts: Encodable, Sendable {
         /// The server name the client asked for (SNI), or the CONNECT host when it sent none.
-        public var sni: String
-        public var port: Int
-        public var version: String?
+        package var sni: String
+        package var port: Int
+        package var version: String?
         /// The application protocol agreed on.
-        public var alpn: String?
-        public var offeredALPN: [String]
+        package var alpn: String?
+        package var offeredALPN: [String]
         /// base64 SHA-256 of the SubjectPublicKeyInfo of the certificate the client was shown.
-        public var shownCertificatePin: String
+        package var shownCertificatePin: String
         /// The certificate profile shown (`trusted` unless an attack was set).
-        public var profile: String
-        public var verdict: String
-        public var how: String
+        package var profile: String
+        package var verdict: String
+        package var how: String
         /// The verdict in words.
-        public var explanation: String
-        public var client: String?
-        public var handshakeMilliseconds: Double?
-        public var started: String
-        public var decided: String
+        package var explanation: String
+        package var client: String?
+        package var handshakeMilliseconds: Double?
+        package var started: String
+        package var decided: String
 
         init(_ verdict: ConnectionVerdict) {
             sni = verdict.host
@@ -106,20 +106,20 @@ public struct FlowDetail: Encodable, Sendable {
         }
     }
 
-    public var summary: FlowSummary
-    public var request: Message?
-    public var response: Message?
-    public var timings: Timings?
-    public var tls: TLSFacts?
-    public var serverAddress: String?
-    public var client: String?
-    public var failure: String?
+    package var summary: FlowSummary
+    package var request: Message?
+    package var response: Message?
+    package var timings: Timings?
+    package var tls: TLSFacts?
+    package var serverAddress: String?
+    package var client: String?
+    package var failure: String?
     /// Bytes relayed each way through an untouched tunnel.
-    public var bytesUp: Int?
-    public var bytesDown: Int?
+    package var bytesUp: Int?
+    package var bytesDown: Int?
 
     /// The detail of `flow`.
-    public init(_ flow: Flow) {
+    package init(_ flow: Flow) {
         summary = FlowSummary(flow)
         switch flow.content {
         case .exchange(let record):

@@ -2,7 +2,7 @@ import Foundation
 
 /// A HAR 1.2 document of chosen flows (the web UI's "download HAR" of what is on screen): exchanges as
 /// entries, refused, failed and inconclusive handshakes in the custom `log._tlsErrors`, as `--har` writes them.
-public enum FlowHAR {
+package enum FlowHAR {
     private struct Document: Encodable {
         struct Creator: Encodable {
             let name: String
@@ -21,7 +21,7 @@ public enum FlowHAR {
     }
 
     /// The HAR of `flows` (in their order), written by `creatorVersion` of mitm-proxy.
-    public static func document(_ flows: [Flow], builder: HARBuilder, creatorVersion: String) throws -> Data {
+    package static func document(_ flows: [Flow], builder: HARBuilder, creatorVersion: String) throws -> Data {
         var entries: [HAREntry] = []
         var errors: [HARTLSError] = []
         for flow in flows {

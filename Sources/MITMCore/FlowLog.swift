@@ -1,9 +1,9 @@
 /// The web UI's memory of recent flows, bounded however long the run: at most `capacity` flows (the oldest
 /// go first) and at most `bodyBudget` bytes of bodies (the oldest flows' bodies go first, their sizes stay).
 /// Events in, changes out; no I/O.
-public struct FlowLog: Sendable {
+package struct FlowLog: Sendable {
     /// What an event changed.
-    public enum Change: Sendable, Equatable {
+    package enum Change: Sendable, Equatable {
         /// A new flow.
         case added(Flow)
         /// A flow already listed changed (an idle handshake whose client later sent a request).
@@ -11,9 +11,9 @@ public struct FlowLog: Sendable {
     }
 
     /// Flows kept at most.
-    public let capacity: Int
+    package let capacity: Int
     /// Body bytes kept at most, across flows.
-    public let bodyBudget: Int
+    package let bodyBudget: Int
 
     /// The kept flows, oldest first, in a ring: flow `id` sits at `(start + id - firstID) % capacity`.
     private var ring: [Flow] = []
@@ -21,7 +21,7 @@ public struct FlowLog: Sendable {
     private var firstID = 1
     private var nextID = 1
     /// Body bytes held by the kept flows.
-    public private(set) var bodyBytes = 0
+    package private(set) var bodyBytes = 0
     /// Flows older than this id hold no bodies (they were released, or the flow is gone).
     private var bodyCursor = 1
     /// The TLS facts of recent intercepted connections, for the exchanges they carry; insertion-ordered and bounded.
@@ -31,19 +31,19 @@ public struct FlowLog: Sendable {
     /// The listed handshake flow of each connection, so a later interception of the same connection updates it.
     private var handshakeFlows: [Int: Int] = [:]
     /// Flows dropped because newer ones took their place.
-    public private(set) var evicted = 0
+    package private(set) var evicted = 0
 
     /// A log of at most `capacity` flows and `bodyBudget` body bytes.
-    public init(capacity: Int = 10_000, bodyBudget: Int = 64 * 1024 * 1024) {
+    package init(capacity: Int = 10_000, bodyBudget: Int = 64 * 1024 * 1024) {
         self.capacity = max(1, capacity)
         self.bodyBudget = max(0, bodyBudget)
     }
 
     /// Flows kept now.
-    public var count: Int { ring.count }
+    package var count: Int { ring.count }
 
     /// Takes what `event` says about flows.
-    public mutating func record(_ event: ProxyEvent) -> Change? {
+    package mutating func record(_ event: ProxyEvent) -> Change? {
         switch event {
         case .exchange(let record):
             return .added(append(.exchange(record), tls: interceptions[record.connectionID]))
@@ -66,17 +66,17 @@ public struct FlowLog: Sendable {
     }
 
     /// The flow numbered `id`, if it is still kept.
-    public func flow(id: Int) -> Flow? {
+    package func flow(id: Int) -> Flow? {
         position(of: id).map { ring[$0] }
     }
 
     /// Every kept flow, oldest first.
-    public var flows: [Flow] {
+    package var flows: [Flow] {
         Array(ring[start...] + ring[..<start])
     }
 
     /// Forgets every flow (numbering goes on, so a page never confuses an old flow with a new one).
-    public mutating func clear() {
+    package mutating func clear() {
         ring = []
         start = 0
         firstID = nextID

@@ -1,35 +1,35 @@
 import Foundation
 
 /// One row of the web UI's flow list, as JSON: the same columns for every kind of flow.
-public struct FlowSummary: Encodable, Sendable, Equatable {
-    public var id: Int
+package struct FlowSummary: Encodable, Sendable, Equatable {
+    package var id: Int
     /// `exchange`, `handshake` or `tunnel`.
-    public var kind: String
+    package var kind: String
     /// When it started, in milliseconds since 1970.
-    public var time: Double
-    public var connection: Int
-    public var host: String
+    package var time: Double
+    package var connection: Int
+    package var host: String
     /// The request method; `TLS` for a handshake, `TUNNEL` for a tunnel.
-    public var method: String
+    package var method: String
     /// The URL; `host:port` for a handshake or a tunnel.
-    public var url: String
+    package var url: String
     /// The response status, when one came.
-    public var status: Int?
+    package var status: Int?
     /// Response body bytes (bytes sent down a tunnel).
-    public var size: Int?
+    package var size: Int?
     /// Milliseconds from request to the end of the response (or of the handshake).
-    public var duration: Double?
+    package var duration: Double?
     /// `h2`, `http/1.1`, or the TLS version of a handshake.
-    public var `protocol`: String?
+    package var `protocol`: String?
     /// The verdict of a handshake: `refused`, `failed`, `inconclusive`, `unused`, `intercepted`.
-    public var verdict: String?
+    package var verdict: String?
     /// How the verdict was reached: `alert unknown_ca`, `closed-after-handshake`.
-    public var how: String?
+    package var how: String?
     /// Why an exchange failed, or why a tunnel ended.
-    public var failure: String?
+    package var failure: String?
 
     /// The row of `flow`.
-    public init(_ flow: Flow) {
+    package init(_ flow: Flow) {
         id = flow.id
         connection = flow.connectionID
         host = flow.host

@@ -1,15 +1,15 @@
 import Foundation
 
 /// Turns exchange records and verdicts into HAR 1.2 structures.
-public struct HARBuilder: Sendable {
+package struct HARBuilder: Sendable {
     /// Whether `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` values are masked.
-    public var redact: Bool
+    package var redact: Bool
 
     /// Bytes of each body shown (`--body-limit`; records may hold more, e.g. JSON request bodies).
-    public var bodyLimit: Int
+    package var bodyLimit: Int
 
     /// A builder; `redact` masks credentials.
-    public init(redact: Bool, bodyLimit: Int = .max) {
+    package init(redact: Bool, bodyLimit: Int = .max) {
         self.redact = redact
         self.bodyLimit = bodyLimit
     }
@@ -18,7 +18,7 @@ public struct HARBuilder: Sendable {
     private static let masked = "REDACTED"
 
     /// The HAR entry of one exchange.
-    public func entry(_ record: ExchangeRecord) -> HAREntry {
+    package func entry(_ record: ExchangeRecord) -> HAREntry {
         let t = record.timings
         let connect = t.connect < 0 ? -1 : t.connect + max(0, t.ssl)
         let timings = HARTimings(blocked: -1, dns: rounded(t.dns), connect: rounded(connect), send: rounded(t.send),
@@ -31,7 +31,7 @@ public struct HARBuilder: Sendable {
     }
 
     /// The entry of a WebSocket's opening handshake with its messages; `omitted` counts messages not kept.
-    public func entry(_ record: ExchangeRecord, webSocketMessages: [HARWebSocketMessage], omitted: Int) -> HAREntry {
+    package func entry(_ record: ExchangeRecord, webSocketMessages: [HARWebSocketMessage], omitted: Int) -> HAREntry {
         var entry = entry(record)
         entry._resourceType = "websocket"
         entry._webSocketMessages = webSocketMessages
@@ -45,7 +45,7 @@ public struct HARBuilder: Sendable {
     }
 
     /// A WebSocket message in DevTools' shape, its data cut to `bodyLimit`.
-    public func webSocketMessage(_ record: WebSocketMessageRecord) -> HARWebSocketMessage {
+    package func webSocketMessage(_ record: WebSocketMessageRecord) -> HARWebSocketMessage {
         var message = record.message
         message.payload = message.payload.limited(to: bodyLimit)
         let data = message.recordedData
@@ -58,7 +58,7 @@ public struct HARBuilder: Sendable {
     }
 
     /// The `_tlsErrors` entry of a refused, failed or inconclusive connection, or of one that accepted an invalid certificate.
-    public func tlsError(_ record: ConnectionVerdict) -> HARTLSError {
+    package func tlsError(_ record: ConnectionVerdict) -> HARTLSError {
         HARTLSError(time: ISO8601.format(record.decidedAt), connection: String(record.connectionID), host: record.host,
                     port: record.port, verdict: record.verdict.kind.rawValue, reason: record.verdict.reason.rawValue,
                     alert: record.verdict.alert, detail: record.verdict.detail, tlsVersion: record.tlsVersion,
@@ -150,13 +150,13 @@ public struct HARBuilder: Sendable {
 }
 
 /// How much of a WebSocket's messages a HAR holds until the WebSocket ends (its entry is written then).
-public enum HARWebSocketLimits {
+package enum HARWebSocketLimits {
     /// Messages kept per WebSocket.
-    public static let messages = 10_000
+    package static let messages = 10_000
     /// Bytes of message data kept per WebSocket.
-    public static let bytes = 64 * 1024 * 1024
+    package static let bytes = 64 * 1024 * 1024
     /// Bytes of message data kept for all WebSockets still open.
-    public static let totalBytes = 256 * 1024 * 1024
+    package static let totalBytes = 256 * 1024 * 1024
 }
 
 /// A captured body as HAR text: UTF-8 text for textual types, base64 otherwise.

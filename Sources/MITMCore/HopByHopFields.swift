@@ -1,12 +1,12 @@
 /// Fields that describe one connection rather than the message (RFC 9110 §7.6.1), which a proxy removes
 /// before forwarding, and the request fields meant for the proxy itself.
-public enum HopByHopFields {
+package enum HopByHopFields {
     /// Removes `Connection` and the fields it names, `Keep-Alive`, `Proxy-Connection`, `TE` (keeping
     /// `TE: trailers`, which the relay honours) and `Upgrade` unless the message is an upgrade. Framing fields and
     /// `Host` stay even when `Connection` names them: removing them would change how the next hop reads the
     /// message. `Connection: close`, `keep-alive` and `Upgrade` are sent again where they apply (persistence is
     /// kept per hop, and HTTP/1.0 peers need `keep-alive` said).
-    public static func strip(_ headers: inout HTTPHeaders, upgrading: Bool) {
+    package static func strip(_ headers: inout HTTPHeaders, upgrading: Bool) {
         // Most messages carry none of these, or only `Connection: keep-alive` or `close`: both are handled
         // without allocating, on the per-request path.
         var hopByHopCount = 0
@@ -80,7 +80,7 @@ public enum HopByHopFields {
     /// Prepares a request head for the origin: hop-by-hop fields stripped, `Proxy-Authorization` (the proxy's
     /// credentials) removed, repeated equal `Content-Length` values written once, and `Host` set to `authority`
     /// when given (an absolute-form target wins over the Host field, RFC 9112 §3.2.2).
-    public static func forwarding(_ head: HTTPRequestHead, authority: String?, upgrading: Bool) -> HTTPRequestHead {
+    package static func forwarding(_ head: HTTPRequestHead, authority: String?, upgrading: Bool) -> HTTPRequestHead {
         var forwarded = head
         strip(&forwarded.headers, upgrading: upgrading)
         forwarded.headers.remove("proxy-authorization")
@@ -102,7 +102,7 @@ public enum HopByHopFields {
 
     /// Prepares a response head for the client: hop-by-hop fields stripped (kept for `101 Switching Protocols`)
     /// and repeated equal `Content-Length` values written once.
-    public static func forwarding(_ head: HTTPResponseHead) -> HTTPResponseHead {
+    package static func forwarding(_ head: HTTPResponseHead) -> HTTPResponseHead {
         var forwarded = head
         strip(&forwarded.headers, upgrading: head.status == 101)
         collapseContentLength(&forwarded.headers)

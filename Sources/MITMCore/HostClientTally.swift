@@ -4,29 +4,62 @@ public struct HostClientTally: Sendable, Equatable, Codable {
     public var client: String
     /// The client's identity key (what trust is proven for).
     public var key: String
-    /// Connections per verdict kind.
-    public var counts: [String: Int]
-    /// Connections per kind and way, the kind first: `refused:closed-after-handshake` -> 1.
-    public var ways: [String: Int]
+    /// Connections per verdict kind, and per kind and way (ways of the kinds that are not `intercepted`).
+    public var counts: VerdictCounts
 
     /// Creates a tally.
-    public init(client: String, key: String, counts: [String: Int] = [:], ways: [String: Int] = [:]) {
+    public init(client: String, key: String, counts: VerdictCounts = [:]) {
         self.client = client
         self.key = key
         self.counts = counts
-        self.ways = ways
     }
 
-    var intercepted: Int { counts[VerdictKind.intercepted.rawValue, default: 0] }
-    var refused: Int { counts[VerdictKind.refused.rawValue, default: 0] }
+    private enum CodingKeys: String, CodingKey {
+        case client, key, counts, ways
+    }
+
+    /// Writes the ways flat, the kind first: `refused:closed-after-handshake` -> 1.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(client, forKey: .client)
+        try container.encode(key, forKey: .key)
+        try container.encode(counts.kindTable, forKey: .counts)
+        var flat: [String: Int] = [:]
+        for (kind, ways) in counts.wayTable {
+            for (way, count) in ways { flat[kind + ":" + way] = count }
+        }
+        try container.encode(flat, forKey: .ways)
+    }
+
+    /// Reads what `encode(to:)` wrote.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        client = try container.decode(String.self, forKey: .client)
+        key = try container.decode(String.self, forKey: .key)
+        var wayTable: [String: [String: Int]] = [:]
+        for (kindAndWay, count) in try container.decodeIfPresent([String: Int].self, forKey: .ways) ?? [:] {
+            let parts = kindAndWay.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else {
+                throw DecodingError.dataCorruptedError(forKey: .ways, in: container, debugDescription: "\"\(kindAndWay)\" is not KIND:WAY")
+            }
+            wayTable[parts[0], default: [:]][parts[1]] = count
+        }
+        do {
+            counts = try VerdictCounts(kindTable: container.decode([String: Int].self, forKey: .counts), wayTable: wayTable)
+        } catch let error as VerdictCountsError {
+            throw DecodingError.dataCorruptedError(forKey: .counts, in: container, debugDescription: error.description)
+        }
+    }
+
+    var intercepted: Int { counts[.intercepted] }
+    var refused: Int { counts[.refused] }
 
     /// `curl (pid 812) intercepted 3`, `python3 (pid 840) refused 1 (closed-after-handshake)`.
     var text: String {
-        let parts = VerdictKind.allCases.compactMap { kind -> String? in
-            guard let count = counts[kind.rawValue], count > 0 else { return nil }
+        let parts = counts.kinds.map { kind -> String in
+            let count = counts[kind]
             guard kind != .intercepted else { return "\(kind.rawValue) \(count)" }
-            let prefix = kind.rawValue + ":"
-            let how = ways.filter { $0.value > 0 && $0.key.hasPrefix(prefix) }.keys.map { String($0.dropFirst(prefix.count)) }.sorted()
+            let how = counts.ways(of: kind).map(\.way.description).sorted()
             return "\(kind.rawValue) \(count)" + (how.isEmpty ? "" : " (\(how.joined(separator: ", ")))")
         }
         return "\(client) \(parts.joined(separator: ", "))"

@@ -1,15 +1,15 @@
 /// Validation of host names taken from request targets, Host headers and SNI before they are used to dial or to mint
 /// certificates.
-public enum HostName {
+package enum HostName {
     /// The longest DNS name accepted, without a trailing dot.
-    public static let maxLength = 253
+    package static let maxLength = 253
     /// The longest DNS label accepted.
-    public static let maxLabelLength = 63
+    package static let maxLabelLength = 63
 
     /// The host in normal form (ASCII lowercase, one trailing dot removed), or nil unless `raw` is a DNS name of
     /// letters, digits, `-` and `_` labels, an IPv4 dotted quad, or an IPv6 literal without brackets.
     /// A name whose last label is numeric must be a valid dotted quad, so `127.1` and `1.2.3.256` are rejected.
-    public static func validate(_ raw: String) -> String? {
+    package static func validate(_ raw: String) -> String? {
         var text = raw
         return text.withUTF8 { bytes -> String? in
             guard !bytes.isEmpty else { return nil }
@@ -41,7 +41,7 @@ public enum HostName {
     }
 
     /// Whether `host` is an IPv4 dotted quad or an IPv6 literal (without brackets).
-    public static func isIPAddress(_ host: String) -> Bool {
+    package static func isIPAddress(_ host: String) -> Bool {
         var host = host
         return host.withUTF8 { bytes in
             // Most hosts are names: a colon is needed for IPv6, only digits and dots make IPv4.
@@ -55,7 +55,7 @@ public enum HostName {
     }
 
     /// Whether `host` is an IPv6 literal (without brackets).
-    public static func isIPv6(_ host: String) -> Bool {
+    package static func isIPv6(_ host: String) -> Bool {
         host.utf8.contains(UInt8(ascii: ":")) && isIPv6(Array(host.utf8)[...])
     }
 

@@ -2,10 +2,10 @@ import Foundation
 
 /// A file of host patterns (`--ignore-hosts @FILE`, `--intercept-hosts @FILE`): one pattern per line, the
 /// `--expect` syntax; `#` starts a comment (a pattern cannot contain one), blank lines are skipped.
-public enum HostPatternFile {
+package enum HostPatternFile {
     /// The patterns in `text`, read from `file` (named in errors). A file without a single pattern is an error:
     /// as an intercept list it would silently mean "every host".
-    public static func parse(_ text: String, file: String) throws(HostPatternFileError) -> [HostPattern] {
+    package static func parse(_ text: String, file: String) throws(HostPatternFileError) -> [HostPattern] {
         var patterns: [HostPattern] = []
         for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let content = line.prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
@@ -22,15 +22,15 @@ public enum HostPatternFile {
 }
 
 /// Why a host pattern file was rejected, naming the file and the line.
-public struct HostPatternFileError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct HostPatternFileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file.
-    public let file: String
+    package let file: String
     /// The 1-based line, when one line is at fault.
-    public let line: Int?
+    package let line: Int?
     /// What is wrong.
-    public let reason: String
+    package let reason: String
 
-    public var description: String {
+    package var description: String {
         "\(file)\(line.map { " line \($0)" } ?? ""): \(reason)"
     }
 }

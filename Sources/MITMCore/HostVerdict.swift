@@ -37,12 +37,10 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var verdict: HostVerdictKind
     /// Connections seen.
     public var attempts: Int
-    /// Connections per verdict kind (`intercepted`, `refused`, ...).
-    public var counts: [String: Int]
-    /// Distinct ways the client refused or failed, e.g. `alert unknown_ca`, `closed-after-handshake`.
+    /// Connections per verdict kind (`counts[.refused]`), and per kind and way.
+    public var counts: VerdictCounts
+    /// Distinct ways the client refused or failed, in words, e.g. `alert unknown_ca`, `closed-after-handshake`.
     public var how: [String]
-    /// Connections per verdict kind and way: `refused` -> `closed-after-handshake` -> 2.
-    public var ways: [String: [String: Int]]
     /// Clients (identity keys) that refused the certificate for this host (each needs its own proof that the CA works).
     public var refusedBy: [String]
     /// Upstream failures behind intercepted connections, when there were any.
@@ -61,8 +59,8 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var byClient: [HostClientTally]
 
     /// Creates a summary.
-    public init(host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: [String: Int], how: [String],
-                ways: [String: [String: Int]] = [:], refusedBy: [String] = [], clients: [String] = [], upstream: UpstreamOutcome? = nil,
+    public init(host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: VerdictCounts, how: [String],
+                refusedBy: [String] = [], clients: [String] = [], upstream: UpstreamOutcome? = nil,
                 profile: CertificateProfile? = nil, byClient: [HostClientTally] = []) {
         self.byClient = byClient
         self.host = host
@@ -71,7 +69,6 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         self.attempts = attempts
         self.counts = counts
         self.how = how
-        self.ways = ways
         self.refusedBy = refusedBy
         self.clients = clients
         self.upstream = upstream
@@ -95,9 +92,9 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         try container.encodeIfPresent(port, forKey: .port)
         try container.encode(verdict, forKey: .verdict)
         try container.encode(attempts, forKey: .attempts)
-        try container.encode(counts, forKey: .counts)
+        try container.encode(counts.kindTable, forKey: .counts)
         try container.encode(how, forKey: .how)
-        try container.encode(ways, forKey: .ways)
+        try container.encode(counts.wayTable, forKey: .ways)
         try container.encode(refusedBy, forKey: .refusedBy)
         try container.encodeIfPresent(upstream, forKey: .upstream)
         try container.encode(clients, forKey: .clients)
@@ -116,9 +113,13 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         port = try container.decodeIfPresent(Int.self, forKey: .port)
         verdict = try container.decode(HostVerdictKind.self, forKey: .verdict)
         attempts = try container.decode(Int.self, forKey: .attempts)
-        counts = try container.decode([String: Int].self, forKey: .counts)
+        do {
+            counts = try VerdictCounts(kindTable: container.decode([String: Int].self, forKey: .counts),
+                                       wayTable: container.decodeIfPresent([String: [String: Int]].self, forKey: .ways) ?? [:])
+        } catch let error as VerdictCountsError {
+            throw DecodingError.dataCorruptedError(forKey: .counts, in: container, debugDescription: error.description)
+        }
         how = try container.decodeIfPresent([String].self, forKey: .how) ?? []
-        ways = try container.decodeIfPresent([String: [String: Int]].self, forKey: .ways) ?? [:]
         refusedBy = try container.decodeIfPresent([String].self, forKey: .refusedBy) ?? []
         upstream = try container.decodeIfPresent(UpstreamOutcome.self, forKey: .upstream)
         clients = try container.decodeIfPresent([String].self, forKey: .clients) ?? []
@@ -138,10 +139,10 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     }
 
     /// The aggregate kind for per-kind counts.
-    static func kind(counts: [String: Int]) -> HostVerdictKind {
-        let total = counts.values.reduce(0, +)
-        if counts[VerdictKind.intercepted.rawValue, default: 0] > 0 { return .intercepted }
-        if total > 0 && counts[VerdictKind.refused.rawValue, default: 0] == total { return .refused }
+    static func kind(counts: VerdictCounts) -> HostVerdictKind {
+        let total = counts.total
+        if counts[.intercepted] > 0 { return .intercepted }
+        if total > 0 && counts[.refused] == total { return .refused }
         return .inconclusive
     }
 }

@@ -1,18 +1,18 @@
 /// JUnit XML, the format GitLab, Jenkins and GitHub test views read: one `<testsuite>` of test cases.
-public struct JUnitReport: Sendable, Equatable {
+package struct JUnitReport: Sendable, Equatable {
     /// One test case.
-    public struct TestCase: Sendable, Equatable {
+    package struct TestCase: Sendable, Equatable {
         /// The group (`classname`): a host, or `expectations`.
-        public var group: String
+        package var group: String
         /// The case's name.
-        public var name: String
+        package var name: String
         /// Why it failed; nil when it passed.
-        public var failure: String?
+        package var failure: String?
         /// Why it was skipped (it proves nothing); nil when it ran.
-        public var skipped: String?
+        package var skipped: String?
 
         /// A case.
-        public init(group: String, name: String, failure: String? = nil, skipped: String? = nil) {
+        package init(group: String, name: String, failure: String? = nil, skipped: String? = nil) {
             self.group = group
             self.name = name
             self.failure = failure
@@ -21,18 +21,18 @@ public struct JUnitReport: Sendable, Equatable {
     }
 
     /// The suite's name.
-    public var name: String
+    package var name: String
     /// The cases.
-    public var cases: [TestCase]
+    package var cases: [TestCase]
 
     /// A suite of `cases`.
-    public init(name: String, cases: [TestCase]) {
+    package init(name: String, cases: [TestCase]) {
         self.name = name
         self.cases = cases
     }
 
     /// One case per expectation of a run.
-    public init(run expectations: [ExpectationResult], client: ClientCommandOutcome?) {
+    package init(run expectations: [ExpectationResult], client: ClientCommandOutcome?) {
         var cases = expectations.map { result in
             TestCase(group: "expectations", name: "expect \(result.expectation)", failure: result.met ? nil : result.explanation)
         }
@@ -41,7 +41,7 @@ public struct JUnitReport: Sendable, Equatable {
     }
 
     /// One case per host and profile of an audit, and one per expectation.
-    public init(audit: AuditResult) {
+    package init(audit: AuditResult) {
         var cases: [TestCase] = []
         for row in audit.rows {
             for cell in row.cells {
@@ -63,7 +63,7 @@ public struct JUnitReport: Sendable, Equatable {
     }
 
     /// The XML document.
-    public var xml: String {
+    package var xml: String {
         let failures = cases.filter { $0.failure != nil }.count
         let skipped = cases.filter { $0.skipped != nil }.count
         var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>",

@@ -1,11 +1,11 @@
 /// The TLS stacks whose fingerprints the proxy knows, read from a table kept as data (one line per fingerprint:
 /// the stable fingerprint, white space, the stack's name; `#` starts a comment). A match is a guess: any program
 /// built on that stack with those settings sends the same ClientHello.
-public struct KnownClientStacks: Sendable {
+package struct KnownClientStacks: Sendable {
     private let names: [String: String]
 
     /// Reads `table`; malformed lines are skipped (the table ships with the proxy).
-    public init(table: String) {
+    package init(table: String) {
         var names: [String: String] = [:]
         for line in table.split(whereSeparator: \.isNewline) {
             let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
@@ -18,8 +18,8 @@ public struct KnownClientStacks: Sendable {
     }
 
     /// The stack a fingerprint is known to belong to.
-    public func stack(for fingerprint: ClientFingerprint) -> String? { names[fingerprint.stable] }
+    package func stack(for fingerprint: ClientFingerprint) -> String? { names[fingerprint.stable] }
 
     /// How many fingerprints the table holds.
-    public var count: Int { names.count }
+    package var count: Int { names.count }
 }

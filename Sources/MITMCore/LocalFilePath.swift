@@ -1,9 +1,9 @@
 /// Where a map-local rule finds the file for a request: the rule's file itself, or, for a directory,
 /// the file the rest of the request's path names inside it (`index.html` for the directory itself).
 /// The rest of the path is percent-decoded and may not climb out of the directory.
-public enum LocalFilePath {
+package enum LocalFilePath {
     /// The file to serve, or nil when the path is not allowed (`..`, NUL, a bad escape).
-    public static func resolve(root: String, isDirectory: Bool, remainder: String) -> String? {
+    package static func resolve(root: String, isDirectory: Bool, remainder: String) -> String? {
         guard isDirectory else { return root }
         guard let decoded = percentDecoded(remainder) else { return nil }
         var segments: [Substring] = []

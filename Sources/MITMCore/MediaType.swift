@@ -1,7 +1,7 @@
 /// The `Content-Type` a map-local file is served with, from its extension.
-public enum MediaType {
+package enum MediaType {
     /// `application/json` for `x.json`; `application/octet-stream` for an unknown extension.
-    public static func forFile(_ path: String) -> String {
+    package static func forFile(_ path: String) -> String {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return fallback }
         return byExtension[name[name.index(after: dot)...].lowercased()] ?? fallback

@@ -1,6 +1,6 @@
 /// The platforms the onboarding page has CA installation steps for, and which of them a browser's User-Agent says it is
 /// running on. The User-Agent is the client's to choose: it only orders the page, nothing else depends on it.
-public enum OnboardingPlatform: String, Sendable, CaseIterable {
+package enum OnboardingPlatform: String, Sendable, CaseIterable {
     case iOS = "ios"
     case android
     case macOS = "macos"
@@ -11,13 +11,13 @@ public enum OnboardingPlatform: String, Sendable, CaseIterable {
 
     /// The sections in the order to show them to `userAgent`: what it runs on first (desktop Firefox: its own store,
     /// then the system's), then the rest in the usual order.
-    public static func order(forUserAgent userAgent: String?) -> [OnboardingPlatform] {
+    package static func order(forUserAgent userAgent: String?) -> [OnboardingPlatform] {
         let first = detected(userAgent)
         return first + allCases.filter { !first.contains($0) }
     }
 
     /// What `userAgent` runs on, most specific first; empty when it does not say.
-    public static func detected(_ userAgent: String?) -> [OnboardingPlatform] {
+    package static func detected(_ userAgent: String?) -> [OnboardingPlatform] {
         guard let agent = userAgent else { return [] }
         let has = { (token: String) in agent.range(of: token, options: .caseInsensitive) != nil }
         // iPhone browsers (Safari, Chrome's CriOS, Firefox's FxiOS) all use the system's trust store.
@@ -30,7 +30,7 @@ public enum OnboardingPlatform: String, Sendable, CaseIterable {
     }
 
     /// The section's title.
-    public var title: String {
+    package var title: String {
         switch self {
         case .iOS: "iPhone and iPad (iOS, iPadOS)"
         case .android: "Android"

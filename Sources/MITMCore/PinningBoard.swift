@@ -3,57 +3,57 @@ import Foundation
 /// The web UI's board as JSON: host by host, the verdict and how it was reached, the expectation that decides
 /// for the host and whether it holds, the certificate profile, and whether each client proved it trusts the CA.
 /// Built from the same report `--report` writes, so the page and the file never disagree.
-public struct PinningBoard: Encodable, Sendable {
+package struct PinningBoard: Encodable, Sendable {
     /// A client that connected to a host, and whether it accepted the proxy's CA somewhere in the run.
-    public struct Client: Encodable, Sendable, Equatable {
-        public var address: String
+    package struct Client: Encodable, Sendable, Equatable {
+        package var address: String
         /// The client for a person: `curl (pid 812)`, or the address and TLS fingerprint of a remote client.
-        public var name: String
-        public var trustsCA: Bool
+        package var name: String
+        package var trustsCA: Bool
     }
 
     /// One host and port (or an expected host nobody contacted).
-    public struct Row: Encodable, Sendable {
-        public var host: String
-        public var port: Int?
+    package struct Row: Encodable, Sendable {
+        package var host: String
+        package var port: Int?
         /// `intercepted`, `refused`, `inconclusive` or `unseen`.
-        public var verdict: String
-        public var attempts: Int
+        package var verdict: String
+        package var attempts: Int
         /// Per-kind counts with their ways: `2 refused (closed-after-handshake 2)`.
-        public var connections: String
+        package var connections: String
         /// The distinct ways the client refused or failed.
-        public var how: [String]
+        package var how: [String]
         /// The expectation that decides for the host (`refused:api.example.com`), if any.
-        public var expectation: String?
+        package var expectation: String?
         /// Whether it holds.
-        public var holds: Bool?
+        package var holds: Bool?
         /// Why it holds or not.
-        public var explanation: String?
+        package var explanation: String?
         /// The certificate profile shown; nil for `trusted`.
-        public var profile: String?
-        public var acceptedInvalidCertificate: Bool
-        public var clients: [Client]
+        package var profile: String?
+        package var acceptedInvalidCertificate: Bool
+        package var clients: [Client]
         /// Lines under the row: upstream failures, the profile's meaning, fallbacks, pin-failure reports.
-        public var notes: [String]
-        public var evidence: String?
+        package var notes: [String]
+        package var evidence: String?
         /// `clients disagree: ...` when one client was intercepted here and another only refused.
-        public var disagreement: String?
+        package var disagreement: String?
     }
 
     /// `pass`, `fail` or `no-expectations`, as in the report.
-    public var result: String
-    public var generatedAt: String
-    public var listen: String
-    public var rows: [Row]
+    package var result: String
+    package var generatedAt: String
+    package var listen: String
+    package var rows: [Row]
     /// Every expectation with its outcome.
-    public var expectations: [ExpectationResult]
+    package var expectations: [ExpectationResult]
     /// Clients that accepted the proxy's CA at least once.
-    public var provenClients: [String]
+    package var provenClients: [String]
     /// Events the recording queue dropped because its readers fell behind (the board's counts stay complete).
-    public var droppedEvents: Int
+    package var droppedEvents: Int
 
     /// The board of `report`, whose expectations were `expectations`.
-    public init(_ report: VerdictReport, expectations: [Expectation], droppedEvents: Int = 0) {
+    package init(_ report: VerdictReport, expectations: [Expectation], droppedEvents: Int = 0) {
         let check = ExpectationCheck(expectations, provenClients: report.provenClients, allowUnprovenRefusals: report.allowUnprovenRefusals,
                                      trustPerAddress: report.trustPerAddress, clientLabels: report.clientLabels)
         result = report.result

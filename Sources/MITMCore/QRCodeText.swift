@@ -1,8 +1,8 @@
 /// A QR code drawn in a terminal: two module rows per text line with half-block characters, black on bright white
 /// set explicitly (ANSI colours), so a phone camera reads it on a dark and on a light terminal alike.
-public enum QRCodeText {
+package enum QRCodeText {
     /// The lines for `modules` (`true` = dark, rows of equal length) inside a light quiet zone `border` modules wide.
-    public static func lines(modules: [[Bool]], border: Int = 2) -> [String] {
+    package static func lines(modules: [[Bool]], border: Int = 2) -> [String] {
         let width = (modules.first?.count ?? 0) + 2 * border
         let light = [Bool](repeating: false, count: width)
         let padding = [Bool](repeating: false, count: border)

@@ -1,5 +1,5 @@
 /// The four forms of an HTTP/1 request-target (RFC 9112 §3.2), validated.
-public enum RequestTarget: Sendable, Equatable {
+package enum RequestTarget: Sendable, Equatable {
     /// `/path?query`, as sent to an origin server.
     case origin(String)
     /// `http://host[:port]/path?query`, as sent to a forward proxy.
@@ -12,7 +12,7 @@ public enum RequestTarget: Sendable, Equatable {
     /// Interprets `target` of a request with `method`. CONNECT takes only `host:port` (port required, IPv6 in brackets);
     /// `*` is only for OPTIONS; otherwise origin-form or an `http`/`https` absolute-form without userinfo or fragment.
     /// Errors are `badStartLine` with a reason naming the problem.
-    public static func parse(_ target: String, method: String) throws(HTTP1ParseError) -> RequestTarget {
+    package static func parse(_ target: String, method: String) throws(HTTP1ParseError) -> RequestTarget {
         if method == "CONNECT" {
             let (host, port) = try parseAuthority(target, defaultPort: nil)
             return .authority(host: host, port: port)
@@ -35,7 +35,7 @@ public enum RequestTarget: Sendable, Equatable {
 
     /// Splits `host[:port]` (IPv6 hosts in brackets) as found in CONNECT targets, URLs and Host headers. The host is
     /// validated and normalized by `HostName`; without a port, `defaultPort` is used, and nil makes the port required.
-    public static func parseAuthority(_ authority: String, defaultPort: Int?) throws(HTTP1ParseError) -> (host: String, port: Int) {
+    package static func parseAuthority(_ authority: String, defaultPort: Int?) throws(HTTP1ParseError) -> (host: String, port: Int) {
         guard !authority.isEmpty else {
             throw HTTP1ParseError(.badStartLine, "the host is empty")
         }

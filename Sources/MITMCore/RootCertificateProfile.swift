@@ -3,17 +3,17 @@ import Foundation
 /// An unsigned Apple configuration profile (`.mobileconfig`) that installs one root CA certificate: a
 /// `com.apple.security.root` payload holding exactly the certificate's DER. iOS, iPadOS and macOS install it from
 /// Settings; full trust for TLS is still switched on by hand (iOS: Certificate Trust Settings).
-public struct RootCertificateProfile: Sendable {
+package struct RootCertificateProfile: Sendable {
     /// The CA certificate, DER.
-    public let certificateDER: [UInt8]
+    package let certificateDER: [UInt8]
     /// The SHA-256 of `certificateDER`: the UUIDs and identifiers derive from it, so one CA always gives the same profile
     /// (installing it again replaces it) and another CA a different one.
-    public let certificateSHA256: [UInt8]
+    package let certificateSHA256: [UInt8]
     /// The name shown in Settings (the CA's common name).
-    public let displayName: String
+    package let displayName: String
 
     /// A profile for the CA certificate `certificateDER`, whose SHA-256 is `certificateSHA256`.
-    public init(certificateDER: [UInt8], certificateSHA256: [UInt8], displayName: String) {
+    package init(certificateDER: [UInt8], certificateSHA256: [UInt8], displayName: String) {
         precondition(certificateSHA256.count == 32, "a SHA-256 digest has 32 bytes")
         self.certificateDER = certificateDER
         self.certificateSHA256 = certificateSHA256
@@ -21,19 +21,19 @@ public struct RootCertificateProfile: Sendable {
     }
 
     /// The `Content-Type` that makes Safari offer to install it.
-    public static let contentType = "application/x-apple-aspen-config"
+    package static let contentType = "application/x-apple-aspen-config"
 
     /// The outer profile's UUID (from the digest's first half).
-    public var profileUUID: String { Self.uuid(Array(certificateSHA256[0..<16])) }
+    package var profileUUID: String { Self.uuid(Array(certificateSHA256[0..<16])) }
     /// The certificate payload's UUID (from the digest's second half).
-    public var payloadUUID: String { Self.uuid(Array(certificateSHA256[16..<32])) }
+    package var payloadUUID: String { Self.uuid(Array(certificateSHA256[16..<32])) }
 
     private var identifier: String {
         "proxy.mitm.ca." + DigitText.hex(certificateSHA256.prefix(8))
     }
 
     /// The profile as an XML property list.
-    public var xml: String {
+    package var xml: String {
         let name = XMLText.escaped(displayName)
         let base64 = Data(certificateDER).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
             .split(separator: "\n").map { "\t\t\t\($0)" }.joined(separator: "\n")

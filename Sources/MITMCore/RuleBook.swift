@@ -1,20 +1,20 @@
 /// The rules in force, in order (flags first, then the rules file), and the one decision per request
 /// they make. Every covering rule applies; when two want the same thing (two answers, two delays, two
 /// statuses) the earlier one wins; header edits add up.
-public struct RuleBook: Sendable, Equatable {
+package struct RuleBook: Sendable, Equatable {
     /// Every rule, in order.
-    public var rules: [TrafficRule]
+    package var rules: [TrafficRule]
 
     /// A book of `rules`.
-    public init(_ rules: [TrafficRule] = []) {
+    package init(_ rules: [TrafficRule] = []) {
         self.rules = rules
     }
 
     /// Whether any rule acts on requests (not only on connections).
-    public var hasRequestRules: Bool { rules.contains { $0.actions.throttle == nil } }
+    package var hasRequestRules: Bool { rules.contains { $0.actions.throttle == nil } }
 
     /// What the rules do to a request with `facts`.
-    public func decide(_ facts: RequestFacts) -> RuleDecision {
+    package func decide(_ facts: RequestFacts) -> RuleDecision {
         var decision = RuleDecision()
         for rule in rules where rule.actions.throttle == nil && rule.covers(facts) {
             if apply(rule, to: &decision, facts: facts) { decision.rules.append(rule.name) }
@@ -85,7 +85,7 @@ public struct RuleBook: Sendable, Equatable {
 
     /// The network conditions for a connection to `host`, and the rule that sets them: the most specific host
     /// pattern decides, the later of two equally specific ones.
-    public func conditions(forHost host: String) -> (conditions: NetworkConditions, rule: String)? {
+    package func conditions(forHost host: String) -> (conditions: NetworkConditions, rule: String)? {
         var best: (specificity: Int, conditions: NetworkConditions, rule: String)?
         for rule in rules {
             guard let conditions = rule.actions.throttle, rule.pattern.host.matches(host) else { continue }
@@ -97,13 +97,13 @@ public struct RuleBook: Sendable, Equatable {
 
     /// Whether a rule may send requests for `host` to another origin: such hosts are relayed as HTTP/1.1,
     /// where each request can go to its own upstream.
-    public func mayMapRemote(host: String) -> Bool {
+    package func mayMapRemote(host: String) -> Bool {
         rules.contains { $0.actions.mapRemote != nil && $0.pattern.host.matches(host) }
     }
 
     /// The rule that answers every request to `host` itself (a local answer for every path, scheme and method),
     /// if one does: such a host's upstream is never contacted.
-    public func answersEveryRequest(host: String, scheme: String) -> String? {
+    package func answersEveryRequest(host: String, scheme: String) -> String? {
         for rule in rules where rule.actions.throttle == nil && rule.pattern.host.matches(host) {
             let coversAll = rule.methods.isEmpty && rule.pattern.path == "/" && (rule.pattern.scheme ?? scheme) == scheme
             if coversAll && rule.actions.answersLocally { return rule.name }

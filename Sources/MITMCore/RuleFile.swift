@@ -13,12 +13,12 @@
 /// remove: [Name]}`), `status`, `bodyFile`, `delay`, `fault`, `throttle`; `enabled: false` skips a rule.
 /// Relative paths are taken from the file's directory. Unknown keys are errors (a typo must not silently
 /// switch a rule off).
-public enum RuleFile {
+package enum RuleFile {
     static let ruleKeys = ["name", "match", "method", "methods", "enabled", "mapLocal", "mapRemote", "respond", "requestHeaders",
                            "responseHeaders", "status", "bodyFile", "delay", "fault", "throttle"]
 
     /// The enabled rules of `tree`, read from the file `fileName` in `baseDirectory`.
-    public static func rules(from tree: RuleFileValue, fileName: String, baseDirectory: String) throws(RuleError) -> [TrafficRule] {
+    package static func rules(from tree: RuleFileValue, fileName: String, baseDirectory: String) throws(RuleError) -> [TrafficRule] {
         let list: [RuleFileValue]
         switch tree {
         case .list(let items):

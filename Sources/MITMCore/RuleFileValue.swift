@@ -1,6 +1,6 @@
 /// A rules file as a plain tree, whatever its syntax (YAML or JSON): scalars stay text and are read by
 /// the rule that expects a number, a duration or a path.
-public indirect enum RuleFileValue: Sendable {
+package indirect enum RuleFileValue: Sendable {
     case scalar(String)
     case list([RuleFileValue])
     /// Keys in the file's order.

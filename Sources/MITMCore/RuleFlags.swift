@@ -1,8 +1,8 @@
 /// The rules the command line's shortcuts make: `--map-local`, `--map-remote`, `--respond`, `--delay`,
 /// `--fault` (each `URL_PATTERN=VALUE`) and `--throttle [HOST=]PROFILE`. Each rule is named by its flag.
-public enum RuleFlags {
+package enum RuleFlags {
     /// `--map-local URL_PATTERN=PATH`: answer from a file or a directory. A relative PATH is taken from `baseDirectory`.
-    public static func mapLocal(_ text: String, baseDirectory: String) throws(RuleError) -> TrafficRule {
+    package static func mapLocal(_ text: String, baseDirectory: String) throws(RuleError) -> TrafficRule {
         let (pattern, value) = try split("--map-local", text, valueName: "PATH")
         var actions = RuleActions()
         actions.mapLocal = absolute(value, from: baseDirectory)
@@ -10,7 +10,7 @@ public enum RuleFlags {
     }
 
     /// `--map-remote URL_PATTERN=URL`: send to another origin.
-    public static func mapRemote(_ text: String) throws(RuleError) -> TrafficRule {
+    package static func mapRemote(_ text: String) throws(RuleError) -> TrafficRule {
         let (pattern, value) = try split("--map-remote", text, valueName: "URL")
         var actions = RuleActions()
         do {
@@ -22,7 +22,7 @@ public enum RuleFlags {
     }
 
     /// `--respond URL_PATTERN=STATUS`: answer with that status (and a short text body) without contacting the upstream.
-    public static func respond(_ text: String) throws(RuleError) -> TrafficRule {
+    package static func respond(_ text: String) throws(RuleError) -> TrafficRule {
         let (pattern, value) = try split("--respond", text, valueName: "STATUS")
         guard let status = Int(value), (200...599).contains(status) else {
             throw RuleError("--respond \(text): \"\(value)\" is not a status between 200 and 599")
@@ -33,7 +33,7 @@ public enum RuleFlags {
     }
 
     /// `--delay URL_PATTERN=DURATION`: wait before handling the request.
-    public static func delay(_ text: String) throws(RuleError) -> TrafficRule {
+    package static func delay(_ text: String) throws(RuleError) -> TrafficRule {
         let (pattern, value) = try split("--delay", text, valueName: "DURATION")
         guard let seconds = QuantityText.seconds(value) else {
             throw RuleError("--delay \(text): \"\(value)\" is not a duration like 2s or 300ms")
@@ -44,7 +44,7 @@ public enum RuleFlags {
     }
 
     /// `--fault URL_PATTERN=KIND`: close or reset the connection before or after the response head.
-    public static func fault(_ text: String) throws(RuleError) -> TrafficRule {
+    package static func fault(_ text: String) throws(RuleError) -> TrafficRule {
         let (pattern, value) = try split("--fault", text, valueName: "KIND")
         var actions = RuleActions()
         do {
@@ -56,7 +56,7 @@ public enum RuleFlags {
     }
 
     /// `--throttle PROFILE` (every host) or `--throttle HOST=PROFILE`; PROFILE may itself be `down=...,up=...`.
-    public static func throttle(_ text: String) throws(RuleError) -> TrafficRule {
+    package static func throttle(_ text: String) throws(RuleError) -> TrafficRule {
         var hostText = "*"
         var profile = text
         if let equals = text.firstIndex(of: "=") {
@@ -103,7 +103,7 @@ public enum RuleFlags {
     }
 
     /// `path` made absolute against `directory`.
-    public static func absolute(_ path: String, from directory: String) -> String {
+    package static func absolute(_ path: String, from directory: String) -> String {
         if path.hasPrefix("/") { return path }
         let base = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         return base + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)

@@ -1,8 +1,8 @@
 /// The client side of a SOCKS5 connection up to its CONNECT (RFC 1928, with RFC 1929 user/password
 /// authentication), as a state machine: bytes in, actions out. The caller checks credentials, reaches the
 /// target and then sends `reply(_:)`; the tunnel's bytes follow.
-public struct SOCKS5Handshake: Sendable {
-    public enum State: Sendable, Equatable {
+package struct SOCKS5Handshake: Sendable {
+    package enum State: Sendable, Equatable {
         /// Waiting for the version and the methods the client offers.
         case greeting
         /// Waiting for the user name and password.
@@ -17,7 +17,7 @@ public struct SOCKS5Handshake: Sendable {
         case failed
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Bytes for the client.
         case send([UInt8])
         /// The client gave these credentials: answer with `credentialsChecked(_:)`.
@@ -29,7 +29,7 @@ public struct SOCKS5Handshake: Sendable {
     }
 
     /// The reply codes of RFC 1928 §6 the proxy sends.
-    public enum Reply: UInt8, Sendable {
+    package enum Reply: UInt8, Sendable {
         case succeeded = 0
         case generalFailure = 1
         case notAllowed = 2
@@ -39,22 +39,22 @@ public struct SOCKS5Handshake: Sendable {
         case addressTypeNotSupported = 8
     }
 
-    public private(set) var state = State.greeting
+    package private(set) var state = State.greeting
     private let requiresCredentials: Bool
     private var buffer: [UInt8] = []
 
     /// The longest greeting, authentication or request (a 255-byte name or password, a 255-byte domain name).
     static let maximumMessage = 2 + 255 + 1 + 255
 
-    public init(requiresCredentials: Bool) {
+    package init(requiresCredentials: Bool) {
         self.requiresCredentials = requiresCredentials
     }
 
     /// The first byte of a SOCKS5 greeting (an HTTP request starts with a letter).
-    public static let version: UInt8 = 5
+    package static let version: UInt8 = 5
 
     /// Takes bytes from the client.
-    public mutating func receive(_ bytes: [UInt8]) -> [Action] {
+    package mutating func receive(_ bytes: [UInt8]) -> [Action] {
         buffer += bytes
         var actions: [Action] = []
         while true {
@@ -74,7 +74,7 @@ public struct SOCKS5Handshake: Sendable {
     }
 
     /// The caller's verdict on the credentials the client gave.
-    public mutating func credentialsChecked(_ accepted: Bool) -> [Action] {
+    package mutating func credentialsChecked(_ accepted: Bool) -> [Action] {
         guard state == .checkingCredentials else { return [] }
         guard accepted else {
             state = .failed
@@ -85,12 +85,12 @@ public struct SOCKS5Handshake: Sendable {
     }
 
     /// The reply to a CONNECT (the bound address is not meaningful for a proxy that relays: zeros).
-    public static func reply(_ code: Reply) -> [UInt8] {
+    package static func reply(_ code: Reply) -> [UInt8] {
         [version, code.rawValue, 0, 1, 0, 0, 0, 0, 0, 0]
     }
 
     /// Bytes the client sent after its request (the start of the tunnel), handed over once.
-    public mutating func takeBuffered() -> [UInt8] {
+    package mutating func takeBuffered() -> [UInt8] {
         defer { buffer = [] }
         return buffer
     }

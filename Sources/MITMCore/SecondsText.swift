@@ -1,7 +1,7 @@
 /// Durations for messages: `10 s`, `0.5 s` (whole seconds without a fraction, others with up to three decimals).
-public enum SecondsText {
+package enum SecondsText {
     /// Formats `seconds`.
-    public static func format(_ seconds: Double) -> String {
+    package static func format(_ seconds: Double) -> String {
         let milliseconds = (seconds * 1000).rounded()
         guard milliseconds.isFinite, abs(milliseconds) < 1e15 else { return "\(seconds) s" }
         let whole = Int(milliseconds) / 1000

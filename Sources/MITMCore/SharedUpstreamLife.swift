@@ -1,7 +1,7 @@
 /// The life of an upstream HTTP/2 connection that client connections share: whether it takes new streams,
 /// when it idles, when it goes. Events in, actions out; the I/O layer performs the actions.
-public struct SharedUpstreamLife: Sendable, Equatable {
-    public enum State: Sendable, Equatable {
+package struct SharedUpstreamLife: Sendable, Equatable {
+    package enum State: Sendable, Equatable {
         /// Takes new streams (and new client connections).
         case open
         /// The upstream said GOAWAY: the streams it accepted finish, new ones go elsewhere.
@@ -10,7 +10,7 @@ public struct SharedUpstreamLife: Sendable, Equatable {
         case closed
     }
 
-    public enum Event: Sendable, Equatable {
+    package enum Event: Sendable, Equatable {
         /// A client connection started using it.
         case attached
         /// A client connection stopped using it.
@@ -29,7 +29,7 @@ public struct SharedUpstreamLife: Sendable, Equatable {
         case stopping
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Start counting the idle time.
         case scheduleIdleTimer
         case cancelIdleTimer
@@ -41,22 +41,22 @@ public struct SharedUpstreamLife: Sendable, Equatable {
         case close
     }
 
-    public private(set) var state = State.open
+    package private(set) var state = State.open
     /// Client connections using it.
-    public private(set) var users = 0
+    package private(set) var users = 0
     /// Streams open on it.
-    public private(set) var openStreams = 0
+    package private(set) var openStreams = 0
 
     /// A connection that has just been made (one user attaches next).
-    public init() {}
+    package init() {}
 
     /// Whether a client connection may start using it, given the upstream's SETTINGS_MAX_CONCURRENT_STREAMS.
-    public func canTakeMore(peerMaxConcurrentStreams: UInt32) -> Bool {
+    package func canTakeMore(peerMaxConcurrentStreams: UInt32) -> Bool {
         state == .open && openStreams < Int(peerMaxConcurrentStreams)
     }
 
     /// Takes `event`; returns what to do.
-    public mutating func receive(_ event: Event) -> [Action] {
+    package mutating func receive(_ event: Event) -> [Action] {
         guard state != .closed else { return [] }
         switch event {
         case .attached:

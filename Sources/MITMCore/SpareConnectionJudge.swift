@@ -9,20 +9,20 @@
 ///
 /// Sans-io: events in with the time, rulings out. A candidate with no sibling yet is held until one silence window
 /// after its close (a sibling opened meanwhile may send its first request a moment later), then ruled a refusal.
-public struct SpareConnectionJudge: Sendable {
+package struct SpareConnectionJudge: Sendable {
     /// Connections that can be siblings: the same client, host and port.
-    public struct Key: Hashable, Sendable {
+    package struct Key: Hashable, Sendable {
         /// The client's identity key (address, fingerprint, program).
-        public let client: String
+        package let client: String
         /// The host the client asked for.
-        public let host: String
+        package let host: String
         /// The CONNECT port.
-        public let port: Int
+        package let port: Int
         /// Hashed once: a connection's key is looked up several times, and its two strings are what hashing costs.
         private let hash: Int
 
         /// Creates a key.
-        public init(client: String, host: String, port: Int) {
+        package init(client: String, host: String, port: Int) {
             self.client = client
             self.host = host
             self.port = port
@@ -33,15 +33,15 @@ public struct SpareConnectionJudge: Sendable {
             hash = hasher.finalize()
         }
 
-        public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+        package func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 
-        public static func == (left: Key, right: Key) -> Bool {
+        package static func == (left: Key, right: Key) -> Bool {
             left.hash == right.hash && left.port == right.port && left.host == right.host && left.client == right.client
         }
     }
 
     /// What the judge is told, with times in seconds on a monotonic clock.
-    public enum Event: Sendable, Equatable {
+    package enum Event: Sendable, Equatable {
         /// A connection opened at `openedAt` was intercepted (the client sent a request on it).
         case intercepted(connection: Int, key: Key, openedAt: Double)
         /// A connection went away (any connection; those the judge does not know are ignored).
@@ -55,7 +55,7 @@ public struct SpareConnectionJudge: Sendable {
     }
 
     /// A ruling on a candidate.
-    public enum Ruling: Sendable, Equatable {
+    package enum Ruling: Sendable, Equatable {
         /// A spare: `sibling` is the intercepted connection, open at the same time, that was used instead.
         case unused(connection: Int, sibling: Int)
         /// No sibling open at the same time: the refusal stands.
@@ -92,19 +92,19 @@ public struct SpareConnectionJudge: Sendable {
 
     /// A judge using `silenceWindow` seconds as the wait for a sibling's first request. A closed sibling is kept
     /// `retention` seconds: a candidate that opened longer ago than that (a handshake held open) is judged on its own.
-    public init(silenceWindow: Double, retention: Double = 120) {
+    package init(silenceWindow: Double, retention: Double = 120) {
         window = silenceWindow
         self.retention = max(retention, 2 * silenceWindow)
     }
 
     /// When the next held candidate is due (feed `.tick` then), or nil when none is held.
-    public var nextDeadline: Double? { held.values.map(\.deadline).min() }
+    package var nextDeadline: Double? { held.values.map(\.deadline).min() }
 
     /// Candidates waiting for a sibling.
-    public var heldCount: Int { held.count }
+    package var heldCount: Int { held.count }
 
     /// Feeds one event; returns the rulings it makes.
-    public mutating func receive(_ event: Event) -> [Ruling] {
+    package mutating func receive(_ event: Event) -> [Ruling] {
         switch event {
         case .intercepted(let connection, let key, let openedAt):
             siblings[key, default: []].append(Sibling(connection: connection, openedAt: openedAt))

@@ -7,17 +7,17 @@
 ///   connection (RFC 9110 §15.5.20, RFC 9113 §9.1.1);
 /// - `400` for a malformed one: userinfo in `:authority`, a `Host` that differs from `:authority` (RFC 9113 §8.3.1),
 ///   an HTTP/1.1 request without exactly one `Host` (RFC 9112 §3.2), a CONNECT inside the tunnel.
-public enum TunnelRequestCheck {
+package enum TunnelRequestCheck {
     /// Why the request cannot go through the tunnel.
-    public struct Refusal: Sendable, Equatable, Error {
+    package struct Refusal: Sendable, Equatable, Error {
         /// 400 or 421.
-        public let status: Int
+        package let status: Int
         /// In words, naming the request's target and the tunnel.
-        public let reason: String
+        package let reason: String
     }
 
     /// Checks `head` (HTTP/1, or an HTTP/2 request with its `:authority`) inside a tunnel to `host`:`port`.
-    public static func check(_ head: HTTPRequestHead, authority: String? = nil, tunnelHost host: String, port: Int) -> Refusal? {
+    package static func check(_ head: HTTPRequestHead, authority: String? = nil, tunnelHost host: String, port: Int) -> Refusal? {
         let tunnel = "the tunnel to \(host):\(port)"
         if head.method == "CONNECT", head.version != .http2 || head.target.first != "/" {
             return Refusal(status: 400, reason: "a CONNECT inside \(tunnel) is not relayed")

@@ -1,22 +1,22 @@
 /// Checks that bytes fed piece by piece form valid UTF-8 (RFC 3629: no overlong forms, no surrogates,
 /// nothing above U+10FFFF), without keeping them: a text message's validity over every fragment.
-public struct UTF8Validator: Sendable, Equatable {
+package struct UTF8Validator: Sendable, Equatable {
     /// Continuation bytes the current sequence still needs.
     private var needed = 0
     /// The range the next continuation byte must fall in (narrower right after some lead bytes).
     private var lower: UInt8 = 0x80
     private var upper: UInt8 = 0xBF
     /// False from the first invalid byte on.
-    public private(set) var isValid = true
+    package private(set) var isValid = true
 
     /// A validator at the start of a text.
-    public init() {}
+    package init() {}
 
     /// Whether everything fed so far is valid UTF-8 that does not end inside a sequence.
-    public var isComplete: Bool { isValid && needed == 0 }
+    package var isComplete: Bool { isValid && needed == 0 }
 
     /// Checks the next bytes of the text.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         guard isValid else { return }
         for byte in bytes {
             if needed == 0 {
@@ -38,7 +38,7 @@ public struct UTF8Validator: Sendable, Equatable {
     }
 
     /// Checks the next bytes of the text.
-    public mutating func feed(_ bytes: [UInt8]) {
+    package mutating func feed(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { feed($0) }
     }
 

@@ -60,8 +60,8 @@ public struct Verdict: Sendable, Equatable, Codable {
     }
 
     /// How it was reached in a few words, the same everywhere: `alert unknown_ca`, `closed-after-handshake`.
-    public var how: String {
-        guard let alert, reason == .alert || kind == .failed else { return reason.rawValue }
-        return reason == .alert ? "alert \(alert)" : "\(reason.rawValue) (alert \(alert))"
-    }
+    public var how: String { way.description }
+
+    /// How it was reached, as per-host counts count it.
+    public var way: VerdictWay { VerdictWay(self) }
 }

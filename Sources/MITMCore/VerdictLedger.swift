@@ -8,8 +8,7 @@ public struct VerdictLedger: Sendable {
     }
 
     private struct Tally: Sendable {
-        var counts: [String: Int] = [:]
-        var ways: [String: [String: Int]] = [:]
+        var counts = VerdictCounts()
         var how: [String] = []
         var refusedBy: [String] = []
         /// Refused connections per client in `refusedBy`, so that a refusal later upgraded to an interception takes its client out.
@@ -19,16 +18,8 @@ public struct VerdictLedger: Sendable {
         var byClient: [HostClientTally] = []
 
         mutating func add(_ verdict: Verdict, client: String, label: String, delta: Int) {
-            let kind = verdict.kind.rawValue
             tallyClient(verdict, key: client, label: label, delta: delta)
-            counts[kind, default: 0] += delta
-            ways[kind, default: [:]][verdict.how, default: 0] += delta
-            // Only a count taken back can reach zero (each check below hashes the strings again).
-            if delta <= 0 {
-                if counts[kind] == 0 { counts.removeValue(forKey: kind) }
-                if ways[kind]?[verdict.how] == 0 { ways[kind]?.removeValue(forKey: verdict.how) }
-                if ways[kind]?.isEmpty == true { ways.removeValue(forKey: kind) }
-            }
+            counts.add(verdict.kind, way: verdict.way, delta: delta)
             if delta > 0, !clients.contains(client), clients.count < Self.clientLimit { clients.append(client) }
             guard verdict.kind != .intercepted else { return }
             if delta < 0 {
@@ -46,7 +37,7 @@ public struct VerdictLedger: Sendable {
         /// Takes back what a superseded verdict said: its way once no connection that was not intercepted has it, and
         /// its client from `refusedBy` once that client has no refusal left.
         private mutating func forget(_ verdict: Verdict, client: String) {
-            let stillSaid = ways.contains { kind, ways in kind != VerdictKind.intercepted.rawValue && ways[verdict.how] != nil }
+            let stillSaid = counts.notInterceptedAny(verdict.way)
             if !stillSaid { how.removeAll { $0 == verdict.how } }
             guard verdict.kind == .refused, let count = refusals[client] else { return }
             if count > 1 {
@@ -67,14 +58,7 @@ public struct VerdictLedger: Sendable {
                 byClient.append(HostClientTally(client: label, key: key))
                 index = byClient.count - 1
             }
-            let kind = verdict.kind.rawValue
-            let way = kind + ":" + verdict.how
-            byClient[index].counts[kind, default: 0] += delta
-            if verdict.kind != .intercepted { byClient[index].ways[way, default: 0] += delta }
-            if delta <= 0 {
-                if byClient[index].counts[kind] == 0 { byClient[index].counts.removeValue(forKey: kind) }
-                if byClient[index].ways[way] == 0 { byClient[index].ways.removeValue(forKey: way) }
-            }
+            byClient[index].counts.add(verdict.kind, way: verdict.kind == .intercepted ? nil : verdict.way, delta: delta)
         }
 
         static let clientLimit = 64
@@ -179,11 +163,11 @@ public struct VerdictLedger: Sendable {
 
     private func hostVerdict(_ key: Key) -> HostVerdict? {
         guard let tally = tallies[key] else { return nil }
-        let attempts = tally.counts.values.reduce(0, +)
+        let attempts = tally.counts.total
         guard attempts > 0 else { return nil }
         let failures = upstream[key].flatMap { $0.lastFailure == nil ? nil : $0 }
         return HostVerdict(host: key.host, port: key.port, verdict: HostVerdict.kind(counts: tally.counts), attempts: attempts,
-                           counts: tally.counts, how: tally.how, ways: tally.ways, refusedBy: tally.refusedBy, clients: tally.clients,
+                           counts: tally.counts, how: tally.how, refusedBy: tally.refusedBy, clients: tally.clients,
                            upstream: failures, profile: tally.profile, byClient: tally.byClient)
     }
 

@@ -1,5 +1,5 @@
 /// What the proxy observes on the client side of one intercepted TLS connection.
-public enum ClientTLSObservation: Sendable, Equatable {
+package enum ClientTLSObservation: Sendable, Equatable {
     /// The proxy wrote its certificate toward the client.
     case certificateSent
     /// The client sent a TLS alert (fatal or close_notify).
@@ -23,7 +23,7 @@ public enum ClientTLSObservation: Sendable, Equatable {
 /// The verdict state machine of one intercepted connection (DESIGN.md "Verdicts"): observations in,
 /// a verdict out exactly when it is decided. An `inconclusive` verdict may later be superseded by
 /// `intercepted` if the client speaks after the window; every other verdict is final.
-public struct VerdictMachine: Sendable {
+package struct VerdictMachine: Sendable {
     private enum State: Sendable {
         case handshaking(certificateSent: Bool)
         case established
@@ -37,7 +37,7 @@ public struct VerdictMachine: Sendable {
 
     /// A machine for a new connection; `alsoRejectingCertificate` are alerts that, for the certificate shown, mean
     /// a refusal of it besides the certificate alerts (see `CertificateProfile.alsoRejectingCertificate`).
-    public init(alsoRejectingCertificate: Set<TLSAlert> = []) {
+    package init(alsoRejectingCertificate: Set<TLSAlert> = []) {
         self.alsoRejectingCertificate = alsoRejectingCertificate
     }
 
@@ -46,13 +46,13 @@ public struct VerdictMachine: Sendable {
     }
 
     /// The verdict so far, if decided.
-    public var verdict: Verdict? {
+    package var verdict: Verdict? {
         if case .decided(let verdict) = state { return verdict }
         return nil
     }
 
     /// Whether the handshake completed.
-    public var handshakeCompleted: Bool {
+    package var handshakeCompleted: Bool {
         switch state {
         case .handshaking: return false
         case .established: return true
@@ -61,7 +61,7 @@ public struct VerdictMachine: Sendable {
     }
 
     /// Feeds one observation; returns the verdict when this observation decides (or upgrades) it.
-    public mutating func receive(_ observation: ClientTLSObservation) -> Verdict? {
+    package mutating func receive(_ observation: ClientTLSObservation) -> Verdict? {
         switch state {
         case .handshaking(let certificateSent):
             return duringHandshake(observation, certificateSent: certificateSent)

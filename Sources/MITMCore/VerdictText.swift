@@ -1,11 +1,11 @@
 /// Verdicts in words a QA engineer understands: one wording per verdict, used by the console, the table
 /// and the HAR alike.
-public enum VerdictText {
+package enum VerdictText {
     /// The caveat on every refusal that a client without the proxy's CA produces the same way.
-    public static let caCaveat = "pinning holds, or the proxy's CA is not installed (check a control host)"
+    package static let caCaveat = "pinning holds, or the proxy's CA is not installed (check a control host)"
 
     /// One console line for a connection verdict: `host:port: REFUSED (alert unknown_ca) -- ...`.
-    public static func line(_ record: ConnectionVerdict) -> String {
+    package static func line(_ record: ConnectionVerdict) -> String {
         let verdict = record.verdict
         var facts: [String] = []
         if verdict.kind == .intercepted {
@@ -23,14 +23,14 @@ public enum VerdictText {
     }
 
     /// The finding of a client that accepted a certificate of `profile`.
-    public static func acceptedInvalid(_ profile: CertificateProfile?) -> String {
+    package static func acceptedInvalid(_ profile: CertificateProfile?) -> String {
         let defect = profile.flatMap { profile in profile.defect.map { " (\(profile): \($0))" } } ?? ""
         return "CRITICAL: the client ACCEPTED an INVALID certificate\(defect) and sent its request: it does not validate "
             + "certificates, so anyone on its network can read and change this traffic"
     }
 
     /// What the verdict means when the client was shown a certificate of `profile` (not `trusted`).
-    public static func explanation(_ verdict: Verdict, profile: CertificateProfile) -> String {
+    package static func explanation(_ verdict: Verdict, profile: CertificateProfile) -> String {
         guard let defect = profile.defect else {
             if case .key = profile, verdict.kind == .intercepted {
                 return "the client accepted a certificate with the key from \(profile.description.dropFirst(4)): its pins include that key"
@@ -47,7 +47,7 @@ public enum VerdictText {
         }
     }
     /// What the verdict means.
-    public static func explanation(_ verdict: Verdict) -> String {
+    package static func explanation(_ verdict: Verdict) -> String {
         switch (verdict.kind, verdict.reason) {
         case (.intercepted, _) where verdict.resumed == true:
             return "the client resumed the TLS session of an earlier full handshake for this host, where it accepted the forged "
@@ -78,19 +78,20 @@ public enum VerdictText {
     }
 
     /// Per-kind counts with their ways: `3 refused (closed-after-handshake 2, alert unknown_ca 1), 3 intercepted`.
-    public static func counts(_ host: HostVerdict) -> String {
+    package static func counts(_ host: HostVerdict) -> String {
         let order: [VerdictKind] = [.refused, .intercepted, .unused, .inconclusive, .failed]
         return order.compactMap { kind -> String? in
-            guard let count = host.counts[kind.rawValue], count > 0 else { return nil }
-            let ways = host.ways[kind.rawValue] ?? [:]
+            let count = host.counts[kind]
+            guard count > 0 else { return nil }
+            let ways = host.counts.ways(of: kind)
             guard kind != .intercepted, !ways.isEmpty else { return "\(count) \(kind.rawValue)" }
-            let detail = ways.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }
+            let detail = ways.map { "\($0.way) \($0.count)" }
             return "\(count) \(kind.rawValue) (\(detail.joined(separator: ", ")))"
         }.joined(separator: ", ")
     }
 
     /// What the upstream did, when it failed: `every request answered 502: <reason>`.
-    public static func upstreamNote(_ host: HostVerdict) -> String? {
+    package static func upstreamNote(_ host: HostVerdict) -> String? {
         guard let upstream = host.upstream, let failure = upstream.lastFailure else { return nil }
         if upstream.requests == 0 { return "upstream failed: \(failure)" }
         if upstream.answeredWith502 == 0 { return nil }
@@ -100,7 +101,7 @@ public enum VerdictText {
     }
 
     /// The profile a host was shown, and what its verdict means under it: `profile expired: ACCEPTED AN INVALID CERTIFICATE`.
-    public static func profileNote(_ host: HostVerdict) -> String? {
+    package static func profileNote(_ host: HostVerdict) -> String? {
         guard let profile = host.profile else { return nil }
         if host.acceptedInvalidCertificate { return "profile \(profile): ACCEPTED AN INVALID CERTIFICATE (CRITICAL)" }
         if profile.isInvalid, host.verdict == .refused { return "profile \(profile): refused the invalid certificate (correct)" }
@@ -108,7 +109,7 @@ public enum VerdictText {
     }
 
     /// Row names: the host, or `host:port` where one host was seen on several ports.
-    public static func displayNames(_ hosts: [HostVerdict]) -> [String] {
+    package static func displayNames(_ hosts: [HostVerdict]) -> [String] {
         var ports: [String: Set<Int>] = [:]
         for host in hosts { if let port = host.port { ports[host.host, default: []].insert(port) } }
         return hosts.map { host in
@@ -125,7 +126,7 @@ public enum VerdictText {
     }
 
     /// The per-host table printed on exit, the expectations under it, and the client command's status.
-    public static func table(_ hosts: [HostVerdict], expectations: [ExpectationResult], client: ClientCommandOutcome? = nil) -> String {
+    package static func table(_ hosts: [HostVerdict], expectations: [ExpectationResult], client: ClientCommandOutcome? = nil) -> String {
         var lines: [String] = []
         let names = displayNames(hosts)
         let width = max(4, names.map(\.count).max() ?? 4)

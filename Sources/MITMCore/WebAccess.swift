@@ -3,9 +3,9 @@
 /// `--web-token` (or generated for a `--web-host` other than loopback). A loopback request must also be addressed
 /// to a loopback name (`Host: 127.0.0.1:8888`, `localhost`): a web page elsewhere that rebinds its own DNS name
 /// to 127.0.0.1 must not read the traffic through the user's browser.
-public struct WebAccess: Sendable {
+package struct WebAccess: Sendable {
     /// The outcome for one request.
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         /// Serve it; `rememberToken` when the token came in the URL and the browser should keep it in a cookie.
         case allowed(rememberToken: Bool)
         /// Answer 403 with `reason`.
@@ -13,18 +13,18 @@ public struct WebAccess: Sendable {
     }
 
     /// What a request presents.
-    public struct Request: Sendable {
+    package struct Request: Sendable {
         /// The peer's IP address.
-        public var peer: String?
+        package var peer: String?
         /// The `Host` header.
-        public var host: String?
+        package var host: String?
         /// The token in the URL (`?token=`).
-        public var queryToken: String?
+        package var queryToken: String?
         /// The token in the cookie the page set, or in `Authorization: Bearer`.
-        public var headerToken: String?
+        package var headerToken: String?
 
         /// Creates a request description.
-        public init(peer: String?, host: String?, queryToken: String? = nil, headerToken: String? = nil) {
+        package init(peer: String?, host: String?, queryToken: String? = nil, headerToken: String? = nil) {
             self.peer = peer
             self.host = host
             self.queryToken = queryToken
@@ -33,22 +33,22 @@ public struct WebAccess: Sendable {
     }
 
     /// The token that lets other machines in; nil: loopback only.
-    public let token: String?
+    package let token: String?
 
     /// The cookie that carries the token after the first visit.
-    public static let cookieName = "mitm_proxy_web"
+    package static let cookieName = "mitm_proxy_web"
 
     /// Whether an IP address is one of this machine's own (beside loopback): a client there is this machine.
     private let isOwnAddress: @Sendable (String) -> Bool
 
     /// An access policy with `token` (nil: this machine only); `isOwnAddress` tells this machine's interface addresses.
-    public init(token: String?, isOwnAddress: @escaping @Sendable (String) -> Bool = { _ in false }) {
+    package init(token: String?, isOwnAddress: @escaping @Sendable (String) -> Bool = { _ in false }) {
         self.token = token?.isEmpty == true ? nil : token
         self.isOwnAddress = isOwnAddress
     }
 
     /// Whether `request` may see the web UI.
-    public func decide(_ request: Request) -> Decision {
+    package func decide(_ request: Request) -> Decision {
         if let token {
             if let presented = request.queryToken, Self.constantTimeEqual(presented, token) { return .allowed(rememberToken: true) }
             if let presented = request.headerToken, Self.constantTimeEqual(presented, token) { return .allowed(rememberToken: false) }
@@ -75,7 +75,7 @@ public struct WebAccess: Sendable {
     }
 
     /// Whether `address` (an IP literal) is a loopback address: 127.0.0.0/8, ::1, or IPv4-mapped 127.x.
-    public static func isLoopback(_ address: String) -> Bool {
+    package static func isLoopback(_ address: String) -> Bool {
         var text = address.lowercased()
         if text.hasPrefix("[") && text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
         if let percent = text.firstIndex(of: "%") { text = String(text[..<percent]) }
@@ -96,7 +96,7 @@ public struct WebAccess: Sendable {
         return try? RequestTarget.parseAuthority(authority, defaultPort: 80).host
     }
 
-    public static func namesLoopback(host: String) -> Bool {
+    package static func namesLoopback(host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("[") {
             guard let close = name.firstIndex(of: "]") else { return false }

@@ -2,9 +2,9 @@
 /// which empties it: flow messages in order, only the latest board, and when the browser falls `capacity` bytes
 /// behind, a count of the flow messages dropped for it (the page is told and reloads its list). The recording
 /// queue never waits for a browser. Events in, actions out.
-public struct WebFeedQueue: Sendable {
+package struct WebFeedQueue: Sendable {
     /// Where the connection's writer is.
-    public enum Writer: Sendable, Equatable {
+    package enum Writer: Sendable, Equatable {
         /// Nothing is waiting to be written: the next message must wake it.
         case idle
         /// A wake-up is on its way to the connection's loop.
@@ -14,25 +14,25 @@ public struct WebFeedQueue: Sendable {
     }
 
     /// Bytes of flow messages held at most.
-    public let capacity: Int
+    package let capacity: Int
     private var flows: [[UInt8]] = []
     private var board: [UInt8]?
     /// Bytes of flow messages held.
-    public private(set) var heldBytes = 0
+    package private(set) var heldBytes = 0
     /// Flow messages dropped since the page was last told.
-    public private(set) var droppedSinceNotice = 0
+    package private(set) var droppedSinceNotice = 0
     /// Flow messages dropped in all.
-    public private(set) var droppedTotal = 0
-    public private(set) var writer = Writer.idle
+    package private(set) var droppedTotal = 0
+    package private(set) var writer = Writer.idle
 
     /// A queue holding at most `capacity` bytes of flow messages.
-    public init(capacity: Int = 512 * 1024) {
+    package init(capacity: Int = 512 * 1024) {
         self.capacity = capacity
     }
 
     /// Adds a flow message; returns whether the writer must be woken. Past `capacity`, every held flow message
     /// is dropped and counted: the page reloads the list instead.
-    public mutating func pushFlow(_ frame: [UInt8]) -> Bool {
+    package mutating func pushFlow(_ frame: [UInt8]) -> Bool {
         if heldBytes + frame.count > capacity {
             let dropped = flows.count + 1
             droppedSinceNotice += dropped
@@ -47,13 +47,13 @@ public struct WebFeedQueue: Sendable {
     }
 
     /// Replaces the board message waiting (only the latest board matters); returns whether the writer must be woken.
-    public mutating func pushBoard(_ frame: [UInt8]) -> Bool {
+    package mutating func pushBoard(_ frame: [UInt8]) -> Bool {
         board = frame
         return wake()
     }
 
     /// The writer runs: everything to send now, the drop notice first. The writer is idle afterwards.
-    public mutating func take() -> [UInt8] {
+    package mutating func take() -> [UInt8] {
         writer = .idle
         var bytes: [UInt8] = []
         if droppedSinceNotice > 0 {
@@ -71,12 +71,12 @@ public struct WebFeedQueue: Sendable {
     }
 
     /// The connection's output is over its mark: hold messages until `drained()`.
-    public mutating func blocked() {
+    package mutating func blocked() {
         writer = .waitingForDrain
     }
 
     /// The connection's output drained; returns whether the writer should take now.
-    public mutating func drained() -> Bool {
+    package mutating func drained() -> Bool {
         guard writer == .waitingForDrain else { return false }
         writer = .scheduled
         return true

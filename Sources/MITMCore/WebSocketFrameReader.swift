@@ -6,10 +6,10 @@
 /// longer be trusted (a reserved opcode or bit, a continuation with nothing to continue, a length with the top
 /// bit set, data that does not inflate), the reader reports it once and stops: every later byte of the
 /// direction is relayed unread, as the endpoints see it.
-public struct WebSocketFrameReader {
+package struct WebSocketFrameReader {
     /// A message that inflates to more than this stops the reading of its direction: inflating costs the proxy
     /// as much as the receiver, and a small compressed frame can inflate to gigabytes.
-    public static let inflatedMessageLimit = 64 * 1024 * 1024
+    package static let inflatedMessageLimit = 64 * 1024 * 1024
 
     enum State {
         /// Collecting a frame header (2 to 14 bytes).
@@ -37,7 +37,7 @@ public struct WebSocketFrameReader {
     }
 
     /// Whose frames this reader reads.
-    public let direction: WebSocketDirection
+    package let direction: WebSocketDirection
     let captureLimit: Int
     let handshake: WebSocketHandshake
     let inflater: WebSocketInflater?
@@ -49,7 +49,7 @@ public struct WebSocketFrameReader {
 
     /// A reader of `direction`'s frames on a WebSocket opened by `handshake`, keeping at most `captureLimit`
     /// payload bytes of each message.
-    public init(direction: WebSocketDirection, handshake: WebSocketHandshake, captureLimit: Int) {
+    package init(direction: WebSocketDirection, handshake: WebSocketHandshake, captureLimit: Int) {
         self.direction = direction
         self.handshake = handshake
         self.captureLimit = max(0, captureLimit)
@@ -59,12 +59,12 @@ public struct WebSocketFrameReader {
     }
 
     /// Whether the reader gave up on this direction (everything after is relayed unread).
-    public var isStopped: Bool {
+    package var isStopped: Bool {
         if case .stopped = state { true } else { false }
     }
 
     /// Reads the next bytes of the direction; returns the messages they completed.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) -> [WebSocketMessage] {
+    package mutating func feed(_ bytes: UnsafeRawBufferPointer) -> [WebSocketMessage] {
         var index = 0
         while index < bytes.count {
             switch state {
@@ -105,12 +105,12 @@ public struct WebSocketFrameReader {
     }
 
     /// Reads the next bytes of the direction; returns the messages they completed.
-    public mutating func feed(_ bytes: [UInt8]) -> [WebSocketMessage] {
+    package mutating func feed(_ bytes: [UInt8]) -> [WebSocketMessage] {
         bytes.withUnsafeBytes { feed($0) }
     }
 
     /// The direction ended: a frame or a fragmented message cut short is reported.
-    public mutating func finish() -> [WebSocketMessage] {
+    package mutating func finish() -> [WebSocketMessage] {
         switch state {
         case .header(let header) where !header.isEmpty:
             var message = WebSocketMessage(direction: direction, opcode: header[0] & 0x0F, captureLimit: 0)

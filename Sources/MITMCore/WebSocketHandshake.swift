@@ -1,19 +1,19 @@
 /// What an opening handshake agreed on, read from the request and the server's answer: whether the connection
 /// now carries WebSocket frames, and which extension changes how they read.
-public struct WebSocketHandshake: Sendable, Equatable {
+package struct WebSocketHandshake: Sendable, Equatable {
     /// `permessage-deflate` as the server accepted it (RFC 7692), or nil.
-    public var deflate: WebSocketDeflate?
+    package var deflate: WebSocketDeflate?
     /// Other extensions the server accepted; their frame bits cannot be read by the proxy.
-    public var otherExtensions: [String] = []
+    package var otherExtensions: [String] = []
 
     /// A handshake with the given extensions.
-    public init(deflate: WebSocketDeflate? = nil, otherExtensions: [String] = []) {
+    package init(deflate: WebSocketDeflate? = nil, otherExtensions: [String] = []) {
         self.deflate = deflate
         self.otherExtensions = otherExtensions
     }
 
     /// The WebSocket an HTTP/1.1 `101 Switching Protocols` opened, or nil when it switched to something else.
-    public static func http1(request: HTTPRequestHead, response: HTTPResponseHead) -> WebSocketHandshake? {
+    package static func http1(request: HTTPRequestHead, response: HTTPResponseHead) -> WebSocketHandshake? {
         guard response.status == 101, response.headers.tokens("upgrade").contains("websocket"),
               request.headers.tokens("upgrade").contains("websocket") else { return nil }
         return WebSocketHandshake(extensionsHeader: response.headers)
@@ -21,7 +21,7 @@ public struct WebSocketHandshake: Sendable, Equatable {
 
     /// The WebSocket an HTTP/2 extended CONNECT (RFC 8441, `:protocol websocket`) opened once the server
     /// answered `status` with `headers`, or nil when it refused.
-    public static func extendedConnect(status: Int, headers: HTTPHeaders) -> WebSocketHandshake? {
+    package static func extendedConnect(status: Int, headers: HTTPHeaders) -> WebSocketHandshake? {
         guard (200..<300).contains(status) else { return nil }
         return WebSocketHandshake(extensionsHeader: headers)
     }
@@ -43,14 +43,14 @@ public struct WebSocketHandshake: Sendable, Equatable {
 }
 
 /// `permessage-deflate` parameters that matter for reading: whether each side starts every message afresh.
-public struct WebSocketDeflate: Sendable, Equatable {
+package struct WebSocketDeflate: Sendable, Equatable {
     /// The server compresses each message on its own.
-    public var serverNoContextTakeover: Bool
+    package var serverNoContextTakeover: Bool
     /// The client compresses each message on its own.
-    public var clientNoContextTakeover: Bool
+    package var clientNoContextTakeover: Bool
 
     /// The parameters as negotiated.
-    public init(serverNoContextTakeover: Bool = false, clientNoContextTakeover: Bool = false) {
+    package init(serverNoContextTakeover: Bool = false, clientNoContextTakeover: Bool = false) {
         self.serverNoContextTakeover = serverNoContextTakeover
         self.clientNoContextTakeover = clientNoContextTakeover
     }

@@ -3,11 +3,11 @@ import CZlib
 /// Inflates the raw DEFLATE stream of one direction of a `permessage-deflate` WebSocket (RFC 7692), for the
 /// record only: the relayed bytes stay compressed. One instance per direction, because with context takeover
 /// each message may refer back to the ones before it.
-public final class WebSocketInflater {
+package final class WebSocketInflater {
     /// Why inflating failed.
-    public struct Failure: Error, Sendable, Equatable {
+    package struct Failure: Error, Sendable, Equatable {
         /// zlib's words.
-        public let reason: String
+        package let reason: String
     }
 
     private let stream: UnsafeMutablePointer<z_stream>
@@ -15,7 +15,7 @@ public final class WebSocketInflater {
     private var ended = false
 
     /// A fresh inflater, or nil when zlib cannot allocate one.
-    public init?() {
+    package init?() {
         stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         // Window bits -15: raw DEFLATE (no zlib header), and the largest window, which also reads streams made
@@ -33,14 +33,14 @@ public final class WebSocketInflater {
 
     /// A message ended. The window is forgotten when the sender compresses every message on its own
     /// (`forgetWindow`, from `*_no_context_takeover`) or ended its DEFLATE stream with a final block.
-    public func messageEnded(forgetWindow: Bool) {
+    package func messageEnded(forgetWindow: Bool) {
         guard forgetWindow || ended else { return }
         inflateReset(stream)
         ended = false
     }
 
     /// Inflates `input`, handing the output to `sink` piece by piece.
-    public func inflate(_ input: UnsafeRawBufferPointer, into sink: (UnsafeRawBufferPointer) -> Void) throws(Failure) {
+    package func inflate(_ input: UnsafeRawBufferPointer, into sink: (UnsafeRawBufferPointer) -> Void) throws(Failure) {
         guard let base = input.baseAddress, !input.isEmpty, !ended else { return }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(input.count)

@@ -1,7 +1,7 @@
 /// Escaping for the XML and HTML the proxy writes (JUnit reports, configuration profiles, its own pages).
-public enum XMLText {
+package enum XMLText {
     /// Text safe inside XML (and HTML) text and attributes; characters XML 1.0 cannot carry become U+FFFD.
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var escaped = ""
         for scalar in text.unicodeScalars {
             switch scalar {

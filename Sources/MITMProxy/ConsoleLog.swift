@@ -2,7 +2,7 @@ import Foundation
 import MITMCore
 
 /// How much the console says.
-public enum ConsoleVerbosity: Int, Sendable, Comparable {
+@_spi(CommandLine) public enum ConsoleVerbosity: Int, Sendable, Comparable {
     /// Refusals, failed and inconclusive verdicts, trust probes and problems (no requests, no interceptions).
     case quiet
     /// A line per request and per tunnel or TLS outcome.
@@ -10,12 +10,13 @@ public enum ConsoleVerbosity: Int, Sendable, Comparable {
     /// Also every interception and timeout detail, and every WebSocket message.
     case verbose
 
+    /// Quieter first.
     public static func < (lhs: ConsoleVerbosity, rhs: ConsoleVerbosity) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// Turns proxy events into console lines: `12:03:04.123 #17 ...`, the local time and the connection id
 /// first, so parallel transfers can be matched to their verdicts.
-public struct ConsoleLog: Sendable {
+@_spi(CommandLine) public struct ConsoleLog: Sendable {
     /// The verbosity.
     public let verbosity: ConsoleVerbosity
 

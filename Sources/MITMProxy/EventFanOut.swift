@@ -9,10 +9,20 @@ import Synchronization
 /// recording queue, so a slow subscriber (a pipe nobody reads) never stalls a loop. The queue is bounded:
 /// past `capacity` undelivered events new ones are dropped and counted, never waited for.
 final class EventFanOut: Sendable {
-    private struct State {
-        var subscribers: [@Sendable (ProxyEvent) -> Void] = []
+    /// One subscriber: `finish` ends an event stream's iteration when the proxy stops.
+    private struct Subscriber {
+        let id: Int
+        let takesRequestEvents: Bool
+        let deliver: @Sendable (ProxyEvent) -> Void
+        let finish: (@Sendable () -> Void)?
         /// Told after each batch of events was delivered: writers hand what they gathered to the kernel then.
-        var batchEnds: [@Sendable () -> Void] = []
+        let endOfBatch: (@Sendable () -> Void)?
+    }
+
+    private struct State {
+        var subscribers: [Subscriber] = []
+        var nextID = 0
+        var finished = false
         var pending: [ProxyEvent] = []
         /// The last batch's storage, emptied, for `pending` to grow into next time.
         var spare: [ProxyEvent] = []
@@ -35,12 +45,46 @@ final class EventFanOut: Sendable {
     /// (those that arrived within one coalescing delay), and after the last before `flush()` returns.
     func subscribe(takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
                    _ subscriber: @escaping @Sendable (ProxyEvent) -> Void) {
-        state.withLock { state in
-            state.subscribers.append(subscriber)
-            if let endOfBatch { state.batchEnds.append(endOfBatch) }
-        }
-        if takesRequestEvents { requestSubscribers.add(1, ordering: .relaxed) }
+        _ = add(takesRequestEvents: takesRequestEvents, deliver: subscriber, finish: nil, endOfBatch: endOfBatch)
     }
+
+    /// Adds a subscriber that `unsubscribe(_:)` removes again and `finishAll()` ends; nil once `finishAll()` ran (the
+    /// proxy stopped: no event will come).
+    func add(takesRequestEvents: Bool, deliver: @escaping @Sendable (ProxyEvent) -> Void,
+             finish: (@Sendable () -> Void)?, endOfBatch: (@Sendable () -> Void)? = nil) -> Int? {
+        let id = state.withLock { state -> Int? in
+            guard !state.finished || finish == nil else { return nil }
+            state.nextID += 1
+            state.subscribers.append(Subscriber(id: state.nextID, takesRequestEvents: takesRequestEvents, deliver: deliver, finish: finish,
+                                                endOfBatch: endOfBatch))
+            return state.nextID
+        }
+        if id != nil, takesRequestEvents { requestSubscribers.add(1, ordering: .relaxed) }
+        return id
+    }
+
+    /// Removes the subscriber `add` numbered `id` (nothing when it is gone already).
+    func unsubscribe(_ id: Int) {
+        let removed = state.withLock { state -> Subscriber? in
+            guard let index = state.subscribers.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.subscribers.remove(at: index)
+        }
+        if removed?.takesRequestEvents == true { requestSubscribers.subtract(1, ordering: .relaxed) }
+    }
+
+    /// Ends every subscriber that can end (the event streams), after the events emitted so far reached them; later
+    /// streams end at once.
+    func finishAll() {
+        flush()
+        let finishing = state.withLock { state in
+            state.finished = true
+            return state.subscribers.compactMap(\.finish)
+        }
+        for finish in finishing { finish() }
+    }
+
+    /// Counts an event a subscriber could not take (an event stream whose buffer is full).
+    func countDropped() { state.withLock { $0.dropped += 1 } }
 
     /// Whether a subscriber reads `.request` events.
     private var wantsRequestEvents: Bool { requestSubscribers.load(ordering: .relaxed) > 0 }
@@ -96,7 +140,7 @@ final class EventFanOut: Sendable {
                 state.pending = state.spare
                 state.spare = []
                 if batch.isEmpty { state.draining = false }
-                return (batch, state.subscribers, state.batchEnds)
+                return (batch, state.subscribers.map(\.deliver), state.subscribers.compactMap(\.endOfBatch))
             }
             guard !taken.isEmpty else { return }
             // Bound once per event: a subscript per subscriber call would copy the event for each (measured).

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Writes events as JSON Lines to a file or stdout, from any thread: lines are gathered while the recording queue
 /// delivers a batch of events and written with one `write(2)` when it ends (`flush()`), or every 64 KiB.
-public final class EventLogWriter: Sendable {
+@_spi(CommandLine) public final class EventLogWriter: Sendable {
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let path: String
@@ -22,7 +22,7 @@ public final class EventLogWriter: Sendable {
         }
         let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
-            throw ProxyStartError("--events \(path): cannot open for writing: \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(flag: "--events", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
         }
         descriptor = opened
         ownsDescriptor = true

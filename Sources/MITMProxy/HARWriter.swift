@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// A WebSocket's handshake entry waits until the WebSocket ends, collecting its messages for
 /// `_webSocketMessages` (within `HARWebSocketLimits`); `finish()` writes the ones still open.
-public final class HARWriter: Sendable {
+@_spi(CommandLine) public final class HARWriter: Sendable {
     /// A WebSocket's handshake waiting for its messages.
     private struct OpenWebSocket {
         var record: ExchangeRecord
@@ -42,13 +42,13 @@ public final class HARWriter: Sendable {
         self.onError = onError
         let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
-            throw ProxyStartError("--har \(path): cannot open for writing: \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(flag: "--har", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
         }
         descriptor = opened
         let header = #"{"log":{"version":"1.2","creator":{"name":"mitm-proxy","version":"\#(LibraryVersions.mitmProxy)"},"pages":[],"entries":["# + "\n"
         if let failure = FileOutput.write(Array(header.utf8), to: opened) {
             close(opened)
-            throw ProxyStartError("--har \(path): cannot write: \(failure)")
+            throw ProxyStartError.outputFile(flag: "--har", path: path, problem: "cannot write: \(failure)")
         }
     }
 

@@ -6,7 +6,7 @@ import MITMTLS
 public struct ProxyConfiguration: Sendable {
     /// Address to listen on (`127.0.0.1` unless told otherwise).
     public var host = "127.0.0.1"
-    /// Port to listen on; 0 picks a free port (read it back from `MITMProxy.port`).
+    /// Port to listen on; 0 picks a free port (read it back from `ProxyServer.port`).
     public var port = 8888
     /// The CA directory (created on first start).
     public var caDirectory = CertificateAuthorityFiles.defaultDirectory
@@ -21,10 +21,10 @@ public struct ProxyConfiguration: Sendable {
     /// Seconds a connection may stay silent in both directions before it is closed.
     public var idleTimeout: Double = 60
     /// How long an idle upstream connection stays pooled for the next client of its origin (at most `idleTimeout`).
-    public var upstreamPoolIdle: Double = 15
+    @_spi(Testing) public var upstreamPoolIdle: Double = 15
     /// Seconds an intercepted HTTP/1 client may sit between requests before its upstream connection goes back to
     /// the pool (taken again, or reopened, for its next request); 0 parks it as soon as each response ends.
-    public var upstreamParkDelay: Double = 0.5
+    @_spi(Testing) public var upstreamParkDelay: Double = 0.5
     /// Origins the proxy stands in front of as a TLS server, each on a local port of its own (`--reverse`).
     public var reverseTargets: [ReverseTarget] = []
     /// Seconds after a completed handshake within which a client that sends nothing and closes counts

@@ -48,27 +48,27 @@ final class ProxyContext: Sendable {
             forger = try LeafForger(authority: authority)
             serverTLS = try ServerTLSContext()
         } catch {
-            throw ProxyStartError("cannot set up TLS: \(error)")
+            throw ProxyStartError.tlsSetup(reason: "\(error)")
         }
         do {
             profiles = try CertificateProfileForger(trusted: forger, keyFiles: configuration.tunnelPolicy.keyFiles)
         } catch {
-            throw ProxyStartError(error.description)
+            throw ProxyStartError.certificateProfiles(reason: error.description)
         }
         for file in configuration.upstreamCAFiles {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ProxyStartError.upstreamCAFile(path: file, reason: "cannot read it (missing or unreadable)")
+            }
             do {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    throw ProxyStartError("cannot read it (missing or unreadable)")
-                }
                 _ = try X509Certificate.certificates(inFileBytes: [UInt8](data))
             } catch {
-                throw ProxyStartError("--upstream-ca \(file): \(error)")
+                throw ProxyStartError.upstreamCAFile(path: file, reason: "\(error)")
             }
         }
         do {
             upstreamTLS = try ClientTLSContext(verify: !configuration.upstreamInsecure, extraCAFiles: configuration.upstreamCAFiles)
         } catch {
-            throw ProxyStartError("cannot load upstream CA files: \(error)")
+            throw ProxyStartError.upstreamCAFiles(reason: "\(error)")
         }
         resolver = NameResolver(overrides: configuration.resolveOverrides)
         self.loops = loops ?? EventLoopGroup(count: configuration.loopCount)
@@ -89,12 +89,4 @@ final class ProxyContext: Sendable {
     func registry(for loop: EventLoop) -> ConnectionRegistry { registries[loop.index] }
 
     func pool(for loop: EventLoop) -> UpstreamPool { pools[loop.index] }
-}
-
-/// Why the proxy could not start, phrased for the user.
-public struct ProxyStartError: Error, CustomStringConvertible, Sendable {
-    /// The complete message.
-    public let message: String
-    init(_ message: String) { self.message = message }
-    public var description: String { message }
 }

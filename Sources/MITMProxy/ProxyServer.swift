@@ -5,13 +5,14 @@ import MITMIO
 import MITMTLS
 import Synchronization
 
-/// A running mitm-proxy instance, embeddable in tests: start it on port 0, read `port` and
-/// `caCertificatePath`, subscribe to events, stop it.
+/// A mitm-proxy instance in this process, for a test: create it (`forTesting` binds a free port on 127.0.0.1 with a
+/// fresh CA), `start()` it, run clients with `clientEnvironment`, wait for their verdicts (`waitForVerdict`,
+/// `settleVerdicts`), check expectations (`evaluate`), `stop()` it. Every member may be used from any thread or task.
 public final class ProxyServer: Sendable {
-    /// The configuration it was started with.
+    /// The configuration it was created with.
     public let configuration: ProxyConfiguration
-    /// The proxy's CA.
-    public let authority: CertificateAuthority
+    /// The proxy's CA (loaded from, or created in, `configuration.caDirectory`).
+    @_spi(CommandLine) public let authority: CertificateAuthority
     private let context: ProxyContext
     private let findingsBook: FindingsBook
     private let listener: Listener
@@ -20,26 +21,47 @@ public final class ProxyServer: Sendable {
     private let reverseListeners: [(target: ReverseTarget, listener: Listener)]
     private let directoryLock: CADirectoryLock
     private let trustBundle = Mutex<String?>(nil)
+    /// The temporary CA directory `forTesting` made, removed when the proxy stops (or is released unstopped).
+    private let temporaryCADirectory: String?
 
-    /// A proxy for a test: port 0, a fresh temporary CA directory, 127.0.0.1. Call `start()`.
+    /// A proxy for a test, not started yet: 127.0.0.1, a free port (read `port`), a fresh CA in a new temporary
+    /// directory that `stop()` removes. `configure` adjusts the configuration before the proxy is made (for a local
+    /// origin: `upstreamCAFiles`, `resolveOverrides`); a `caDirectory` it sets is used instead of the temporary one
+    /// and kept. Binds the port and creates the CA before it returns (a few milliseconds).
+    /// - Throws: `ProxyStartError` when the configuration is invalid, the CA cannot be made, or a port cannot be bound.
     public static func forTesting(configure: (inout ProxyConfiguration) -> Void = { _ in }) throws(ProxyStartError) -> ProxyServer {
         var configuration = ProxyConfiguration()
         configuration.port = 0
-        configuration.caDirectory = FileManager.default.temporaryDirectory.path + "/mitm-proxy-ca-" + UUID().uuidString
+        let temporary = FileManager.default.temporaryDirectory.path + "/mitm-proxy-ca-" + UUID().uuidString
+        configuration.caDirectory = temporary
         configure(&configuration)
-        return try ProxyServer(configuration: configuration)
+        guard configuration.caDirectory == temporary else { return try ProxyServer(configuration: configuration) }
+        do {
+            return try ProxyServer(configuration: configuration, temporaryCADirectory: temporary)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
     }
 
-    /// Loads (or creates) the CA and binds the listening socket; call `start()` to accept connections.
-    public init(configuration: ProxyConfiguration) throws(ProxyStartError) {
+    /// A proxy with `configuration`, not started yet: loads the CA from `configuration.caDirectory` (creating it on
+    /// first use) and binds the listening sockets; `start()` then accepts connections.
+    /// - Throws: `ProxyStartError` when the configuration is invalid, the CA cannot be read or made, another proxy
+    ///   uses the CA directory, or a port cannot be bound.
+    public convenience init(configuration: ProxyConfiguration) throws(ProxyStartError) {
+        try self.init(configuration: configuration, temporaryCADirectory: nil)
+    }
+
+    private init(configuration: ProxyConfiguration, temporaryCADirectory: String?) throws(ProxyStartError) {
         signal(SIGPIPE, SIG_IGN)
-        if let problem = configuration.timeoutProblem { throw ProxyStartError(problem) }
+        if let problem = configuration.timeoutProblem { throw ProxyStartError.invalidConfiguration(problem: problem) }
         self.configuration = configuration
+        self.temporaryCADirectory = temporaryCADirectory
         do {
             authority = try CertificateAuthority.loadOrCreate(directory: configuration.caDirectory)
             directoryLock = try CADirectoryLock.inUse(directory: configuration.caDirectory)
         } catch {
-            throw ProxyStartError(error.message)
+            throw ProxyStartError.certificateAuthority(directory: configuration.caDirectory, reason: error.message)
         }
         let context = try ProxyContext(configuration: configuration, authority: authority, events: EventFanOut())
         self.context = context
@@ -76,7 +98,7 @@ public final class ProxyServer: Sendable {
                 ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop).start()
             }
         } catch {
-            throw ProxyStartError(error.message)
+            throw ProxyStartError.listen(reason: error.message)
         }
         context.ownListener.set(host: listener.address.host, port: listener.address.port)
         webListener = try Self.webListener(context: context)
@@ -107,7 +129,7 @@ public final class ProxyServer: Sendable {
                 ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, webUIOnly: true).start()
             }
         } catch {
-            throw ProxyStartError("web UI: \(error.message)")
+            throw ProxyStartError.webUIListen(reason: error.message)
         }
     }
 
@@ -120,18 +142,67 @@ public final class ProxyServer: Sendable {
                 ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, reverseTarget: target).start()
             }
         } catch {
-            throw ProxyStartError("--reverse \(target.url): \(error.message)")
+            throw ProxyStartError.reverseListen(url: target.url, reason: error.message)
         }
     }
 
-    /// Starts accepting connections.
+    /// Starts accepting connections (on `port`, the web UI's port and the reverse-proxy ports); returns at once.
     public func start() {
         listener.start()
         webListener?.start()
         for (_, reverse) in reverseListeners { reverse.start() }
     }
 
-    /// Each `--reverse` origin and the local port in front of it.
+    /// Stops accepting, closes every connection and ends every `events` iteration (after the events so far); open
+    /// verdicts become `inconclusive`, and connections still waiting for a sibling (see `SpareConnectionJudge`) keep
+    /// their refusal. A CA directory `forTesting` made is removed. Waits only for the proxy's own threads to close
+    /// their connections (milliseconds). The verdicts, ledger and findings stay readable; calling it again does nothing
+    /// more.
+    public func stop() {
+        context.rules.stop()
+        listener.close()
+        webListener?.close()
+        for (_, reverse) in reverseListeners { reverse.close() }
+        for loop in context.loops.loops {
+            loop.sync {
+                context.registry(for: loop).closeAll()
+                context.pool(for: loop).closeAll()
+            }
+        }
+        context.spares.flush()
+        context.events.finishAll()
+        removeTemporaryCADirectory()
+    }
+
+    deinit {
+        removeTemporaryCADirectory()
+    }
+
+    private func removeTemporaryCADirectory() {
+        guard let temporaryCADirectory else { return }
+        try? FileManager.default.removeItem(atPath: temporaryCADirectory)
+    }
+
+    // MARK: Addresses
+
+    /// The port the proxy listens on (the one picked when the configuration asked for port 0).
+    public var port: Int { listener.address.port }
+
+    /// `host:port` the proxy listens on.
+    public var listenAddress: String { listener.address.description }
+
+    /// Path of the CA certificate (PEM) clients must trust.
+    public var caCertificatePath: String { authority.files.certificatePEM }
+
+    /// What a client run through this proxy on this machine needs in its environment: the proxy URL and the CA
+    /// variables, the values the `mitm-proxy` CLI gives a client command. Start a client with
+    /// `clientEnvironment.applied(to: ProcessInfo.processInfo.environment)`.
+    public var clientEnvironment: ClientEnvironment {
+        ClientEnvironment(proxyHost: Self.hostForLocalClients(listener.address.host), proxyPort: port,
+                          caCertificatePath: caCertificatePath, trustBundlePath: trustBundlePath, credentials: configuration.proxyCredentials)
+    }
+
+    /// Each reverse-proxied origin (`configuration.reverseTargets`) and the local port in front of it.
     public var reversePorts: [(target: ReverseTarget, port: Int)] { reverseListeners.map { ($0.target, $0.listener.address.port) } }
 
     /// Where a browser on this machine opens the web UI (`http://127.0.0.1:8888/`), or nil when it is off.
@@ -142,30 +213,13 @@ public final class ProxyServer: Sendable {
         return "http://\(host.contains(":") ? "[\(host)]" : host):\(address.port)/"
     }
 
-    /// What a client run through this proxy on this machine needs in its environment: the proxy URL and the CA
-    /// variables, the values the `mitm-proxy` CLI gives a client command. Start a client with
-    /// `clientEnvironment.applied(to: ProcessInfo.processInfo.environment)`.
-    public var clientEnvironment: ClientEnvironment {
-        ClientEnvironment(proxyHost: Self.hostForLocalClients(listener.address.host), proxyPort: port,
-                          caCertificatePath: caCertificatePath, trustBundlePath: trustBundlePath, credentials: configuration.proxyCredentials)
-    }
+    /// The web UI's own port, when `configuration.webUI.port` gave it one (nil: it shares `port`, or it is off).
+    public var webUIPort: Int? { webListener?.address.port }
 
     /// The address a client on this machine connects to for a listener on `host`: loopback for a wildcard listener.
     private static func hostForLocalClients(_ host: String) -> String {
         LocalAddresses.isUnspecified(host) ? (host.contains(":") ? "::1" : "127.0.0.1") : host
     }
-
-    /// The web UI's own port, when it has one.
-    public var webUIPort: Int? { webListener?.address.port }
-
-    /// The port the proxy listens on.
-    public var port: Int { listener.address.port }
-
-    /// `host:port` the proxy listens on.
-    public var listenAddress: String { listener.address.description }
-
-    /// Path of the CA certificate (PEM) clients must trust.
-    public var caCertificatePath: String { authority.files.certificatePEM }
 
     /// The system's trusted roots plus the proxy CA, written beside the CA once, when a client environment first asks.
     private var trustBundlePath: String {
@@ -177,45 +231,18 @@ public final class ProxyServer: Sendable {
         }
     }
 
-    /// How many leaf certificates were signed so far (one per new name set).
-    public var forgedCertificateCount: Int { context.forger.forgedCount }
+    // MARK: Events
 
-    /// Calls `handler` for every event, in order, on the proxy's recording queue (never on a loop: a slow
-    /// handler delays only the recording, and past a bound events are dropped and counted).
-    /// `takesRequestEvents: false` when `handler` ignores `.request` events: when no subscriber reads them, they are not
-    /// built. `endOfBatch` is called on the same queue after each batch of events (those of a few milliseconds), so a
-    /// writer can gather a batch's records and write them at once.
-    public func subscribe(takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
-                          _ handler: @escaping @Sendable (ProxyEvent) -> Void) {
-        context.events.subscribe(takesRequestEvents: takesRequestEvents, endOfBatch: endOfBatch, handler)
-    }
+    /// The proxy's events as they happen (connections, verdicts, exchanges, findings, ...): `for await event in
+    /// proxy.events`. Each iteration sees the events from its start on, and ends when the proxy stops or its task is
+    /// cancelled.
+    public var events: ProxyEvents { ProxyEvents(fanOut: context.events, bufferLimit: context.events.capacity) }
 
-    /// Blocks until every event emitted so far has reached the subscribers.
-    public func flushEvents() { context.events.flush() }
-
-    /// Blocks until every loop has finished what it is doing now. A client can receive a response's last bytes
-    /// while the loop that sent them is still recording the exchange: settle, then `flushEvents()`, to read it.
-    /// Not from a loop.
-    public func settleLoops() {
-        for loop in context.loops.loops where !loop.isCurrent { loop.sync {} }
-    }
-
-    /// Events dropped because the subscribers fell too far behind (a stalled `--events -` reader).
+    /// Events dropped so far because a reader fell too far behind (an `events` iteration that stopped reading, a
+    /// stalled `--events -` pipe).
     public var droppedEventCount: Int { context.events.droppedCount }
 
-    /// Connections currently open (client connections, including those being set up).
-    public var openConnectionCount: Int {
-        context.loops.loops.reduce(0) { total, loop in
-            total + loop.sync { context.registry(for: loop).count }
-        }
-    }
-
-    /// Idle upstream connections closed so far because no client took them within the pool's idle time.
-    public var expiredUpstreamCount: Int {
-        context.loops.loops.reduce(0) { total, loop in
-            total + loop.sync { context.pool(for: loop).expiredCount }
-        }
-    }
+    // MARK: Verdicts
 
     /// The most recent intercepted connections' verdicts (at most `configuration.connectionDetailLimit`),
     /// in the order they were decided.
@@ -232,49 +259,81 @@ public final class ProxyServer: Sendable {
         context.verdicts.ledger.hostVerdicts(named: host.lowercased()).first
     }
 
-    /// Waits until at least one connection to `host` has a verdict; nil after `timeout`.
+    /// Suspends until at least one connection to `host` has a verdict and returns the host's verdict so far (its first
+    /// port); nil when `timeout` passes first. A refusal is decided when the client hangs up or the silence window
+    /// (`configuration.silenceWindow`) ends, so allow more than that.
     public func waitForVerdict(host: String, timeout: Duration = .seconds(10)) async -> HostVerdict? {
         await context.verdicts.waitForVerdict(host: host, timeout: timeout)
     }
 
-    /// How often each QA rule acted so far, in the order they first did.
-    public var ruleTallies: [RuleTally] { context.rules.tallied }
-
-    /// Fallbacks after refusals and pin-failure reports seen so far (each also sent to subscribers as `.finding`).
-    public var findings: RunFindings { findingsBook.findings }
-
     /// Intercepted connections whose verdict is still open (handshaking, or inside the silence window).
     public var undecidedConnectionCount: Int { context.verdicts.pendingCount }
 
-    /// Waits (blocking) until no verdict is open, at most `timeout` seconds (default: twice the silence window,
-    /// as a spare connection may wait one more window for its sibling, plus a margin). Returns whether everything settled.
+    /// Suspends until no connection's verdict is open (true), or `timeout` passes (false). The default timeout is
+    /// twice the silence window plus a second: a spare connection may wait one more window for its sibling.
     @discardableResult
-    public func settleVerdicts(timeout: Double? = nil) -> Bool {
-        context.verdicts.settle(timeout: timeout ?? 2 * configuration.silenceWindow + 1)
+    public func settleVerdicts(timeout: Duration? = nil) async -> Bool {
+        await context.verdicts.settle(timeout: timeout ?? .seconds(2 * configuration.silenceWindow + 1))
     }
 
-    /// Checks expectations against the verdicts so far (a `refused:` one needs the same client to have
-    /// accepted the CA somewhere, unless `configuration.allowUnprovenRefusals`).
+    /// Checks expectations against the verdicts so far: one result per expectation, in order. A `refused:`
+    /// expectation also needs the same client to have accepted the CA on some host (proof that the refusal is the
+    /// pin's doing), unless `configuration.allowUnprovenRefusals`. Settle first (`waitForVerdict`, `settleVerdicts`).
     public func evaluate(_ expectations: [Expectation]) -> [ExpectationResult] {
         let ledger = self.ledger
         return ExpectationCheck(expectations, provenClients: ledger.provenClients, allowUnprovenRefusals: configuration.allowUnprovenRefusals,
                                 trustPerAddress: configuration.trustPerAddress, clientLabels: ledger.clientLabels).evaluate(ledger.hostVerdicts)
     }
 
-    /// Stops accepting and closes every connection; open verdicts become `inconclusive`, and connections still
-    /// waiting for a sibling (see `SpareConnectionJudge`) keep their refusal.
-    public func stop() {
-        context.rules.stop()
-        listener.close()
-        webListener?.close()
-        for (_, reverse) in reverseListeners { reverse.close() }
-        for loop in context.loops.loops {
-            loop.sync {
-                context.registry(for: loop).closeAll()
-                context.pool(for: loop).closeAll()
-            }
+    /// How often each traffic rule (`configuration.rules`, `rulesFile`) acted so far, in the order they first did.
+    public var ruleTallies: [RuleTally] { context.rules.tallied }
+
+    /// Fallbacks after refusals and pin-failure reports seen so far (each also an `.finding` event).
+    public var findings: RunFindings { findingsBook.findings }
+
+    // MARK: For the command line and the tests
+
+    /// Calls `handler` for every event, in order, on the proxy's recording queue (never on a loop: a slow
+    /// handler delays only the recording, and past a bound events are dropped and counted). It cannot be removed.
+    /// `takesRequestEvents: false` when `handler` ignores `.request` events: when no subscriber reads them, they are not
+    /// built. `endOfBatch` is called on the same queue after each batch of events (those of a few milliseconds), so a
+    /// writer can gather a batch's records and write them at once.
+    @_spi(CommandLine) @_spi(Testing)
+    public func subscribe(takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
+                          _ handler: @escaping @Sendable (ProxyEvent) -> Void) {
+        context.events.subscribe(takesRequestEvents: takesRequestEvents, endOfBatch: endOfBatch, handler)
+    }
+
+    /// Blocks until every event emitted so far has reached the subscribers.
+    @_spi(CommandLine) @_spi(Testing)
+    public func flushEvents() { context.events.flush() }
+
+    /// Blocks until every loop has finished what it is doing now. A client can receive a response's last bytes
+    /// while the loop that sent them is still recording the exchange: settle, then `flushEvents()`, to read it.
+    /// Not from a loop.
+    @_spi(Testing)
+    public func settleLoops() {
+        for loop in context.loops.loops where !loop.isCurrent { loop.sync {} }
+    }
+
+    /// How many leaf certificates were signed so far (one per new name set).
+    @_spi(Testing)
+    public var forgedCertificateCount: Int { context.forger.forgedCount }
+
+    /// Connections currently open (client connections, including those being set up); blocks while each loop counts.
+    @_spi(Testing)
+    public var openConnectionCount: Int {
+        context.loops.loops.reduce(0) { total, loop in
+            total + loop.sync { context.registry(for: loop).count }
         }
-        context.spares.flush()
-        context.events.flush()
+    }
+
+    /// Idle upstream connections closed so far because no client took them within the pool's idle time; blocks while
+    /// each loop counts.
+    @_spi(Testing)
+    public var expiredUpstreamCount: Int {
+        context.loops.loops.reduce(0) { total, loop in
+            total + loop.sync { context.pool(for: loop).expiredCount }
+        }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// builds against it, and runs the same without it (the banner then says how to get it).
 // @unchecked Sendable: the handle and the function pointers never change after loading, and libqrencode's encoder is
 // reentrant (it keeps no global state between calls).
-public final class QRCodeLibrary: @unchecked Sendable {
+@_spi(CommandLine) public final class QRCodeLibrary: @unchecked Sendable {
     private typealias EncodeString = @convention(c) (UnsafePointer<CChar>?, Int32, Int32, Int32, Int32) -> UnsafeMutableRawPointer?
     private typealias Free = @convention(c) (UnsafeMutableRawPointer?) -> Void
 

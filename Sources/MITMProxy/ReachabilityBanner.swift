@@ -3,7 +3,7 @@ import MITMIO
 
 /// What the start banner says about reaching the proxy: the addresses and port to type into a phone, the onboarding
 /// page, who may connect and whether credentials are needed.
-public struct ReachabilityBanner: Sendable {
+@_spi(CommandLine) public struct ReachabilityBanner: Sendable {
     /// The listen address, as configured (`0.0.0.0`, `::`, `192.168.1.23`, `127.0.0.1`).
     public let listenHost: String
     /// The bound port.

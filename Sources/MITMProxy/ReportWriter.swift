@@ -7,7 +7,7 @@ import Synchronization
 /// verdict) and writes the final version on exit. A rewrite costs what the ledger holds (per-host
 /// aggregates and a bounded window of connections), never the whole history, and rewrites are spaced so
 /// that they take at most about a tenth of one core however busy the proxy is.
-public final class ReportWriter: Sendable {
+@_spi(CommandLine) public final class ReportWriter: Sendable {
     private let path: String
     private let server: ProxyServer
     private let expectations: [Expectation]
@@ -28,13 +28,13 @@ public final class ReportWriter: Sendable {
         let shown = directory.isEmpty ? "." : directory
         var info = stat()
         guard stat(shown, &info) == 0 else {
-            throw ProxyStartError("--report \(path): cannot use the directory \(shown): \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(flag: "--report", path: path, problem: "cannot use the directory \(shown): \(String(cString: strerror(errno)))")
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw ProxyStartError("--report \(path): \(shown) is not a directory")
+            throw ProxyStartError.outputFile(flag: "--report", path: path, problem: "\(shown) is not a directory")
         }
         guard access(shown, W_OK) == 0 else {
-            throw ProxyStartError("--report \(path): cannot write in the directory \(shown): \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(flag: "--report", path: path, problem: "cannot write in the directory \(shown): \(String(cString: strerror(errno)))")
         }
     }
 

@@ -31,7 +31,7 @@ final class RuleStore: Sendable {
             do {
                 rules += try RulesFileReader.rules(at: file)
             } catch {
-                throw ProxyStartError("--rules \(error.message)")
+                throw ProxyStartError.rulesFile(reason: error.message)
             }
             stamp.withLock { $0 = FileStamp(path: file) }
         }

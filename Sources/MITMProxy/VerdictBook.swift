@@ -10,6 +10,8 @@ final class VerdictBook: Sendable {
         var ledger: VerdictLedger
         var pending = 0
         var waiters: [UUID: (host: String, continuation: CheckedContinuation<HostVerdict?, Never>)] = [:]
+        /// Tasks waiting for `pending` to reach zero.
+        var settleWaiters: [UUID: CheckedContinuation<Bool, Never>] = [:]
     }
 
     private let state: Mutex<State>
@@ -20,7 +22,15 @@ final class VerdictBook: Sendable {
 
     func connectionStarted() { state.withLock { $0.pending += 1 } }
 
-    func connectionDecided() { state.withLock { $0.pending -= 1 } }
+    func connectionDecided() {
+        let settled = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.pending -= 1
+            guard state.pending == 0, !state.settleWaiters.isEmpty else { return [] }
+            defer { state.settleWaiters = [:] }
+            return Array(state.settleWaiters.values)
+        }
+        for waiter in settled { waiter.resume(returning: true) }
+    }
 
     /// Connections whose verdict is not decided yet.
     var pendingCount: Int { state.withLock { $0.pending } }
@@ -91,13 +101,24 @@ final class VerdictBook: Sendable {
         }
     }
 
-    /// Blocks until no connection is undecided or `timeout` seconds pass; returns whether all settled.
-    func settle(timeout: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while pendingCount > 0 {
-            guard Date() < deadline else { return false }
-            usleep(10_000)
+    /// Waits until no connection is undecided (true) or `timeout` passes (false).
+    func settle(timeout: Duration) async -> Bool {
+        let key = UUID()
+        return await withCheckedContinuation { continuation in
+            let settled = state.withLock { state -> Bool in
+                guard state.pending > 0 else { return true }
+                state.settleWaiters[key] = continuation
+                return false
+            }
+            if settled {
+                continuation.resume(returning: true)
+                return
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                let expired = state.withLock { $0.settleWaiters.removeValue(forKey: key) }
+                expired?.resume(returning: false)
+            }
         }
-        return true
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(CommandLine) import MITMProxy
 import MITMTLS
 import Synchronization
 
@@ -65,7 +65,7 @@ struct AuditRunner {
             server.stop()
             return .failure(RoundFailure(message: "\(error)"))
         }
-        server.settleVerdicts()
+        _ = waitBlocking { await server.settleVerdicts() }
         server.stop()
         server.flushEvents()
         let ledger = server.ledger

@@ -1,5 +1,5 @@
 import MITMCore
-import MITMProxy
+@_spi(CommandLine) import MITMProxy
 
 /// The QR code of the onboarding URL in the start banner, drawn with libqrencode when it can be loaded.
 enum OnboardingQRCode {

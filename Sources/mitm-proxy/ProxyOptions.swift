@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(CommandLine) import MITMProxy
 import MITMTLS
 
 /// `--ca-dir`, shared by every command that touches the CA.

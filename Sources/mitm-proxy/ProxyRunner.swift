@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import MITMCore
 import MITMIO
-import MITMProxy
+@_spi(CommandLine) import MITMProxy
 
 /// Runs the proxy in the foreground: until SIGINT/SIGTERM, or until a client command ends. Returns the
 /// exit status (`ExitStatus`).
@@ -101,7 +101,7 @@ struct ProxyRunner {
                 server.stop()
                 return ExitStatus.usageOrSetup
             }
-            server.settleVerdicts()
+            _ = waitBlocking { await server.settleVerdicts() }
         }
         server.stop()
         if server.droppedEventCount > 0 {

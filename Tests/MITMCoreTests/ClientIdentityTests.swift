@@ -97,7 +97,7 @@ import Testing
         var ledger = VerdictLedger(detailLimit: 10)
         ledger.record(connection(1, "open.test", .inconclusive, .idle, curl), replacing: nil)
         ledger.record(connection(1, "open.test", .intercepted, .applicationData, curl), replacing: Verdict(kind: .inconclusive, reason: .idle))
-        #expect(ledger.hostVerdicts.first?.byClient == [HostClientTally(client: "curl (pid 812)", key: curl.key, counts: ["intercepted": 1])])
+        #expect(ledger.hostVerdicts.first?.byClient == [HostClientTally(client: "curl (pid 812)", key: curl.key, counts: [.intercepted: 1])])
     }
 
     @Test func severalProcessesOfOneClientAreListed() {

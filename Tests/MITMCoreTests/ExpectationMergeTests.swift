@@ -6,7 +6,7 @@ import Testing
     private let plist = ExpectationSource(file: "Info.plist", domain: "example.org")
 
     private func host(_ name: String, _ verdict: HostVerdictKind) -> HostVerdict {
-        HostVerdict(host: name, port: 443, verdict: verdict, attempts: 1, counts: [verdict.rawValue: 1], how: [],
+        HostVerdict(host: name, port: 443, verdict: verdict, attempts: 1, counts: VerdictKind(rawValue: verdict.rawValue).map { [$0: 1] } ?? [:], how: [],
                     refusedBy: verdict == .refused ? ["127.0.0.1"] : [])
     }
 

@@ -14,7 +14,7 @@ import Testing
             let result = try await Curl.run(through: harness, ["-o", "/dev/null", "-w", "%{http_code}", "https://untrusted.test:\(origin.port)/hello"])
             #expect(result.stdoutText == "502", "\(result)")
         }
-        #expect(harness.server.settleVerdicts(timeout: 10))
+        #expect(await harness.server.settleVerdicts(timeout: .seconds(10)))
         #expect(await Poll.until { harness.server.hostVerdicts.first?.upstream?.answeredWith502 == 2 })
         let table = VerdictText.table(harness.server.hostVerdicts, expectations: [])
         #expect(table.contains("untrusted.test  intercepted   2 intercepted; every request answered 502: its certificate is not trusted"), "\(table)")
@@ -30,11 +30,11 @@ import Testing
         let url = "https://mix.origin.test:\(first.port)/hello"
         let pin = try pinOfOrigin(pki)
         for _ in 0..<2 { _ = try await Curl.run(through: harness, ["--pinnedpubkey", "sha256//\(pin)", url]) }
-        #expect(harness.server.settleVerdicts(timeout: 10), "refusals ruled before anything is intercepted")
+        #expect(await harness.server.settleVerdicts(timeout: .seconds(10)), "refusals ruled before anything is intercepted")
         _ = try await Curl.run(through: harness, trustingProxyCA: false, ["--cacert", pki.root, url])
         for _ in 0..<3 { #expect(try await Curl.run(through: harness, [url]).succeeded) }
         #expect(try await Curl.run(through: harness, trustingProxyCA: false, ["--cacert", pki.root, "https://mix.origin.test:\(second.port)/hello"]).status == 60)
-        #expect(harness.server.settleVerdicts(timeout: 10))
+        #expect(await harness.server.settleVerdicts(timeout: .seconds(10)))
         let table = VerdictText.table(harness.server.hostVerdicts, expectations: [])
         let firstRow = "mix.origin.test:\(first.port)"
         #expect(table.contains("\(firstRow)  intercepted   3 refused (closed-after-handshake 2, alert unknown_ca 1), 3 intercepted"), "\(table)")
@@ -76,7 +76,7 @@ import Testing
         """
         let result = try await PythonClient.run(python, [harness.caCertificate])
         #expect(result.succeeded, "\(result)")
-        #expect(harness.server.settleVerdicts(timeout: 10))
+        #expect(await harness.server.settleVerdicts(timeout: .seconds(10)))
         let report = VerdictReport(final: true, listen: "-", caCertificate: "-", silenceWindowSeconds: 3, ledger: harness.server.ledger,
                                    expectations: [])
         #expect(report.connections.count == 20)

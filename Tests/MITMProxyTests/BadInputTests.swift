@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// Malformed input gets a status with the reason, or a logged close, never a crash: bad request lines and

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// Many clients at once: every one gets its own correct bytes over keep-alive, every exchange is logged,

@@ -1,5 +1,5 @@
 import Foundation
-import MITMProxy
+@_spi(CommandLine) import MITMProxy
 import Testing
 
 /// Issue 34, item 6: a HAR whose run dropped events says so in the file, not only on the console.

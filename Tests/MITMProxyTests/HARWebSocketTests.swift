@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(CommandLine) import MITMProxy
 import Testing
 
 /// How the HAR writer holds a WebSocket's handshake entry until the WebSocket ends, and what it keeps of it.

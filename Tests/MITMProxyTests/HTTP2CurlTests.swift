@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(CommandLine) @_spi(Testing) import MITMProxy
 import MITMTLS
 import Testing
 

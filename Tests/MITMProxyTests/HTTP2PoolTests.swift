@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// Upstream HTTP/2 connections are pooled per loop: later client connections to the same origin, asking the

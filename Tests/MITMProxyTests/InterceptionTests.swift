@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// CONNECT tunnels carrying TLS are intercepted: real clients that trust the proxy CA accept the forged

@@ -69,7 +69,7 @@ import Testing
         #expect(report.final && report.result == "pass")
         let host = report.hosts.first { $0.host == "localhost" }
         // Ten keep-alive connections for the finished exchanges, fifty for those in flight: all intercepted.
-        #expect(host?.counts["intercepted"] == 60, "\(String(describing: host))")
+        #expect(host?.counts[.intercepted] == 60, "\(String(describing: host))")
 
         let lines = try String(contentsOfFile: base + "-events.jsonl", encoding: .utf8).split(separator: "\n").map { JSON(parsing: String($0)) }
         #expect(lines.allSatisfy { !$0.isNull }, "every line of the events file is JSON")

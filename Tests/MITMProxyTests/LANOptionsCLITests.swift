@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(CommandLine) import MITMProxy
 import Testing
 
 /// The LAN flags on the built binary: bad `--proxy-auth` values are errors that never echo the password, the banner names

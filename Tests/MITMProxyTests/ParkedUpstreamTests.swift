@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// An intercepted HTTP/1 client between requests does not hold an upstream connection: it goes back to the pool and

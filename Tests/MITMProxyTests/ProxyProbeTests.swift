@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// Connections about the proxy itself stay out of the verdicts (issue 10, observations 4 and 7).
@@ -44,7 +44,7 @@ import Testing
         let originPin = try #require(direct.stdoutText.split(separator: "\n").first { $0.contains("SPKI-SHA256-BASE64") })
         #expect(pins.stdoutText.contains(originPin), "the server's own pin: \(pins)")
         #expect(!pins.stdoutText.contains("mitm-proxy CA") && !pins.stdoutText.contains("FORGED"), "\(pins)")
-        #expect(harness.server.settleVerdicts(timeout: 10))
+        #expect(await harness.server.settleVerdicts(timeout: .seconds(10)))
         #expect(harness.server.hostVerdicts.isEmpty, "\(harness.server.hostVerdicts)")
         harness.server.flushEvents()
         #expect(probes(harness.events).isEmpty)

@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// A CONNECT tunnel whose first bytes are not a TLS ClientHello is relayed untouched, both ways, until both

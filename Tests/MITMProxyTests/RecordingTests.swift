@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MITMCore
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// Recording runs off the loops: a subscriber that stops reading (`--events -` into a pipe nobody reads)

@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(CommandLine) import MITMProxy
 import Testing
 
 /// `--report`: the final report written on exit stays the file's last word.

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// Hundreds of aborted connections (closed at once, half a request, CONNECT then close, half a ClientHello,

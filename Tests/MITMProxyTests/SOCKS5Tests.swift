@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// SOCKS5 on the proxy's own port, driven by curl: by host name (`socks5h`) and by address (`socks5`), with and

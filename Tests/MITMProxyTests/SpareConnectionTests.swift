@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(CommandLine) @_spi(Testing) import MITMProxy
 import Testing
 
 /// A browser's spare connection is not a refusal (issue 10, observation 10): two real python connections
@@ -31,7 +31,7 @@ import Testing
         """
         let result = try await PythonClient.run(python, [harness.caCertificate])
         #expect(result.stdoutText.contains("200 hello from origin"), "\(result)")
-        #expect(harness.server.settleVerdicts(timeout: 10))
+        #expect(await harness.server.settleVerdicts(timeout: .seconds(10)))
         harness.server.flushEvents()
         await origin.stop()
         return (harness, harness.events)
@@ -69,7 +69,7 @@ import Testing
         """
         let result = try await PythonClient.run(python, [harness.caCertificate])
         #expect(result.succeeded, "\(result)")
-        #expect(harness.server.settleVerdicts(timeout: 10))
+        #expect(await harness.server.settleVerdicts(timeout: .seconds(10)))
         #expect(harness.server.connectionVerdicts.map(\.verdict.kind) == [.refused])
         await origin.stop()
     }

@@ -1,7 +1,7 @@
 import Foundation
 import MITMCore
 import MITMIO
-import MITMProxy
+@_spi(CommandLine) import MITMProxy
 import Testing
 
 /// The start banner's part about reaching the proxy: every LAN address with the port to type into a phone, the onboarding

@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+@_spi(Testing) import MITMProxy
 import Testing
 
 /// Idle upstream connections are reused by the next client of the same origin.

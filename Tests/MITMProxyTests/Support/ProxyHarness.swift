@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@_spi(Testing) import MITMProxy
 
 /// An in-process proxy for one test: port 0 on 127.0.0.1, a fresh CA in a temporary directory, the test
 /// PKI's root trusted for upstreams, every event recorded. Call `stop()` at the end of the test.
