@@ -47,15 +47,15 @@ public enum RuleFile {
         var mistakes: [String] = []
         for (index, item) in list.enumerated() {
             let line = index < ruleLines.count ? " (line \(ruleLines[index]))" : ""
-            let place = "\(fileName) rule \(index + 1)\(line)"
+            let place = "\(fileName) rule \(index + 1)"
             guard case .map(let entries) = item else {
-                mistakes.append("\(place): a rule is a mapping of keys, not \(item.kindName)")
+                mistakes.append("\(place): a rule is a mapping of keys, not \(item.kindName)\(line)")
                 continue
             }
             do {
                 if let rule = try rule(entries, place: place, baseDirectory: baseDirectory) { rules.append(rule) }
             } catch {
-                mistakes.append(error.message)
+                mistakes.append(error.message + line)
             }
         }
         guard mistakes.isEmpty else {
