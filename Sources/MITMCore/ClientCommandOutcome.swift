@@ -6,12 +6,15 @@ public struct ClientCommandOutcome: Sendable, Equatable, Codable {
     public var exitStatus: Int32?
     /// The signal that ended it, if one did.
     public var signal: Int32?
+    /// How long it ran (absent in reports of earlier versions).
+    public var seconds: Double?
 
     /// Creates an outcome.
-    public init(command: String, exitStatus: Int32?, signal: Int32?) {
+    public init(command: String, exitStatus: Int32?, signal: Int32?, seconds: Double? = nil) {
         self.command = command
         self.exitStatus = exitStatus
         self.signal = signal
+        self.seconds = seconds
     }
 
     /// Whether it exited with status 0.

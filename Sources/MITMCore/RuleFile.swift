@@ -17,8 +17,11 @@ package enum RuleFile {
     static let ruleKeys = ["name", "match", "method", "methods", "enabled", "mapLocal", "mapRemote", "respond", "requestHeaders",
                            "responseHeaders", "status", "bodyFile", "delay", "fault", "throttle"]
 
-    /// The enabled rules of `tree`, read from the file `fileName` in `baseDirectory`.
-    package static func rules(from tree: RuleFileValue, fileName: String, baseDirectory: String) throws(RuleError) -> [TrafficRule] {
+    /// The enabled rules of `tree`, read from the file `fileName` in `baseDirectory`. Every rule is read, so a file with
+    /// several mistakes is refused with all of them, each named by its rule and (from `ruleLines`, the line each rule
+    /// starts on, when the reader knows it) its line.
+    package static func rules(from tree: RuleFileValue, fileName: String, baseDirectory: String,
+                             ruleLines: [Int] = []) throws(RuleError) -> [TrafficRule] {
         let list: [RuleFileValue]
         switch tree {
         case .list(let items):
@@ -41,10 +44,23 @@ package enum RuleFile {
             throw RuleError("\(fileName): expected \"rules:\" and a list of rules, not \(tree.kindName)")
         }
         var rules: [TrafficRule] = []
+        var mistakes: [String] = []
         for (index, item) in list.enumerated() {
+            let line = index < ruleLines.count ? " (line \(ruleLines[index]))" : ""
             let place = "\(fileName) rule \(index + 1)"
-            guard case .map(let entries) = item else { throw RuleError("\(place): a rule is a mapping of keys, not \(item.kindName)") }
-            if let rule = try rule(entries, place: place, baseDirectory: baseDirectory) { rules.append(rule) }
+            guard case .map(let entries) = item else {
+                mistakes.append("\(place): a rule is a mapping of keys, not \(item.kindName)\(line)")
+                continue
+            }
+            do {
+                if let rule = try rule(entries, place: place, baseDirectory: baseDirectory) { rules.append(rule) }
+            } catch {
+                mistakes.append(error.message + line)
+            }
+        }
+        guard mistakes.isEmpty else {
+            throw RuleError(mistakes.count == 1 ? mistakes[0]
+                : "\(fileName) has \(mistakes.count) mistakes:\n  " + mistakes.joined(separator: "\n  "))
         }
         return rules
     }

@@ -162,15 +162,9 @@ extension HTTP2Relay {
             if fault.isReset { resetClient(clientID, .internalError) } else { finish("closed by rule after the response head") }
             return
         }
-        if let file = answer.file, hasFile {
-            switch LocalFileSender.open(file.path, offset: file.offset, length: file.length) {
-            case .success(let sender):
-                ruled.files[clientID] = sender
-                feedFile(clientID)
-            case .failure(let reason):
-                streams[clientID]?.fail(reason.description)
-                resetClient(clientID, .internalError)
-            }
+        if let sender = answer.file, hasFile {
+            ruled.files[clientID] = sender
+            feedFile(clientID)
         }
     }
 

@@ -243,20 +243,11 @@ extension HTTPRelay {
             exchange.record.responseBodyBytes = local.body.count
             exchange.record.responseBody.append(local.body)
         }
-        if let file = answer.file, !isHead {
-            switch LocalFileSender.open(file.path, offset: file.offset, length: file.length) {
-            case .success(let sender):
-                rules.sender = sender
-                sender.exchange = exchange
-                pumpFileAnswer()
-                return false
-            case .failure(let reason):
-                exchange.record.failure = reason.description
-                exchange.record.finished = Date()
-                context.events.emit(.exchange(exchange.record))
-                close(reason: "map-local: \(reason)")
-                return false
-            }
+        if let sender = answer.file, !isHead {
+            rules.sender = sender
+            sender.exchange = exchange
+            pumpFileAnswer()
+            return false
         }
         exchange.complete(at: Date())
         context.events.emit(.exchange(exchange.record))
@@ -306,48 +297,4 @@ extension HTTPRelay {
             processQueuedClientEvents()
         }
     }
-}
-
-/// Reads a map-local file in 64 KiB pieces as the client takes them; never the whole file at once.
-final class LocalFileSender {
-    private let descriptor: Int32
-    private var isOpen = true
-    private var offset: Int
-    private var remaining: Int
-    /// The exchange the file answers.
-    var exchange: HTTPRelay.PendingExchange?
-
-    private init(descriptor: Int32, offset: Int, length: Int) {
-        self.descriptor = descriptor
-        self.offset = offset
-        remaining = length
-    }
-
-    static func open(_ path: String, offset: Int, length: Int) -> Result<LocalFileSender, RuledAnswerFailure> {
-        // The path is already the real one (`RuledAnswer.confined`): a link put in its place since is not followed.
-        let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { return .failure(RuledAnswerFailure("cannot open \(path): \(String(cString: strerror(errno)))")) }
-        return .success(LocalFileSender(descriptor: descriptor, offset: offset, length: length))
-    }
-
-    var isFinished: Bool { remaining == 0 }
-
-    /// The next piece.
-    func next() -> Result<[UInt8], RuledAnswerFailure> {
-        let count = min(remaining, 64 * 1024)
-        var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
-        guard read > 0 else { return .failure(RuledAnswerFailure(read == 0 ? "the file got shorter while it was sent" : String(cString: strerror(errno)))) }
-        offset += read
-        remaining -= read
-        return .success(read == count ? bytes : Array(bytes[..<read]))
-    }
-
-    func close() {
-        if isOpen { Foundation.close(descriptor) }
-        isOpen = false
-        remaining = 0
-    }
-
-    deinit { close() }
 }

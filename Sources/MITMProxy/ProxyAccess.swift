@@ -14,6 +14,21 @@ extension ProxyContext {
         return nil
     }
 
+    /// Seconds to wait before answering wrong credentials (sent, not missing: clients try without first) from a client
+    /// at `address`.
+    func credentialWait(afterWrongCredentialsFrom address: String?) -> Double {
+        let now = Double(clock.now()) / 1e9
+        let action = credentialBackoff.withLock { $0.handle(.rejected(address: address ?? "unknown", at: now)) }
+        guard case .answerAfter(let seconds) = action else { return 0 }
+        return seconds
+    }
+
+    /// The right credentials from `address`: its count of wrong ones starts again.
+    func noteCredentialsAccepted(client address: String?) {
+        guard configuration.proxyCredentials != nil else { return }
+        _ = credentialBackoff.withLock { $0.handle(.accepted(address: address ?? "unknown")) }
+    }
+
     /// Whether a client at `address` (an IP address) is kept from this machine's own addresses: every client not on
     /// loopback (one whose address cannot be read included), unless `--allow-local-targets`.
     func refusesLocalTargets(forClient address: String?) -> Bool {

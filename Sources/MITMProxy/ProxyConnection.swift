@@ -72,6 +72,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var lastActivity: UInt64 = 0
     /// The lookup of the client's process, when it is on this machine and lookups are on.
     var processLookup: ClientProcessLookup?
+    /// Holds the `407` for credentials that its address got wrong again and again (`CredentialBackoff`).
+    var credentialWait: LoopTimer?
     /// The address of a client on another machine, which may not reach this machine's services; nil when it may.
     lazy var guardedClient: String? = {
         let address = clientAddress
@@ -267,9 +269,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         }
         if let problem = context.authenticationProblem(head) {
             context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "CONNECT \(head.target): \(problem)"))
-            answerAndLinger(.proxyAuthenticationRequired(reason: problem))
+            refuseCredentials(head, problem: problem)
             return
         }
+        context.noteCredentialsAccepted(client: clientAddress)
         openTunnel(host: host, port: port, request: .httpConnect, asksForPins: head.headers.contains(ProxyProbe.headerName),
                    leftover: parser.takeBufferedBytes())
     }

@@ -28,6 +28,8 @@ final class ProxyContext: Sendable {
     /// The TLS stacks whose fingerprints are known (`KnownClients.txt`).
     static let knownStacks = KnownClientStacks(table: String(decoding: PackageResources.KnownClients_txt, as: UTF8.self))
     private let nextConnectionID = Atomic<Int>(1)
+    /// Wrong `--proxy-auth` credentials per client address, shared by every loop.
+    let credentialBackoff = Mutex(CredentialBackoff())
 
     init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut,
          dialer: any UpstreamDialer = SocketDialer(), clock: ProxyClock = .system,

@@ -6,8 +6,8 @@ import MITMCore
 struct RuledAnswer {
     /// The response head (nil for a fault before the head).
     var head: HTTPResponseHead?
-    /// The file whose bytes `offset ..< offset + length` are the body.
-    var file: (path: String, offset: Int, length: Int)?
+    /// The file (opened when the request was decided) whose bytes it sends are the body.
+    var file: LocalFileSender?
     /// A fault before or after the head.
     var fault: RuleFault?
     /// The rules' names and what they did, for the record.
@@ -65,17 +65,17 @@ struct RuledAnswer {
         guard let path = LocalFilePath.resolve(root: root, isDirectory: isDirectory.boolValue, remainder: remainder) else {
             return .error(status: 404, reason: "rule \(rule): the path \"\(remainder)\" leaves \(root)")
         }
-        // Served from its real path; named (and typed) by the path asked for.
-        let real: String
+        // Opened beneath its directory; named (and typed) by the path asked for.
+        let descriptor: Int32
         switch confined(path, to: isDirectory.boolValue ? root : ConfinedFile.parent(of: root)) {
-        case .success(let resolved): real = resolved
+        case .success(let opened): descriptor = opened
         case .failure(let failure): return .error(status: failure.status, reason: "rule \(rule): \(failure)")
         }
         var info = stat()
-        guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
             return .error(status: 404, reason: "rule \(rule): no file \(path)")
         }
-        guard access(real, R_OK) == 0 else { return .error(status: 403, reason: "rule \(rule): cannot read \(path)") }
         let size = Int(info.st_size)
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: MediaType.forFile(path))
@@ -99,31 +99,33 @@ struct RuledAnswer {
         var response = LocalResponse(status: status, reasonPhrase: head.reason, contentType: MediaType.forFile(path), body: [],
                                      reasonText: "answered from \(path) by rule \(rule)")
         let part = status == 206 ? " (bytes \(offset)-\(offset + length - 1) of \(size))" : ""
-        response.rule = RuledAnswer(head: head, file: length > 0 ? (real, offset, length) : nil, decision: decision,
+        if length == 0 { close(descriptor) }
+        let file = length > 0 ? LocalFileSender(descriptor: descriptor, offset: offset, length: length) : nil
+        response.rule = RuledAnswer(head: head, file: file, decision: decision,
                                     action: status == 416 ? "answered 416: the range is outside \(path) (\(size) bytes)"
                                         : "answered \(status) from \(path)\(part), \(ByteCountText.format(length))")
         return response
     }
 
-    /// The real path of `path` (symbolic links resolved) when it stays inside `directory`, or why it may not be served.
-    static func confined(_ path: String, to directory: String) -> Result<String, RuledAnswerFailure> {
-        ConfinedFile.realPath(of: path, inside: directory).mapError { refusal in
+    /// A descriptor for reading `path` opened beneath `directory` (no symbolic link leading out of it followed), or why
+    /// it may not be served.
+    static func confined(_ path: String, to directory: String) -> Result<Int32, RuledAnswerFailure> {
+        ConfinedFile.open(path, beneath: directory).mapError { refusal in
             switch refusal {
             case .missing: RuledAnswerFailure("no file \(path)", status: 404)
             case .outside: RuledAnswerFailure("\(path) leads outside \(directory) through a symbolic link: refused", status: 403)
+            case .unopenable(let reason): RuledAnswerFailure("cannot open \(path): \(reason)", status: 403)
             }
         }
     }
 
     /// The bytes of a small file that stays inside its own directory, or why not.
     static func readWhole(_ path: String) -> Result<[UInt8], RuledAnswerFailure> {
-        let real: String
+        let descriptor: Int32
         switch confined(path, to: ConfinedFile.parent(of: path)) {
-        case .success(let resolved): real = resolved
+        case .success(let opened): descriptor = opened
         case .failure(let failure): return .failure(failure)
         }
-        let descriptor = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { return .failure(RuledAnswerFailure("cannot open \(path): \(String(cString: strerror(errno)))")) }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .failure(RuledAnswerFailure("no file \(path)")) }

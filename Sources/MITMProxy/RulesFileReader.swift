@@ -23,7 +23,7 @@ enum RulesFileReader {
         }
         let tree = try root.map { node throws(RuleError) in try value(of: node, path: path) } ?? .null
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return try RuleFile.rules(from: tree, fileName: path, baseDirectory: directory)
+        return try RuleFile.rules(from: tree, fileName: path, baseDirectory: directory, ruleLines: ruleLines(root))
     }
 
     /// The file's bytes, reading no more than one past the size limit (a rules file named by mistake may be huge,
@@ -67,6 +67,17 @@ enum RulesFileReader {
         case .alias:
             throw RuleError("\(path)\(Self.place(node)): YAML aliases are not supported in rules files; write the value out")
         }
+    }
+
+    /// The line each rule starts on: the items of the top-level list, or of the list under `rules:`.
+    private static func ruleLines(_ root: Node?) -> [Int] {
+        let list: Node.Sequence?
+        switch root {
+        case .sequence(let sequence)?: list = sequence
+        case .mapping(let mapping)?: list = mapping.first { $0.key.string == "rules" }?.value.sequence
+        default: list = nil
+        }
+        return list?.map { $0.mark?.line ?? 0 } ?? []
     }
 
     private static func place(_ node: Node) -> String {

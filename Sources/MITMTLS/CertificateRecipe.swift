@@ -22,6 +22,8 @@ struct CertificateRecipe {
     var extendedKeyUsage: StaticString? = "serverAuth"
     /// Whether to carry a subjectKeyIdentifier (CAs and intermediates).
     var subjectKeyIdentifier = false
+    /// Takes the issuer's exact name as the subject too (self-issued, RFC 5280 §3.3) instead of `subject`.
+    var subjectIsIssuerName = false
 
     /// A server leaf for `names`, in the shape `LeafForger` makes, issued by `issuer` and signed by `signingKey`.
     static func leaf(names: [SubjectAlternativeName], key: PrivateKey, issuer: X509Certificate?, signingKey: PrivateKey,
@@ -56,7 +58,11 @@ struct CertificateRecipe {
         try X509Extensions.setRandomSerial(raw)
         try X509Extensions.setValidity(raw, from: notBefore, until: notAfter)
         guard let subjectName = X509_get_subject_name(raw) else { throw TLSError("reading the subject name") }
-        try X509Extensions.setName(subjectName, subject)
+        if subjectIsIssuerName, let issuer {
+            guard X509_set_subject_name(raw, X509_get_subject_name(issuer.pointer)) == 1 else { throw TLSError("setting the subject name") }
+        } else {
+            try X509Extensions.setName(subjectName, subject)
+        }
         let issuerName = issuer.map { X509_get_subject_name($0.pointer) } ?? subjectName
         guard X509_set_issuer_name(raw, issuerName) == 1, X509_set_pubkey(raw, subjectKey.pointer) == 1 else {
             throw TLSError("setting issuer and public key")

@@ -9,7 +9,7 @@ final class ThrowawayAuthorities: Sendable {
     let untrustedRootKey: PrivateKey
     /// Signs leaves under the proxy CA's own name and key identifier (`same-name-ca`).
     let impostorKey: PrivateKey
-    /// An ordinary leaf issued by the proxy CA (`CA:FALSE`) that signs the `leaf-as-ca` leaves.
+    /// An ordinary leaf issued by the proxy CA (`CA:FALSE`) that signs the `leaf-as-ca` leaves, under the CA's own name.
     let nonCAIntermediate: X509Certificate
     let nonCAIntermediateKey: PrivateKey
 
@@ -25,6 +25,10 @@ final class ThrowawayAuthorities: Sendable {
             signingKey: authority.key, notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400))
         intermediate.keyUsage = nil
         intermediate.subjectKeyIdentifier = true
+        // Named like the proxy CA, so it is self-issued: RFC 5280 §6.1.4 (l) does not count it against the CA's
+        // pathlen:0, which would otherwise fail too ("path length constraint exceeded"). Its key identifier, in the
+        // leaf's authority key identifier, still tells verifiers it (not the CA) issued the leaf.
+        intermediate.subjectIsIssuerName = true
         nonCAIntermediate = try intermediate.sign()
     }
 }

@@ -13,6 +13,7 @@ struct AuditRunner {
     func run() throws -> Int32 {
         let console = ConsoleWriter()
         let expectations = try options.parsedExpectations().expectations
+        let started = ContinuousClock.now
         var rounds: [AuditRound] = []
         for (index, profile) in profiles.enumerated() {
             console.err("audit round \(index + 1)/\(profiles.count): \(profile)\(profile.defect.map { " (\($0))" } ?? "")")
@@ -24,10 +25,13 @@ struct AuditRunner {
             }
         }
         let audit = AuditResult(rounds: rounds, expectations: expectations, allowUnprovenRefusals: options.allowUnprovenRefusals)
-        console.err(AuditText.matrix(audit))
+        let summary = AuditText.matrix(audit)
+        console.err(summary)
+        let took = ContinuousClock.now - started
         do {
             if let path = options.reportPath { try audit.encoded().write(to: URL(fileURLWithPath: path), options: .atomic) }
-            if let path = options.junitPath { try Data(JUnitReport(audit: audit).xml.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) }
+            if let path = options.junitPath { try Data(JUnitReport(audit: audit, seconds: Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18,
+                                                                 summary: summary).xml.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) }
         } catch {
             console.err("mitm-proxy: cannot write the audit's report: \(error.localizedDescription)")
             return ExitStatus.usageOrSetup

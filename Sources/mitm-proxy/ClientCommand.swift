@@ -23,6 +23,7 @@ struct ClientCommand {
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
+        let started = ContinuousClock.now
         _ = mitm_become_child_subreaper()
         guard mitm_spawn(&pid, path, argv, envp) == 0 else {
             throw LaunchError(description: "cannot run \(arguments[0]): the system refused to start it (is it a program for this machine, with a valid #! line?)")
@@ -41,8 +42,10 @@ struct ClientCommand {
             throw LaunchError(description: "lost track of \(arguments[0]) (waitpid: \(String(cString: strerror(errno)))): its result is unknown")
         }
         let signal = status & 0x7f
-        return ClientCommandOutcome(command: arguments.joined(separator: " "), exitStatus: signal == 0 ? (status >> 8) & 0xff : nil,
-                                    signal: signal == 0 ? nil : signal)
+        let ran = ContinuousClock.now - started
+        return ClientCommandOutcome(command: ShellWords.quoted(arguments), exitStatus: signal == 0 ? (status >> 8) & 0xff : nil,
+                                    signal: signal == 0 ? nil : signal,
+                                    seconds: Double(ran.components.seconds) + Double(ran.components.attoseconds) / 1e18)
     }
 
     private func resolvedExecutable() throws -> String {

@@ -49,6 +49,7 @@ struct ProxyRunner {
         for warning in server.authority.warnings { console.err("warning: \(warning)") }
         if server.authority.wasCreated { say("Created a new CA in \(server.authority.files.directory)") }
         let termination = command.isEmpty ? SignalWaiter.catchTermination() : nil
+        let startedAt = Date()
         server.start()
         report?.scheduleUpdate()
         say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
@@ -115,7 +116,8 @@ struct ProxyRunner {
                              silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
                              allowUnprovenRefusals: options.allowUnprovenRefusals, trustPerAddress: options.trustPerAddress,
                              clientCommand: outcome, findings: server.findings)
-        say(VerdictText.table(final.hosts, expectations: final.expectations, client: outcome))
+        let summary = VerdictText.table(final.hosts, expectations: final.expectations, client: outcome)
+        say(summary)
         for tally in server.ruleTallies {
             say("rule \"\(tally.rule)\" acted \(tally.fired) time\(tally.fired == 1 ? "" : "s") (last: \(tally.lastAction))")
         }
@@ -125,7 +127,7 @@ struct ProxyRunner {
         }
         if let path = options.junitPath {
             do {
-                try Data(JUnitReport(run: final.expectations, client: outcome).xml.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+                try Data(JUnitReport(run: final, startedAt: startedAt, summary: summary).xml.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
             } catch {
                 console.err("mitm-proxy: cannot write --junit \(path): \(error.localizedDescription)")
                 return ExitStatus.usageOrSetup

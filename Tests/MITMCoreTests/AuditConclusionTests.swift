@@ -30,7 +30,8 @@ import Testing
         let report = JUnitReport(name: "a<b", cases: [.init(group: "h\"1", name: "x", failure: "bad & worse"), .init(group: "h", name: "y")])
         #expect(report.xml.contains("failures=\"1\""))
         #expect(report.xml.contains("classname=\"h&quot;1\""))
-        #expect(report.xml.contains("message=\"bad &amp; worse\""))
+        #expect(report.xml.contains("message=\"bad &amp; worse\" type=\"expectation\">bad &amp; worse</failure>"))
+        #expect(report.xml.contains("time=\"0.000\""))
         #expect(report.xml.contains("name=\"a&lt;b\""))
     }
 }

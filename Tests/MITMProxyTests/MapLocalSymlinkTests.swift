@@ -1,6 +1,6 @@
 import Foundation
 import MITMCore
-import MITMProxy
+@testable import MITMProxy
 import Testing
 
 /// A map-local directory (or a rule's body file) with symbolic links in it, asked for by real curl through the proxy:
@@ -86,4 +86,66 @@ import Testing
         #expect(try await get("/inside").stdoutText == "inside 200")
         await origin.stop()
     }
+
+    @Test(arguments: [false, true])
+    func theOpenerRefusesEveryWayOutWithOrWithoutOpenat2(componentWise: Bool) throws {
+        let layout = try Layout()
+        defer { try? FileManager.default.removeItem(atPath: layout.root) }
+        let open = { (name: String) in ConfinedFile.open(layout.directory + "/" + name, beneath: layout.directory, componentWise: componentWise) }
+        for name in ["passwd-link", "sub-link/secret.txt", "sub-link/missing.txt"] {
+            guard case .failure(.outside) = open(name) else { Issue.record("\(name) was not refused as outside"); continue }
+        }
+        guard case .failure(.missing) = open("nothing-here.txt") else { Issue.record("a missing file is not .missing"); return }
+        guard case .success(let descriptor) = open("inside.txt") else { Issue.record("inside.txt did not open"); return }
+        close(descriptor)
+        // openat2 follows a link that stays inside; the component-wise fallback follows none.
+        switch open("link-in") {
+        case .success(let descriptor): #expect(!componentWise); close(descriptor)
+        case .failure(let refusal): #expect(componentWise, "\(refusal)")
+        }
+    }
+
+    /// A client asks for `sub/file.txt` again and again while another thread keeps swapping `sub` between a real
+    /// directory and a link to the outside one: no request is ever answered from the outside directory.
+    @Test func aLinkSwappedInWhileTheFileIsOpenedNeverLeadsOut() async throws {
+        let layout = try Layout()
+        defer { try? FileManager.default.removeItem(atPath: layout.root) }
+        let sub = layout.directory + "/sub"
+        try FileManager.default.createDirectory(atPath: sub, withIntermediateDirectories: true)
+        try "inside file".write(toFile: sub + "/file.txt", atomically: true, encoding: .utf8)
+        try Self.secret.write(toFile: layout.outside + "/file.txt", atomically: true, encoding: .utf8)
+        let refusing = try RefusingPort()
+        let harness = try await proxy([try RuleFlags.mapLocal("api.origin.test=\(layout.directory)", baseDirectory: "/")])
+        defer { harness.stop() }
+        let swapping = SwapFlag()
+        let swapper = Task { try await DedicatedThread.run { [outside = layout.outside] in
+            var swaps = 0
+            while swapping.isOn {
+                rename(sub, sub + ".real")
+                symlink(outside, sub)
+                unlink(sub)
+                rename(sub + ".real", sub)
+                swaps += 1
+            }
+            return swaps
+        } }
+        let url = "https://api.origin.test:\(refusing.port)/sub/file.txt"
+        let result = try await Curl.run(through: harness, Array(repeating: url, count: 600) + ["-w", " %{http_code}\n"],
+                                        timeout: .seconds(120))
+        swapping.turnOff()
+        let swaps = try await swapper.value
+        #expect(swaps > 0)
+        // Each answer is the inside file, or a refusal while `sub` was a link or gone; never the outside one.
+        let answers = result.stdoutText.components(separatedBy: "\n").filter { ["inside file 200", " 403", " 404"].contains($0) }
+        #expect(answers.count == 600, "\(result.stdoutText.prefix(400))")
+        #expect(!result.stdoutText.contains(Self.secret), "a swapped-in link led out of the directory")
+    }
+}
+
+/// Tells a swapping thread when to stop.
+private final class SwapFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var on = true
+    var isOn: Bool { lock.withLock { on } }
+    func turnOff() { lock.withLock { on = false } }
 }

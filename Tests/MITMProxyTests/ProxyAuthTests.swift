@@ -34,6 +34,29 @@ import Testing
         await origin.stop()
     }
 
+    /// Wrong credentials again and again from one address: each `407` still comes, later ones after a growing wait
+    /// (0, 0.25, 0.5, 1, 2 s); the right credentials are then let through without one.
+    @Test func repeatedWrongCredentialsAreAnsweredSlowerAndTheRightOnesAtOnce() async throws {
+        let proxy = try await start()
+        defer { proxy.stop() }
+        let origin = try await OriginServer.start()
+        var took: [Duration] = []
+        for _ in 0..<5 {
+            let started = ContinuousClock.now
+            let wrong = try await Curl.run(through: proxy, ["-v", "--proxy-user", "qa:guess", origin.url("/hello")])
+            took.append(ContinuousClock.now - started)
+            #expect(!wrong.succeeded && wrong.stderrText.contains("< HTTP/1.1 407"), "\(wrong)")
+        }
+        // Lower bounds only: a loaded machine makes everything slower, never the wait shorter.
+        #expect(took[3] >= .milliseconds(900) && took[4] >= .milliseconds(1900), "\(took)")
+        let started = ContinuousClock.now
+        let right = try await Curl.run(through: proxy, ["--proxy-user", "qa:" + Self.password, origin.url("/hello")])
+        #expect(right.stdoutText == "hello from origin", "\(right)")
+        // A sixth wrong try would have waited 4 s.
+        #expect(ContinuousClock.now - started < .seconds(4))
+        await origin.stop()
+    }
+
     @Test func aPlainRequestNeedsTheCredentialsAndTheOriginNeverSeesThem() async throws {
         let proxy = try await start()
         defer { proxy.stop() }

@@ -57,10 +57,15 @@ import Testing
         let directory = try TemporaryDirectory.make("rules-bad")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let rules = directory + "/qa.yaml"
-        try "rules:\n  - match: api.test/x\n    respnd: 503\n".write(toFile: rules, atomically: true, encoding: .utf8)
+        try "rules:\n  - match: api.test/x\n    respnd: 503\n  - match: api.test/ok\n    respond: 204\n  - match: api.test/y\n    delay: soon\n"
+            .write(toFile: rules, atomically: true, encoding: .utf8)
         let result = try await Subprocess.run(try BuiltBinary.path(), ["--port", "0", "--ca-dir", directory + "/ca", "--rules", rules])
         #expect(result.status == 2, "\(result)")
+        // Every mistake, each with its rule and line; not only the first.
+        #expect(result.stderrText.contains("qa.yaml has 2 mistakes:"), "\(result)")
         #expect(result.stderrText.contains("qa.yaml rule 1: unknown key \"respnd\""), "\(result)")
+        #expect(result.stderrText.contains("qa.yaml rule 3: delay \"soon\""), "\(result)")
+        #expect(result.stderrText.contains("(line 2)") && result.stderrText.contains("(line 6)"), "\(result)")
         let flag = try await Subprocess.run(try BuiltBinary.path(), ["--port", "0", "--ca-dir", directory + "/ca", "--throttle", "api.test=5g"])
         #expect(flag.status == 2, "\(flag)")
         #expect(flag.stderrText.contains("unknown network profile \"5g\""), "\(flag)")

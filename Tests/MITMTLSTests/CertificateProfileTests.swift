@@ -43,15 +43,22 @@ import Testing
         #expect(result.errors == [error], "\(profile): \(result.output)")
     }
 
-    @Test func leafAsCAFailsBecauseItsIssuerIsNoCA() throws {
-        let result = try verify(.leafAsCA, with: try forger())
-        #expect(!result.passed)
-        // 79 invalid CA certificate (the intermediate is CA:FALSE) comes first; 26 is the same fact seen by the purpose
-        // check of an issuer, and 25 follows from it: the proxy CA's pathlen:0 admits no intermediate CA, and a non-CA
-        // intermediate is counted as one. Nothing is said about the leaf itself (depth 0).
-        #expect(result.errors.first == 79, "\(result.output)")
-        #expect(Set(result.errors).isSubset(of: [79, 26, 25]), "\(result.output)")
-        #expect(!result.output.contains("at 0 depth"), "\(result.output)")
+    @Test func leafAsCAFailsBecauseItsIssuerIsNoCAAndForNothingElse() throws {
+        let forger = try forger()
+        let identity = try forger.identity(for: .leafAsCA, names: [.dns(Self.host)])
+        let verify = { (purpose: String?) in
+            try OpenSSLVerify.run(leafPEM: identity.certificate.pem, untrustedPEM: identity.chain.map(\.pem).joined(),
+                                  trustedPEM: forger.trusted.authority.certificate.pem, host: Self.host, purpose: purpose)
+        }
+        // 79 invalid CA certificate, at the intermediate (depth 1): never 25, path length constraint exceeded, from
+        // the proxy CA's pathlen:0, and nothing about the leaf (depth 0) or the CA (depth 2).
+        let plain = try verify(nil)
+        #expect(!plain.passed && plain.errors == [79], "\(plain.output)")
+        #expect(plain.output.contains("error 79 at 1 depth"), "\(plain.output)")
+        // With the server purpose, the same fact is seen once more by the purpose check of an issuer (26).
+        let server = try verify("sslserver")
+        #expect(!server.passed && server.errors == [79, 26], "\(server.output)")
+        #expect(!server.output.contains("at 0 depth") && !server.output.contains("at 2 depth"), "\(server.output)")
     }
 
     @Test func eachInvalidProfileDiffersFromTheTrustedLeafOnlyWhereItMust() throws {

@@ -11,13 +11,16 @@ struct OpenSSLVerify {
 
     /// Verifies `leafPEM` (with `untrustedPEM` as candidate intermediates) against `trustedPEM`, strictly, as a server
     /// certificate for `host`.
-    static func run(leafPEM: String, untrustedPEM: String?, trustedPEM: String, host: String) throws -> OpenSSLVerify {
+    /// `purpose` nil checks no purpose (every certificate's own fitness for the chain is still checked).
+    static func run(leafPEM: String, untrustedPEM: String?, trustedPEM: String, host: String,
+                    purpose: String? = "sslserver") throws -> OpenSSLVerify {
         let directory = temporaryPath("verify")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try trustedPEM.write(toFile: "\(directory)/ca.pem", atomically: true, encoding: .utf8)
         try leafPEM.write(toFile: "\(directory)/leaf.pem", atomically: true, encoding: .utf8)
-        var arguments = ["verify", "-x509_strict", "-purpose", "sslserver", "-verify_hostname", host, "-CAfile", "\(directory)/ca.pem"]
+        var arguments = ["verify", "-show_chain", "-x509_strict", "-verify_hostname", host, "-CAfile", "\(directory)/ca.pem"]
+        if let purpose { arguments += ["-purpose", purpose] }
         if let untrustedPEM {
             try untrustedPEM.write(toFile: "\(directory)/chain.pem", atomically: true, encoding: .utf8)
             arguments += ["-untrusted", "\(directory)/chain.pem"]

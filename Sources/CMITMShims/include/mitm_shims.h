@@ -132,4 +132,12 @@ int mitm_become_child_subreaper(void);
 int mitm_spawn_with_stdio(pid_t *pid, const char *path, char *const argv[], char *const envp[],
                           int stdin_fd, int stdout_fd, int stderr_fd);
 
+// Opens `path` (relative, no leading slash) beneath the directory `root_fd` with `flags` (close-on-exec added):
+// every symbolic link on the way may lead anywhere inside the root, none out of it, all checked by the kernel in the
+// same lookup that opens (openat2 with RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so a link swapped in meanwhile cannot
+// escape. Where openat2 is missing (ENOSYS), or when `component_wise` is set, each component is opened in turn with
+// O_NOFOLLOW and no link at all is followed. Returns the descriptor, or -1 with errno: EXDEV or ELOOP for a way out
+// of the root (or through a link the fallback refuses), ENOENT / ENOTDIR for nothing there.
+int mitm_open_beneath(int root_fd, const char *path, int flags, int component_wise);
+
 #endif
