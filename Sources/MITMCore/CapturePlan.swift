@@ -48,16 +48,16 @@ public struct CapturePlan: Sendable, Equatable {
     public func ruleset(transparentPort: Int, dnsPort: Int) -> String {
         """
         table inet \(table) {
-            chain redirect {
+            chain capture_nat {
                 type nat hook prerouting priority dstnat; policy accept;
                 iifname "\(hostLink)" udp dport 53 redirect to :\(dnsPort)
                 iifname "\(hostLink)" meta l4proto tcp redirect to :\(transparentPort)
             }
-            chain refuse {
+            chain capture_input {
                 type filter hook input priority filter; policy accept;
                 iifname "\(hostLink)" meta l4proto udp udp dport != \(dnsPort) reject
             }
-            chain refuse_forward {
+            chain capture_forward {
                 type filter hook forward priority filter; policy accept;
                 iifname "\(hostLink)" reject
             }
