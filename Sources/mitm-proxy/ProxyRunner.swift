@@ -33,8 +33,10 @@ struct ProxyRunner {
                 return ExitStatus.usageOrSetup
             }
         }
-        // Whatever way the run ends from here, the namespace, its link and rules go.
+        // Whatever way the run ends from here, the namespace, its link and rules go: a SIGINT or SIGTERM before the client
+        // command runs (which passes them on to it) ends the run instead of the process.
         defer { capture?.namespace.remove() }
+        let captureTermination = capture == nil ? nil : CaptureTermination()
         do {
             server = try ProxyServer(configuration: configuration)
             events = try options.eventsPath.map { try EventLogWriter(path: $0) { console.err("mitm-proxy: \($0)") } }
@@ -114,7 +116,10 @@ struct ProxyRunner {
             var client = ClientCommand(arguments: command, proxy: server.clientEnvironment)
             if let capture {
                 client.capturePrefix = capture.namespace.commandPrefix
-                client.started = { server.captureCommandStarted(pid: $0) }
+                client.started = { pid in
+                    server.captureCommandStarted(pid: pid)
+                    captureTermination?.commandStarted(pid: pid)
+                }
             }
             do {
                 let ended = try client.runToCompletion()

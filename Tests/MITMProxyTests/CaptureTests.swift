@@ -117,4 +117,19 @@ struct CaptureTests {
         #expect(result.stderrText.contains("--capture needs root (or the CAP_NET_ADMIN and CAP_SYS_ADMIN capabilities)"), "\(result)")
         #expect(result.stderrText.contains("run the client through the explicit proxy"), "\(result)")
     }
+
+    /// SIGTERM or Ctrl-C to a capturing proxy: the command ends, and the namespace, its link, its table and its resolv.conf go.
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalRemovesTheCapture(signal: Int32) async throws {
+        let proxy = try RunningProxyProcess(["--ca-dir", TemporaryDirectory.path("capture-signal-ca"), "--no-web", "--capture", "--",
+                                             "sleep", "60"])
+        let pid = proxy.process.processIdentifier
+        let made = await Poll.until(timeout: .seconds(20)) { FileManager.default.fileExists(atPath: "/run/netns/mitm-cap-\(pid)") }
+        #expect(made)
+        _ = proxy.stop(signal: signal)
+        let listed = try await Subprocess.run("/bin/sh", ["-c", "ip netns list; ip -o link show; nft list tables; ls /etc/netns 2>/dev/null"],
+                                              timeout: .seconds(20))
+        #expect(!listed.stdoutText.contains("mitm-cap-\(pid)") && !listed.stdoutText.contains("mitm_cap_\(pid)")
+                && !listed.stdoutText.contains("mcap\(pid)h"), "\(listed)")
+    }
 }
