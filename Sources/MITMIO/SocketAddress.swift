@@ -99,7 +99,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// Reads the local address of a socket.
-    static func local(of descriptor: Int32) -> SocketAddress? {
+    public static func local(of descriptor: Int32) -> SocketAddress? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let result = withUnsafeMutablePointer(to: &storage) { pointer in

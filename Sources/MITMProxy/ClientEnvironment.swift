@@ -53,4 +53,14 @@ public struct ClientEnvironment: Sendable, Equatable {
         result.merge(variables) { _, set in set }
         return result
     }
+
+    /// `environment` for a client command under `--capture`: the CA variables set, and no proxy variables at all (its
+    /// connections reach the proxy without them, and 127.0.0.1 inside its network namespace is not the proxy).
+    public func appliedUnderCapture(to environment: [String: String] = ProcessInfo.processInfo.environment) -> [String: String] {
+        var result = environment
+        for name in Self.removedVariables + Self.proxyVariables { result.removeValue(forKey: name) }
+        for name in Self.caVariables { result[name] = caCertificatePath }
+        for name in Self.bundleVariables { result[name] = trustBundlePath }
+        return result
+    }
 }

@@ -13,9 +13,11 @@ enum ProcessFinder {
     private static let recentOwners = Mutex<[Int32]>([])
 
     /// The process whose socket has the local endpoint `address`:`port` (the client's side of a connection to the
-    /// proxy). `treeRoot`: with a client command, the pid whose descendants belong to it.
-    static func find(address: String, port: Int, treeRoot: Int32?) -> Result<ClientProcess, ProcessUnknownReason> {
-        guard let inode = socketInode(address: address, port: port) else { return .failure(.gone) }
+    /// proxy). `treeRoot`: with a client command, the pid whose descendants belong to it. `socketTables`: where the
+    /// socket tables of the client's network namespace are (this process's own by default).
+    static func find(address: String, port: Int, treeRoot: Int32?,
+                     socketTables: String = systemSocketTables) -> Result<ClientProcess, ProcessUnknownReason> {
+        guard let inode = socketInode(address: address, port: port, tables: socketTables) else { return .failure(.gone) }
         var denied = false
         var readLinks = 0
         // A client opens many connections from one process: the owners found last are asked first.
@@ -47,22 +49,25 @@ enum ProcessFinder {
 
     /// The socket inode of the endpoint, from `/proc/net/tcp` and `/proc/net/tcp6` (an IPv4 client of a dual-stack
     /// listener appears in the second as an IPv4-mapped address).
-    private static func socketInode(address: String, port: Int) -> UInt64? {
+    /// The socket tables of the proxy's own network namespace.
+    static let systemSocketTables = "/proc/net"
+
+    private static func socketInode(address: String, port: Int, tables: String) -> UInt64? {
         var candidates: [(file: String, endpoint: String)] = []
         var v4 = in_addr()
         var v6 = in6_addr()
         if inet_pton(AF_INET, address, &v4) == 1 {
             let bytes = withUnsafeBytes(of: &v4) { Array($0) }
-            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { candidates.append(("/proc/net/tcp", endpoint)) }
+            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { candidates.append((tables + "/tcp", endpoint)) }
             if let mapped = SocketTable.endpoint(address: [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + bytes, port: port) {
-                candidates.append(("/proc/net/tcp6", mapped))
+                candidates.append((tables + "/tcp6", mapped))
             }
         } else if inet_pton(AF_INET6, address, &v6) == 1 {
             let bytes = withUnsafeBytes(of: &v6) { Array($0) }
-            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { candidates.append(("/proc/net/tcp6", endpoint)) }
+            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { candidates.append((tables + "/tcp6", endpoint)) }
             if bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF],
                let endpoint = SocketTable.endpoint(address: Array(bytes.suffix(4)), port: port) {
-                candidates.append(("/proc/net/tcp", endpoint))
+                candidates.append((tables + "/tcp", endpoint))
             }
         }
         for candidate in candidates {

@@ -30,11 +30,18 @@ extension ProxyContext {
     }
 
     /// Whether a client at `address` (an IP address) is kept from this machine's own addresses: every client not on
-    /// loopback (one whose address cannot be read included), unless `--allow-local-targets`.
+    /// loopback (one whose address cannot be read included), unless `--allow-local-targets`. A captured client command
+    /// runs on this machine, in a namespace of its own: it is this machine's.
     func refusesLocalTargets(forClient address: String?) -> Bool {
         // The usual client, this machine over IPv4, is known by its text without parsing it (asked once per connection).
         !configuration.allowLocalTargets && address != "127.0.0.1" && IPAddress(address ?? "")?.scope != .loopback
-            && !LocalTargetGuard.isThisMachine(address ?? "")
+            && !LocalTargetGuard.isThisMachine(address ?? "") && !isCapturedClient(address)
+    }
+
+    /// Whether `address` is the captured client command's namespace (`--capture`).
+    func isCapturedClient(_ address: String?) -> Bool {
+        guard let capture = configuration.capture, let address else { return false }
+        return address == capture.clientAddress || IPAddress(address)?.unmappedIPv4?.description == capture.clientAddress
     }
 }
 

@@ -25,6 +25,13 @@ public struct ProxyConfiguration: Sendable {
     /// Seconds an intercepted HTTP/1 client may sit between requests before its upstream connection goes back to
     /// the pool (taken again, or reopened, for its next request); 0 parks it as soon as each response ends.
     @_spi(Testing) public var upstreamParkDelay: Double = 0.5
+    /// The transparent listener's port (`--transparent-port`; 0 picks a free one), for connections the system redirects to
+    /// it (nftables or iptables `REDIRECT`); nil: none.
+    public var transparentPort: Int?
+    /// The transparent listener's address (`--transparent-host`).
+    public var transparentHost = "127.0.0.1"
+    /// Under `--capture`: the client command's network namespace, whose every connection belongs to the command.
+    public var capture: CaptureClients?
     /// Origins the proxy stands in front of as a TLS server, each on a local port of its own (`--reverse`).
     public var reverseTargets: [ReverseTarget] = []
     /// Seconds after a completed handshake within which a client that sends nothing and closes counts

@@ -8,9 +8,15 @@ extension ProxyConnection {
     /// socket is surely open (a refusing client may exit right after it hangs up).
     func startProcessLookup() {
         let configuration = context.configuration
-        guard configuration.identifyProcesses, let address = clientAddress, LocalAddresses.contains(address),
+        guard configuration.identifyProcesses, let address = clientAddress,
               let port = Self.port(ofPeer: clientSocket.peerDescription) else { return }
-        processLookup = ClientProcessLookup(address: address, port: port, treeRoot: configuration.clientCommandRoot, loop: loop)
+        // A captured command's sockets are in its namespace's tables, not this one's.
+        let captured = context.isCapturedClient(address)
+        guard LocalAddresses.contains(address) || captured else { return }
+        let tables = captured ? context.captured.socketTables : nil
+        if captured && tables == nil { return }
+        processLookup = ClientProcessLookup(address: address, port: port, treeRoot: configuration.clientCommandRoot,
+                                            socketTables: tables ?? ProcessFinder.systemSocketTables, loop: loop)
     }
 
     /// The client's identity. Its process is known by now: a connection with a lookup is read only once it answered
@@ -23,7 +29,7 @@ extension ProxyConnection {
             return ClientIdentity(address: address, fingerprint: fingerprint, stack: stack, process: answer.process,
                                   processUnknown: answer.unknown)
         }
-        let reason: ProcessUnknownReason = !LocalAddresses.contains(address) ? .remote
+        let reason: ProcessUnknownReason = !LocalAddresses.contains(address) && !context.isCapturedClient(address) ? .remote
             : context.configuration.identifyProcesses ? .gone : .notLookedUp
         return ClientIdentity(address: address, fingerprint: fingerprint, stack: stack, processUnknown: reason)
     }

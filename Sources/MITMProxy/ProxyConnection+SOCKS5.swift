@@ -58,8 +58,9 @@ extension ProxyConnection {
             context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "SOCKS5 CONNECT: \(reason)"))
             clientSocket.write(SOCKS5Handshake.reply(.notAllowed))
             closeAfterLastBytes()
-        case .reverse:
-            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "reverse proxy: \(reason)"))
+        case .reverse, .transparent:
+            let mode = request == .reverse ? "reverse proxy" : "transparent"
+            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "\(mode): \(reason)"))
             close(reason: reason)
         }
     }

@@ -61,6 +61,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     let webUIOnly: Bool
     /// The origin of the `--reverse` port the connection came to: the client speaks TLS to it at once.
     let reverseTarget: ReverseTarget?
+    /// Set when the connection came to the transparent listener: where the system redirected it from.
+    let transparent: TransparentArrival?
     var phase = Phase.readingRequest
     var parser = HTTP1Parser(role: .request)
     var timeout: ConnectionDeadline
@@ -81,15 +83,17 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }()
 
     convenience init(descriptor: Int32, peer: SocketAddress?, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false,
-                     reverseTarget: ReverseTarget? = nil) {
+                     reverseTarget: ReverseTarget? = nil, transparent: TransparentArrival? = nil) {
         self.init(client: StreamSocket(descriptor: descriptor, peer: peer, loop: loop), context: context, webUIOnly: webUIOnly,
-                  reverseTarget: reverseTarget)
+                  reverseTarget: reverseTarget, transparent: transparent)
     }
 
     /// A connection from the client at the other end of `client`, on the stream's loop.
-    init(client: any ByteStream, context: ProxyContext, webUIOnly: Bool = false, reverseTarget: ReverseTarget? = nil) {
+    init(client: any ByteStream, context: ProxyContext, webUIOnly: Bool = false, reverseTarget: ReverseTarget? = nil,
+         transparent: TransparentArrival? = nil) {
         self.webUIOnly = webUIOnly
         self.reverseTarget = reverseTarget
+        self.transparent = transparent
         self.id = context.makeConnectionID()
         self.context = context
         self.loop = client.loop
@@ -120,6 +124,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         if let reverseTarget {
             openTunnel(host: reverseTarget.host, port: reverseTarget.port, request: .reverse, asksForPins: false, leftover: [])
             // A client on another machine waits until the target is known to be allowed (`targetReached` reads on).
+            guard case .peeking = phase else { return }
+        }
+        if let transparent {
+            openTransparentTunnel(transparent)
             guard case .peeking = phase else { return }
         }
         if let processLookup {
@@ -324,7 +332,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         switch tunnel.request {
         case .httpConnect: clientSocket.write(Self.connectionEstablished)
         case .socks5: clientSocket.write(SOCKS5Handshake.reply(.succeeded))
-        case .reverse: break
+        case .reverse, .transparent: break
         }
         phase = .peeking(tunnel)
         expect(.firstTunnelBytes(host: tunnel.host, port: tunnel.port), within: context.configuration.handshakeTimeout)

@@ -19,6 +19,8 @@ final class ProxyContext: Sendable {
     let verdicts: VerdictBook
     let spares: SpareConnectionDesk
     let ownListener = OwnListener()
+    /// Under `--capture`: the names the command looked up, and where its sockets are listed.
+    let captured = CapturedNames()
     let pools: [UpstreamPool]
     let dialer: any UpstreamDialer
     let clock: ProxyClock

@@ -19,6 +19,10 @@ public final class ProxyServer: Sendable {
     private let webListener: Listener?
     /// A listener per `--reverse` origin.
     private let reverseListeners: [(target: ReverseTarget, listener: Listener)]
+    /// The listener for connections the system redirects to the proxy (`transparentPort`).
+    private let transparentListener: Listener?
+    /// Under `--capture`: answers the command's DNS questions.
+    private let dnsResponder: DNSResponder?
     private let directoryLock: CADirectoryLock
     private let trustBundle = Mutex<String?>(nil)
     /// The temporary CA directory `forTesting` made, removed when the proxy stops (or is released unstopped).
@@ -107,6 +111,11 @@ public final class ProxyServer: Sendable {
             context.ownListener.set(host: reverse.address.host, port: reverse.address.port)
             return (target, reverse)
         }
+        transparentListener = try Self.transparentListener(context: context)
+        if let transparent = transparentListener { context.ownListener.set(host: transparent.address.host, port: transparent.address.port) }
+        dnsResponder = try configuration.capture.map { capture throws(ProxyStartError) in
+            try DNSResponder(host: capture.hostAddress, names: context.captured)
+        }
         if let web = context.web {
             let listen = listener.address.description
             let caPath = authority.files.certificatePEM
@@ -146,8 +155,35 @@ public final class ProxyServer: Sendable {
         }
     }
 
-    /// Starts accepting connections (on `port`, the web UI's port and the reverse-proxy ports); returns at once.
+    /// The transparent listener, when `transparentPort` asks for one: it admits who the proxy's port admits on its own
+    /// address, and a captured command's namespace.
+    private static func transparentListener(context: ProxyContext) throws(ProxyStartError) -> Listener? {
+        let configuration = context.configuration
+        guard let port = configuration.transparentPort else { return nil }
+        let access = ClientAccessPolicy(listenHost: configuration.transparentHost, allowPublicClients: configuration.allowPublicClients)
+        let admits: @Sendable (SocketAddress) -> Bool = { [events = context.events] peer in
+            guard access.refusesSomeClients, !context.isCapturedClient(peer.host), let reason = access.refusal(forClient: peer.host),
+                  !LocalTargetGuard.isThisMachine(peer.host) else {
+                return true
+            }
+            events.emit(.clientRefused(peer: peer.description, reason: reason))
+            return false
+        }
+        do {
+            return try Listener(host: configuration.transparentHost, port: port, loops: context.loops.loops, admits: admits) { descriptor, peer, loop in
+                let arrival = TransparentArrival(originalDestination: SocketAddress.originalDestination(of: descriptor))
+                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, transparent: arrival).start()
+            }
+        } catch {
+            throw .transparentListen(reason: error.message)
+        }
+    }
+
+    /// Starts accepting connections (on `port`, the web UI's port, the reverse-proxy ports, the transparent port and the
+    /// captured command's DNS port); returns at once.
     public func start() {
+        transparentListener?.start()
+        dnsResponder?.start()
         listener.start()
         webListener?.start()
         for (_, reverse) in reverseListeners { reverse.start() }
@@ -161,6 +197,8 @@ public final class ProxyServer: Sendable {
     public func stop() {
         context.rules.stop()
         listener.close()
+        transparentListener?.close()
+        dnsResponder?.stop()
         webListener?.close()
         for (_, reverse) in reverseListeners { reverse.close() }
         for loop in context.loops.loops {
@@ -201,6 +239,17 @@ public final class ProxyServer: Sendable {
         ClientEnvironment(proxyHost: Self.hostForLocalClients(listener.address.host), proxyPort: port,
                           caCertificatePath: caCertificatePath, trustBundlePath: trustBundlePath, credentials: configuration.proxyCredentials)
     }
+
+    /// The transparent listener's `host:port`, when there is one.
+    public var transparentAddress: SocketAddress? { transparentListener?.address }
+
+    /// The port of the captured command's DNS responder, when there is one.
+    public var captureDNSPort: Int? { dnsResponder?.address.port }
+
+    /// Tells the proxy the pid of the captured client command (inside its namespace), whose socket tables show which
+    /// of the command's processes opened each connection.
+    @_spi(CommandLine)
+    public func captureCommandStarted(pid: Int32) { context.captured.commandStarted(pid: pid) }
 
     /// Each reverse-proxied origin (`configuration.reverseTargets`) and the local port in front of it.
     public var reversePorts: [(target: ReverseTarget, port: Int)] { reverseListeners.map { ($0.target, $0.listener.address.port) } }

@@ -22,6 +22,10 @@ public enum ProxyStartError: Error, CustomStringConvertible, Sendable, Equatable
     case webUIListen(reason: String)
     /// The local port in front of the reverse-proxied origin `url` could not be bound.
     case reverseListen(url: String, reason: String)
+    /// The transparent listener (`transparentPort`) could not be bound.
+    case transparentListen(reason: String)
+    /// The captured command's DNS responder could not start.
+    case captureDNS(reason: String)
     /// An output file of the command line (`--events`, `--har`, `--report`) at `path` cannot be written.
     case outputFile(flag: String, path: String, problem: String)
 
@@ -38,6 +42,8 @@ public enum ProxyStartError: Error, CustomStringConvertible, Sendable, Equatable
         case .listen(let reason): reason
         case .webUIListen(let reason): "web UI: \(reason)"
         case .reverseListen(let url, let reason): "--reverse \(url): \(reason)"
+        case .transparentListen(let reason): "--transparent-port: \(reason)"
+        case .captureDNS(let reason): "DNS responder: \(reason)"
         case .outputFile(let flag, let path, let problem): "\(flag) \(path): \(problem)"
         }
     }

@@ -53,4 +53,7 @@ enum TunnelRequest {
     case socks5
     /// A connection to a `--reverse` port: the tunnel to its origin is implied, and TLS starts at once.
     case reverse
+    /// A connection the system redirected to the transparent listener: the tunnel to its original destination is
+    /// implied, and the client speaks at once.
+    case transparent
 }

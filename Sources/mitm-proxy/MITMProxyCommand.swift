@@ -47,6 +47,10 @@ struct RunCommand: ParsableCommand {
     var command: [String] = []
 
     func validate() throws {
+        if proxy.capture && command.isEmpty {
+            throw ValidationError("--capture runs a client command in a network namespace of its own: give the command after -- "
+                + "(mitm-proxy --capture -- curl https://example.com/); for other clients use --transparent-port")
+        }
         if let audit = try proxy.parsedExpectations().expectations.first(where: \.outcome.isAuditConclusion) {
             throw ValidationError("--expect \(audit): only `mitm-proxy audit` can decide \(audit.outcome.rawValue): (it needs a round per certificate profile)")
         }

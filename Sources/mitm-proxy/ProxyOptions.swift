@@ -63,6 +63,25 @@ struct ProxyOptions: ParsableArguments {
         valueName: "url"))
     var reverse: [String] = []
 
+    @Option(name: .customLong("transparent-port"), help: ArgumentHelp(
+        "Also listen here (0 picks a free port) for connections the system redirects to the proxy (nftables or iptables "
+            + "REDIRECT; Linux): each goes where it was going, named by its TLS SNI, and is intercepted like a CONNECT. "
+            + "README: Transparent mode.",
+        valueName: "port"))
+    var transparentPort: Int?
+
+    @Option(name: .customLong("transparent-host"), help: ArgumentHelp(
+        "Address of the transparent listener (default 127.0.0.1; a REDIRECT of forwarded traffic arrives at the incoming "
+            + "interface's address, so use 0.0.0.0 or that address for a container's or a hotspot's traffic).",
+        valueName: "address"))
+    var transparentHost = "127.0.0.1"
+
+    @Flag(name: .customLong("capture"), help: ArgumentHelp(
+        "Run the client command (after --) in a network namespace of its own whose TCP goes to the proxy's transparent "
+            + "listener and whose DNS the proxy answers: clients that take no proxy setting are intercepted. UDP other "
+            + "than DNS is refused there (QUIC falls back to TCP). Linux, root or CAP_NET_ADMIN, iproute2 and nft."))
+    var capture = false
+
     @Option(name: .customLong("intercept-hosts"), help: ArgumentHelp(
         "Intercept only hosts matching PATTERN; relay every other TLS tunnel untouched, without a verdict (repeatable; @FILE reads "
             + "one pattern per line). With --ignore-hosts too, the most specific pattern decides for a host.",
@@ -181,6 +200,12 @@ struct ProxyOptions: ParsableArguments {
 
     mutating func validate() throws {
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port \(port) is not a port number (0-65535)") }
+        if let transparentPort, !(0...65_535).contains(transparentPort) {
+            throw ValidationError("--transparent-port \(transparentPort) is not a port number (0-65535)")
+        }
+        guard IPAddressText.parse(transparentHost) != nil else {
+            throw ValidationError("--transparent-host \(transparentHost) is not an IP address; use 127.0.0.1, 0.0.0.0 or the address traffic is redirected to")
+        }
         guard bodyLimit >= 0 else { throw ValidationError("--body-limit must be 0 or more bytes") }
         if let loops, !ProxyConfiguration.loopCountRange.contains(loops) {
             let range = ProxyConfiguration.loopCountRange
@@ -329,6 +354,8 @@ struct ProxyOptions: ParsableArguments {
         var configuration = ProxyConfiguration()
         configuration.host = host
         configuration.port = port ?? (runsClient ? 0 : 8888)
+        configuration.transparentPort = transparentPort
+        configuration.transparentHost = transparentHost
         configuration.silenceWindow = silenceWindow
         configuration.bodyCaptureLimit = harPath == nil && noWeb ? 0 : bodyLimit
         // Without a file to record them in, WebSocket messages are kept only for the console's previews.

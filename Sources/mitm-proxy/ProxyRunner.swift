@@ -24,6 +24,19 @@ struct ProxyRunner {
         var configuration = try options.makeConfiguration(runsClient: !command.isEmpty)
         configuration.webUI.expectations = expectations
         configuration.webUI.token = options.webUIToken()
+        var capture: CaptureSetup?
+        if options.capture {
+            do {
+                capture = try CaptureSetup.make(into: &configuration, say: say)
+            } catch {
+                console.err("mitm-proxy: \(error)")
+                return ExitStatus.usageOrSetup
+            }
+        }
+        // Whatever way the run ends from here, the namespace, its link and rules go: a SIGINT or SIGTERM before the client
+        // command runs (which passes them on to it) ends the run instead of the process.
+        defer { capture?.namespace.remove() }
+        let captureTermination = capture == nil ? nil : CaptureTermination()
         do {
             server = try ProxyServer(configuration: configuration)
             events = try options.eventsPath.map { try EventLogWriter(path: $0) { console.err("mitm-proxy: \($0)") } }
@@ -53,6 +66,18 @@ struct ProxyRunner {
         server.start()
         report?.scheduleUpdate()
         say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
+        if let capture {
+            do {
+                for line in try capture.redirect(to: server) { say(line) }
+            } catch {
+                console.err("mitm-proxy: \(error)")
+                server.stop()
+                return ExitStatus.usageOrSetup
+            }
+        } else if let transparent = server.transparentAddress {
+            say("transparent listener on \(transparent): connections the system redirects here (nftables or iptables REDIRECT) are "
+                + "intercepted like a CONNECT to where they were going")
+        }
         say("CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))")
         let banner = ReachabilityBanner(listenHost: options.host, port: server.port, access: server.configuration.clientAccess,
                                         authUser: server.configuration.proxyCredentials?.user, advertised: server.configuration.advertised)
@@ -92,7 +117,14 @@ struct ProxyRunner {
         if command.isEmpty {
             termination?.wait()
         } else {
-            let client = ClientCommand(arguments: command, proxy: server.clientEnvironment)
+            var client = ClientCommand(arguments: command, proxy: server.clientEnvironment)
+            if let capture {
+                client.capturePrefix = capture.namespace.commandPrefix
+                client.started = { pid in
+                    server.captureCommandStarted(pid: pid)
+                    captureTermination?.commandStarted(pid: pid)
+                }
+            }
             do {
                 let ended = try client.runToCompletion()
                 outcome = ended

@@ -10,6 +10,8 @@ final class NetworkNamespace: Sendable {
     let name: String
     let hostAddress: String
     let clientAddress: String
+    /// This machine's end of the veth pair.
+    let hostLink: String
 
     private static let counter = Atomic<Int>(0)
 
@@ -18,8 +20,9 @@ final class NetworkNamespace: Sendable {
         getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
     }
 
-    private init(name: String, hostAddress: String, clientAddress: String) {
+    private init(name: String, hostAddress: String, clientAddress: String, hostLink: String) {
         self.name = name
+        self.hostLink = hostLink
         self.hostAddress = hostAddress
         self.clientAddress = clientAddress
     }
@@ -30,8 +33,9 @@ final class NetworkNamespace: Sendable {
         let serial = counter.add(1, ordering: .relaxed).newValue
         let tag = "\(getpid() % 10_000)x\(serial)"
         let third = (Int(getpid()) * 7 + serial) % 250 + 1
-        let space = NetworkNamespace(name: "mitmt\(tag)", hostAddress: "\(prefix).\(third).1", clientAddress: "\(prefix).\(third).2")
-        let host = "mh\(tag)", peer = "mc\(tag)"
+        let space = NetworkNamespace(name: "mitmt\(tag)", hostAddress: "\(prefix).\(third).1", clientAddress: "\(prefix).\(third).2",
+                                     hostLink: "mh\(tag)")
+        let host = space.hostLink, peer = "mc\(tag)"
         let script = """
         set -e
         ip netns add \(space.name)

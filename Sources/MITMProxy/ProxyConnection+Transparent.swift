@@ -1,0 +1,22 @@
+import MITMCore
+import MITMIO
+
+/// A connection redirected to the transparent listener: its tunnel goes to where the client was going, named by the
+/// capture's DNS answer when the address is one (the SNI, when the client sends one, names it for the verdict anyway).
+extension ProxyConnection {
+    func openTransparentTunnel(_ arrival: TransparentArrival) {
+        guard let destination = arrival.originalDestination,
+              !context.ownListener.isOwn(host: destination.host, port: destination.port) else {
+            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: Self.notRedirectedReason))
+            close(reason: "not redirected to the transparent listener")
+            return
+        }
+        let address = IPAddress(destination.host)?.unmappedIPv4?.description ?? destination.host
+        let host = context.captured.name(for: address) ?? address
+        openTunnel(host: host, port: destination.port, request: .transparent, asksForPins: false, leftover: [])
+    }
+
+    static let notRedirectedReason = "a connection came to the transparent listener directly, not redirected to it by the system: "
+        + "send traffic there with an nftables or iptables REDIRECT rule (README: Transparent mode), or point proxy-aware "
+        + "clients at --port instead"
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An nftables table of a test's own: TCP arriving on a link redirected to a local port. `remove()` deletes it.
+final class NFTables: Sendable {
+    let name: String
+    private static let counter = Atomic<Int>(0)
+
+    static var isAvailable: Bool {
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft")
+    }
+
+    private init(name: String) { self.name = name }
+
+    /// Redirects TCP arriving on `link` for port `port` to this machine's port `target` (on the link's address).
+    static func redirect(from link: String, port: Int, to target: Int) async throws -> NFTables {
+        let table = NFTables(name: "mitmt_\(getpid())_\(counter.add(1, ordering: .relaxed).newValue)")
+        let rules = """
+        table ip \(table.name) {
+            chain prerouting {
+                type nat hook prerouting priority dstnat; policy accept;
+                iifname "\(link)" tcp dport \(port) redirect to :\(target)
+            }
+        }
+        """
+        let result = try await Subprocess.run("/bin/sh", ["-c", "printf '%s\\n' \"$0\" | /usr/sbin/nft -f -", rules], timeout: .seconds(20))
+        guard result.succeeded else { throw SubprocessError(description: "cannot add nftables table \(table.name): \(result)") }
+        return table
+    }
+
+    func remove() {
+        _ = try? Subprocess.runBlocking("/usr/sbin/nft", ["delete", "table", "ip", name], stdin: nil, environment: nil, timeout: .seconds(10))
+    }
+}
