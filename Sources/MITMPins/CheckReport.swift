@@ -38,6 +38,7 @@ public struct PinCheckReport: Sendable {
             lines.append("")
             let subdomains = check.domain.includesSubdomains ? " (and subdomains)" : ""
             lines.append("\(check.domain.name)\(subdomains): \(check.matched ? "MATCH" : "NO MATCH")")
+            if let note = LeafNameCoverage.note(for: check.domain.name, chain: chain) { lines.append("  " + note) }
             for result in check.pins { lines.append("  " + describe(result)) }
             if check.pins.isEmpty { lines.append("  (no pins)") }
             for warning in check.warnings { lines.append("  warning [\(warning.code.rawValue)]: \(warning.message)") }
@@ -102,6 +103,8 @@ private struct CheckJSON: Encodable {
         let matched: Bool
         let pins: [Pin]
         let warnings: [PinWarning]
+        /// Set when the leaf's names do not cover the domain.
+        let note: String?
     }
 
     let configuration: Configuration
@@ -125,7 +128,8 @@ private struct CheckJSON: Encodable {
                     Pin(value: $0.pin.value, scope: $0.pin.scope, matches: $0.matches.map(\.index),
                         outOfScope: $0.outOfScope.map(\.index), problem: $0.problem)
                 },
-                warnings: check.warnings
+                warnings: check.warnings,
+                note: LeafNameCoverage.note(for: check.domain.name, chain: report.chain)
             )
         }
         allMatched = report.allMatched

@@ -77,6 +77,22 @@ import Testing
         #expect(unknown.standardError.contains("pins no domain nope.test; it pins: leaf.test, other.test"))
     }
 
+    @Test func aDomainTheLeafDoesNotNameGetsANote() throws {
+        let text = try check("ats-two-domains.plist", certs: ["chain.pem"]).standardOutput
+        #expect(text.contains("do not cover other.test: a server for other.test would not present it"), "\(text)")
+        #expect(!text.contains("do not cover leaf.test"), "\(text)")
+        let json = try check("ats-two-domains.plist", certs: ["chain.pem"], json: true).standardOutput
+        #expect(json.contains("do not cover other.test"), "\(json)")
+    }
+
+    @Test func aWildcardNameCoversOneLabel() {
+        #expect(LeafNameCoverage.covers("*.example.test", "api.example.test"))
+        #expect(LeafNameCoverage.covers("API.example.test", "api.EXAMPLE.test"))
+        #expect(!LeafNameCoverage.covers("*.example.test", "a.b.example.test"))
+        #expect(!LeafNameCoverage.covers("*.example.test", "example.test"))
+        #expect(!LeafNameCoverage.covers("*.example.test", ".example.test"))
+    }
+
     @Test func androidPinsMatchAnyCertificate() throws {
         let result = try check("nsc-match.xml", certs: ["chain.pem"], json: true)
         #expect(result.exitStatus == 0)
