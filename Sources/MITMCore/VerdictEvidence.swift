@@ -1,6 +1,14 @@
 /// The evidence behind a host's verdict in one line: which clients, how many connections, whether each client
 /// proved it trusts the proxy's CA, and which expectation decides for the host and where it came from.
-enum VerdictEvidence {
+package enum VerdictEvidence {
+    /// Sets every host's evidence line for the expectations `check` evaluates (a report's own, or those `verify` was
+    /// given: the line must name the expectation actually checked).
+    package static func attach(to hosts: inout [HostVerdict], check: ExpectationCheck) {
+        for index in hosts.indices {
+            hosts[index].evidence = line(hosts[index], check: check, deciding: check.owner(of: hosts[index].host))
+        }
+    }
+
     /// `client 127.0.0.1 (trust proven); 3 connections; expectation refused:api.example.com from Info.plist (domain api.example.com)`.
     static func line(_ host: HostVerdict, check: ExpectationCheck, deciding: [Expectation]) -> String {
         var parts: [String] = []

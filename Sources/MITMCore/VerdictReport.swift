@@ -59,9 +59,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
             hosts.append(HostVerdict(host: name, verdict: .unseen, attempts: 0, counts: [:], how: []))
         }
         Self.attach(findings, to: &hosts)
-        for index in hosts.indices {
-            hosts[index].evidence = VerdictEvidence.line(hosts[index], check: check, deciding: check.owner(of: hosts[index].host))
-        }
+        VerdictEvidence.attach(to: &hosts, check: check)
         self.final = final
         self.generatedAt = generatedAt
         self.listen = listen

@@ -55,11 +55,12 @@ struct VerifyCommand: ParsableCommand {
         guard !parsed.isEmpty else {
             fail("\(reportPath) records no expectations: give at least one --expect refused:HOST or intercepted:HOST, or --expect-from FILE")
         }
-        let hosts = report.seenHosts
+        var hosts = report.seenHosts
         let check = ExpectationCheck(parsed, provenClients: report.provenClients,
                                      allowUnprovenRefusals: allowUnprovenRefusals || (recorded && report.allowUnprovenRefusals),
                                      trustPerAddress: report.trustPerAddress, clientLabels: report.clientLabels)
         let results = check.evaluate(hosts)
+        VerdictEvidence.attach(to: &hosts, check: check)
         print(VerdictText.table(hosts, expectations: results, client: report.clientCommand))
         if !report.final { print("note: the report is not final (the proxy was still running when it was written)") }
         if let client = report.clientCommand, !client.succeeded { throw ExitCode(ExitStatus.clientCommandFailed) }

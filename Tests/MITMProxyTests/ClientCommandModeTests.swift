@@ -44,6 +44,9 @@ import Testing
         #expect(verify.status == 0, "\(verify)")
         let wrong = try await run(["verify", "--report", reportPath, "--expect", "intercepted:pinned.test"])
         #expect(wrong.status == 1, "\(wrong)")
+        // The evidence line names the expectation verify checked, not the one the report was written with.
+        #expect(wrong.stdoutText.contains("expectation --expect intercepted:pinned.test"), "\(wrong)")
+        #expect(!wrong.stdoutText.contains("expectation --expect refused:pinned.test"), "\(wrong)")
         let ownExpectations = try await run(["verify", "--report", reportPath])
         #expect(ownExpectations.status == 0, "verify re-checks the report's own expectations: \(ownExpectations)")
         #expect(ownExpectations.stdoutText.contains("PASS  expect intercepted:control.test"), "\(ownExpectations)")
