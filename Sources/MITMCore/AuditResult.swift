@@ -85,6 +85,14 @@ package struct AuditResult: Sendable, Equatable, Codable {
                                  explanation: matching.map { "\($0.host): \($0.conclusion.kind.rawValue)" }.joined(separator: ", "))
     }
 
+    /// The audit `encoded()` wrote, or nil when `data` is not an audit's report (a run's `--report` is read by
+    /// `VerdictReport.decode`).
+    package static func decodeIfAudit(_ data: Data) -> AuditResult? {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try? decoder.decode(AuditResult.self, from: data)
+    }
+
     /// Pretty, key-sorted JSON.
     package func encoded() throws -> Data {
         let encoder = JSONEncoder()

@@ -30,11 +30,19 @@ struct VerifyCommand: ParsableCommand {
     }
 
     func run() throws {
+        let data: Data
+        do {
+            data = try FileReading.contents(of: reportPath, what: "report")
+        } catch {
+            fail(error.description)
+        }
+        if let audit = AuditResult.decodeIfAudit(data) {
+            try verify(audit)
+            return
+        }
         let report: VerdictReport
         do {
-            report = try VerdictReport.decode(try FileReading.contents(of: reportPath, what: "report"))
-        } catch let error as FileReadingError {
-            fail(error.description)
+            report = try VerdictReport.decode(data)
         } catch {
             fail("\(reportPath) is not a mitm-proxy report: \(error)")
         }
@@ -66,6 +74,30 @@ struct VerifyCommand: ParsableCommand {
         if let client = report.clientCommand, !client.succeeded { throw ExitCode(ExitStatus.clientCommandFailed) }
         if !results.allSatisfy(\.met) { throw ExitCode(ExitStatus.expectationsFailed) }
     }
+
+    /// An audit's report, judged again: its rounds against its own expectations, or against those given.
+    private func verify(_ audit: AuditResult) throws {
+        let expectations: [Expectation]
+        if givenExpectations {
+            let inputs = try ExpectationInputs(flags: self.expectations, files: expectFrom)
+            for line in inputs.summary { print(line) }
+            for warning in inputs.warnings { FileHandle.standardError.write(Data((warning + "\n").utf8)) }
+            expectations = inputs.expectations
+        } else {
+            do {
+                expectations = try audit.expectations.map { result throws(ExpectationError) in try Expectation(recorded: result) }
+            } catch {
+                fail("\(reportPath) holds an expectation this version cannot read: \(error)")
+            }
+        }
+        let judged = AuditResult(rounds: audit.rounds, expectations: expectations, allowUnprovenRefusals: allowUnprovenRefusals,
+                                 generatedAt: audit.generatedAt)
+        print("\(reportPath): an audit of \(judged.rounds.count) round\(judged.rounds.count == 1 ? "" : "s")")
+        print(AuditText.matrix(judged))
+        if judged.result != "pass" { throw ExitCode(ExitStatus.expectationsFailed) }
+    }
+
+    private var givenExpectations: Bool { !expectations.isEmpty || !expectFrom.isEmpty }
 
     private func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data("mitm-proxy: \(message)\n".utf8))

@@ -48,6 +48,12 @@ import Testing
         #expect(expired?.hasSuffix("\"/>") == true, "\(junit)")
         #expect(junit.contains("<system-out>") && !junit.contains("time=\"0.000\">"), "\(junit)")
         #expect(junit.contains("failures=\"0\""), "\(junit)")
+        // `verify` reads an audit's report: its own expectations hold, a contrary one fails.
+        let verified = try await Subprocess.run(RepositoryLayout.builtExecutable, ["verify", "--report", "\(directory)/audit.json"], timeout: .seconds(60))
+        #expect(verified.status == 0 && verified.stdoutText.contains("app.origin.test: VALIDATES-NOT-PINNED"), "\(verified)")
+        let contrary = try await Subprocess.run(RepositoryLayout.builtExecutable,
+                                                ["verify", "--report", "\(directory)/audit.json", "--expect", "pinned:app.origin.test"], timeout: .seconds(60))
+        #expect(contrary.status == 1 && contrary.stdoutText.contains("FAIL  expect pinned:app.origin.test"), "\(contrary)")
         await origin.stop()
     }
 
