@@ -20,10 +20,10 @@ final class ClientProcessLookup: @unchecked Sendable {
 
     /// Starts looking up the process whose socket is `address`:`port`; `treeRoot`: the pid whose descendants belong
     /// to the client command; `socketTables`: the directory of the network namespace's `tcp` and `tcp6` tables.
-    init(address: String, port: Int, treeRoot: Int32?, socketTables: String, loop: EventLoop) {
+    init(address: String, port: Int, remote: (address: String, port: Int)?, treeRoot: Int32?, socketTables: String, loop: EventLoop) {
         self.loop = loop
         Self.queue.async { [self] in
-            let result = ProcessFinder.find(address: address, port: port, treeRoot: treeRoot, socketTables: socketTables)
+            let result = ProcessFinder.find(address: address, port: port, remote: remote, treeRoot: treeRoot, socketTables: socketTables)
             loop.execute { [self] in
                 switch result {
                 case .success(let process): finish(process, nil)

@@ -15,9 +15,9 @@ enum ProcessFinder {
     /// The process whose socket has the local endpoint `address`:`port` (the client's side of a connection to the
     /// proxy). `treeRoot`: with a client command, the pid whose descendants belong to it. `socketTables`: where the
     /// socket tables of the client's network namespace are (this process's own by default).
-    static func find(address: String, port: Int, treeRoot: Int32?,
+    static func find(address: String, port: Int, remote: (address: String, port: Int)?, treeRoot: Int32?,
                      socketTables: String = systemSocketTables) -> Result<ClientProcess, ProcessUnknownReason> {
-        guard let inode = socketInode(address: address, port: port, tables: socketTables) else { return .failure(.gone) }
+        guard let inode = socketInode(address: address, port: port, remote: remote, tables: socketTables) else { return .failure(.gone) }
         var denied = false
         var readLinks = 0
         // A client opens many connections from one process: the owners found last are asked first.
@@ -52,29 +52,38 @@ enum ProcessFinder {
     /// The socket tables of the proxy's own network namespace.
     static let systemSocketTables = "/proc/net"
 
-    private static func socketInode(address: String, port: Int, tables: String) -> UInt64? {
-        var candidates: [(file: String, endpoint: String)] = []
+    /// `remote`, the client's peer (the proxy's end of the connection, or where a redirected connection was going):
+    /// one local port may carry several connections to different peers, of different processes.
+    static func socketInode(address: String, port: Int, remote: (address: String, port: Int)?, tables: String) -> UInt64? {
+        for (family, local) in endpoints(address: address, port: port) {
+            guard let table = readWhole(tables + "/" + family) else { continue }
+            let remoteEndpoint = remote.flatMap { remote in endpoints(address: remote.address, port: remote.port).first { $0.family == family }?.endpoint }
+            if remote != nil && remoteEndpoint == nil { continue }
+            if let inode = SocketTable.inode(in: table, local: local, remote: remoteEndpoint) { return inode }
+        }
+        return nil
+    }
+
+    /// `address`:`port` in the notation of the `tcp` table, and of the `tcp6` one (an IPv4 address as IPv4-mapped there).
+    private static func endpoints(address: String, port: Int) -> [(family: String, endpoint: String)] {
+        var endpoints: [(family: String, endpoint: String)] = []
         var v4 = in_addr()
         var v6 = in6_addr()
         if inet_pton(AF_INET, address, &v4) == 1 {
             let bytes = withUnsafeBytes(of: &v4) { Array($0) }
-            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { candidates.append((tables + "/tcp", endpoint)) }
+            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { endpoints.append(("tcp", endpoint)) }
             if let mapped = SocketTable.endpoint(address: [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + bytes, port: port) {
-                candidates.append((tables + "/tcp6", mapped))
+                endpoints.append(("tcp6", mapped))
             }
         } else if inet_pton(AF_INET6, address, &v6) == 1 {
             let bytes = withUnsafeBytes(of: &v6) { Array($0) }
-            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { candidates.append((tables + "/tcp6", endpoint)) }
+            if let endpoint = SocketTable.endpoint(address: bytes, port: port) { endpoints.append(("tcp6", endpoint)) }
             if bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF],
                let endpoint = SocketTable.endpoint(address: Array(bytes.suffix(4)), port: port) {
-                candidates.append((tables + "/tcp", endpoint))
+                endpoints.append(("tcp", endpoint))
             }
         }
-        for candidate in candidates {
-            guard let table = readWhole(candidate.file) else { continue }
-            if let inode = SocketTable.inode(in: table, local: candidate.endpoint) { return inode }
-        }
-        return nil
+        return endpoints
     }
 
     /// Whether `pid` holds the socket; nil when its descriptors may not be read (another user's process).

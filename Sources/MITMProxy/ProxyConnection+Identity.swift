@@ -15,8 +15,15 @@ extension ProxyConnection {
         guard LocalAddresses.contains(address) || captured else { return }
         let tables = captured ? context.captured.socketTables : nil
         if captured && tables == nil { return }
-        processLookup = ClientProcessLookup(address: address, port: port, treeRoot: configuration.clientCommandRoot,
+        processLookup = ClientProcessLookup(address: address, port: port, remote: clientsPeer, treeRoot: configuration.clientCommandRoot,
                                             socketTables: tables ?? ProcessFinder.systemSocketTables, loop: loop)
+    }
+
+    /// The client's own peer address: where a redirected connection was going, else this end of the connection.
+    private var clientsPeer: (address: String, port: Int)? {
+        let peer = transparent?.originalDestination
+            ?? (clientSocket as? StreamSocket).flatMap { SocketAddress.local(of: $0.descriptor) }
+        return peer.map { ($0.host, $0.port) }
     }
 
     /// The client's identity. Its process is known by now: a connection with a lookup is read only once it answered
