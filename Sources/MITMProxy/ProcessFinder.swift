@@ -27,7 +27,7 @@ enum ProcessFinder {
         guard let directory = opendir("/proc") else { return .failure(.notPermitted) }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = entryName(entry)
             guard let pid = Int32(name), pid != getpid() else { continue }
             switch owns(pid: pid, inode: inode, readLinks: &readLinks) {
             case .some(true):
@@ -86,6 +86,13 @@ enum ProcessFinder {
         return endpoints
     }
 
+    /// The name of a directory entry. `d_name` is declared as 256 bytes, but an entry holds only its name and NUL:
+    /// copying the declared array reads past the end of the last entry of `readdir`'s buffer (AddressSanitizer).
+    private static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
+        return String(cString: UnsafeRawPointer(entry).advanced(by: offset).assumingMemoryBound(to: CChar.self))
+    }
+
     /// Whether `pid` holds the socket; nil when its descriptors may not be read (another user's process).
     private static func owns(pid: Int32, inode: UInt64, readLinks: inout Int) -> Bool? {
         let path = "/proc/\(pid)/fd"
@@ -93,7 +100,7 @@ enum ProcessFinder {
         defer { closedir(directory) }
         var buffer = [CChar](repeating: 0, count: 64)
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = entryName(entry)
             guard name.first?.isNumber == true else { continue }
             readLinks += 1
             let count = readlink(path + "/" + name, &buffer, buffer.count - 1)
