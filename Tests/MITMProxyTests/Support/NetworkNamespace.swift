@@ -32,7 +32,15 @@ final class NetworkNamespace: Sendable {
     static func make(prefix: String) async throws -> NetworkNamespace {
         let serial = counter.add(1, ordering: .relaxed).newValue
         let tag = "\(getpid() % 10_000)x\(serial)"
-        let third = (Int(getpid()) * 7 + serial) % 250 + 1
+        // A network another run left behind (a killed test process cannot remove its namespaces) would make two links
+        // claim one address: skip the /30s already on this machine.
+        let addresses = (try? await Subprocess.run("/usr/sbin/ip", ["-4", "-o", "addr", "show"], timeout: .seconds(10)).stdoutText) ?? ""
+        var third = (Int(getpid()) * 7 + serial) % 250 + 1
+        var tries = 0
+        while addresses.contains(" \(prefix).\(third).1/") && tries < 250 {
+            third = third % 250 + 1
+            tries += 1
+        }
         let space = NetworkNamespace(name: "mitmt\(tag)", hostAddress: "\(prefix).\(third).1", clientAddress: "\(prefix).\(third).2",
                                      hostLink: "mh\(tag)")
         let host = space.hostLink, peer = "mc\(tag)"
