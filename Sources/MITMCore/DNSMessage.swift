@@ -25,8 +25,9 @@ public struct DNSQuery: Sendable, Equatable {
         case unanswerable
         /// A header was read but not its question: answered FORMERR (RFC 1035 4.1.1, code 1).
         case malformed(id: UInt16, flags: UInt16)
-        /// A query other than a standard one (opcode not 0): answered NOTIMP (code 4).
-        case notImplemented(id: UInt16, flags: UInt16)
+        /// A query other than a standard one (opcode not 0): answered with RCODE 4 (RFC 1035 4.1.1: the server does
+        /// not support that kind of query).
+        case unsupportedOpcode(id: UInt16, flags: UInt16)
     }
 
     /// The largest query read: the classic UDP limit.
@@ -38,7 +39,7 @@ public struct DNSQuery: Sendable, Equatable {
         let id = UInt16(datagram[0]) << 8 | UInt16(datagram[1])
         let flags = UInt16(datagram[2]) << 8 | UInt16(datagram[3])
         guard flags & 0x8000 == 0 else { throw .unanswerable }
-        guard (flags >> 11) & 0xF == 0 else { throw .notImplemented(id: id, flags: flags) }
+        guard (flags >> 11) & 0xF == 0 else { throw .unsupportedOpcode(id: id, flags: flags) }
         let questions = UInt16(datagram[4]) << 8 | UInt16(datagram[5])
         guard questions == 1 else { throw .malformed(id: id, flags: flags) }
         var index = 12
@@ -77,13 +78,13 @@ public struct DNSQuery: Sendable, Equatable {
         return bytes
     }
 
-    /// The answer to a query that could not be answered as asked (`malformed`: FORMERR, `notImplemented`: NOTIMP);
+    /// The answer to a query that could not be answered as asked (`malformed`: FORMERR, `unsupportedOpcode`: RCODE 4);
     /// nil for a datagram that gets none.
     public static func answer(to problem: Problem) -> [UInt8]? {
         switch problem {
         case .unanswerable: nil
         case .malformed(let id, let flags): header(id: id, flags: flags, code: 1, answers: 0, questions: 0)
-        case .notImplemented(let id, let flags): header(id: id, flags: flags, code: 4, answers: 0, questions: 0)
+        case .unsupportedOpcode(let id, let flags): header(id: id, flags: flags, code: 4, answers: 0, questions: 0)
         }
     }
 

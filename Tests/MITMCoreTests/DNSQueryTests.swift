@@ -35,7 +35,7 @@ import Testing
         #expect(DNSQuery.answer(to: .unanswerable) == nil)
     }
 
-    @Test func brokenQuestionsAreAnsweredFORMERRAndOtherOpcodesNOTIMP() throws {
+    @Test func brokenQuestionsAreAnsweredFORMERRAndOtherOpcodesRefusedWithRCODE4() throws {
         var truncated = query("example.com")
         truncated.removeLast(3)
         var pointer = query("example.com")
@@ -54,8 +54,8 @@ import Testing
         }
         var status = query("example.com")
         status[2] = 0x10
-        #expect(throws: DNSQuery.Problem.notImplemented(id: 0x1234, flags: 0x1000)) { try DNSQuery.parse(status) }
-        #expect(DNSQuery.answer(to: .notImplemented(id: 0x1234, flags: 0x1000))?[3] == 0x84)
+        #expect(throws: DNSQuery.Problem.unsupportedOpcode(id: 0x1234, flags: 0x1000)) { try DNSQuery.parse(status) }
+        #expect(DNSQuery.answer(to: .unsupportedOpcode(id: 0x1234, flags: 0x1000))?[3] == 0x84)
     }
 
     @Test func garbageNeverCrashes() {
