@@ -225,7 +225,7 @@ extension HTTPRelay {
             breakConnection(reset: answer.fault?.isReset == true, reason: "rule: \(answer.fault?.rawValue ?? "fault")")
             return false
         }
-        let response = local.head(keepAlive: pending.record.request.keepAlive && !clientEnded)
+        let response = local.head(keepAlive: pending.clientKeepsAlive && !clientEnded)
         let isHead = pending.record.request.method == "HEAD"
         let exchange = pending
         exchange.record.response = response

@@ -89,7 +89,7 @@ extension HTTPRelay {
             return
         }
         var relayed = ruledResponseHead(HopByHopFields.forwarding(head))
-        if !first.record.request.keepAlive && head.status >= 200 && head.status != 101 {
+        if !first.clientKeepsAlive && head.status >= 200 && head.status != 101 {
             relayed.headers.replaceOrAdd(name: "Connection", value: "close")
         }
         client.write(relayed.serialized())
@@ -139,7 +139,7 @@ extension HTTPRelay {
             closeAfterFlush()
             return
         }
-        if !finished.record.request.keepAlive {
+        if !finished.clientKeepsAlive {
             closeClientKeepingUpstream()
             return
         }

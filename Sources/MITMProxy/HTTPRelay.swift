@@ -30,11 +30,15 @@ final class HTTPRelay {
         let decision: RuleDecision
         /// `decision.rewritesResponse`, asked of every response.
         let rewritesResponse: Bool
+        /// Whether the client keeps its connection after this exchange (`record.request.keepAlive`, read once: it
+        /// scans the headers, and both the response head and its end ask).
+        let clientKeepsAlive: Bool
 
         init(record: consuming ExchangeRecord, local: LocalResponse?, upgradeRequested: Bool, decision: consuming RuleDecision = RuleDecision()) {
             self.local = local
             self.upgradeRequested = upgradeRequested
             rewritesResponse = decision.rewritesResponse
+            clientKeepsAlive = record.request.keepAlive
             self.record = record
             self.decision = decision
         }
@@ -398,7 +402,7 @@ final class HTTPRelay {
                 continue
             }
             let pending = first
-            let response = local.head(keepAlive: first.record.request.keepAlive && !clientEnded)
+            let response = local.head(keepAlive: first.clientKeepsAlive && !clientEnded)
             client.write(response.serialized() + (first.record.request.method == "HEAD" ? [] : local.body))
             pending.responseStarted = Date()
             pending.complete(at: Date())
