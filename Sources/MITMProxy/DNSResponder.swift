@@ -54,9 +54,10 @@ final class DNSResponder: Sendable {
                 }
             }
             if count < 0 && errno == EINTR { continue }
-            // 0: `stop()` shut the socket down (a DNS query is never empty).
-            guard count > 0 else { return }
-            guard let answer = answer(Array(buffer[..<count])) else { continue }
+            guard count >= 0 else { return }
+            // 0: an empty datagram (ignored: the command's DNS must outlive it), or `stop()` shut the socket down, which
+            // the loop's condition sees.
+            guard count > 0, let answer = answer(Array(buffer[..<count])) else { continue }
             _ = answer.withUnsafeBytes { bytes in
                 withUnsafePointer(to: &peer) { pointer in
                     pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, peerLength) }
