@@ -79,8 +79,8 @@ let package = Package(
                            .product(name: "Yams", package: "Yams")],
             // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
             // The table of known TLS client fingerprints, data kept beside the code (one line per fingerprint).
-            resources: [.embedInCode("Web/index.html"), .embedInCode("Web/app.js"), .embedInCode("Web/board.css"),
-                        .embedInCode("KnownClients.txt")]
+            resources: [.embedInCode("WebUI/Assets/index.html"), .embedInCode("WebUI/Assets/app.js"),
+                        .embedInCode("WebUI/Assets/board.css"), .embedInCode("Identity/KnownClients.txt")]
         ),
         .target(
             name: "MITMPins",
