@@ -49,7 +49,7 @@ package struct PinningBoard: Encodable, Sendable {
     package var expectations: [ExpectationResult]
     /// Clients that accepted the proxy's CA at least once.
     package var provenClients: [String]
-    /// Events the recording queue dropped because its readers fell behind (the board's counts stay complete).
+    /// Events the recording queue dropped because its outputs stopped taking them (the board's counts stay complete).
     package var droppedEvents: Int
 
     /// The board of `report`, whose expectations were `expectations`.

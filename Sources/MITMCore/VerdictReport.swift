@@ -40,7 +40,7 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     public var findings: [Finding]
     /// The QA rules that acted in the run and how often (absent when none did).
     public var rules: [RuleTally]?
-    /// Events the recording dropped because its outputs fell behind (absent when none were): the verdicts and counts
+    /// Events the recording dropped because its outputs stopped taking them (absent when none were): the verdicts and counts
     /// here are complete, but the events file and the HAR miss that many records.
     public var droppedEvents: Int?
 

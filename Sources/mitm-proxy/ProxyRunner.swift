@@ -138,9 +138,9 @@ struct ProxyRunner {
         }
         server.stop()
         if server.droppedEventCount > 0 {
-            console.err("warning: \(server.droppedEventCount) events were dropped: the recording queue (console, --events, --har, web UI) "
-                + "fell behind the traffic, so those records are missing from --events and --har (the HAR and --report say how many); the verdicts, "
-                + "counts and expectations are complete. Slow outputs (a pipe nobody reads, a slow disk) or -v under heavy load cause it")
+            console.err("warning: \(server.droppedEventCount) events were dropped: the recording outputs (console, --events, --har, web UI) "
+                + "took nothing for 2 s while events waited (a pipe nobody reads, or a terminal paused with Ctrl-S), so those records are "
+                + "missing from --events and --har (the HAR and --report say how many); the verdicts, counts and expectations are complete")
         }
         har?.finish(droppedEvents: server.droppedEventCount)
         let final = report?.writeFinal(clientCommand: outcome)

@@ -6,8 +6,9 @@ import MITMCore
 import Synchronization
 
 /// Carries events from the loops to every subscriber (console, events file, HAR, report, tests) on one
-/// recording queue, so a slow subscriber (a pipe nobody reads) never stalls a loop. The queue is bounded:
-/// past `capacity` undelivered events new ones are dropped and counted, never waited for.
+/// recording queue. The queue is bounded: an emitter that finds `capacity` events undelivered waits while the
+/// subscribers make progress (backpressure: the loops slow to what the records can keep up with, and nothing is lost),
+/// and drops, counting, only when they made none for `stallTimeout` (a pipe nobody reads must not stall the proxy).
 final class EventFanOut: Sendable {
     /// One subscriber: `finish` ends an event stream's iteration when the proxy stops.
     private struct Subscriber {
@@ -27,7 +28,7 @@ final class EventFanOut: Sendable {
         /// The last batch's storage, emptied, for `pending` to grow into next time.
         var spare: [ProxyEvent] = []
         var draining = false
-        var dropped = 0
+        var admission = RecordingAdmission()
     }
 
     /// Undelivered events held at most.
@@ -35,9 +36,19 @@ final class EventFanOut: Sendable {
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "mitm-proxy.recording")
     private let requestSubscribers = Atomic<Int>(0)
+    /// Events delivered so far: how a waiting emitter tells a slow subscriber from a stuck one.
+    private let delivered = Atomic<Int>(0)
+    /// Signalled once per waiting emitter when a batch is taken off the queue.
+    private let roomMade = DispatchSemaphore(value: 0)
+    private static let onRecordingQueue = DispatchSpecificKey<Bool>()
+    /// How long emitters wait for subscribers that deliver nothing before they drop.
+    private let stallTimeout: DispatchTimeInterval
 
-    init(capacity: Int = 50_000) {
+    init(capacity: Int = 50_000, stallTimeout: Duration = .seconds(2)) {
         self.capacity = capacity
+        let (seconds, attoseconds) = stallTimeout.components
+        self.stallTimeout = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        queue.setSpecific(key: Self.onRecordingQueue, value: true)
     }
 
     /// Adds `subscriber`; `takesRequestEvents: false` says it ignores `.request` (only the events file reads them), so
@@ -84,7 +95,7 @@ final class EventFanOut: Sendable {
     }
 
     /// Counts an event a subscriber could not take (an event stream whose buffer is full).
-    func countDropped() { state.withLock { $0.dropped += 1 } }
+    func countDropped() { state.withLock { $0.admission.dropped += 1 } }
 
     /// Whether a subscriber reads `.request` events.
     private var wantsRequestEvents: Bool { requestSubscribers.load(ordering: .relaxed) > 0 }
@@ -95,21 +106,37 @@ final class EventFanOut: Sendable {
         if wantsRequestEvents { emit(make()) }
     }
 
-    /// Queues `event` for the subscribers; returns at once.
+    /// Queues `event` for the subscribers; returns at once unless the queue is full (see the type's comment).
     func emit(_ event: consuming ProxyEvent) {
         var event = Optional(event)
-        let startDraining = state.withLock { state -> Bool in
-            guard !state.subscribers.isEmpty else { return false }
-            guard state.pending.count < capacity else {
-                state.dropped += 1
-                return false
+        while true {
+            let decision = state.withLock { state -> RecordingAdmission.Decision in
+                guard !state.subscribers.isEmpty else { return .dropped }
+                // A subscriber emitting (findings) runs on the recording queue: waiting there would wait for itself.
+                let onQueue = state.pending.count >= capacity && DispatchQueue.getSpecific(key: Self.onRecordingQueue) == true
+                let decision = state.admission.emit(queued: state.pending.count, capacity: capacity, mayWait: !onQueue,
+                                                    delivered: delivered.load(ordering: .relaxed))
+                guard case .queue = decision, let event = event.take() else { return decision }
+                state.pending.append(event)
+                guard !state.draining else { return .queue(startDraining: false) }
+                state.draining = true
+                return .queue(startDraining: true)
             }
-            if let event = event.take() { state.pending.append(event) }
-            guard !state.draining else { return false }
-            state.draining = true
-            return true
+            switch decision {
+            case .queue(let startDraining):
+                if startDraining { queue.async { self.drainAfterCoalescing() } }
+                return
+            case .dropped:
+                return
+            case .wait(let deliveredBefore):
+                guard roomMade.wait(timeout: .now() + stallTimeout) == .timedOut else { continue }
+                let stillCounted = state.withLock { state in
+                    state.admission.waitTimedOut(deliveredBefore: deliveredBefore, deliveredNow: delivered.load(ordering: .relaxed))
+                }
+                // A batch was taken while the wait timed out: its signal for this emitter is on its way.
+                if !stillCounted { roomMade.wait() }
+            }
         }
-        if startDraining { queue.async { self.drainAfterCoalescing() } }
     }
 
     /// How long the recording queue waits after the first undelivered event for others to join it.
@@ -126,7 +153,7 @@ final class EventFanOut: Sendable {
     }
 
     /// Events dropped because the subscribers fell `capacity` events behind.
-    var droppedCount: Int { state.withLock { $0.dropped } }
+    var droppedCount: Int { state.withLock { $0.admission.dropped } }
 
     /// Blocks until every event emitted before the call has been delivered.
     func flush() {
@@ -135,17 +162,19 @@ final class EventFanOut: Sendable {
 
     private func drain() {
         while true {
-            let (taken, subscribers, batchEnds) = state.withLock { state in
+            let (taken, subscribers, batchEnds, waiting) = state.withLock { state in
                 let batch = state.pending
                 state.pending = state.spare
                 state.spare = []
                 if batch.isEmpty { state.draining = false }
-                return (batch, state.subscribers.map(\.deliver), state.subscribers.compactMap(\.endOfBatch))
+                return (batch, state.subscribers.map(\.deliver), state.subscribers.compactMap(\.endOfBatch), state.admission.roomMade())
             }
+            for _ in 0..<waiting { roomMade.signal() }
             guard !taken.isEmpty else { return }
             // Bound once per event: a subscript per subscriber call would copy the event for each (measured).
             for event in taken {
                 for subscriber in subscribers { subscriber(event) }
+                delivered.add(1, ordering: .relaxed)
             }
             for endOfBatch in batchEnds { endOfBatch() }
             var batch = consume taken

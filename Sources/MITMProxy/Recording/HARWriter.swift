@@ -156,7 +156,7 @@ import Synchronization
             let encoded = (try? JSONEncoder().encode(errors)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
             let dropped = droppedEvents > 0
                 ? ",\"_droppedEvents\":\(droppedEvents),\"comment\":\"INCOMPLETE: \(droppedEvents) events of the run were dropped because the "
-                    + "recording fell behind the traffic; some exchanges are missing from this file\"" : ""
+                    + "recording outputs stopped taking them; some exchanges are missing from this file\"" : ""
             // After a failed write the writer already said so; the file is left as it is.
             let failure = state.failed ? nil : FileOutput.write(Array("\n],\"_tlsErrors\":\(encoded)\(dropped)}}\n".utf8), to: descriptor)
             fsync(descriptor)
