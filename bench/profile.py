@@ -102,6 +102,9 @@ def main() -> int:
     parser.add_argument("--loadgen", default=None)
     parser.add_argument("--out", default="bench-results/profile")
     parser.add_argument("--duration", type=float, default=None)
+    parser.add_argument("--warmup", type=float, default=None,
+                        help="seconds before the measured window (default 3 under valgrind, 1 otherwise; more on a busy "
+                             "machine, where valgrind's first handshakes may not be done in 3)")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--whole-life", action="store_true", dest="whole_life",
                         help="callgrind: count from start-up to exit, not only the measured window, with mangled names "
@@ -190,12 +193,13 @@ def main() -> int:
                 perf[0].wait(timeout=60)
 
         target = runner.target_arguments(peer)
+        warmup = str(args.warmup if args.warmup is not None else (3 if slow else 1))
         if args.scenario == "keepalive":
             arguments = ["--mode", "keepalive", *target, "--path", "/200b", "--concurrency", "32",
-                         "--warmup", "3" if slow else "1", "--duration", str(args.duration or (20 if slow else 10))]
+                         "--warmup", warmup, "--duration", str(args.duration or (20 if slow else 10))]
         elif args.scenario == "newconn":
             arguments = ["--mode", "newconn", *target, "--path", "/200b", "--concurrency", "16",
-                         "--warmup", "3" if slow else "1", "--duration", str(args.duration or (20 if slow else 10))]
+                         "--warmup", warmup, "--duration", str(args.duration or (20 if slow else 10))]
         elif args.scenario == "first":
             arguments = ["--mode", "first", "--connect", f"127.0.0.1:{peer.port}", "--proxy", "per-name", "--path", "/200b",
                          "--gap-ms", "20", "--count", "40", "--names", f"p-n,.bench.test,{origin.port}"]
@@ -204,7 +208,7 @@ def main() -> int:
                          "--duration", "60"]
         elif args.scenario.startswith("go-"):
             arguments = ["--mode", args.scenario[3:], *target, "--path", "/200b", "--concurrency", "32" if args.scenario == "go-keepalive" else "16",
-                         "--warmup", "3" if slow else "1", "--duration", str(args.duration or (20 if slow else 10))]
+                         "--warmup", warmup, "--duration", str(args.duration or (20 if slow else 10))]
         else:
             arguments = ["--mode", "download", *target, "--path", "/100m", "--count", "1" if slow else "5"]
         if slow and not args.scenario.startswith("go-"):

@@ -71,6 +71,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         return values
     }
 
+    /// How many fields are called `name` (any case).
+    public func count(named name: String) -> Int {
+        fields.reduce(0) { $0 + (HTTPSyntax.equalsIgnoringASCIICase($1.name, name) ? 1 : 0) }
+    }
+
     /// Whether any field is called `name` (any case).
     public func contains(_ name: String) -> Bool {
         firstIndex(of: name) != nil

@@ -18,13 +18,15 @@ package enum TunnelRequestCheck {
 
     /// Checks `head` (HTTP/1, or an HTTP/2 request with its `:authority`) inside a tunnel to `host`:`port`.
     package static func check(_ head: HTTPRequestHead, authority: String? = nil, tunnelHost host: String, port: Int) -> Refusal? {
-        let tunnel = "the tunnel to \(host):\(port)"
-        if head.method == "CONNECT", head.version != .http2 || head.target.first != "/" {
+        // Runs for every request: nothing is built unless the request is refused.
+        let originForm = head.target.utf8.first == UInt8(ascii: "/")
+        var tunnel: String { "the tunnel to \(host):\(port)" }
+        if head.method == "CONNECT", head.version != .http2 || !originForm {
             return Refusal(status: 400, reason: "a CONNECT inside \(tunnel) is not relayed")
         }
-        let hosts = head.headers.values("host")
         if head.version == .http2 {
             guard let authority else { return nil }
+            let hosts = head.headers.values("host")
             if authority.contains("@") {
                 return Refusal(status: 400, reason: "the :authority \(HTTPSyntax.quoted(authority)) carries userinfo, which HTTP/2 forbids")
             }
@@ -33,10 +35,10 @@ package enum TunnelRequestCheck {
             }
             return misdirected(authority, shown: authority, tunnelHost: host, port: port, tunnel: tunnel)
         }
-        if head.version == .http1_1, hosts.count != 1 {
-            return Refusal(status: 400, reason: hosts.isEmpty ? "an HTTP/1.1 request without Host" : "an HTTP/1.1 request with \(hosts.count) Host fields")
+        if head.version == .http1_1, case let hosts = head.headers.count(named: "host"), hosts != 1 {
+            return Refusal(status: 400, reason: hosts == 0 ? "an HTTP/1.1 request without Host" : "an HTTP/1.1 request with \(hosts) Host fields")
         }
-        guard head.target.contains("://"), case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method) else { return nil }
+        guard !originForm, head.target.contains("://"), case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method) else { return nil }
         // A URL without a port names its scheme's default, which a tunnel to another port still serves.
         let bracketed = url.host.contains(":") ? "[\(url.host)]" : url.host
         let named = url.port == AbsoluteURL.defaultPort(forScheme: url.scheme) ? "\(bracketed):\(port)" : url.authority
