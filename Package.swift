@@ -64,13 +64,15 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // The system calls Swift cannot reach directly; the I/O layer needs nothing else, OpenSSL's headers included.
+        .target(name: "CMITMShims", cSettings: [.define("_GNU_SOURCE")]),
         .target(
-            name: "CMITMShims",
+            name: "CMITMTLSShims",
             dependencies: ["COpenSSL"],
-            cSettings: [.define("OPENSSL_SUPPRESS_DEPRECATED"), .define("_GNU_SOURCE")]
+            cSettings: [.define("OPENSSL_SUPPRESS_DEPRECATED")]
         ),
         .target(name: "MITMCore", dependencies: ["CZlib"]),
-        .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMShims", "MITMCore"]),
+        .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMTLSShims", "MITMCore"]),
         .target(name: "MITMIO", dependencies: ["CMITMShims"]),
         .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),
         .target(

@@ -1,5 +1,5 @@
 import COpenSSL
-import CMITMShims
+import CMITMTLSShims
 
 /// The ciphertext between one `SSL` and its socket, behind a BIO of our own instead of two memory BIOs.
 ///

@@ -1,5 +1,5 @@
 import COpenSSL
-import CMITMShims
+import CMITMTLSShims
 
 /// The `SSL_CTX` for upstream (client-role) connections: verifies against the system store plus
 /// extra CA files, unless verification is turned off.

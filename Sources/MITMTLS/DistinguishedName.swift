@@ -1,5 +1,5 @@
 import COpenSSL
-import CMITMShims
+import CMITMTLSShims
 
 /// Rendering of X.509 names, entry by entry (OpenSSL's print flags are macros Swift cannot see).
 enum DistinguishedName {

@@ -1,5 +1,5 @@
 import COpenSSL
-import CMITMShims
+import CMITMTLSShims
 
 /// A transient OpenSSL memory BIO, used to move PEM/DER bytes in and out of OpenSSL objects.
 final class MemoryBIO {

@@ -1,5 +1,5 @@
 import COpenSSL
-import CMITMShims
+import CMITMTLSShims
 
 /// An owned OpenSSL private key (`EVP_PKEY`).
 // @unchecked Sendable: the key is never mutated after creation, and OpenSSL keys are safe to share read-only.

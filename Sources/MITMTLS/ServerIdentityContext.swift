@@ -1,5 +1,5 @@
 import COpenSSL
-import CMITMShims
+import CMITMTLSShims
 
 /// One server-role `SSL_CTX` with the server configuration and, but for the base one, a certificate, its key and
 /// its chain installed. Holds the objects it was made from, so their identities stay unique while it lives.

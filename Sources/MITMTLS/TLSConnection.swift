@@ -1,5 +1,5 @@
 import COpenSSL
-import CMITMShims
+import CMITMTLSShims
 import MITMCore
 
 /// The outcome of a handshake step.

@@ -1,5 +1,5 @@
 import COpenSSL
-import CMITMShims
+import CMITMTLSShims
 import FoundationEssentials
 import Glibc
 
