@@ -31,7 +31,8 @@ final class EventFanOut: Sendable {
         var admission = RecordingAdmission()
     }
 
-    /// Undelivered events held at most.
+    /// Undelivered events held at most. The recording queue takes them all at once, so an emitter that waits for room
+    /// waits for up to this many deliveries (about 80 ms at 20 µs each): a small bound keeps the loops' pauses short.
     let capacity: Int
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "mitm-proxy.recording")
@@ -44,7 +45,7 @@ final class EventFanOut: Sendable {
     /// How long emitters wait for subscribers that deliver nothing before they drop.
     private let stallTimeout: DispatchTimeInterval
 
-    init(capacity: Int = 50_000, stallTimeout: Duration = .seconds(2)) {
+    init(capacity: Int = 4_096, stallTimeout: Duration = .seconds(2)) {
         self.capacity = capacity
         let (seconds, attoseconds) = stallTimeout.components
         self.stallTimeout = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
