@@ -188,8 +188,7 @@ def main():
         size.click()
         out["sizesDescending"] = driver.execute_script("return state.shown.map((id) => state.flows.get(id).size ?? -1)")
         out["sortButton"] = size.get_attribute("title")
-        driver.find_element(By.CSS_SELECTOR, ".flow-head button[data-sort=time]").click()
-        driver.find_element(By.CSS_SELECTOR, ".flow-head button[data-sort=time]").click()
+        driver.find_element(By.CSS_SELECTOR, ".flow-head button[data-sort=time]").click()  # back to newest first
 
         # Timings, rounded.
         open_detail(driver, "/headers", lambda d: "/headers" in d.find_element(By.ID, "detail-title").text)
@@ -238,6 +237,7 @@ def main():
             " text: 'abc', truncated: false, malformed: 'a frame from the client must be masked'}]})"
             ".map((p) => p.textContent).join(' | ')")
         if args.screenshots:
+            driver.execute_script("document.querySelector('#detail-body table.messages').scrollIntoView({block: 'center'})")
             driver.save_screenshot(str(pathlib.Path(args.screenshots) / "web-ui-websocket.png"))
 
         # Mute origin.test on the board: gone from the board and the list, then back.
