@@ -5,8 +5,8 @@ import Foundation
 package struct FlowWebSocket: Sendable, Equatable {
     /// Messages kept per WebSocket: the newest; older ones are counted in `omitted`.
     package static let messageLimit = 1_000
-    /// Payload bytes kept per message.
-    package static let payloadLimit = 64 * 1024
+    /// Payload bytes kept per message: the open detail is fetched again as messages pass, so it stays small.
+    package static let payloadLimit = 16 * 1024
 
     /// A kept message with its number over the WebSocket's life (1 is the first).
     package struct Entry: Sendable, Equatable {
