@@ -130,11 +130,13 @@ function refreshDetailSoon() {
 }
 
 function trimToLimit() {
+  let gone = false;
   while (state.order.length > state.flowLimit) {
     state.flows.delete(state.order.shift());
     state.evicted++;
+    gone = true;
   }
-  if (state.shown.length && !state.flows.has(state.shown[0])) state.shown = state.shown.filter((id) => state.flows.has(id));
+  if (gone) state.shown = state.shown.filter((id) => state.flows.has(id));
 }
 
 function forgetFlows() {

@@ -24,38 +24,16 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-import time
 from types import SimpleNamespace
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ws_client import HTTP1Transport, Session  # noqa: E402  (beside this file)
-
-os.environ.setdefault("SE_OFFLINE", "true")
+from web_ui_browser import browser, wait  # noqa: E402  (beside this file)
+from ws_client import HTTP1Transport, Session  # noqa: E402
 
 RESPONSE_TOKEN = "resp-token-5511"
 REQUEST_TOKEN = "post-body-token-9107"
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1440,1000",
-                 "--no-proxy-server", "--no-first-run", "--user-data-dir=" + tempfile.mkdtemp(prefix="mitm-proxy-chromium-")):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
-
-
-def wait(driver, condition, what, timeout=10):
-    try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.02, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
-    except Exception as error:
-        raise SystemExit(f"timed out after {timeout} s waiting for {what}: {error}")
 
 
 def curl(args, arguments):
@@ -143,7 +121,7 @@ def main():
     args = parser.parse_args()
     origin = f"https://origin.test:{args.origin_port}"
     out = {}
-    driver = browser()
+    driver = browser(tempfile.mkdtemp(prefix="mitm-proxy-downloads-"))
     try:
         driver.get(f"http://127.0.0.1:{args.proxy_port}/")
         wait(driver, lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), "the page to go live")
@@ -173,7 +151,7 @@ def main():
         driver.execute_script("textChanged()")
 
         # The rule's answer, in the list and the detail.
-        out["teapotRow"] = wait(driver, row("/teapot"), "the teapot row").text.replace("\n", " ")
+        out["teapotRow"] = wait(driver, row("/teapot"), "the teapot row")[0].text.replace("\n", " ")
         open_detail(driver, "/teapot", lambda d: "/teapot" in d.find_element(By.ID, "detail-title").text)
         out["teapotDetail"] = detail_text(driver)
 
@@ -212,7 +190,7 @@ def main():
         socket.protocol.send_text(b"ws-hello-1")
         socket.flush()
         out["echo1"] = socket.next()[1].decode()
-        ws_row = wait(driver, row("/chat"), "the WebSocket in the list")
+        wait(driver, row("/chat"), "the WebSocket in the list")
         wait(driver, lambda d: "2 msg" in row("/chat")(d).text, "the first messages counted in the list")
         open_detail(driver, "/chat", lambda d: d.find_elements(By.CSS_SELECTOR, "#detail-body table.messages tbody tr"))
         out["wsOpenState"] = facts_after(driver, "WebSocket messages")
@@ -241,7 +219,7 @@ def main():
             driver.save_screenshot(str(pathlib.Path(args.screenshots) / "web-ui-websocket.png"))
 
         # Mute origin.test on the board: gone from the board and the list, then back.
-        mute = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#board-rows button[data-mute='origin.test']"), "the board's mute button")
+        mute, _ = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#board-rows button[data-mute='origin.test']"), "the board's mute button")
         mute.click()
         wait(driver, lambda d: d.find_element(By.ID, "muted-hosts").is_displayed(), "the muted hosts line")
         out["mutedBoardHosts"] = driver.execute_script("return [...document.querySelectorAll('#board-rows tr')].map((r) => r.dataset.host || '')")
