@@ -111,7 +111,7 @@ package struct Flow: Sendable, Equatable {
         record.requestBody = record.requestBody.limited(to: 0)
         record.responseBody = record.responseBody.limited(to: 0)
         content = .exchange(record)
-        webSocket?.releasePayloads()
+        webSocket?.release()
         bodiesReleased = true
     }
 }

@@ -57,8 +57,8 @@ package struct FlowLog: Sendable {
             if let session = record.webSocket { webSocketFlows[session] = flow.id }
             return .added(flow)
         case .webSocketMessage(let message):
-            return changeWebSocket(message.endpoint.session) { webSocket, keepsPayload in
-                webSocket.append(message, keepsPayload: keepsPayload)
+            return changeWebSocket(message.endpoint.session) { webSocket, keeps in
+                webSocket.append(message, keeps: keeps)
             }
         case .webSocketClose(let close):
             defer { webSocketFlows.removeValue(forKey: close.endpoint.session) }
@@ -120,7 +120,7 @@ package struct FlowLog: Sendable {
 
     /// Applies `change` to the WebSocket of `session`'s flow, keeping the body budget.
     private mutating func changeWebSocket(_ session: WebSocketSessionID,
-                                          _ change: (inout FlowWebSocket, _ keepsPayload: Bool) -> Void) -> Change? {
+                                          _ change: (inout FlowWebSocket, _ keeps: Bool) -> Void) -> Change? {
         guard let id = webSocketFlows[session], let index = position(of: id), var webSocket = ring[index].webSocket else { return nil }
         let before = ring[index].bodyBytes
         change(&webSocket, id >= bodyCursor)

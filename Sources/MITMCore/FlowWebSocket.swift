@@ -23,33 +23,43 @@ package struct FlowWebSocket: Sendable, Equatable {
     package private(set) var payloadBytes = 0
     /// Payload bytes on the wire (compressed ones as sent), both ways.
     package private(set) var wireBytes = 0
-    /// Payload bytes held by the kept messages.
+    /// What the kept messages cost the body budget: their payloads, and `entryCost` each (so that a flood of empty
+    /// pings is bounded too).
     package private(set) var keptBytes = 0
+    /// Bytes a kept message counts for besides its payload: about what its record takes in memory.
+    package static let entryCost = 256
     /// Set when the WebSocket ended.
     package var close: WebSocketCloseRecord?
 
     package init() {}
 
-    /// Takes `record`; `keepsPayload` false keeps its size but not its bytes (the flow gave its bodies up).
-    package mutating func append(_ record: WebSocketMessageRecord, keepsPayload: Bool) {
-        var kept = record
-        kept.message.payload = record.message.payload.limited(to: keepsPayload ? Self.payloadLimit : 0)
+    /// Takes `record`; `keeps` false counts it without keeping it (the flow gave its bodies up).
+    package mutating func append(_ record: WebSocketMessageRecord, keeps: Bool) {
         if record.message.direction == .send { sent += 1 } else { received += 1 }
         payloadBytes += record.message.payload.totalSize
         wireBytes += record.message.wireSize
-        keptBytes += kept.message.payload.bytes.count
+        guard keeps else {
+            omitted += 1
+            return
+        }
+        var kept = record
+        kept.message.payload = record.message.payload.limited(to: Self.payloadLimit)
+        keptBytes += Self.cost(of: kept)
         messages.append(Entry(number: sent + received, record: kept))
         if messages.count > Self.messageLimit {
-            keptBytes -= messages.removeFirst().record.message.payload.bytes.count
+            keptBytes -= Self.cost(of: messages.removeFirst().record)
             omitted += 1
         }
     }
 
-    /// Lets go of every kept payload, keeping the messages' sizes.
-    package mutating func releasePayloads() {
-        for index in messages.indices {
-            messages[index].record.message.payload = messages[index].record.message.payload.limited(to: 0)
-        }
+    /// Lets go of the kept messages, keeping the counts and sizes.
+    package mutating func release() {
+        omitted += messages.count
+        messages = []
         keptBytes = 0
+    }
+
+    private static func cost(of record: WebSocketMessageRecord) -> Int {
+        record.message.payload.bytes.count + entryCost
     }
 }

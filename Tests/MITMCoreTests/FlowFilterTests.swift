@@ -63,7 +63,7 @@ import Testing
             var message = WebSocketMessage(direction: direction, opcode: 1, captureLimit: 1000)
             message.payload.append(Array(text.utf8))
             let endpoint = WebSocketEndpoint(session: WebSocketSessionID(connectionID: 1), host: "api.test", port: 443, url: "wss://api.test/")
-            webSocket.append(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message), keepsPayload: true)
+            webSocket.append(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message), keeps: true)
         }
         flow.webSocket = webSocket
         #expect(try matches("~websocket", flow))

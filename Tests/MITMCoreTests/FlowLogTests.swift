@@ -135,7 +135,7 @@ import Testing
         else { Issue.record("a message updates its flow"); return }
         #expect(FlowSummary(live).size == 5 && FlowSummary(live).messages == 1 && FlowSummary(live).webSocketOpen == true)
         #expect(FlowDetail(live).webSocket?.messages.first?.text == "hello")
-        #expect(log.bodyBytes == 5, "kept payloads count in the body budget")
+        #expect(log.bodyBytes == 5 + FlowWebSocket.entryCost, "kept messages count in the body budget")
         var close = WebSocketCloseRecord(endpoint: endpoint, time: Date(), reason: "both sides closed")
         close.closeCode = 1000
         guard case .updated(let closed)? = log.record(.webSocketClose(close)) else { Issue.record("closed"); return }
@@ -158,5 +158,23 @@ import Testing
         #expect(detail.serverAddress == nil, "no origin address for a response no origin sent")
         guard case .added(let plain)? = log.record(Self.exchange(connection: 9, path: "/other")) else { return }
         #expect(FlowSummary(plain).answeredByRule == nil, "a firing belongs to its own request")
+    }
+
+    @Test func aWebSocketsMessagesStayWithinTheBodyBudget() {
+        var log = FlowLog(capacity: 10, bodyBudget: 10_000)
+        let session = WebSocketSessionID(connectionID: 6)
+        guard case .exchange(var handshake) = Self.exchange(connection: 6, path: "/chatty") else { return }
+        handshake.webSocket = session
+        _ = log.record(.exchange(handshake))
+        let endpoint = WebSocketEndpoint(session: session, host: "api.test", port: 443, url: "wss://api.test/chatty")
+        for _ in 1...100 {
+            var message = WebSocketMessage(direction: .receive, opcode: 9, captureLimit: 100)
+            message.payload.append([])
+            _ = log.record(.webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message)))
+        }
+        #expect(log.bodyBytes <= 10_000, "even empty pings cost the budget: \(log.bodyBytes)")
+        let flow = log.flow(id: 1)
+        #expect(flow?.webSocket?.received == 100, "counted all the same")
+        #expect((flow?.webSocket?.messages.count ?? 0) + (flow?.webSocket?.omitted ?? 0) == 100)
     }
 }

@@ -536,7 +536,10 @@ function webSocketView(ws) {
   parts.push(facts([["State", status], ["Sent by the client", String(ws.sent)], ["Sent by the server", String(ws.received)],
     ["Payload", ws.wireBytes !== ws.payloadBytes ? `${bytes(ws.payloadBytes)} (${bytes(ws.wireBytes)} on the wire)` : bytes(ws.payloadBytes)],
     ...ending]));
-  if (ws.omitted) parts.push(el("p", { class: "note" }, `The first ${ws.omitted} messages are no longer kept (the newest 1000 are).`));
+  if (ws.omitted) {
+    parts.push(el("p", { class: "note" }, `${ws.omitted} of the messages are not shown: a WebSocket keeps its newest 1,000, and older flows ` +
+      "give theirs up to keep the list within its memory budget (the counts and sizes stay)."));
+  }
   if (!ws.messages.length) return parts.concat(el("p", { class: "empty" }, "No message yet."));
   const rows = ws.messages.map((m) => {
     const direction = m.direction === "send" ? "\u2191 client" : "\u2193 server";
