@@ -48,6 +48,15 @@ package struct Flow: Sendable, Equatable {
     package var tls: ConnectionVerdict?
     /// Whether the bodies were let go to keep the flow list within its memory budget (newer flows keep theirs).
     package var bodiesReleased = false
+    /// The WebSocket the exchange opened, with its messages so far.
+    package var webSocket: FlowWebSocket?
+    /// What the rules did to the exchange, in the order they acted.
+    package var ruleFirings: [RuleFiring] = []
+
+    /// The firing of a rule that answered the request itself: no origin sent the response (or the failure).
+    package var localAnswer: RuleFiring? {
+        ruleFirings.first { $0.answersInsteadOfOrigin }
+    }
 
     /// A flow numbered `id`.
     package init(id: Int, content: Flow.Content, tls: ConnectionVerdict? = nil) {
@@ -77,7 +86,7 @@ package struct Flow: Sendable, Equatable {
     /// Body bytes held in memory.
     package var bodyBytes: Int {
         guard case .exchange(let record) = content else { return 0 }
-        return record.requestBody.bytes.count + record.responseBody.bytes.count
+        return record.requestBody.bytes.count + record.responseBody.bytes.count + (webSocket?.keptBytes ?? 0)
     }
 
     /// The same flow in as little memory as its data needs: parsers reserve room for more header fields than most
@@ -102,6 +111,7 @@ package struct Flow: Sendable, Equatable {
         record.requestBody = record.requestBody.limited(to: 0)
         record.responseBody = record.responseBody.limited(to: 0)
         content = .exchange(record)
+        webSocket?.release()
         bodiesReleased = true
     }
 }

@@ -100,7 +100,7 @@ package struct FlowDetail: Encodable, Sendable {
             how = verdict.verdict.how
             explanation = verdict.profile.map { VerdictText.explanation(verdict.verdict, profile: $0) } ?? VerdictText.explanation(verdict.verdict)
             client = verdict.client
-            handshakeMilliseconds = verdict.handshakeMilliseconds.map { ($0 * 10).rounded() / 10 }
+            handshakeMilliseconds = verdict.handshakeMilliseconds.map(Milliseconds.shown)
             started = ISO8601.format(verdict.startedAt)
             decided = ISO8601.format(verdict.decidedAt)
         }
@@ -111,7 +111,14 @@ package struct FlowDetail: Encodable, Sendable {
     package var response: Message?
     package var timings: Timings?
     package var tls: TLSFacts?
+    /// The origin's address; nil when no origin was contacted (a rule answered).
     package var serverAddress: String?
+    /// A rule's own answer (`"teapot": answered 418`): no origin sent the response.
+    package var answeredByRule: String?
+    /// What each rule that acted did, in order.
+    package var rules: [String]?
+    /// The WebSocket the exchange opened: its messages and how it ended.
+    package var webSocket: FlowWebSocketDetail?
     package var client: String?
     package var failure: String?
     /// Bytes relayed each way through an untouched tunnel.
@@ -132,11 +139,18 @@ package struct FlowDetail: Encodable, Sendable {
                                    body: Body(record.responseBody, headers: head.headers, released: flow.bodiesReleased))
             }
             let t = record.timings
-            timings = Timings(started: ISO8601.format(record.started), dns: t.dns, connect: t.connect, ssl: t.ssl,
-                              send: Self.rounded(t.send), wait: Self.rounded(t.wait), receive: Self.rounded(t.receive),
-                              total: Double(record.durationMilliseconds))
+            timings = Timings(started: ISO8601.format(record.started), dns: Milliseconds.shown(t.dns), connect: Milliseconds.shown(t.connect),
+                              ssl: Milliseconds.shown(t.ssl), send: Milliseconds.shown(t.send), wait: Milliseconds.shown(t.wait),
+                              receive: Milliseconds.shown(t.receive), total: Double(record.durationMilliseconds))
             tls = flow.tls.map(TLSFacts.init)
-            serverAddress = record.serverAddress
+            let summary = self.summary
+            rules = summary.ruleActions
+            if let answer = flow.localAnswer {
+                answeredByRule = "\(answer.rules.map { "\"\($0)\"" }.joined(separator: ", ")): \(answer.action)"
+            } else {
+                serverAddress = record.serverAddress
+            }
+            webSocket = flow.webSocket.map(FlowWebSocketDetail.init)
             client = record.client
             failure = record.failure
         case .handshake(let verdict):
@@ -151,9 +165,5 @@ package struct FlowDetail: Encodable, Sendable {
 
     private static func pairs(_ headers: HTTPHeaders) -> [[String]] {
         headers.map { [$0.name, $0.value] }
-    }
-
-    private static func rounded(_ value: Double) -> Double {
-        (value * 10).rounded() / 10
     }
 }

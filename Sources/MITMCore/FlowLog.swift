@@ -32,6 +32,12 @@ package struct FlowLog: Sendable {
     private var handshakeFlows: [Int: Int] = [:]
     /// Flows dropped because newer ones took their place.
     package private(set) var evicted = 0
+    /// The flow of each WebSocket still open.
+    private var webSocketFlows: [WebSocketSessionID: Int] = [:]
+    /// What rules did to requests whose exchanges have not ended yet, oldest first.
+    private var pendingFirings: [RuleFiring] = []
+    /// Firings kept waiting for their exchange at most (one whose exchange never comes gives way).
+    static let pendingFiringLimit = 256
 
     /// A log of at most `capacity` flows and `bodyBudget` body bytes.
     package init(capacity: Int = 10_000, bodyBudget: Int = 64 * 1024 * 1024) {
@@ -46,7 +52,21 @@ package struct FlowLog: Sendable {
     package mutating func record(_ event: ProxyEvent) -> Change? {
         switch event {
         case .exchange(let record):
-            return .added(append(.exchange(record), tls: interceptions[record.connectionID]))
+            let flow = append(.exchange(record), tls: interceptions[record.connectionID], ruleFirings: takeFirings(for: record),
+                              opensWebSocket: record.webSocket != nil)
+            if let session = record.webSocket { webSocketFlows[session] = flow.id }
+            return .added(flow)
+        case .webSocketMessage(let message):
+            return changeWebSocket(message.endpoint.session) { webSocket, keeps in
+                webSocket.append(message, keeps: keeps)
+            }
+        case .webSocketClose(let close):
+            defer { webSocketFlows.removeValue(forKey: close.endpoint.session) }
+            return changeWebSocket(close.endpoint.session) { webSocket, _ in webSocket.close = close }
+        case .ruleFired(let firing) where firing.url != nil:
+            pendingFirings.append(firing)
+            if pendingFirings.count > Self.pendingFiringLimit { pendingFirings.removeFirst() }
+            return nil
         case .verdict(let verdict) where verdict.verdict.kind == .intercepted:
             rememberInterception(verdict)
             guard let id = handshakeFlows.removeValue(forKey: verdict.connectionID), let index = position(of: id) else { return nil }
@@ -83,6 +103,31 @@ package struct FlowLog: Sendable {
         bodyCursor = nextID
         bodyBytes = 0
         handshakeFlows = [:]
+        webSocketFlows = [:]
+    }
+
+    /// The firings that concern `record`'s request, taken from those waiting.
+    private mutating func takeFirings(for record: ExchangeRecord) -> [RuleFiring] {
+        guard !pendingFirings.isEmpty else { return [] }
+        let url = record.url
+        let concerns = { (firing: RuleFiring) in
+            firing.connectionID == record.connectionID && firing.url == url && firing.method == record.request.method
+        }
+        let taken = pendingFirings.filter(concerns)
+        if !taken.isEmpty { pendingFirings.removeAll(where: concerns) }
+        return taken
+    }
+
+    /// Applies `change` to the WebSocket of `session`'s flow, keeping the body budget.
+    private mutating func changeWebSocket(_ session: WebSocketSessionID,
+                                          _ change: (inout FlowWebSocket, _ keeps: Bool) -> Void) -> Change? {
+        guard let id = webSocketFlows[session], let index = position(of: id), var webSocket = ring[index].webSocket else { return nil }
+        let before = ring[index].bodyBytes
+        change(&webSocket, id >= bodyCursor)
+        ring[index].webSocket = webSocket
+        bodyBytes += ring[index].bodyBytes - before
+        releaseBodiesOverBudget()
+        return position(of: id).map { .updated(ring[$0]) }
     }
 
     private func position(of id: Int) -> Int? {
@@ -90,8 +135,11 @@ package struct FlowLog: Sendable {
         return (start + id - firstID) % capacity
     }
 
-    private mutating func append(_ content: Flow.Content, tls: ConnectionVerdict? = nil) -> Flow {
-        let flow = Flow(id: nextID, content: content, tls: tls).compacted()
+    private mutating func append(_ content: Flow.Content, tls: ConnectionVerdict? = nil, ruleFirings: [RuleFiring] = [],
+                                 opensWebSocket: Bool = false) -> Flow {
+        var flow = Flow(id: nextID, content: content, tls: tls).compacted()
+        flow.ruleFirings = ruleFirings
+        if opensWebSocket { flow.webSocket = FlowWebSocket() }
         nextID += 1
         if ring.count < capacity {
             ring.append(flow)
@@ -100,6 +148,9 @@ package struct FlowLog: Sendable {
             bodyBytes -= oldest.bodyBytes
             if case .handshake(let verdict) = oldest.content, handshakeFlows[verdict.connectionID] == oldest.id {
                 handshakeFlows.removeValue(forKey: verdict.connectionID)
+            }
+            if case .exchange(let record) = oldest.content, let session = record.webSocket, webSocketFlows[session] == oldest.id {
+                webSocketFlows.removeValue(forKey: session)
             }
             ring[start] = flow
             start = (start + 1) % capacity

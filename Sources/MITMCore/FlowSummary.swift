@@ -15,8 +15,18 @@ package struct FlowSummary: Encodable, Sendable, Equatable {
     package var url: String
     /// The response status, when one came.
     package var status: Int?
-    /// Response body bytes (bytes sent down a tunnel).
+    /// Response body bytes (bytes sent down a tunnel; the messages' payload bytes, both ways, of a WebSocket).
     package var size: Int?
+    /// Messages so far on the WebSocket the exchange opened.
+    package var messages: Int?
+    /// Whether that WebSocket is still open.
+    package var webSocketOpen: Bool?
+    /// The rules that changed or answered the exchange, by name.
+    package var rules: [String]?
+    /// What they did, in words (`"teapot": answered 418`).
+    package var ruleActions: [String]?
+    /// Whether a rule answered the request itself: no origin sent the response.
+    package var answeredByRule: Bool?
     /// Milliseconds from request to the end of the response (or of the handshake).
     package var duration: Double?
     /// `h2`, `http/1.1`, or the TLS version of a handshake.
@@ -40,7 +50,18 @@ package struct FlowSummary: Encodable, Sendable, Equatable {
             method = record.request.method
             url = record.url
             status = record.response?.status
-            size = record.responseBodyBytes
+            size = record.responseBodyBytes + (flow.webSocket?.payloadBytes ?? 0)
+            if let webSocket = flow.webSocket {
+                messages = webSocket.sent + webSocket.received
+                webSocketOpen = webSocket.close == nil
+            }
+            if !record.rules.isEmpty || !flow.ruleFirings.isEmpty {
+                var names = record.rules
+                for name in flow.ruleFirings.flatMap(\.rules) where !names.contains(name) { names.append(name) }
+                rules = names
+                ruleActions = flow.ruleFirings.map { firing in "\(firing.rules.map { "\"\($0)\"" }.joined(separator: ", ")): \(firing.action)" }
+                answeredByRule = flow.localAnswer != nil
+            }
             duration = Double(record.durationMilliseconds)
             `protocol` = record.httpVersion == "HTTP/2.0" ? "h2" : record.httpVersion.lowercased()
             failure = record.failure

@@ -26,6 +26,13 @@ public struct RuleFiring: Sendable, Equatable, Codable {
         self.method = method
     }
 
+    /// Whether the rules answered the request themselves (a response, a file, a fault) instead of its origin, as the
+    /// words of a local answer say (`answered 418`, `answered 200 from /srv/a.json`, `reset the connection instead
+    /// of answering`), after any `delayed 2 s`.
+    public var answersInsteadOfOrigin: Bool {
+        action.split(separator: "; ").contains { $0.hasPrefix("answered ") || $0.hasSuffix("instead of answering") }
+    }
+
     /// `rule "a", "b": GET https://x/small: answered 503`.
     public var line: String {
         let names = rules.map { "\"\($0)\"" }.joined(separator: ", ")

@@ -358,8 +358,8 @@ struct ProxyOptions: ParsableArguments {
         configuration.transparentHost = transparentHost
         configuration.silenceWindow = silenceWindow
         configuration.bodyCaptureLimit = harPath == nil && noWeb ? 0 : bodyLimit
-        // Without a file to record them in, WebSocket messages are kept only for the console's previews.
-        configuration.webSocketCaptureLimit = harPath == nil && eventsPath == nil ? 256 : bodyLimit
+        // Without a file to record them in or the web UI to show them, WebSocket messages are kept only for the console's previews.
+        configuration.webSocketCaptureLimit = harPath == nil && eventsPath == nil && noWeb ? 256 : bodyLimit
         configuration.caDirectory = ca.caDirectory
         configuration.upstreamCAFiles = upstreamCAFiles
         configuration.upstreamInsecure = upstreamInsecure

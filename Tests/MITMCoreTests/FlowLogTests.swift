@@ -118,4 +118,63 @@ import Testing
         let errors = try #require(harLog["_tlsErrors"] as? [[String: Any]])
         #expect(errors.map { $0["host"] as? String } == ["pinned.test"], "a spare connection is no TLS error")
     }
+
+    @Test func aWebSocketsMessagesJoinItsFlowLiveAndCountInItsSize() {
+        var log = FlowLog(capacity: 10, bodyBudget: 1_000_000)
+        let session = WebSocketSessionID(connectionID: 5)
+        guard case .exchange(var handshake) = Self.exchange(connection: 5, path: "/echo") else { return }
+        handshake.response = HTTPResponseHead(status: 101, reason: "Switching Protocols", headers: [:])
+        handshake.webSocket = session
+        guard case .added(let opened)? = log.record(.exchange(handshake)) else { Issue.record("added"); return }
+        #expect(FlowSummary(opened).size == 0)
+        let endpoint = WebSocketEndpoint(session: session, host: "api.test", port: 443, url: "wss://api.test/echo")
+        var message = WebSocketMessage(direction: .send, opcode: 1, captureLimit: 100)
+        message.payload.append(Array("hello".utf8))
+        message.wireSize = 5
+        guard case .updated(let live)? = log.record(.webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message)))
+        else { Issue.record("a message updates its flow"); return }
+        #expect(FlowSummary(live).size == 5 && FlowSummary(live).messages == 1 && FlowSummary(live).webSocketOpen == true)
+        #expect(FlowDetail(live).webSocket?.messages.first?.text == "hello")
+        #expect(log.bodyBytes == 5 + FlowWebSocket.entryCost, "kept messages count in the body budget")
+        var close = WebSocketCloseRecord(endpoint: endpoint, time: Date(), reason: "both sides closed")
+        close.closeCode = 1000
+        guard case .updated(let closed)? = log.record(.webSocketClose(close)) else { Issue.record("closed"); return }
+        #expect(FlowDetail(closed).webSocket?.closeCode == 1000 && FlowSummary(closed).webSocketOpen == false)
+        #expect(log.record(.webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message))) == nil)
+    }
+
+    @Test func aRulesOwnAnswerIsMarkedAndClaimsNoOrigin() {
+        var log = FlowLog()
+        guard case .exchange(var record) = Self.exchange(connection: 9, path: "/teapot") else { return }
+        record.rules = ["teapot"]
+        record.serverAddress = "127.0.0.1"
+        _ = log.record(.ruleFired(RuleFiring(connectionID: 9, host: "api.test", port: 443, rules: ["teapot"], action: "answered 418",
+                                             url: record.url, method: "GET")))
+        guard case .added(let flow)? = log.record(.exchange(record)) else { Issue.record("added"); return }
+        #expect(FlowSummary(flow).answeredByRule == true)
+        #expect(FlowSummary(flow).rules == ["teapot"])
+        let detail = FlowDetail(flow)
+        #expect(detail.answeredByRule == "\"teapot\": answered 418")
+        #expect(detail.serverAddress == nil, "no origin address for a response no origin sent")
+        guard case .added(let plain)? = log.record(Self.exchange(connection: 9, path: "/other")) else { return }
+        #expect(FlowSummary(plain).answeredByRule == nil, "a firing belongs to its own request")
+    }
+
+    @Test func aWebSocketsMessagesStayWithinTheBodyBudget() {
+        var log = FlowLog(capacity: 10, bodyBudget: 10_000)
+        let session = WebSocketSessionID(connectionID: 6)
+        guard case .exchange(var handshake) = Self.exchange(connection: 6, path: "/chatty") else { return }
+        handshake.webSocket = session
+        _ = log.record(.exchange(handshake))
+        let endpoint = WebSocketEndpoint(session: session, host: "api.test", port: 443, url: "wss://api.test/chatty")
+        for _ in 1...100 {
+            var message = WebSocketMessage(direction: .receive, opcode: 9, captureLimit: 100)
+            message.payload.append([])
+            _ = log.record(.webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message)))
+        }
+        #expect(log.bodyBytes <= 10_000, "even empty pings cost the budget: \(log.bodyBytes)")
+        let flow = log.flow(id: 1)
+        #expect(flow?.webSocket?.received == 100, "counted all the same")
+        #expect((flow?.webSocket?.messages.count ?? 0) + (flow?.webSocket?.omitted ?? 0) == 100)
+    }
 }

@@ -15,6 +15,7 @@ struct WebUIBrowserTests {
         let pinnedVerdict: String
         let pinnedRow: String
         let pinnedBoardRow: String
+        let boardOrder: [String]
         let requestHeaders: [[String]]
         let responseHeaders: [[String]]
         let responseBodyShown: String
@@ -58,6 +59,9 @@ struct WebUIBrowserTests {
         #expect(seen.pinnedBoardRow.contains("refused:pinned.test"), "the expectation deciding for the host: \(seen.pinnedBoardRow)")
         #expect(seen.pinnedBoardRow.contains("curl (OpenSSL)? at 127.0.0.1 [t13") && seen.pinnedBoardRow.contains("] trusts the CA (proven)"),
                 "the client by its stack, address and fingerprint: \(seen.pinnedBoardRow)")
+
+        // Failing hosts first (an expected refusal nobody tried), then refused ones, then the rest.
+        #expect(seen.boardOrder == ["api.pinned.test", "pinned.test", "origin.test"], "\(seen.boardOrder)")
 
         // The detail shows what curl sent and received.
         #expect(seen.requestHeaders.contains(["X-Test-Token", "web-ui-check"]), "\(seen.requestHeaders)")

@@ -66,6 +66,8 @@ extension WebUI {
                 return .response(.text(400, #"POST /api/har takes {"ids": [flow numbers]}"#))
             }
             return har(of: flows(ids: Set(chosen.ids)))
+        case ("POST", "/api/filter"):
+            return .response(filter(request.body))
         case ("GET", "/api/report"):
             guard let report = report(), let data = try? report.encoded() else { return .response(.text(503, "the report is not ready yet")) }
             return .response(.attachment("application/json", Array(data), filename: "mitm-proxy-report-\(Self.stamp()).json"))
@@ -73,7 +75,7 @@ extension WebUI {
             clear()
             return .response(WebResponse(status: 204, reason: "No Content", contentType: "text/plain", body: []))
         case (_, "/"), (_, "/index.html"), (_, "/events"), (_, "/api/board"), (_, "/api/flows"), (_, "/api/report"), (_, "/api/clear"),
-             (_, "/api/har"):
+             (_, "/api/har"), (_, "/api/filter"):
             return .response(.text(405, "\(request.method) is not used on \(path)"))
         default:
             return .response(.text(404, "no page \(path) in the web UI"))
@@ -107,6 +109,35 @@ private struct FlowList: Encodable {
     /// Older flows that gave way to newer ones.
     let evicted: Int
     let capacity: Int
+}
+
+/// The body of `POST /api/filter`: an expression, and the flows to try it on (all kept ones when absent).
+private struct FilterQuery: Decodable {
+    let filter: String
+    let ids: [Int]?
+}
+
+/// The answer of `POST /api/filter`: the flows that match, or what is wrong with the expression.
+private struct FilterAnswer: Encodable {
+    var ids: [Int]?
+    var error: FlowFilterError?
+}
+
+extension WebUI {
+    /// `POST /api/filter`: evaluated here, where the bodies are (the page holds only the list's rows).
+    fileprivate func filter(_ body: [UInt8]) -> WebResponse {
+        guard let query = try? JSONDecoder().decode(FilterQuery.self, from: Data(body)) else {
+            return .text(400, #"POST /api/filter takes {"filter": "~d example.com", "ids": [flow numbers, optional]}"#)
+        }
+        let filter: FlowFilter
+        do {
+            filter = try FlowFilter(parsing: query.filter)
+        } catch {
+            return .json(FilterAnswer(error: error))
+        }
+        let candidates = query.ids.map { flows(ids: Set($0)) } ?? flows().flows
+        return .json(FilterAnswer(ids: candidates.filter(filter.matches).map(\.id)))
+    }
 }
 
 /// The body of `POST /api/har`: the flows on screen.

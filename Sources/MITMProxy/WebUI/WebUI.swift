@@ -14,11 +14,16 @@ final class WebUI: Sendable {
     private let log: Mutex<FlowLog>
     private let feeds = Mutex<[ObjectIdentifier: WebFeed]>([:])
     private let boardScheduled = Atomic<Bool>(false)
+    /// Flows whose WebSockets passed messages since open pages last heard of them.
+    private let chattyFlows = Mutex<Set<Int>>([])
+    private let chattyScheduled = Atomic<Bool>(false)
     private let reportSource = Mutex<(@Sendable () -> VerdictReport)?>(nil)
     private let droppedEvents: @Sendable () -> Int
 
     /// How long board changes are gathered before open pages get the new board.
     static let boardDelay = DispatchTimeInterval.milliseconds(150)
+    /// How long a WebSocket's messages are gathered before open pages get its row again.
+    static let messageDelay = DispatchTimeInterval.milliseconds(100)
 
     init(configuration: WebUIConfiguration, droppedEvents: @escaping @Sendable () -> Int) {
         self.configuration = configuration
@@ -49,7 +54,9 @@ final class WebUI: Sendable {
         let change = log.withLock { $0.record(event) }
         let open = feeds.withLock { Array($0.values) }
         guard !open.isEmpty else { return }
-        if let change {
+        if case .updated(let flow)? = change, case .webSocketMessage = event {
+            scheduleMessages(of: flow.id)
+        } else if let change {
             let flow: Flow
             switch change {
             case .added(let added): flow = added
@@ -73,6 +80,23 @@ final class WebUI: Sendable {
             let open = feeds.withLock { Array($0.values) }
             guard !open.isEmpty, let board = board(), let frame = Self.frame("board", board) else { return }
             for feed in open { feed.pushBoard(frame) }
+        }
+    }
+
+    /// Sends open pages the rows of busy WebSockets soon, once for a burst of messages (a chatty socket would
+    /// otherwise fill every page's feed).
+    private func scheduleMessages(of id: Int) {
+        chattyFlows.withLock { _ = $0.insert(id) }
+        guard chattyScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        queue.asyncAfter(deadline: .now() + Self.messageDelay) { [self] in
+            chattyScheduled.store(false, ordering: .releasing)
+            let ids = chattyFlows.withLock { ids in defer { ids = [] }; return ids }
+            let open = feeds.withLock { Array($0.values) }
+            guard !open.isEmpty else { return }
+            for id in ids.sorted() {
+                guard let flow = flow(id: id), let frame = Self.frame("flow", FlowSummary(flow)) else { continue }
+                for feed in open { feed.pushFlow(frame) }
+            }
         }
     }
 

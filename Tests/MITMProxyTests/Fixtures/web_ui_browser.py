@@ -167,6 +167,7 @@ def main():
         out["pinnedBoardRow"] = driver.execute_script(
             "return [...document.querySelectorAll('#board-rows tr')].find((r) => r.dataset.host === 'pinned.test').innerText")
         out["boardResult"] = driver.find_element(By.ID, "board-result").text
+        out["boardOrder"] = driver.execute_script("return [...document.querySelectorAll('#board-rows tr')].map((r) => r.dataset.host)")
         if args.screenshots:
             driver.save_screenshot(str(pathlib.Path(args.screenshots) / "web-ui-board.png"))
 

@@ -74,6 +74,26 @@ import Testing
         #expect(page.webReply().hasPrefix("HTTP/1.1 204 No Content\r\n"))
     }
 
+    @Test func theFilterLanguageIsAnsweredWithFlowsOrAMistakeAndNeedsThePageHeader() throws {
+        let forged = try ConnectionPlaybook(clientHost: "127.0.0.1")
+        let query = #"{"filter":"~m GET &"}"#
+        forged.clientSends("POST /api/filter HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(query.utf8.count)\r\n\r\n\(query)")
+        #expect(forged.webReply().hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "as every POST: only the page sends the header")
+        let page = try ConnectionPlaybook(clientHost: "127.0.0.1")
+        page.clientSends("POST /api/filter HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Mitm-Proxy-UI: 1\r\nContent-Length: \(query.utf8.count)\r\n\r\n\(query)")
+        let mistake = page.webReply()
+        #expect(mistake.hasPrefix("HTTP/1.1 200 OK\r\n") && mistake.contains(#""message":"& needs a filter after it""#)
+                && mistake.contains(#""column":8"#), "\(mistake)")
+        let record = ExchangeRecord(connectionID: 98, scheme: "https", host: "api.test", port: 443,
+                                    request: HTTPRequestHead(method: "DELETE", target: "/item"), started: Date(), finished: Date())
+        page.context.events.emit(.exchange(record))
+        page.context.events.flush()
+        let good = #"{"filter":"~m delete & ~d api"}"#
+        page.clientSends("POST /api/filter HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Mitm-Proxy-UI: 1\r\nContent-Length: \(good.utf8.count)\r\n\r\n\(good)")
+        let answer = page.webReply()
+        #expect(answer.hasSuffix(#"{"ids":[1]}"#), "the page asks on the same connection: \(answer)")
+    }
+
     @Test func theLiveFeedCarriesNewFlowsAndOutlastsTheIdleTimeout() throws {
         let play = try ConnectionPlaybook(clientHost: "127.0.0.1")
         play.clientSends("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")

@@ -7,13 +7,22 @@ const ROW = 28;
 const state = {
   flows: new Map(),      // id -> summary
   order: [],             // ids, oldest first
-  shown: [],             // ids matching the filters, oldest first (drawn newest first)
+  shown: [],             // ids matching the filters, in the order drawn (top first)
   selected: null,        // id
   detail: null,          // the open flow's detail
   evicted: 0,
   flowLimit: 10000,
   hosts: new Set(),
   drawQueued: false,
+  sort: { key: "time", descending: true },
+  expression: null,      // { text, ids: Set }: the last valid ~ filter and the flows the proxy found for it
+  expressionRun: 0,      // numbers the proxy's answers, so a late one for an older filter is not used
+  unchecked: new Set(),  // flows not yet tried against the ~ filter
+  checkTimer: null,
+  muted: new Set(JSON.parse(localStorage.getItem("mitm-proxy.muted") || "[]")),
+  board: null,
+  compareWith: null,     // the flow marked to compare the next one with
+  detailTimer: null,
 };
 
 function el(tag, attributes, ...children) {
@@ -84,7 +93,7 @@ async function loadFlows() {
   const list = await response.json();
   state.evicted = list.evicted;
   for (const flow of list.flows) upsert(flow, false);
-  refilter();
+  if (state.expression) runExpression(state.expression.text); else refilter();
 }
 
 function upsert(flow, incremental) {
@@ -101,17 +110,33 @@ function upsert(flow, incremental) {
     trimToLimit();
   }
   if (!incremental) return;
-  if (!known && matches(flow)) state.shown.push(flow.id);
-  if (known) refilter(); else queueDraw();
-  if (known && state.selected === flow.id) openDetail(flow.id, false);
+  if (state.expression) { checkLater(flow.id); if (!known) return; }
+  if (known) {
+    const at = state.shown.indexOf(flow.id);
+    if (at >= 0) state.shown.splice(at, 1);
+  }
+  if (matches(flow)) insertShown(flow);
+  queueDraw();
+  if (known && state.selected === flow.id) refreshDetailSoon();
+}
+
+// A WebSocket's flow changes with every message: its open detail is redrawn at most a few times a second.
+function refreshDetailSoon() {
+  if (state.detailTimer || state.comparing) return;
+  state.detailTimer = setTimeout(() => {
+    state.detailTimer = null;
+    if (state.selected !== null && state.detail && state.detail.summary.id === state.selected && !state.comparing) openDetail(state.selected, false);
+  }, 250);
 }
 
 function trimToLimit() {
+  let gone = false;
   while (state.order.length > state.flowLimit) {
     state.flows.delete(state.order.shift());
     state.evicted++;
+    gone = true;
   }
-  if (state.shown.length && !state.flows.has(state.shown[0])) state.shown = state.shown.filter((id) => state.flows.has(id));
+  if (gone) state.shown = state.shown.filter((id) => state.flows.has(id));
 }
 
 function forgetFlows() {
@@ -123,23 +148,163 @@ function forgetFlows() {
   queueDraw();
 }
 
-// ---- filtering and the list ----
+// ---- filtering, muting, sorting and the list ----
 
 function searchText(flow) {
   return [flow.method, flow.url, flow.status, flow.verdict, flow.how, flow.failure, flow.protocol].filter((x) => x !== undefined).join(" ").toLowerCase();
 }
 
+function textFilter() {
+  return $("text-filter").value.trim();
+}
+
 function matches(flow) {
   const host = $("host-filter").value.trim().toLowerCase();
-  const text = $("text-filter").value.trim().toLowerCase();
+  const text = textFilter();
+  if (state.muted.has(flow.host)) return false;
   if (host && !flow.host.toLowerCase().includes(host)) return false;
-  if (text && !searchText(flow).includes(text)) return false;
+  if (text.includes("~")) return !state.expression || state.expression.ids.has(flow.id);
+  if (text && !searchText(flow).includes(text.toLowerCase())) return false;
   return true;
 }
 
+const sortKeys = {
+  time: (f) => f.time,
+  method: (f) => f.method,
+  url: (f) => f.url,
+  status: (f) => (f.status !== undefined ? f.status : { exchange: 1000, handshake: 1001, tunnel: 1002 }[f.kind]),
+  size: (f) => (f.size === undefined ? -1 : f.size),
+  duration: (f) => (f.duration === undefined ? -1 : f.duration),
+  protocol: (f) => f.protocol || "",
+};
+
+// Negative when `a` is drawn above `b`. Ties go by start time, then by number: the list is in start order.
+function compareFlows(a, b) {
+  const key = sortKeys[state.sort.key];
+  const x = key(a), y = key(b);
+  let order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+  if (!order) order = a.time - b.time || a.id - b.id;
+  return state.sort.descending ? -order : order;
+}
+
+function insertShown(flow) {
+  let low = 0, high = state.shown.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (compareFlows(state.flows.get(state.shown[middle]), flow) <= 0) low = middle + 1; else high = middle;
+  }
+  state.shown.splice(low, 0, flow.id);
+}
+
 function refilter() {
-  state.shown = state.order.filter((id) => matches(state.flows.get(id)));
+  state.shown = state.order.filter((id) => matches(state.flows.get(id)))
+    .sort((a, b) => compareFlows(state.flows.get(a), state.flows.get(b)));
   queueDraw();
+}
+
+function sortBy(key) {
+  state.sort = state.sort.key === key ? { key, descending: !state.sort.descending } : { key, descending: key === "time" };
+  drawSortButtons();
+  refilter();
+}
+
+function drawSortButtons() {
+  for (const button of document.querySelectorAll(".flow-head button")) {
+    const on = button.dataset.sort === state.sort.key;
+    button.classList.toggle("sorted", on);
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+    button.dataset.direction = on ? (state.sort.descending ? "descending" : "ascending") : "";
+    button.title = on ? `Sorted by ${button.textContent.trim()}, ${state.sort.descending ? "highest or newest" : "lowest or oldest"} first; press to reverse`
+      : `Sort by ${button.textContent.trim()}`;
+  }
+}
+
+// ---- the filter language: evaluated by the proxy, which holds the bodies ----
+
+async function askProxy(filter, ids) {
+  const response = await fetch("/api/filter", {
+    method: "POST", headers: { "Content-Type": "application/json", "X-Mitm-Proxy-UI": "1" },
+    body: JSON.stringify(ids ? { filter, ids } : { filter }),
+  });
+  if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+function textChanged() {
+  const text = textFilter();
+  clearTimeout(state.expressionTimer);
+  if (!text.includes("~")) {
+    state.expression = null;
+    state.expressionRun++;
+    showFilterError(null);
+    refilter();
+    return;
+  }
+  state.expressionTimer = setTimeout(() => runExpression(text), 150);
+}
+
+async function runExpression(text) {
+  const run = ++state.expressionRun;
+  let answer;
+  try { answer = await askProxy(text); } catch (error) { return showFilterError(text, { message: "the proxy did not answer: " + error.message }); }
+  if (run !== state.expressionRun) return;
+  if (answer.error) return showFilterError(text, answer.error);
+  showFilterError(null);
+  state.expression = { text, ids: new Set(answer.ids) };
+  state.unchecked.clear();
+  refilter();
+}
+
+// New and changed flows are tried against the ~ filter in batches.
+function checkLater(id) {
+  state.unchecked.add(id);
+  if (state.checkTimer) return;
+  state.checkTimer = setTimeout(async () => {
+    state.checkTimer = null;
+    const expression = state.expression;
+    const ids = [...state.unchecked];
+    state.unchecked.clear();
+    if (!expression || !ids.length) return;
+    const run = state.expressionRun;
+    let answer;
+    try { answer = await askProxy(expression.text, ids); } catch (error) { return; }
+    if (run !== state.expressionRun || answer.error) return;
+    const found = new Set(answer.ids);
+    for (const id of ids) { if (found.has(id)) expression.ids.add(id); else expression.ids.delete(id); }
+    refilter();
+  }, 100);
+}
+
+function showFilterError(text, error) {
+  const box = $("filter-error");
+  $("text-filter").setAttribute("aria-invalid", error ? "true" : "false");
+  if (!error) { box.hidden = true; box.replaceChildren(); return; }
+  const parts = [el("span", {}, error.message)];
+  if (error.column) {
+    const marker = " ".repeat(Math.max(0, error.column - 1)) + "^".repeat(Math.max(1, error.length || 1));
+    parts.push(el("pre", { class: "caret", "aria-hidden": "true" }, Array.from(text).join("") + "\n" + marker));
+    parts[0].append(` (at character ${error.column})`);
+  }
+  box.replaceChildren(...parts);
+  box.hidden = false;
+}
+
+// ---- muting hosts ----
+
+function setMuted(host, muted) {
+  if (muted) state.muted.add(host); else state.muted.delete(host);
+  localStorage.setItem("mitm-proxy.muted", JSON.stringify([...state.muted]));
+  drawMuted();
+  if (state.board) drawBoard(state.board);
+  refilter();
+}
+
+function drawMuted() {
+  const box = $("muted-hosts");
+  box.hidden = state.muted.size === 0;
+  box.replaceChildren("Muted hosts, hidden on the board and in the list: ",
+    ...[...state.muted].sort().flatMap((host) => [el("code", {}, host), " ",
+      el("button", { type: "button", class: "small", "data-unmute": host, "aria-label": "Unmute " + host }, "Unmute"), " "]));
 }
 
 function queueDraw() {
@@ -173,7 +338,7 @@ function drawFlows() {
   const last = Math.min(count, Math.ceil((list.scrollTop + list.clientHeight) / ROW) + 5);
   for (const row of list.querySelectorAll(".row")) row.remove();
   for (let position = first; position < last; position++) {
-    const id = state.shown[count - 1 - position];
+    const id = state.shown[position];
     const flow = state.flows.get(id);
     const selected = id === state.selected;
     const row = el("div", {
@@ -183,9 +348,11 @@ function drawFlows() {
       el("span", { class: "c-time" }, clock(flow.time)),
       el("span", { class: "c-method" }, flow.method),
       el("span", { class: "c-url", title: flow.url }, flow.url),
-      el("span", { class: "c-status", title: flow.how || flow.failure }, statusText(flow)),
+      el("span", { class: "c-status", title: [flow.how || flow.failure, ...(flow.ruleActions || [])].filter(Boolean).join("\n") || undefined },
+        statusText(flow), flow.rules ? [" ", el("span", { class: "badge v-rule" }, flow.answeredByRule ? "rule answer" : "rule")] : null,
+        flow.messages !== undefined ? el("span", { class: "ws-count" }, ` ${flow.messages} msg${flow.webSocketOpen ? " \u25CF" : ""}`) : null),
       el("span", { class: "c-size" }, bytes(flow.size)),
-      el("span", { class: "c-dur" }, flow.duration === undefined ? "" : Math.round(flow.duration) + " ms"),
+      el("span", { class: "c-dur" }, flow.duration === undefined ? "" : msText(flow.duration)),
       el("span", { class: "c-proto" }, flow.protocol || ""));
     row.style.top = position * ROW + "px";
     list.append(row);
@@ -200,9 +367,9 @@ function drawFlows() {
 function moveSelection(step) {
   const count = state.shown.length;
   if (!count) return;
-  let position = state.shown.length - 1 - state.shown.indexOf(state.selected);
-  position = state.selected === null || position >= count ? 0 : Math.min(count - 1, Math.max(0, position + step));
-  state.selected = state.shown[count - 1 - position];
+  let position = state.shown.indexOf(state.selected);
+  position = state.selected === null || position < 0 ? 0 : Math.min(count - 1, Math.max(0, position + step));
+  state.selected = state.shown[position];
   const list = $("flow-list");
   if (position * ROW < list.scrollTop) list.scrollTop = position * ROW;
   if ((position + 1) * ROW > list.scrollTop + list.clientHeight) list.scrollTop = (position + 1) * ROW - list.clientHeight;
@@ -215,7 +382,17 @@ function badge(word, extra) {
   return el("span", { class: "badge v-" + word }, extra ? `${word} ${extra}` : word);
 }
 
+// Failing hosts first, then refused ones, then those whose clients disagree; alphabetical within each.
+function boardRank(row) {
+  if (row.holds === false || row.acceptedInvalidCertificate || row.verdict === "failed") return 0;
+  if (row.verdict === "refused") return 1;
+  if (row.disagreement) return 2;
+  if (row.verdict === "inconclusive") return 3;
+  return 4;
+}
+
 function drawBoard(board) {
+  state.board = board;
   const result = $("board-result");
   const outcome = { pass: ["pass", "every expectation holds"], fail: ["fail", "an expectation does not hold"] }[board.result]
     || ["inconclusive", "no expectation was given (--expect)"];
@@ -224,10 +401,14 @@ function drawBoard(board) {
     result.append(el("span", { class: "trust-no" }, ` \u2014 ${board.droppedEvents} events were dropped by the recording queue (the counts stay complete)`));
   }
   const body = $("board-rows");
-  if (!board.rows.length) {
-    body.replaceChildren(el("tr", {}, el("td", { colspan: 6, class: "empty" }, "No TLS connection yet.")));
+  const rows = board.rows.filter((row) => !state.muted.has(row.host))
+    .sort((a, b) => boardRank(a) - boardRank(b) || a.host.localeCompare(b.host) || (a.port || 0) - (b.port || 0));
+  const hidden = board.rows.length - rows.length;
+  if (hidden) result.append(` \u2014 ${hidden} muted host${hidden === 1 ? "" : "s"} not shown`);
+  if (!rows.length) {
+    body.replaceChildren(el("tr", {}, el("td", { colspan: 6, class: "empty" }, hidden ? "Every host is muted." : "No TLS connection yet.")));
   } else {
-    body.replaceChildren(...board.rows.map((row) => {
+    body.replaceChildren(...rows.map((row) => {
       const verdict = row.acceptedInvalidCertificate ? "accepted-invalid" : row.verdict;
       const notes = row.notes.length || row.evidence
         ? el("ul", { class: "notes" }, row.notes.map((n) => el("li", {}, n)), row.evidence ? el("li", {}, "evidence: " + row.evidence) : null)
@@ -240,7 +421,8 @@ function drawBoard(board) {
           el("span", { class: c.trustsCA ? "trust-yes" : "trust-no" }, c.trustsCA ? "trusts the CA (proven)" : "trust not proven"))))
         : el("span", { class: "empty" }, row.verdict === "unseen" ? "never contacted" : "");
       return el("tr", { "data-host": row.host },
-        el("th", { scope: "row" }, el("code", {}, row.port ? `${row.host}:${row.port}` : row.host), notes),
+        el("th", { scope: "row" }, el("code", {}, row.port ? `${row.host}:${row.port}` : row.host), " ",
+          el("button", { type: "button", class: "small", "data-mute": row.host, "aria-label": "Mute " + row.host }, "Mute"), notes),
         el("td", {}, badge(verdict), row.how.length ? el("div", { class: "notes" }, row.how.join(", ")) : null),
         el("td", {}, row.connections),
         el("td", {}, expectation),
@@ -258,18 +440,24 @@ async function openDetail(id, focus) {
   const response = await fetch("/api/flows/" + id, { cache: "no-store" });
   if (!response.ok) return notice(await response.text());
   const detail = await response.json();
+  const again = state.detail && state.detail.summary.id === detail.summary.id;
+  const scrolled = $("detail").scrollTop;
   state.detail = detail;
-  $("curl").hidden = true;
+  state.comparing = false;
+  if (!again) $("curl").hidden = true;
   $("copy-curl").disabled = detail.summary.kind !== "exchange";
+  $("compare").disabled = detail.summary.kind !== "exchange";
   $("detail-title").textContent = `#${detail.summary.id} ${detail.summary.method} ${detail.summary.url}`;
   $("detail-body").replaceChildren(...await detailSections(detail));
   $("detail").hidden = false;
+  if (again) $("detail").scrollTop = scrolled;
   document.querySelector(".split").classList.add("with-detail");
   if (focus) $("detail-title").focus();
 }
 
 function closeDetail() {
   state.detail = null;
+  state.comparing = false;
   $("detail").hidden = true;
   document.querySelector(".split").classList.remove("with-detail");
 }
@@ -284,16 +472,24 @@ function headerTable(label, headers) {
     el("tbody", {}, headers.map(([name, value]) => el("tr", {}, el("td", {}, name), el("td", {}, value)))));
 }
 
-function ms(value) {
-  return value === undefined || value < 0 ? "\u2014" : `${value} ms`;
+// Milliseconds as far as they mean something: 0.02 ms, 3.14 ms, 42.5 ms, 1234 ms.
+function msText(value) {
+  if (value === undefined || value === null || value < 0) return "\u2014";
+  return `${Number(value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0))} ms`;
 }
 
 async function detailSections(d) {
   const s = d.summary;
   const parts = [];
   if (s.kind === "exchange") {
+    if (d.answeredByRule) {
+      parts.push(el("p", { class: "rule-note" }, el("span", { class: "badge v-rule" }, "rule answer"), " Answered by rule ", d.answeredByRule,
+        ": no origin server was contacted; the response is the rule's."));
+    }
     parts.push(facts([["Status", d.response ? `${d.response.status} ${d.response.reason}` : "no response"],
-      ["Failure", d.failure], ["Protocol", s.protocol], ["Client", d.client], ["Server address", d.serverAddress],
+      ["Failure", d.failure], ["Protocol", s.protocol], ["Client", d.client],
+      ["Server address", d.answeredByRule ? "none (answered by the rule)" : d.serverAddress],
+      ["Rules", d.rules && d.rules.length ? el("ul", { class: "plain" }, d.rules.map((r) => el("li", {}, r))) : (s.rules ? s.rules.join(", ") : undefined)],
       ["Connection", "#" + s.connection], ["Started", d.timings.started]]));
   }
   if (s.kind === "handshake") {
@@ -308,7 +504,7 @@ async function detailSections(d) {
       ["SNI", t.sni], ["Version", t.version || "not negotiated"], ["ALPN", t.alpn || "none"],
       ["Offered ALPN", t.offeredALPN.join(", ") || "none"], ["Certificate shown", t.profile],
       ["Its SPKI pin", el("code", {}, "sha256/" + t.shownCertificatePin)], ["Verdict", `${t.verdict} (${t.how})`],
-      ["Client", t.client], ["Handshake", t.handshakeMilliseconds === undefined ? undefined : t.handshakeMilliseconds + " ms"],
+      ["Client", t.client], ["Handshake", t.handshakeMilliseconds === undefined ? undefined : msText(t.handshakeMilliseconds)],
       ["Started", t.started], ["Decided", t.decided]]));
   } else if (s.kind === "exchange" && s.url.startsWith("https:")) {
     parts.push(el("p", { class: "note" }, "The TLS facts of this connection are no longer kept."));
@@ -319,13 +515,53 @@ async function detailSections(d) {
     if (d.response) {
       parts.push(el("h3", {}, "Response headers"), headerTable("Response headers", d.response.headers));
       if (d.response.trailers) parts.push(el("h3", {}, "Response trailers"), headerTable("Response trailers", d.response.trailers));
-      parts.push(el("h3", {}, "Response body"), ...await bodyView(d.response.body));
+      if (!d.webSocket) parts.push(el("h3", {}, "Response body"), ...await bodyView(d.response.body));
     }
+    if (d.webSocket) parts.push(...webSocketView(d.webSocket));
     const t = d.timings;
-    parts.push(el("h3", {}, "Timings"), facts([["DNS", ms(t.dns)], ["Connect", ms(t.connect)], ["TLS to the server", ms(t.ssl)],
-      ["Send", ms(t.send)], ["Wait", ms(t.wait)], ["Receive", ms(t.receive)], ["Total", ms(t.total)]]));
+    parts.push(el("h3", {}, "Timings"), facts([["DNS", msText(t.dns)], ["Connect", msText(t.connect)], ["TLS to the server", msText(t.ssl)],
+      ["Send", msText(t.send)], ["Wait", msText(t.wait)], ["Receive", msText(t.receive)], ["Total", msText(t.total)]]));
   }
   return parts;
+}
+
+// ---- WebSocket messages ----
+
+function webSocketView(ws) {
+  const parts = [el("h3", {}, `WebSocket messages (${ws.sent + ws.received})`)];
+  const status = ws.open ? "open: new messages appear as they pass" : "closed";
+  const ending = ws.open ? [] : [["Closed by", ws.closedBy ? (ws.closedBy === "send" ? "the client" : "the server") : "no close frame"],
+    ["Close code", ws.closeCode === undefined ? undefined : String(ws.closeCode)], ["Close reason", ws.closeReason],
+    ["Ended", ws.ended], ["Relayed with framing", `${bytes(ws.bytesUp)} up, ${bytes(ws.bytesDown)} down`]];
+  parts.push(facts([["State", status], ["Sent by the client", String(ws.sent)], ["Sent by the server", String(ws.received)],
+    ["Payload", ws.wireBytes !== ws.payloadBytes ? `${bytes(ws.payloadBytes)} (${bytes(ws.wireBytes)} on the wire)` : bytes(ws.payloadBytes)],
+    ...ending]));
+  if (ws.omitted) {
+    parts.push(el("p", { class: "note" }, `${ws.omitted} of the messages are not shown: a WebSocket keeps its newest 1,000, and older flows ` +
+      "give theirs up to keep the list within its memory budget (the counts and sizes stay)."));
+  }
+  if (!ws.messages.length) return parts.concat(el("p", { class: "empty" }, "No message yet."));
+  const rows = ws.messages.map((m) => {
+    const direction = m.direction === "send" ? "\u2191 client" : "\u2193 server";
+    const size = bytes(m.size) + (m.compressed ? ` (${bytes(m.wireSize)} compressed)` : "") + (m.frames > 1 ? `, ${m.frames} frames` : "");
+    return el("tr", { class: "ws-" + m.direction + (m.malformed ? " malformed" : "") },
+      el("td", {}, String(m.number)), el("td", {}, direction), el("td", {}, clock(m.time)),
+      el("td", {}, `${m.kind} (${m.opcode})`), el("td", {}, size), el("td", {}, messageData(m)));
+  });
+  parts.push(el("div", { class: "table-wrap" }, el("table", { class: "messages", "aria-label": "WebSocket messages" },
+    el("thead", {}, el("tr", {}, ["#", "From", "Time", "Opcode", "Size", "Data"].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, rows))));
+  return parts;
+}
+
+function messageData(m) {
+  const out = [];
+  if (m.malformed) out.push(el("div", { class: "bad" }, "malformed: " + m.malformed));
+  if (m.kind === "close") out.push(el("div", {}, m.closeCode === undefined ? "close (no code)" : `close ${m.closeCode}${m.closeReason ? " \u201C" + m.closeReason + "\u201D" : ""}`));
+  else if (m.text !== undefined) out.push(el("pre", { class: "ws-data" }, m.text));
+  else if (m.base64) out.push(el("pre", { class: "ws-data hex" }, hexDump(decode64(m.base64))));
+  if (m.truncated) out.push(el("div", { class: "empty" }, `the first ${m.text !== undefined ? "part" : "bytes"} of ${bytes(m.size)} shown`));
+  return out;
 }
 
 function decode64(text) {
@@ -396,6 +632,67 @@ async function bodyView(body) {
   const text = new TextDecoder("utf-8", { fatal: true });
   try { out.push(textView(text.decode(data), mime)); } catch (error) { out.push(el("pre", { class: "body hex" }, hexDump(data))); }
   return out;
+}
+
+// ---- comparing two flows ----
+
+async function compare() {
+  const current = state.detail;
+  if (!current || current.summary.kind !== "exchange") return;
+  const note = $("compare-note");
+  if (state.compareWith === null || state.compareWith === current.summary.id) {
+    state.compareWith = current.summary.id;
+    note.textContent = `Flow #${current.summary.id} is marked: open another flow and press Compare.`;
+    note.hidden = false;
+    return;
+  }
+  const response = await fetch("/api/flows/" + state.compareWith, { cache: "no-store" });
+  if (!response.ok) { note.textContent = await response.text(); state.compareWith = null; return; }
+  const other = await response.json();
+  state.compareWith = null;
+  note.hidden = true;
+  state.comparing = true;
+  $("detail-title").textContent = `Compare #${other.summary.id} with #${current.summary.id}`;
+  $("detail-body").replaceChildren(...await comparison(other, current));
+}
+
+function headerMap(pairs) {
+  const map = new Map();
+  for (const [name, value] of pairs || []) {
+    const key = name.toLowerCase();
+    map.set(key, map.has(key) ? map.get(key) + ", " + value : value);
+  }
+  return map;
+}
+
+function compareRows(label, left, right) {
+  const names = [...new Set([...left.keys(), ...right.keys()])];
+  return [el("h3", {}, label), el("table", { class: "compare", "aria-label": label },
+    el("tbody", {}, names.map((name) => {
+      const a = left.get(name), b = right.get(name);
+      const same = a === b;
+      return el("tr", { class: same ? "same" : "differs" }, el("th", { scope: "row" }, name, same ? null : el("span", { class: "differs-mark" }, " \u2260")),
+        el("td", {}, a === undefined ? el("span", { class: "empty" }, "(absent)") : a),
+        el("td", {}, b === undefined ? el("span", { class: "empty" }, "(absent)") : b));
+    })))];
+}
+
+async function bodyCell(message) {
+  if (!message) return el("p", { class: "empty" }, "(no message)");
+  return el("div", {}, ...await bodyView(message.body));
+}
+
+async function comparison(a, b) {
+  const line = (d) => new Map([["method", d.summary.method], ["url", d.summary.url], ["status", d.response ? `${d.response.status} ${d.response.reason}` : "no response"],
+    ["protocol", d.summary.protocol || ""], ["size", bytes(d.summary.size)], ["duration", msText(d.summary.duration)], ["started", d.timings.started]]);
+  const parts = [el("table", { class: "compare" }, el("thead", {}, el("tr", {}, el("th", {}, ""),
+    el("th", { scope: "col" }, `#${a.summary.id}`), el("th", { scope: "col" }, `#${b.summary.id}`))))];
+  parts.push(...compareRows("Overview", line(a), line(b)));
+  parts.push(...compareRows("Request headers", headerMap(a.request.headers), headerMap(b.request.headers)));
+  parts.push(...compareRows("Response headers", headerMap(a.response && a.response.headers), headerMap(b.response && b.response.headers)));
+  parts.push(el("h3", {}, "Request bodies"), el("div", { class: "side-by-side" }, await bodyCell(a.request), await bodyCell(b.request)));
+  parts.push(el("h3", {}, "Response bodies"), el("div", { class: "side-by-side" }, await bodyCell(a.response), await bodyCell(b.response)));
+  return parts;
 }
 
 // ---- actions ----
@@ -495,7 +792,16 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   });
   $("host-filter").addEventListener("input", refilter);
-  $("text-filter").addEventListener("input", refilter);
+  $("text-filter").addEventListener("input", textChanged);
+  for (const button of document.querySelectorAll(".flow-head button")) button.addEventListener("click", () => sortBy(button.dataset.sort));
+  document.addEventListener("click", (event) => {
+    const mute = event.target.closest("[data-mute]");
+    if (mute) setMuted(mute.dataset.mute, true);
+    const unmute = event.target.closest("[data-unmute]");
+    if (unmute) setMuted(unmute.dataset.unmute, false);
+  });
+  $("mute-host").addEventListener("click", () => { if (state.detail) setMuted(state.detail.summary.host, true); });
+  $("compare").addEventListener("click", compare);
   $("filters").addEventListener("submit", (event) => event.preventDefault());
   $("close-detail").addEventListener("click", () => { closeDetail(); list.focus(); });
   document.addEventListener("keydown", (event) => {
@@ -507,6 +813,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("clear").addEventListener("click", clearFlows);
   window.addEventListener("resize", queueDraw);
   fetch("/api/board").then((r) => (r.ok ? r.json() : null)).then((board) => board && drawBoard(board));
+  drawMuted();
+  drawSortButtons();
   connect();
   drawFlows();
 });
