@@ -49,7 +49,7 @@ extension HTTPRelay {
         let source = upstream
         for event in events where !closed && upstream === source {
             switch event {
-            case .responseHead(let head): responseHead(head)
+            case .responseHead(let head, _): responseHead(head)
             case .body(let bytes):
                 guard !exchanges.isEmpty, !rules.replacingBody else { continue }
                 exchanges[0].record.responseBodyBytes += bytes.count

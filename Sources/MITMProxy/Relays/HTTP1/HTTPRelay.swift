@@ -207,7 +207,7 @@ final class HTTPRelay {
     func processQueuedClientEvents() {
         while !closed && queuedIndex < queuedClientEvents.count {
             let event = queuedClientEvents[queuedIndex]
-            if case .requestHead(let head) = event, !prepareUpstream(for: head) {
+            if case .requestHead(let head, _) = event, !prepareUpstream(for: head) {
                 if !clientPausedForQueue {
                     clientPausedForQueue = true
                     client.pauseReading()
@@ -227,7 +227,7 @@ final class HTTPRelay {
 
     func handleClientEvent(_ event: HTTP1Event) {
         switch event {
-        case .requestHead(let head): beginRequest(head)
+        case .requestHead(let head, _): beginRequest(head)
         case .responseHead: break
         case .body(let bytes):
             guard let index = exchanges.indices.last else { return }
@@ -424,7 +424,7 @@ final class HTTPRelay {
         if !failure.refusedLocalTarget {
             context.events.emit(.upstreamFailed(connectionID: connectionID, host: failure.host, port: failure.port, reason: failure.reason))
         }
-        guard queuedIndex < queuedClientEvents.count, case .requestHead(let head) = queuedClientEvents[queuedIndex] else { return }
+        guard queuedIndex < queuedClientEvents.count, case .requestHead(let head, _) = queuedClientEvents[queuedIndex] else { return }
         queuedIndex += 1
         queueLocal(head, host: failure.host, port: failure.port, scheme: scheme, response: failure.refusedLocalTarget
                    ? .error(status: 403, reason: failure.reason)
