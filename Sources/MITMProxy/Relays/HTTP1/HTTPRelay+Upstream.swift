@@ -50,16 +50,13 @@ extension HTTPRelay {
             case .responseHead(let head, let framing): responseHead(head, framing: framing)
             case .body(let bytes):
                 let write = machine.receive(.responseBody)
-                guard !exchanges.isEmpty else { continue }
-                switch write {
-                case .forward: client.write(bytes)
-                case .forwardAsChunk: client.write(HTTP1Chunked.encodeChunk(bytes))
-                default:
+                guard !exchanges.isEmpty, write == .forward || write == .forwardAsChunk else {
                     perform(write)
                     continue
                 }
                 exchanges[0].record.responseBodyBytes += bytes.count
                 exchanges[0].record.responseBody.append(bytes)
+                client.write(write == .forwardAsChunk ? HTTP1Chunked.encodeChunk(bytes) : bytes)
                 pauseUpstreamIfClientIsFull()
             case .end(let trailers): responseEnded(trailers: trailers)
             case .requestHead: continue

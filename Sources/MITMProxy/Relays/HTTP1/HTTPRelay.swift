@@ -216,31 +216,29 @@ final class HTTPRelay {
         case .responseHead: break
         case .body(let bytes):
             let write = machine.receive(.requestBody)
+            guard write == .forward || write == .forwardAsChunk else {
+                perform(write)
+                return
+            }
             guard let index = exchanges.indices.last else { return }
             exchanges[index].record.requestBodyBytes += bytes.count
             exchanges[index].record.requestBody.append(bytes)
             guard exchanges[index].local == nil, let upstream else { return }
-            switch write {
-            case .forward: upstream.write(bytes)
-            case .forwardAsChunk: upstream.write(HTTP1Chunked.encodeChunk(bytes))
-            default:
-                perform(write)
-                return
-            }
+            upstream.write(write == .forwardAsChunk ? HTTP1Chunked.encodeChunk(bytes) : bytes)
             pauseClientIfUpstreamIsFull()
         case .end(let trailers):
             let ending = machine.receive(.requestEnd)
+            guard ending == .none || ending == .writeLastChunk else {
+                perform(ending)
+                return
+            }
             guard let index = exchanges.indices.last else { return }
             exchanges[index].requestEnded = Date()
             if exchanges[index].local != nil {
                 if index == 0 { sendLocalResponses() }
                 return
             }
-            if ending == .writeLastChunk {
-                upstream?.write(HTTP1Chunked.lastChunk(trailers: trailers))
-            } else {
-                perform(ending)
-            }
+            if ending == .writeLastChunk { upstream?.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
         }
     }
 
