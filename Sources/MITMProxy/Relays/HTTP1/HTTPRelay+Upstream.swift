@@ -173,12 +173,12 @@ extension HTTPRelay {
     /// Hands the connection to a raw relay after `101`; `tap` reads the messages of a WebSocket.
     func upgrade(tap: WebSocketTap?) {
         guard let upstream else { return }
-        // The request parser paused after the Upgrade request, so every later client byte is still buffered there.
         let upgrading = machine.receive(.upgraded)
         guard upgrading == .none else {
             perform(upgrading)
             return
         }
+        // The request parser paused after the Upgrade request, so every later client byte is still buffered there.
         let up = clientParser.takeBufferedBytes()
         let down = responseParser.takeBufferedBytes()
         client.onEvent = nil
