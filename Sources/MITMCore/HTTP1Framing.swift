@@ -1,5 +1,5 @@
 /// How the body of one message is delimited (RFC 9112 §6.3).
-enum HTTP1BodyFraming: Equatable {
+public enum HTTP1BodyFraming: Sendable, Equatable {
     /// No body: the message ends with its head.
     case none
     /// Exactly this many bytes (more than zero).

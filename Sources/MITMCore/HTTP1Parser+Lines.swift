@@ -173,7 +173,7 @@ extension HTTP1Parser {
                 _ = try RequestTarget.parse(requestLine.target, method: requestLine.method)
             }
             (framing, pauseAfterMessage) = try HTTP1Framing.request(head)
-            events.append(.requestHead(head))
+            events.append(.requestHead(head, framing: framing))
         case .status(let statusLine):
             let head = HTTPResponseHead(version: statusLine.version, status: statusLine.status, reason: statusLine.reason, headers: headers)
             let isInterim = head.status < 200 && head.status != 101
@@ -181,7 +181,7 @@ extension HTTP1Parser {
             if !isInterim && !expectedMethods.isEmpty {
                 expectedMethods.removeFirst()
             }
-            events.append(.responseHead(head))
+            events.append(.responseHead(head, framing: framing))
         }
         startLine = nil
         switch framing {

@@ -13,7 +13,7 @@ import Testing
     @Test func contentLengthBodyIsReadExactly() throws {
         let events = try parseEvents(.request, wire("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world"))
         #expect(events == [
-            requestHead("POST", "/upload", ["Host": "a", "Content-Length": "11"]),
+            requestHead("POST", "/upload", ["Host": "a", "Content-Length": "11"], framing: .contentLength(11)),
             body("hello world"),
             end,
         ])
@@ -26,7 +26,7 @@ import Testing
 
     @Test func repeatedIdenticalContentLengthsAreAccepted() throws {
         let listed = try parseEvents(.request, wire("POST / HTTP/1.1\r\nContent-Length: 3, 3\r\n\r\nabc"))
-        #expect(listed == [requestHead("POST", "/", ["Content-Length": "3, 3"]), body("abc"), end])
+        #expect(listed == [requestHead("POST", "/", ["Content-Length": "3, 3"], framing: .contentLength(3)), body("abc"), end])
         let repeated = try parseEvents(.request, wire("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"))
         #expect(repeated.dropFirst() == [body("abc"), end])
     }
@@ -34,7 +34,7 @@ import Testing
     @Test func bodyBytesAreHandedOutAsTheyArrive() throws {
         var parser = HTTP1Parser(role: .request)
         let first = try parser.feed(wire("PUT /f HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc"))
-        #expect(first == [requestHead("PUT", "/f", ["Content-Length": "10"]), body("abc")])
+        #expect(first == [requestHead("PUT", "/f", ["Content-Length": "10"], framing: .contentLength(10)), body("abc")])
         #expect(try parser.feed(wire("defg")) == [body("defg")])
         #expect(try parser.feed(wire("hij")) == [body("hij"), end])
         #expect(parser.isIdle)
@@ -49,7 +49,7 @@ import Testing
         )
         let events = try parseEvents(.request, input)
         #expect(events == [
-            requestHead("POST", "/c", ["Transfer-Encoding": "chunked"]),
+            requestHead("POST", "/c", ["Transfer-Encoding": "chunked"], framing: .chunked),
             body("hello world"),
             .end(trailers: ["X-Checksum": "abc", "X-Other": "1"]),
         ])
@@ -57,12 +57,12 @@ import Testing
 
     @Test func chunkedBodyWithoutTrailersEndsWithNilTrailers() throws {
         let events = try parseEvents(.request, wire("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n"))
-        #expect(events == [requestHead("POST", "/", ["Transfer-Encoding": "chunked"]), body("0123456789"), end])
+        #expect(events == [requestHead("POST", "/", ["Transfer-Encoding": "chunked"], framing: .chunked), body("0123456789"), end])
     }
 
     @Test func chunkedAfterOtherCodingsFramesTheBody() throws {
         let events = try parseEvents(.request, wire("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"))
-        #expect(events == [requestHead("POST", "/", ["Transfer-Encoding": "gzip, Chunked"]), body("hi"), end])
+        #expect(events == [requestHead("POST", "/", ["Transfer-Encoding": "gzip, Chunked"], framing: .chunked), body("hi"), end])
     }
 
     @Test func pipelinedRequestsComeOutInOrderWithoutBodyLeaking() throws {
@@ -75,12 +75,12 @@ import Testing
         )
         let events = try parseEvents(.request, input)
         #expect(events == [
-            requestHead("POST", "/one", ["Content-Length": "\(smuggled.utf8.count)"]),
+            requestHead("POST", "/one", ["Content-Length": "\(smuggled.utf8.count)"], framing: .contentLength(smuggled.utf8.count)),
             body(smuggled),
             end,
             requestHead("GET", "/two"),
             end,
-            requestHead("POST", "/three", ["Transfer-Encoding": "chunked"]),
+            requestHead("POST", "/three", ["Transfer-Encoding": "chunked"], framing: .chunked),
             body("xyz"),
             end,
             requestHead("DELETE", "/four", version: .http1_0),
@@ -99,7 +99,7 @@ import Testing
             #expect(HTTPSyntax.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
         }
         let events = try parseEvents(.request, wire("GET / HTTP/1.1\r\nHost: a\r\nX-A~b|c`d^e: 1\r\nContent-Length: 0\r\n\r\n"))
-        guard case .requestHead(let head)? = events.first else {
+        guard case .requestHead(let head, _)? = events.first else {
             Issue.record("no head")
             return
         }
@@ -132,7 +132,7 @@ import Testing
         #expect(utf8.first == requestHead("GET", "/", ["X-Name": "café ☕"]))
         let latin1Wire = wire("GET / HTTP/1.1\r\nX-Name: caf") + [0xE9] + wire("\r\n\r\n")
         let latin1 = try parseEvents(.request, latin1Wire)
-        guard case .requestHead(let head)? = latin1.first else {
+        guard case .requestHead(let head, _)? = latin1.first else {
             Issue.record("no head: \(latin1)")
             return
         }
@@ -142,7 +142,7 @@ import Testing
 
     @Test func aFieldSetAgainIsWrittenAsText() throws {
         let events = try parseEvents(.request, wire("GET / HTTP/1.1\r\nX-Name: ") + [0xFF] + wire("\r\n\r\n"))
-        guard case .requestHead(var head)? = events.first else {
+        guard case .requestHead(var head, _)? = events.first else {
             Issue.record("no head: \(events)")
             return
         }

@@ -28,12 +28,12 @@ import Testing
             "GET http://example.com/ HTTP/1.1\r\nX-Unicode: żółw\r\n\r\n",
         ]
         for input in inputs {
-            guard case .requestHead(let head)? = try parseEvents(.request, wire(input)).first else {
+            guard case .requestHead(let head, _)? = try parseEvents(.request, wire(input)).first else {
                 Issue.record("no head for \(input)")
                 continue
             }
             #expect(head.serialized() == wire(input))
-            #expect(try parseEvents(.request, head.serialized()).first == .requestHead(head))
+            #expect(try parseEvents(.request, head.serialized()).first == .requestHead(head, framing: .none))
         }
     }
 
@@ -44,7 +44,7 @@ import Testing
             "HTTP/1.0 500 Something  Odd\r\nContent-Length: 0\r\n\r\n",
         ]
         for input in inputs {
-            guard case .responseHead(let head)? = try parseEvents(.response, wire(input)).first else {
+            guard case .responseHead(let head, _)? = try parseEvents(.response, wire(input)).first else {
                 Issue.record("no head for \(input)")
                 continue
             }
@@ -54,7 +54,7 @@ import Testing
 
     @Test func forwardedChunkedMessageParsesToTheSameEvents() throws {
         let original = try parseEvents(.request, wire("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: v\r\n\r\n"))
-        guard case .requestHead(let head) = original[0], case .body(let bodyBytes) = original[1], case .end(let trailers) = original[2] else {
+        guard case .requestHead(let head, _) = original[0], case .body(let bodyBytes) = original[1], case .end(let trailers) = original[2] else {
             Issue.record("unexpected events \(original)")
             return
         }

@@ -261,7 +261,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             reject(status: error.suggestedStatus, reason: error.reason)
             return
         }
-        guard case .requestHead(let head)? = events.first else { return }
+        guard case .requestHead(let head, _)? = events.first else { return }
         if let web = context.web, webUIOnly || (head.method != "CONNECT" && head.target.hasPrefix("/")) {
             startWebUI(web, events)
             return
@@ -404,7 +404,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func startPlainRelay(_ events: [HTTP1Event]) {
-        if case .requestHead(let head)? = events.first, case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
+        if case .requestHead(let head, _)? = events.first, case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
            !enterNetworkConditions(host: url.host, port: url.port) {
             return
         }

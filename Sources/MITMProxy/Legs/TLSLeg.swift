@@ -2,35 +2,25 @@ import MITMCore
 import MITMIO
 import MITMTLS
 
-/// How a TLS handshake on a leg ended.
-enum TLSHandshakeOutcome {
-    /// The handshake completed.
-    case complete
-    /// OpenSSL failed the handshake (an alert received or sent, a verification error, garbage).
-    case failed(TLSFailure)
-    /// The peer closed (FIN) or reset the connection before the handshake completed, without an alert.
-    case peerClosed(reset: Bool)
-}
-
 /// A leg with TLS over the socket: drives the handshake, then turns ciphertext
-/// into plaintext events and plaintext writes into ciphertext.
+/// into plaintext events and plaintext writes into ciphertext. Its life is `life`'s.
 final class TLSLeg: Leg, StreamSocketDelegate {
     let socket: any ByteStream
     let tls: TLSConnection
     var onEvent: ((LegEvent) -> Void)?
     /// Called once when the handshake ends.
     var onHandshake: ((TLSHandshakeOutcome) -> Void)?
-    private(set) var isHandshaking = true
     /// Called once, before the first plaintext is delivered (the verdict's "application data").
     var onFirstData: (() -> Void)?
-    /// Called once when input ends after the handshake: the alert that ended it (close_notify or fatal), and whether it was a reset.
+    /// Called once when input ends after the handshake and before any plaintext: the alert that ended it
+    /// (close_notify or fatal), and whether it was a reset.
     var onInputEnd: ((_ alert: TLSAlert?, _ reset: Bool) -> Void)?
+    private(set) var life = TLSLegLife()
     private var paused = false
     private var corked = false
     private var held: [UInt8] = []
     /// Plaintext held while corked, at most: one TLS record's worth.
     private static let corkLimit = 16_384
-    private var inputEnded = false
     /// Set when a TLS 1.3 client's first data came with its Finished: the session tickets written then wait for the
     /// first response and leave in the same send (one send, and one wake-up of the client, less per connection).
     private var ticketsAwaitResponse = false
@@ -47,7 +37,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     func startHandshake(initialBytes: [UInt8] = []) {
         if !initialBytes.isEmpty { tls.receive(initialBytes) }
         stepHandshake()
-        if isHandshaking { socket.resumeReading() }
+        if life.isHandshaking { socket.resumeReading() }
     }
 
     var bufferedOutputBytes: Int { socket.bufferedOutputBytes }
@@ -105,7 +95,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func resumeReading() {
         paused = false
-        guard !isHandshaking, !socket.isClosed else { return }
+        guard !life.isHandshaking, !socket.isClosed else { return }
         socket.resumeReading()
         // Only input kept while paused needs decrypting now; what the socket still holds comes with its next read turn.
         // (A parked upstream resumes with nothing kept: without the check, each park cost an `SSL_read` that had nothing.)
@@ -135,73 +125,74 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         tls.lendInput(bytes) {
-            if isHandshaking { stepHandshake() } else { drainPlaintext() }
+            if life.isHandshaking { stepHandshake() } else { drainPlaintext() }
         }
     }
 
     func socketDidReadEOF(_ socket: any ByteStream) {
-        if isHandshaking {
-            endHandshake(.peerClosed(reset: false))
-        } else if !inputEnded {
-            inputEnded = true
-            signalInputEnd(alert: nil, reset: false)
-            onEvent?(.endOfInput)
-        }
-    }
-
-    private func signalInputEnd(alert: TLSAlert?, reset: Bool) {
-        let callback = onInputEnd
-        onInputEnd = nil
-        onFirstData = nil
-        callback?(alert, reset)
+        perform(life.receive(.inputEnded(.finished)), listenerHears: .endOfInput)
     }
 
     func socket(_ socket: any ByteStream, didFail error: SystemCallError) {
-        if isHandshaking {
-            endHandshake(.peerClosed(reset: true))
-        } else {
-            signalInputEnd(alert: nil, reset: true)
-            onEvent?(.failed(error.description))
-        }
+        perform(life.receive(.inputEnded(.reset)), listenerHears: .failed(error.description))
     }
 
     func socketDidDrain(_ socket: any ByteStream) {
-        if !isHandshaking { onEvent?(.drained) }
+        if !life.isHandshaking { onEvent?(.drained) }
     }
 
     private func stepHandshake() {
         let step = tls.handshake()
         if case .complete = step, tls.isTLS13Server, tls.mayHaveInput { ticketsAwaitResponse = true }
         flushOutput()
-        switch step {
-        case .needsInput: return
-        case .failed(let failure): endHandshake(.failed(failure))
-        case .complete:
+        if case .complete = step {
             let socket = socket
             tls.directOutput = { [socket] records in socket.sendNow(records) }
-            endHandshake(.complete)
-            if !socket.isClosed && !paused { drainPlaintext() }
         }
+        perform(life.receive(.handshakeStepped(step)))
     }
 
-    private func endHandshake(_ outcome: TLSHandshakeOutcome) {
-        guard isHandshaking else { return }
-        isHandshaking = false
-        let callback = onHandshake
-        onHandshake = nil
-        callback?(outcome)
+    /// Performs what `life` decided; `listenerHears` is what an input end tells `onEvent`.
+    private func perform(_ action: TLSLegLife.Action, listenerHears ending: LegEvent? = nil) {
+        switch action {
+        case .none, .deliver:
+            return
+        case .reportHandshake(let outcome):
+            let callback = onHandshake
+            onHandshake = nil
+            callback?(outcome)
+            if outcome == .complete && !socket.isClosed && !paused { drainPlaintext() }
+        case .reportFirstData:
+            let first = onFirstData
+            onFirstData = nil
+            onInputEnd = nil
+            first?()
+        case .reportInputEnd(let alert, let reset):
+            let callback = onInputEnd
+            onInputEnd = nil
+            onFirstData = nil
+            callback?(alert, reset)
+            if let ending { onEvent?(ending) }
+        case .passInputEnd:
+            onInputEnd = nil
+            onFirstData = nil
+            if let ending { onEvent?(ending) }
+        case .impossible(let event):
+            onEvent?(.failed("TLS leg: \(event.rawValue)"))
+        }
     }
 
     private func drainPlaintext() {
         let scratch = socket.loop.plaintextScratch
-        while !paused && !socket.isClosed && !inputEnded {
+        while !paused && !socket.isClosed && life.readsPlaintext {
             switch tls.read(into: scratch) {
             case .data(let count):
-                if let first = onFirstData {
-                    onFirstData = nil
-                    onInputEnd = nil
-                    first()
+                let delivery = life.receive(.plaintext)
+                guard delivery == .deliver || delivery == .reportFirstData else {
+                    perform(delivery)
+                    return
                 }
+                perform(delivery)
                 onEvent?(.data(UnsafeRawBufferPointer(rebasing: scratch[0..<count])))
                 if !tls.mayHaveInput {
                     flushOutput()
@@ -211,17 +202,14 @@ final class TLSLeg: Leg, StreamSocketDelegate {
                 flushOutput()
                 return
             case .closed:
-                inputEnded = true
                 ticketsAwaitResponse = false
                 flushOutput()
-                signalInputEnd(alert: .closeNotify, reset: false)
-                onEvent?(.endOfInput)
+                perform(life.receive(.inputEnded(.closeNotify)), listenerHears: .endOfInput)
                 return
             case .failed(let failure):
                 ticketsAwaitResponse = false
                 flushOutput()
-                signalInputEnd(alert: failure.receivedAlert, reset: false)
-                onEvent?(.failed(failure.description))
+                perform(life.receive(.inputEnded(.failed(alert: failure.receivedAlert))), listenerHears: .failed(failure.description))
                 return
             }
         }

@@ -102,7 +102,7 @@ final class WebConnection: @unchecked Sendable {
         while case .reading = state, !queued.isEmpty {
             let event = queued.removeFirst()
             switch event {
-            case .requestHead(let requestHead):
+            case .requestHead(let requestHead, _):
                 head = requestHead
                 body = []
             case .responseHead:

@@ -9,7 +9,8 @@ extension HTTPRelay {
     /// massif). Called once the client has been silent for `upstreamParkDelay`, not after every response: a client
     /// sending its next request at once would have the same buffers allocated again.
     func parkIdleUpstream() {
-        guard !closed, connecting == nil, exchanges.isEmpty, !requestOpen, !upstreamPausedForClient else { return }
+        guard !machine.isClosed, connecting == nil, exchanges.isEmpty, !machine.requestIsOpen,
+              !machine.pauses.contains(.upstreamForClient) else { return }
         client.releaseIdleMemory()
         upstream?.releaseIdleMemory()
         guard case .intercepted = mode else { return }
@@ -53,7 +54,7 @@ extension HTTPRelay {
     /// Takes the upstream given back (or fails the waiting request with the reason there is none); whether the
     /// relay goes on.
     func retook(_ result: Result<ReadyUpstream, UpstreamFailure>) -> Bool {
-        guard !closed, !closing else {
+        guard machine.isRelaying else {
             if case .success(let ready) = result { ready.leg.close() }
             return false
         }

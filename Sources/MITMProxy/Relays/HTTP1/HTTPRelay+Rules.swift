@@ -15,8 +15,6 @@ struct HTTPRelayRules {
     var route: UpstreamRoute?
     /// A file answer being streamed to the client.
     var sender: LocalFileSender?
-    /// A response body the rules replaced: the upstream's body is discarded.
-    var replacingBody = false
     /// Set while `pumpFileAnswer` runs (a write can report `.drained` from inside it).
     var pumpingFile = false
 }
@@ -47,7 +45,7 @@ extension HTTPRelay {
                 rules.delayTimer = loop.schedule(after: seconds) {
                     relay.rules.delayTimer = nil
                     relay.rules.delayDone = true
-                    if !relay.closed { relay.processQueuedClientEvents() }
+                    if !relay.machine.isClosed { relay.processQueuedClientEvents() }
                 }
                 return false
             }
@@ -79,7 +77,6 @@ extension HTTPRelay {
         upstream?.onEvent = nil
         upstream?.close()
         upstream = nil
-        upstreamEndedInput = false
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (route.host, route.port)
         rules.route = route
@@ -165,7 +162,7 @@ extension HTTPRelay {
             case .success(let bytes):
                 rewritten.headers.remove("Transfer-Encoding")
                 rewritten.headers.replaceOrAdd(name: "Content-Length", value: String(bytes.count))
-                rules.replacingBody = true
+                perform(machine.receive(.responseBodyReplaced))
                 replacementBody = method == "HEAD" ? [] : bytes
                 what.append("body replaced by \(path) (\(ByteCountText.format(bytes.count)))")
             case .failure(let failure):
@@ -185,7 +182,7 @@ extension HTTPRelay {
     /// After the first exchange's (rewritten) head went out: its replacement body, or its fault. Returns false when
     /// the relay closed.
     func afterRuledResponseHead() -> Bool {
-        if rules.replacingBody, !replacementBody.isEmpty {
+        if machine.response == .replaced, !replacementBody.isEmpty {
             let body = replacementBody
             replacementBody = []
             exchanges[0].record.responseBodyBytes += body.count
@@ -225,7 +222,7 @@ extension HTTPRelay {
             breakConnection(reset: answer.fault?.isReset == true, reason: "rule: \(answer.fault?.rawValue ?? "fault")")
             return false
         }
-        let response = local.head(keepAlive: pending.clientKeepsAlive && !clientEnded)
+        let response = local.head(keepAlive: pending.clientKeepsAlive && !machine.clientHasEnded)
         let isHead = pending.record.request.method == "HEAD"
         let exchange = pending
         exchange.record.response = response
@@ -260,10 +257,10 @@ extension HTTPRelay {
 
     /// Streams the file answer while the client takes it; the client's `.drained` calls again.
     func pumpFileAnswer() {
-        guard let sender = rules.sender, !closed, !rules.pumpingFile else { return }
+        guard let sender = rules.sender, !machine.isClosed, !rules.pumpingFile else { return }
         rules.pumpingFile = true
         defer { rules.pumpingFile = false }
-        while !sender.isFinished && client.outputRoom(below: Self.highWater) > 0 && !closed {
+        while !sender.isFinished && client.outputRoom(below: Self.highWater) > 0 && !machine.isClosed {
             switch sender.next() {
             case .success(let chunk):
                 sender.exchange?.record.responseBodyBytes += chunk.count
@@ -280,7 +277,7 @@ extension HTTPRelay {
                 return
             }
         }
-        guard sender.isFinished, !closed else { return }
+        guard sender.isFinished, !machine.isClosed else { return }
         rules.sender = nil
         rules.pumpingFile = false
         sender.close()
@@ -293,7 +290,7 @@ extension HTTPRelay {
         }
         sendLocalResponses()
         if exchanges.isEmpty {
-            if clientEnded && !requestOpen { closeAfterFlush() }
+            if machine.clientIsDone { closeAfterFlush() }
             processQueuedClientEvents()
         }
     }

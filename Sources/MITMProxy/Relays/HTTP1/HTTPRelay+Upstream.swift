@@ -7,6 +7,7 @@ import MITMIO
 extension HTTPRelay {
     func attachUpstream(_ leg: Leg) {
         upstream = leg
+        perform(machine.receive(.upstreamAttached))
         leg.onEvent = { [unowned self] event in self.upstreamEvent(event) }
         leg.resumeReading()
     }
@@ -22,7 +23,7 @@ extension HTTPRelay {
                 relayResponseBody(UnsafeRawBufferPointer(rebasing: bytes[..<direct]))
                 handleResponseEvents(responseParser.skipBody(direct))
             }
-            guard direct < bytes.count, !closed else { return }
+            guard direct < bytes.count, !machine.isClosed else { return }
             do {
                 handleResponseEvents(try responseParser.feed(UnsafeRawBufferPointer(rebasing: bytes[direct...])))
             } catch {
@@ -38,23 +39,24 @@ extension HTTPRelay {
             upstreamEnded()
         case .failed(let reason): upstreamBroke(reason)
         case .drained:
-            if clientPausedForUpstream {
-                clientPausedForUpstream = false
-                if !clientPausedForQueue { client.resumeReading() }
-            }
+            perform(machine.receive(.upstreamDrained))
         }
     }
 
     func handleResponseEvents(_ events: [HTTP1Event]) {
         let source = upstream
-        for event in events where !closed && upstream === source {
+        for event in events where !machine.isClosed && upstream === source {
             switch event {
-            case .responseHead(let head): responseHead(head)
+            case .responseHead(let head, let framing): responseHead(head, framing: framing)
             case .body(let bytes):
-                guard !exchanges.isEmpty, !rules.replacingBody else { continue }
+                let write = machine.receive(.responseBody)
+                guard !exchanges.isEmpty, write == .forward || write == .forwardAsChunk else {
+                    perform(write)
+                    continue
+                }
                 exchanges[0].record.responseBodyBytes += bytes.count
                 exchanges[0].record.responseBody.append(bytes)
-                client.write(responseChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
+                client.write(write == .forwardAsChunk ? HTTP1Chunked.encodeChunk(bytes) : bytes)
                 pauseUpstreamIfClientIsFull()
             case .end(let trailers): responseEnded(trailers: trailers)
             case .requestHead: continue
@@ -64,7 +66,12 @@ extension HTTPRelay {
 
     /// Body bytes of a Content-Length or close-delimited response, relayed from the upstream's read without a copy.
     func relayResponseBody(_ bytes: UnsafeRawBufferPointer) {
-        guard !exchanges.isEmpty, !rules.replacingBody else { return }
+        let write = machine.receive(.responseBody)
+        guard !exchanges.isEmpty else { return }
+        guard write == .forward else {
+            perform(write)
+            return
+        }
         exchanges[0].record.responseBodyBytes += bytes.count
         exchanges[0].record.responseBody.append(bytes)
         client.write(bytes)
@@ -72,35 +79,36 @@ extension HTTPRelay {
     }
 
     func pauseUpstreamIfClientIsFull() {
-        if client.outputRoom(below: Self.highWater) < 0 && !upstreamPausedForClient {
-            upstreamPausedForClient = true
-            upstream?.pauseReading()
-        }
+        if client.outputRoom(below: Self.highWater) < 0 { perform(machine.receive(.clientFull)) }
     }
 
-    func responseHead(_ head: HTTPResponseHead) {
-        guard let first = exchanges.first, first.local == nil else {
-            upstreamBroke("sent a response nobody asked for")
+    func responseHead(_ head: HTTPResponseHead, framing: HTTP1BodyFraming) {
+        let awaited: HTTP1RelayMachine.AwaitedResponse = switch exchanges.first {
+        case let first? where first.local == nil: first.upgradeRequested ? .responseOrUpgrade : .response
+        default: .nothing
+        }
+        let relaying = machine.receive(.responseHead(status: head.status, framing: framing, awaited: awaited))
+        if case .refuseResponse(let refusal) = relaying {
+            upstreamBroke(refusal.rawValue)
             return
         }
-        // Switching protocols unasked would turn the connection into a raw tunnel nothing records.
-        if head.status == 101 && !first.upgradeRequested {
-            upstreamBroke("answered 101 Switching Protocols to a request that asked for no upgrade")
+        guard relaying == .relayHead || relaying == .relayInterimHead else {
+            perform(relaying)
             return
         }
+        let first = exchanges[0]
         var relayed = ruledResponseHead(HopByHopFields.forwarding(head))
         if !first.clientKeepsAlive && head.status >= 200 && head.status != 101 {
             relayed.headers.replaceOrAdd(name: "Connection", value: "close")
         }
         client.write(relayed.serialized())
         // A failed write closes the relay from inside `write`.
-        guard !closed, !exchanges.isEmpty else { return }
-        if head.status >= 100 && head.status < 200 && head.status != 101 { return }
-        exchanges[0].record.response = relayed.status == head.status && !rules.replacingBody ? head : relayed
+        guard !machine.isClosed, !exchanges.isEmpty, relaying == .relayHead else { return }
+        if relayed.status != head.status {
+            perform(machine.receive(.responseStatusRewritten(relayed, requestMethod: exchanges[0].record.request.method)))
+        }
+        exchanges[0].record.response = relayed.status == head.status && machine.response != .replaced ? head : relayed
         exchanges[0].responseStarted = Date()
-        responseHeadSent = true
-        responseChunked = head.headers.contains("transfer-encoding") && head.headers.tokens("transfer-encoding").last == "chunked"
-            && head.mayHaveBody(toRequestMethod: exchanges[0].record.request.method)
         guard afterRuledResponseHead() else { return }
         if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
             do {
@@ -112,41 +120,44 @@ extension HTTPRelay {
     }
 
     func responseEnded(trailers: HTTPHeaders?) {
-        guard !exchanges.isEmpty else { return }
-        let response = exchanges[0].record.response
-        guard let response else { return }  // the end of a 1xx
-        if responseChunked && !rules.replacingBody { client.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
-        rules.replacingBody = false
+        guard let first = exchanges.first else { return }
+        let upstreamKeepsAlive = first.record.response?.keepAlive ?? true
+        let ending = machine.receive(.responseEnd(upstreamKeepsAlive: upstreamKeepsAlive, clientKeepsAlive: first.clientKeepsAlive))
+        let next: HTTP1RelayMachine.AfterResponse
+        switch ending {
+        case .endChunkedResponse(let then):
+            client.write(HTTP1Chunked.lastChunk(trailers: trailers))
+            next = then
+        case .endResponse(let then):
+            next = then
+        default:
+            perform(ending)  // nothing after the end of a 1xx
+            return
+        }
+        guard let response = first.record.response else { return }
         let finished = exchanges.removeFirst()
         finished.record.responseTrailers = trailers
         finished.complete(at: Date())
-        responseHeadSent = false
         let webSocket = response.status == 101 ? WebSocketHandshake.http1(request: finished.record.request, response: response) : nil
         if webSocket != nil { finished.record.webSocket = WebSocketSessionID(connectionID: connectionID) }
         context.events.emit(.exchange(finished.record))
-        if response.status == 101 {
+        switch next {
+        case .upgrade:
             upgrade(tap: webSocket.map { handshake in
                 let endpoint = WebSocketEndpoint(session: WebSocketSessionID(connectionID: connectionID), host: finished.record.host,
                                                  port: finished.record.port, url: finished.record.url)
                 return WebSocketTap(endpoint: endpoint, handshake: handshake,
                                     captureLimit: context.configuration.webSocketCaptureLimit, events: context.events)
             })
-            return
-        }
-        let closeDelimited = !responseChunked && response.headers.first("content-length") == nil
-            && response.mayHaveBody(toRequestMethod: finished.record.request.method)
-        if closeDelimited || !response.keepAlive {
+        case .closeBoth:
             closeAfterFlush()
-            return
-        }
-        if !finished.clientKeepsAlive {
+        case .closeClientKeepingUpstream:
             closeClientKeepingUpstream()
-            return
-        }
-        sendLocalResponses()
-        if exchanges.isEmpty {
+        case .nextExchange:
+            sendLocalResponses()
+            guard exchanges.isEmpty else { return }
             becameIdle()
-            if clientEnded && !requestOpen { closeClientKeepingUpstream() }
+            if machine.clientIsDone { closeClientKeepingUpstream() }
             processQueuedClientEvents()
         }
     }
@@ -155,27 +166,31 @@ extension HTTPRelay {
     /// complete and it allows reuse: persistence is per hop (RFC 9112 §9.3), as nginx keeps its upstream whatever
     /// the client says.
     func closeClientKeepingUpstream() {
-        if exchanges.isEmpty && !requestOpen { offerUpstreamForReuse() }
+        if exchanges.isEmpty && !machine.requestIsOpen { offerUpstreamForReuse() }
         closeAfterFlush()
     }
 
     /// Hands the connection to a raw relay after `101`; `tap` reads the messages of a WebSocket.
     func upgrade(tap: WebSocketTap?) {
         guard let upstream else { return }
+        let upgrading = machine.receive(.upgraded)
+        guard upgrading == .none else {
+            perform(upgrading)
+            return
+        }
         // The request parser paused after the Upgrade request, so every later client byte is still buffered there.
         let up = clientParser.takeBufferedBytes()
         let down = responseParser.takeBufferedBytes()
         client.onEvent = nil
         upstream.onEvent = nil
         let raw = RawRelay(client: client, upstream: upstream, tap: tap)
-        closed = true
         owner?.relayUpgraded(to: raw)
         raw.start(initialUp: up, initialDown: down)
     }
 
     /// Hands an idle, healthy intercepted upstream to the owner for reuse instead of closing it.
     func offerUpstreamForReuse() {
-        guard case .intercepted = mode, rules.route == nil, let upstream, let owner, !closing, !upstreamEndedInput,
+        guard case .intercepted = mode, rules.route == nil, let upstream, let owner, !machine.isLingering, machine.upstreamInputIsOpen,
               responseParser.isIdle, upstream.bufferedOutputBytes == 0 else { return }
         upstream.onEvent = nil
         self.upstream = nil
@@ -183,7 +198,7 @@ extension HTTPRelay {
     }
 
     func upstreamEnded() {
-        upstreamEndedInput = true
+        perform(machine.receive(.upstreamInputEnded))
         if exchanges.contains(where: { $0.local == nil }) {
             upstreamBroke("closed the connection before responding")
             return
@@ -202,7 +217,7 @@ extension HTTPRelay {
     /// The connection's idle deadline passed. When a request is still waiting for its response head, the client
     /// gets a 504 naming the upstream instead of a silent close; returns whether it did.
     func answerTimeout(after seconds: Double) -> Bool {
-        guard !closed, !closing, let first = exchanges.first, first.local == nil, !responseHeadSent else { return false }
+        guard machine.isRelaying, let first = exchanges.first, first.local == nil, !machine.responseHeadSent else { return false }
         upstreamBroke("did not answer within \(SecondsText.format(seconds))", status: 504)
         return true
     }
@@ -213,10 +228,9 @@ extension HTTPRelay {
 
     func upstreamBroke(_ reason: String, status: Int) {
         let target = upstreamTarget.map { "\($0.host):\($0.port)" } ?? "upstream"
-        if exchanges.isEmpty && !requestOpen, let upstreamTarget {
+        if exchanges.isEmpty && !machine.requestIsOpen, let upstreamTarget {
             // Nothing is waiting for this upstream: drop it, and keep the client for its next request.
             context.events.emit(.upstreamFailed(connectionID: connectionID, host: upstreamTarget.host, port: upstreamTarget.port, reason: reason))
-            upstreamEndedInput = true
             upstreamEnded()
             return
         }
@@ -224,7 +238,7 @@ extension HTTPRelay {
             close(reason: "upstream \(target) \(reason)")
             return
         }
-        if responseHeadSent {
+        if machine.responseHeadSent {
             var record = first.record
             record.failure = "upstream \(reason)"
             record.finished = Date()

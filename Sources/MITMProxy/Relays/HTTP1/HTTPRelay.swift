@@ -4,7 +4,8 @@ import MITMIO
 
 /// Relays HTTP/1.x between a client leg and upstream legs, message by message, streaming bodies:
 /// keep-alive, pipelining (responses in order), chunked bodies with trailers, close-delimited
-/// responses, 1xx, and `Upgrade` handed to a `RawRelay` after `101`.
+/// responses, 1xx, and `Upgrade` handed to a `RawRelay` after `101`. Its state is `machine`'s; the relay performs
+/// the machine's actions on its legs and keeps the exchanges' records.
 final class HTTPRelay {
     /// Where requests go.
     enum Mode {
@@ -61,16 +62,8 @@ final class HTTPRelay {
     var exchanges: [PendingExchange] = []
     var queuedClientEvents: [HTTP1Event] = []
     var queuedIndex = 0
-    var requestChunked = false
-    var requestOpen = false
-    var responseChunked = false
-    var responseHeadSent = false
-    var clientEnded = false
-    var closing = false
-    var closed = false
-    var upstreamPausedForClient = false
-    var clientPausedForUpstream = false
-    var clientPausedForQueue = false
+    /// The relay's life, the open request and response halves, and whose reads wait for whom.
+    var machine = HTTP1RelayMachine()
     static let highWater = 512 * 1024
     /// When the request head being read must be complete (monotonic nanoseconds); nil between requests.
     var headDeadline: UInt64?
@@ -81,7 +74,6 @@ final class HTTPRelay {
 
     /// The connection that owns the relay.
     unowned var owner: RelayOwner?
-    var upstreamEndedInput = false
     var records: ExchangeRecordFactory
     /// The `Host` requests go upstream with, behind a `--reverse` port (the client's names the proxy); nil keeps the client's.
     var originAuthority: String?
@@ -113,7 +105,7 @@ final class HTTPRelay {
         if let upstream { attachUpstream(upstream) }
         enqueue(initialEvents)
         if !initialBytes.isEmpty { initialBytes.withUnsafeBytes { feedClient($0) } }
-        if !closed && !clientPausedForQueue { client.resumeReading() }
+        if !machine.isClosed && !machine.pauses.contains(.clientForQueue) { client.resumeReading() }
     }
 
     // MARK: client side
@@ -122,7 +114,7 @@ final class HTTPRelay {
         let target = upstream
         target?.cork()
         defer { target?.uncork() }
-        if closing {
+        if machine.isLingering {
             lingerEvent(event)
             return
         }
@@ -134,26 +126,23 @@ final class HTTPRelay {
                 relayRequestBody(UnsafeRawBufferPointer(rebasing: bytes[..<direct]))
                 enqueue(clientParser.skipBody(direct))
             }
-            if direct < bytes.count && !closed && !closing { feedClient(UnsafeRawBufferPointer(rebasing: bytes[direct...])) }
+            if direct < bytes.count && machine.isRelaying { feedClient(UnsafeRawBufferPointer(rebasing: bytes[direct...])) }
         case .endOfInput:
-            guard !clientEnded else { return }
-            clientEnded = true
+            guard !machine.clientHasEnded else { return }
+            perform(machine.receive(.clientInputEnded))
             do {
                 enqueue(try clientParser.finish())
             } catch {
                 close(reason: "client closed mid-request: \(error.reason)")
                 return
             }
-            if exchanges.isEmpty && !requestOpen && !hasQueuedClientEvents {
+            if exchanges.isEmpty && !machine.requestIsOpen && !hasQueuedClientEvents {
                 offerUpstreamForReuse()
                 close(reason: "client closed the connection")
             }
         case .failed(let reason): close(reason: "client: \(reason)")
         case .drained:
-            if upstreamPausedForClient {
-                upstreamPausedForClient = false
-                upstream?.resumeReading()
-            }
+            perform(machine.receive(.clientDrained))
             pumpFileAnswer()
         }
     }
@@ -187,7 +176,7 @@ final class HTTPRelay {
     /// The head deadline passed with nothing in flight: the client gets a 408 (a slow-header attack must not keep
     /// a connection by trickling bytes that each reset the idle deadline); returns whether it did.
     func answerSlowHead(now: UInt64) -> Bool {
-        guard let headDeadline, now >= headDeadline, !closing, !closed, exchanges.isEmpty else { return false }
+        guard let headDeadline, now >= headDeadline, machine.isRelaying, exchanges.isEmpty else { return false }
         let seconds = SecondsText.format(context.configuration.handshakeTimeout)
         context.events.emit(.timedOut(connectionID: connectionID, host: upstreamTarget?.host,
                                       what: "reading a request head (not complete within \(seconds))"))
@@ -205,13 +194,10 @@ final class HTTPRelay {
 
     /// Handles client events in order; stops (pausing client reads) when a request must wait for an upstream.
     func processQueuedClientEvents() {
-        while !closed && queuedIndex < queuedClientEvents.count {
+        while !machine.isClosed && queuedIndex < queuedClientEvents.count {
             let event = queuedClientEvents[queuedIndex]
-            if case .requestHead(let head) = event, !prepareUpstream(for: head) {
-                if !clientPausedForQueue {
-                    clientPausedForQueue = true
-                    client.pauseReading()
-                }
+            if case .requestHead(let head, _) = event, !prepareUpstream(for: head) {
+                perform(machine.receive(.requestWaits))
                 return
             }
             queuedIndex += 1
@@ -219,32 +205,40 @@ final class HTTPRelay {
         }
         queuedClientEvents.removeAll(keepingCapacity: true)
         queuedIndex = 0
-        if clientPausedForQueue && !closed {
-            clientPausedForQueue = false
-            client.resumeReading()
-        }
+        perform(machine.receive(.requestsFlow))
     }
 
     func handleClientEvent(_ event: HTTP1Event) {
         switch event {
-        case .requestHead(let head): beginRequest(head)
+        case .requestHead(let head, let framing):
+            guard perform(machine.receive(.requestHead(framing))) else { return }
+            beginRequest(head)
         case .responseHead: break
         case .body(let bytes):
+            let write = machine.receive(.requestBody)
+            guard write == .forward || write == .forwardAsChunk else {
+                perform(write)
+                return
+            }
             guard let index = exchanges.indices.last else { return }
             exchanges[index].record.requestBodyBytes += bytes.count
             exchanges[index].record.requestBody.append(bytes)
             guard exchanges[index].local == nil, let upstream else { return }
-            upstream.write(requestChunked ? HTTP1Chunked.encodeChunk(bytes) : bytes)
+            upstream.write(write == .forwardAsChunk ? HTTP1Chunked.encodeChunk(bytes) : bytes)
             pauseClientIfUpstreamIsFull()
         case .end(let trailers):
-            requestOpen = false
+            let ending = machine.receive(.requestEnd)
+            guard ending == .none || ending == .writeLastChunk else {
+                perform(ending)
+                return
+            }
             guard let index = exchanges.indices.last else { return }
             exchanges[index].requestEnded = Date()
             if exchanges[index].local != nil {
                 if index == 0 { sendLocalResponses() }
                 return
             }
-            if requestChunked { upstream?.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
+            if ending == .writeLastChunk { upstream?.write(HTTP1Chunked.lastChunk(trailers: trailers)) }
         }
     }
 
@@ -260,9 +254,8 @@ final class HTTPRelay {
     }
 
     func pauseClientIfUpstreamIsFull() {
-        guard let upstream, upstream.outputRoom(below: Self.highWater) < 0, !clientPausedForUpstream else { return }
-        clientPausedForUpstream = true
-        client.pauseReading()
+        guard let upstream, upstream.outputRoom(below: Self.highWater) < 0 else { return }
+        perform(machine.receive(.upstreamFull))
     }
 
     /// Whether the request can go now; if not, starts what it waits for (an upstream, earlier responses).
@@ -299,8 +292,6 @@ final class HTTPRelay {
     }
 
     func beginRequest(_ head: HTTPRequestHead) {
-        requestOpen = true
-        requestChunked = head.headers.contains("transfer-encoding") && head.headers.tokens("transfer-encoding").last == "chunked"
         let upgrade = head.headers.contains("upgrade") && head.headers.containsToken("upgrade", in: "connection")
         let decision = takeRuleDecision()
         if !decision.isEmpty, beginRuledRequest(head, decision, upgrade: upgrade) { return }
@@ -395,14 +386,14 @@ final class HTTPRelay {
 
     /// Answers local exchanges at the head of the queue whose requests are complete.
     func sendLocalResponses() {
-        while rules.sender == nil, let first = exchanges.first, let local = first.local, !(requestOpen && exchanges.count == 1) {
+        while rules.sender == nil, let first = exchanges.first, let local = first.local, !(machine.requestIsOpen && exchanges.count == 1) {
             exchanges.removeFirst()
             if let answer = local.rule {
                 guard sendRuledAnswer(first, local, answer) else { return }
                 continue
             }
             let pending = first
-            let response = local.head(keepAlive: first.clientKeepsAlive && !clientEnded)
+            let response = local.head(keepAlive: first.clientKeepsAlive && !machine.clientHasEnded)
             client.write(response.serialized() + (first.record.request.method == "HEAD" ? [] : local.body))
             pending.responseStarted = Date()
             pending.complete(at: Date())
@@ -424,20 +415,20 @@ final class HTTPRelay {
         if !failure.refusedLocalTarget {
             context.events.emit(.upstreamFailed(connectionID: connectionID, host: failure.host, port: failure.port, reason: failure.reason))
         }
-        guard queuedIndex < queuedClientEvents.count, case .requestHead(let head) = queuedClientEvents[queuedIndex] else { return }
+        guard queuedIndex < queuedClientEvents.count,
+              case .requestHead(let head, let framing) = queuedClientEvents[queuedIndex] else { return }
         queuedIndex += 1
         queueLocal(head, host: failure.host, port: failure.port, scheme: scheme, response: failure.refusedLocalTarget
                    ? .error(status: 403, reason: failure.reason)
                    : .badGateway(host: failure.host, port: failure.port, reason: failure.reason))
-        requestOpen = true
-        requestChunked = false
+        guard perform(machine.receive(.requestHead(framing))) else { return }
         processQueuedClientEvents()
     }
 
     func rejectClient(_ error: HTTP1ParseError) {
         context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription, reason: error.reason))
         let local = LocalResponse.error(status: error.suggestedStatus, reason: error.reason)
-        if responseHeadSent || exchanges.contains(where: { $0.local == nil }) {
+        if machine.responseHeadSent || exchanges.contains(where: { $0.local == nil }) {
             close(reason: "malformed request: \(error.reason)")
             return
         }
@@ -453,7 +444,7 @@ final class HTTPRelay {
 
     /// Gives back grown buffers of a connection with nothing in flight.
     func compactIfIdle() {
-        guard !closed, !closing, exchanges.isEmpty, !requestOpen, queuedClientEvents.isEmpty else { return }
+        guard machine.isRelaying, exchanges.isEmpty, !machine.requestIsOpen, queuedClientEvents.isEmpty else { return }
         client.compactIdleMemory()
         upstream?.compactIdleMemory()
     }
@@ -468,8 +459,10 @@ final class HTTPRelay {
     /// Sends what is queued, then FIN, and keeps reading (discarding) until the client hangs up: closing
     /// a socket with unread input would reset it and could destroy the response in flight.
     func closeAfterFlush() {
-        guard !closing else { return }
-        closing = true
+        perform(machine.receive(.closeAfterFlush))
+    }
+
+    private func linger() {
         connecting?.cancel()
         upstream?.onEvent = nil
         upstream?.close()
@@ -489,8 +482,7 @@ final class HTTPRelay {
 
     /// Closes both sides now.
     func close(reason: String) {
-        guard !closed else { return }
-        closed = true
+        guard machine.receive(.close) == .closeNow else { return }
         connecting?.cancel()
         rules.delayTimer?.cancel()
         rules.delayTimer = nil
@@ -509,6 +501,24 @@ final class HTTPRelay {
         let owner = owner
         self.owner = nil
         owner?.relayClosed(reason: reason)
+    }
+
+    /// Performs an action of the machine that needs nothing from the caller (the caller writes the bytes the body
+    /// and head actions are about); returns whether the relay goes on.
+    @discardableResult
+    func perform(_ action: HTTP1RelayMachine.Action) -> Bool {
+        switch action {
+        case .pauseClient: client.pauseReading()
+        case .resumeClient: client.resumeReading()
+        case .pauseUpstream: upstream?.pauseReading()
+        case .resumeUpstream: upstream?.resumeReading()
+        case .linger: linger()
+        case .impossible(let event): close(reason: "HTTP/1 relay: \(event.rawValue)")
+        case .none, .forward, .forwardAsChunk, .discard, .writeLastChunk, .relayInterimHead, .relayHead, .refuseResponse,
+             .endChunkedResponse, .endResponse, .closeNow:
+            break
+        }
+        return !machine.isClosed
     }
 
     /// The client, when it is on another machine and may not reach this one's servers (see `UpstreamDialer.dial`).
