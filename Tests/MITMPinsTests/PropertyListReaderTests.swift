@@ -20,9 +20,9 @@ import Testing
         """
 
     private static func plistlib(_ format: String) throws -> [UInt8] {
-        let result = try Subprocess.run(["python3", "-c", plistlibScript, format])
-        guard result.status == 0 else { throw TestFailure("plistlib failed: \(result.standardError)") }
-        return [UInt8](result.standardOutput)
+        let result = try Subprocess.runBlocking("python3", ["-c", plistlibScript, format])
+        guard result.succeeded else { throw TestFailure("plistlib failed: \(result)") }
+        return result.stdout
     }
 
     /// A binary plist of `objects` (each encoded already; references are one byte, offsets two), `top` at the top.

@@ -27,8 +27,8 @@ import Testing
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let origin = try await OriginServer.start(.plainHTTP)
-        // The client half-closes at once and starts reading only after a pause, so the origin has sent
-        // everything and closed while megabytes are still queued in the proxy toward the client.
+        // The client half-closes at once and starts reading only after a pause (a slow reader, on purpose): meanwhile
+        // the origin fills every buffer on the way, so megabytes wait in the proxy and its sockets toward the client.
         let script = """
             import socket, sys, time, proxyclient
             proxy, port = int(sys.argv[1]), int(sys.argv[2])

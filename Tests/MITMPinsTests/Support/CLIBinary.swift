@@ -18,8 +18,8 @@ enum CLIBinary {
     }
 
     /// Runs `mitm-proxy arguments`.
-    static func run(_ arguments: [String]) throws -> ProcessOutput {
+    static func run(_ arguments: [String]) throws -> SubprocessResult {
         guard let path else { throw TestFailure("mitm-proxy was not built next to the tests: run swift build first") }
-        return try Subprocess.run(executable: path, arguments)
+        return try Subprocess.runBlocking(path, arguments)
     }
 }
