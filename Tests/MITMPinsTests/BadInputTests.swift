@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct BadInputTests {
+@Suite(.tags(.live), .skippedInFastTier) struct BadInputTests {
     private func listing(_ path: String) -> PinsToolResult {
         var options = PinsListOptions()
         options.files = [path]

@@ -3,7 +3,7 @@ import Testing
 @testable import MITMPins
 
 /// The real `mitm-proxy` binary: argument parsing, output streams and exit statuses.
-@Suite struct CLITests {
+@Suite(.tags(.live), .skippedInFastTier) struct CLITests {
     @Test func pinsPrintsThePinAndExitsZero() throws {
         let pki = try TestPKI.withPinLeaves()
         let result = try CLIBinary.run(["pins", pki.path("p384.pem")])

@@ -3,7 +3,7 @@ import MITMTLS
 import Testing
 @testable import MITMPins
 
-@Suite struct ChainPositionTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ChainPositionTests {
     @Test func filesAreJudgedCertificateByCertificate() throws {
         let pki = try TestPKI.withPinLeaves()
         let root = try #require(try CertificateFile.read(pki.path("root.pem")).first)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct ChainReportTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ChainReportTests {
     @Test func textNamesPositionSubjectIssuerKeyExpiryAndPin() throws {
         let pki = try TestPKI.withPinLeaves()
         var options = PinsListOptions()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct LiveChainTests {
+@Suite(.tags(.live), .skippedInFastTier) struct LiveChainTests {
     private func request(_ port: Int, serverName: String? = "leaf.test", proxy: HostAndPort? = nil, timeout: Double = 10) -> LiveChainRequest {
         LiveChainRequest(target: HostAndPort(host: "127.0.0.1", port: port), serverName: serverName, proxy: proxy, timeoutSeconds: timeout)
     }

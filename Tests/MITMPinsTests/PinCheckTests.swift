@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct PinCheckTests {
+@Suite(.tags(.live), .skippedInFastTier) struct PinCheckTests {
     private func check(_ sample: String, certs: [String], domains: [String] = [], json: Bool = false) throws -> PinsToolResult {
         let pki = try TestPKI.withPinLeaves()
         let directory = try TemporaryDirectory()

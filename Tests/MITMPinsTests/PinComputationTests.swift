@@ -3,7 +3,7 @@ import MITMTLS
 import Testing
 @testable import MITMPins
 
-@Suite struct PinComputationTests {
+@Suite(.tags(.live), .skippedInFastTier) struct PinComputationTests {
     @Test(arguments: TestPKI.keyTypes.map(\.stem))
     func pinMatchesTheOpenSSLPipeline(stem: String) throws {
         let pki = try TestPKI.withPinLeaves()

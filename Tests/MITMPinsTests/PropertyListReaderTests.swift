@@ -4,7 +4,7 @@ import Testing
 
 /// The property list readers of our own: binary plists written by Python's `plistlib` read like their XML twins, and
 /// every truncated, corrupted, cyclic or oversized input is an error in words, never a crash or a hang.
-@Suite struct PropertyListReaderTests {
+@Suite(.tags(.live), .skippedInFastTier) struct PropertyListReaderTests {
     /// Every kind of value, long-form lengths (over 15 items), UTF-16 strings, 1- to 16-byte integers.
     private static let plistlibScript = """
         import datetime, plistlib, sys

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct SnippetTests {
+@Suite(.tags(.live), .skippedInFastTier) struct SnippetTests {
     private static let backup = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
 
     private func snippet(_ format: PinsOutputFormat, files: [String] = ["chain.pem"], configure: (inout PinsListOptions) -> Void = { _ in }) throws -> PinsToolResult {

@@ -5,7 +5,7 @@ import Testing
 
 /// Every wait has a bound a user can see: an upstream that never answers gets a 504, a request head trickled
 /// into a tunnel gets a 408, a sub-second idle timeout works, and no timeout value the options accept traps.
-@Suite struct DeadlineTests {
+@Suite(.tags(.live), .skippedInFastTier) struct DeadlineTests {
     @Test func theClockSaturatesInsteadOfTrapping() {
         let now = ProxyClock.system.now()
         #expect(ProxyClock.deadline(.infinity, after: now) == UInt64.max)

@@ -6,7 +6,7 @@ import Testing
 /// The LAN flags on the built binary: bad `--proxy-auth` values are errors that never echo the password, the banner names
 /// the addresses, the port, who can connect and the user (never the password), a terminal gets the QR code, and a client
 /// command runs through a locked proxy with the credentials in its proxy variables.
-@Suite struct LANOptionsCLITests {
+@Suite(.tags(.live), .skippedInFastTier) struct LANOptionsCLITests {
     private func run(_ arguments: [String]) async throws -> SubprocessResult {
         try await Subprocess.run(try BuiltBinary.path(), arguments + ["--ca-dir", TemporaryDirectory.path("unused-ca")], timeout: .seconds(20))
     }

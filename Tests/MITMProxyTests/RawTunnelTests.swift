@@ -5,7 +5,7 @@ import Testing
 
 /// A CONNECT tunnel whose first bytes are not a TLS ClientHello is relayed untouched, both ways, until both
 /// sides close, and nothing queued for a slow reader is lost when the other side closes first.
-@Suite struct RawTunnelTests {
+@Suite(.tags(.live), .skippedInFastTier) struct RawTunnelTests {
     @Test func bytesThatAreNotTLSAreRelayedAsARawTunnel() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }

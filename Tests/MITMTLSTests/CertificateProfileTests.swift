@@ -6,7 +6,7 @@ import Testing
 
 /// Each profile's certificate through `openssl verify -x509_strict -purpose sslserver -verify_hostname`, trusting the
 /// proxy CA: `trusted` and `key:FILE` pass, every invalid profile fails with exactly the error it names.
-@Suite struct CertificateProfileTests {
+@Suite(.tags(.live), .skippedInFastTier) struct CertificateProfileTests {
     private static let host = "api.bank.test"
 
     private func forger(keyFiles: [String] = []) throws -> CertificateProfileForger {
