@@ -1,5 +1,6 @@
 import CMITMShims
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,11 +20,15 @@ struct SpawnedChild {
     /// With `mergingStderr`, stderr goes to the stdout pipe, with `inheritingStderr` to the test process's own stderr
     /// (and `stderr` reads nothing in either case). With `outputDescriptor` (a terminal), stdout and stderr both go
     /// there, and neither pipe reads anything.
-    init(path: String, arguments: [String], environment: [String: String]?, pipeStdin: Bool, mergingStderr: Bool = false,
-         inheritingStderr: Bool = false, outputDescriptor: Int32? = nil) throws {
+    init(
+        path: String, arguments: [String], environment: [String: String]?, pipeStdin: Bool, mergingStderr: Bool = false,
+        inheritingStderr: Bool = false, outputDescriptor: Int32? = nil
+    ) throws {
         func pipePair() throws -> (read: Int32, write: Int32) {
             var ends: [Int32] = [0, 0]
-            guard pipe(&ends) == 0 else { throw SubprocessError(description: "pipe: \(String(cString: strerror(errno)))") }
+            guard pipe(&ends) == 0 else {
+                throw SubprocessError(description: "pipe: \(String(cString: strerror(errno)))")
+            }
             for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
             return (ends[0], ends[1])
         }
@@ -40,9 +45,10 @@ struct SpawnedChild {
         var child: pid_t = 0
         // The child gets no other descriptor of the test process: a pipe end of another test's child kept open in a
         // long-lived one (an origin) would keep that test from ever seeing its EOF.
-        let spawned = mitm_spawn_with_stdio(&child, path, argv, envp, input?.read ?? devNull,
-                                            outputDescriptor ?? output.write,
-                                            outputDescriptor ?? (inheritingStderr ? -1 : (mergingStderr ? output.write : errors.write)))
+        let spawned = mitm_spawn_with_stdio(
+            &child, path, argv, envp, input?.read ?? devNull,
+            outputDescriptor ?? output.write,
+            outputDescriptor ?? (inheritingStderr ? -1 : (mergingStderr ? output.write : errors.write)))
         for descriptor in [input?.read, output.write, errors.write, devNull >= 0 ? devNull : nil].compactMap({ $0 }) {
             Glibc.close(descriptor)
         }
@@ -99,11 +105,14 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// With `terminal`, the child's stdout and stderr are that descriptor (a pseudo-terminal's follower side) and
     /// `output` reads nothing.
-    public init(path: String, arguments: [String], environment: [String: String]? = nil, pipeStdin: Bool = false,
-                inheritingStderr: Bool = false, terminal: FileHandle? = nil) throws {
-        child = try SpawnedChild(path: path, arguments: arguments, environment: environment, pipeStdin: pipeStdin,
-                                 mergingStderr: !inheritingStderr, inheritingStderr: inheritingStderr,
-                                 outputDescriptor: terminal?.fileDescriptor)
+    public init(
+        path: String, arguments: [String], environment: [String: String]? = nil, pipeStdin: Bool = false,
+        inheritingStderr: Bool = false, terminal: FileHandle? = nil
+    ) throws {
+        child = try SpawnedChild(
+            path: path, arguments: arguments, environment: environment, pipeStdin: pipeStdin,
+            mergingStderr: !inheritingStderr, inheritingStderr: inheritingStderr,
+            outputDescriptor: terminal?.fileDescriptor)
         processIdentifier = child.pid
         output = child.stdout
         input = child.stdin
@@ -115,7 +124,12 @@ public final class ChildProcess: @unchecked Sendable {
     public func terminate() { _ = Glibc.kill(processIdentifier, SIGTERM) }
 
     /// The exit code, or the signal number when `terminatedBySignal` (-1 while it runs).
-    public var terminationStatus: Int32 { lock.withLock { _ = child.hasExited(); return child.status } }
+    public var terminationStatus: Int32 {
+        lock.withLock {
+            _ = child.hasExited()
+            return child.status
+        }
+    }
 
     /// Waits at most `timeout` for the exit; whether it came.
     public func waitForExit(timeout: Duration) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -27,7 +28,8 @@ public struct SubprocessResult: Sendable, CustomStringConvertible {
 
     /// How it ended, with the start of each output as text, for test failure messages.
     public var description: String {
-        let ending = timedOut ? "timed out" : terminatedBySignal ? "killed by signal \(status)" : "exit status \(status)"
+        let ending =
+            timedOut ? "timed out" : terminatedBySignal ? "killed by signal \(status)" : "exit status \(status)"
         return "\(ending); stdout (\(stdout.count) bytes): \(stdoutText.prefix(500).debugDescription); "
             + "stderr: \(stderrText.prefix(2000).debugDescription)"
     }
@@ -69,8 +71,9 @@ public enum Subprocess {
         timeout: Duration = .seconds(30)
     ) throws -> SubprocessResult {
         _ = ignoreBrokenPipes
-        var child = try SpawnedChild(path: try executablePath(executable), arguments: arguments, environment: environment,
-                                     pipeStdin: stdin != nil)
+        var child = try SpawnedChild(
+            path: try executablePath(executable), arguments: arguments, environment: environment,
+            pipeStdin: stdin != nil)
         var pump = PipePump(input: stdin ?? [], stdin: child.stdin, stdout: child.stdout, stderr: child.stderr)
         let deadline = DispatchTime.now() + dispatchInterval(timeout)
         var timedOut = !pump.run(until: deadline) { child.hasExited() }
@@ -89,8 +92,9 @@ public enum Subprocess {
             _ = pump.run(until: .now() + .seconds(1)) { true }
         }
         pump.closeAll()
-        return SubprocessResult(status: child.status, terminatedBySignal: child.terminatedBySignal, timedOut: timedOut,
-                                stdout: pump.stdout, stderr: pump.stderr)
+        return SubprocessResult(
+            status: child.status, terminatedBySignal: child.terminatedBySignal, timedOut: timedOut,
+            stdout: pump.stdout, stderr: pump.stderr)
     }
 
     /// `name` itself if it contains a slash, else the first executable of that name in PATH.
@@ -109,4 +113,3 @@ public enum Subprocess {
         return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }
-

@@ -75,16 +75,24 @@ public struct TestPKI: Sendable {
     public func issueLeaf(_ stem: String, host: String, key: KeyType, days: Int) throws {
         switch key {
         case .rsa(let bits):
-            try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)", "-out", "\(stem)-key.pem"])
+            try openssl([
+                "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)", "-out", "\(stem)-key.pem",
+            ])
         case .ec(let curve):
-            try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)", "-out", "\(stem)-key.pem"])
+            try openssl([
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)", "-out", "\(stem)-key.pem",
+            ])
         }
         let extensions = "basicConstraints=critical,CA:FALSE\nsubjectAltName=DNS:\(host)\nextendedKeyUsage=serverAuth\n"
         try Data(extensions.utf8).write(to: URL(fileURLWithPath: path("\(stem).ext")))
-        try openssl(["req", "-new", "-key", "\(stem)-key.pem", "-out", "\(stem).csr", "-subj", "/O=mitm-proxy tests/CN=\(host)"])
-        try openssl(["x509", "-req", "-in", "\(stem).csr", "-CA", "intermediate.pem", "-CAkey", "intermediate-key.pem",
-                     "-set_serial", "0x\(UUID().uuidString.replacingOccurrences(of: "-", with: ""))", "-days", "\(days)",
-                     "-sha256", "-extfile", "\(stem).ext", "-out", "\(stem).pem"])
+        try openssl([
+            "req", "-new", "-key", "\(stem)-key.pem", "-out", "\(stem).csr", "-subj", "/O=mitm-proxy tests/CN=\(host)",
+        ])
+        try openssl([
+            "x509", "-req", "-in", "\(stem).csr", "-CA", "intermediate.pem", "-CAkey", "intermediate-key.pem",
+            "-set_serial", "0x\(UUID().uuidString.replacingOccurrences(of: "-", with: ""))", "-days", "\(days)",
+            "-sha256", "-extfile", "\(stem).ext", "-out", "\(stem).pem",
+        ])
         try concatenate(["\(stem).pem", "intermediate.pem"], into: "\(stem)-chain.pem")
     }
 
@@ -96,7 +104,8 @@ public struct TestPKI: Sendable {
 
     /// Runs `openssl arguments` in the directory; throws with its output when it fails.
     public func openssl(_ arguments: [String]) throws {
-        let result = try Subprocess.runBlocking("/bin/sh", ["-c", "cd \"$0\" && exec openssl \"$@\"", directory] + arguments)
+        let result = try Subprocess.runBlocking(
+            "/bin/sh", ["-c", "cd \"$0\" && exec openssl \"$@\"", directory] + arguments)
         guard result.succeeded else {
             throw SubprocessError(description: "openssl \(arguments.joined(separator: " ")) failed: \(result)")
         }

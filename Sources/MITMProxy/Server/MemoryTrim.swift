@@ -13,7 +13,8 @@ enum MemoryTrim {
     static func trimIfDue(now: UInt64) -> Bool {
         let last = lastTrim.load(ordering: .relaxed)
         guard now >= last, now - last >= interval,
-              lastTrim.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged else { return false }
+            lastTrim.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+        else { return false }
         System.releaseFreeMemory()
         return true
     }

@@ -8,15 +8,17 @@ final class TLSTestServer: Sendable {
     /// Starts the server with `arguments` (see the script's usage) and waits for its port line.
     init(_ arguments: [String]) throws {
         let script = (SampleFiles.directory as NSString).appendingPathComponent("tls_server.py")
-        process = try ChildProcess(path: try Subprocess.executablePath("python3"), arguments: [script] + arguments,
-                                   pipeStdin: true, inheritingStderr: true)
+        process = try ChildProcess(
+            path: try Subprocess.executablePath("python3"), arguments: [script] + arguments,
+            pipeStdin: true, inheritingStderr: true)
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = process.output.availableData
             guard !chunk.isEmpty else { break }
             line += chunk
         }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
             process.kill()
             throw TestFailure("tls_server.py did not print its port")
         }

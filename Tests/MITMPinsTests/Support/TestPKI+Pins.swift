@@ -32,8 +32,10 @@ extension TestPKI {
 
     /// The pin of a certificate file as the openssl pipeline computes it.
     func opensslPin(_ name: String, inform: String = "PEM") throws -> String {
-        try pipeline("openssl x509 -inform \(inform) -in '\(path(name))' -pubkey -noout | openssl pkey -pubin -outform der"
-                     + " | openssl dgst -sha256 -binary | base64").stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        try pipeline(
+            "openssl x509 -inform \(inform) -in '\(path(name))' -pubkey -noout | openssl pkey -pubin -outform der"
+                + " | openssl dgst -sha256 -binary | base64"
+        ).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The DER SubjectPublicKeyInfo of a certificate file, from openssl.
@@ -43,9 +45,11 @@ extension TestPKI {
 
     /// The SHA-256 (base64) of an RSA certificate's PKCS#1 RSAPublicKey, from openssl.
     func opensslRSAPublicKeyHash(_ name: String) throws -> String {
-        try pipeline("openssl x509 -in '\(path(name))' -pubkey -noout | openssl rsa -pubin -RSAPublicKey_out -outform DER"
-                     + " 2>/dev/null | openssl dgst -sha256 -binary | base64")
-            .stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        try pipeline(
+            "openssl x509 -in '\(path(name))' -pubkey -noout | openssl rsa -pubin -RSAPublicKey_out -outform DER"
+                + " 2>/dev/null | openssl dgst -sha256 -binary | base64"
+        )
+        .stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private func pipeline(_ command: String) throws -> SubprocessResult {
