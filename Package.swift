@@ -100,18 +100,21 @@ let package = Package(
             // Allowed here: a package that depends on this one by version uses only the library product.
             linkerSettings: [.unsafeFlags(executableReleaseLinkFlags, .when(platforms: [.linux], configuration: .release))]
         ),
-        .testTarget(name: "MITMCoreTests", dependencies: ["MITMCore"]),
-        .testTarget(name: "MITMTLSTests", dependencies: ["MITMTLS", "MITMCore"]),
+        // What every test target shares: the subprocess runner, the test PKI, temporary directories, polling.
+        // Part of no product: a package that depends on this one never builds it.
+        .target(name: "TestSupport", dependencies: ["CMITMShims"], path: "Tests/TestSupport"),
+        .testTarget(name: "MITMCoreTests", dependencies: ["MITMCore", "TestSupport"]),
+        .testTarget(name: "MITMTLSTests", dependencies: ["MITMTLS", "MITMCore", "TestSupport"]),
         .testTarget(name: "MITMHTTP2Tests", dependencies: ["MITMHTTP2", "MITMCore"]),
-        .testTarget(name: "MITMIOTests", dependencies: ["MITMIO"]),
+        .testTarget(name: "MITMIOTests", dependencies: ["MITMIO", "TestSupport"]),
         .testTarget(
             name: "MITMProxyTests",
-            dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2", "CMITMShims"],
+            dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2", "CMITMShims", "TestSupport"],
             exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "MITMPinsTests",
-            dependencies: ["MITMPins", "MITMTLS", "MITMCore"],
+            dependencies: ["MITMPins", "MITMTLS", "MITMCore", "TestSupport"],
             exclude: ["Samples"]
         ),
     ],

@@ -186,7 +186,7 @@ struct HARBodyText {
     }
 
     /// Searched in the UTF-8 bytes: `String.contains` went through Foundation's `NSString.range(of:)`, a tenth of the
-    /// HAR writer's time under load (issue 34).
+    /// HAR writer's time under load.
     static func isTextual(_ mimeType: String) -> Bool {
         let type = mimeType.lowercased()
         return type.hasPrefix("text/") || textualWords.contains { type.utf8.firstRange(of: $0) != nil }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Compact JSON written straight into bytes, for the records written once per request (`--events` lines, HAR
 /// entries): a `JSONEncoder` per record cost more than the rest of the recording together and let the writers fall
-/// behind the traffic (issue 34). Strings are escaped as `JSONEncoder` escapes them with `.withoutEscapingSlashes`.
+/// behind the traffic. Strings are escaped as `JSONEncoder` escapes them with `.withoutEscapingSlashes`.
 public struct JSONWriter: Sendable {
     /// The JSON written so far.
     public private(set) var bytes: [UInt8] = []

@@ -1,5 +1,5 @@
 /// Whole records (`--events` lines, HAR entries) gathered between wake-ups of the recording queue, so that a file
-/// gets one `write(2)` per batch instead of one per record (issue 34). Events in: `record`, `endOfBatch`,
+/// gets one `write(2)` per batch instead of one per record. Events in: `record`, `endOfBatch`,
 /// `writeFailed`; actions out: what to write now. Memory stays bounded: past `limit` bytes the gathered records are
 /// handed out at once, and a record is never split.
 public struct RecordBatch: Sendable {

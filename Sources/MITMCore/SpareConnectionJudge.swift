@@ -1,4 +1,4 @@
-/// Tells a spare connection from a refusal (DESIGN.md "Verdicts"; issue 33).
+/// Tells a spare connection from a refusal (DESIGN.md "Verdicts").
 ///
 /// A browser opens more connections than it uses: a duplicate HTTP/2 connection, a pre-connected socket it gives up
 /// on. Such a connection closes without a request, which on its own reads as a refusal (`closed-after-handshake`, or

@@ -1,4 +1,4 @@
-/// Whether a request inside an intercepted tunnel may go to the tunnel's host (issue 34, item 7): a request goes where
+/// Whether a request inside an intercepted tunnel may go to the tunnel's host: a request goes where
 /// its tunnel goes, so a request that names another place is refused, never forwarded there under a name it did not
 /// go to (and recorded as somewhere else).
 ///

@@ -16,11 +16,10 @@ protocol ReadinessHandler: AnyObject {
 /// work is handed to it (`execute`, through the set's eventfd, written only while the thread sleeps).
 /// Each turn runs inside `queue.sync`, so the loop's work is still confined to `queue`: what other threads
 /// do on the loop (`EventLoop.sync`, a timer cancelled elsewhere) is serialized with it.
-/// The first shape (bench/README.md, "Event loop on a Dispatch-hosted epoll set") woke the queue with one
-/// Dispatch read source on the epoll descriptor: each wake-up then cost two thread switches (libdispatch's
-/// manager thread, then a worker), and every timer armed or cancelled went through the manager thread;
-/// the thread of its own measured fewer switches and less CPU per request (bench/README.md, "A thread per
-/// loop"). Per-socket Dispatch sources are not used: on Linux libdispatch keys its epoll registrations
+/// A thread of its own rather than a Dispatch read source on the epoll descriptor: with a read source each
+/// wake-up costs two thread switches (libdispatch's manager thread, then a worker) and every timer armed or
+/// cancelled goes through the manager thread; the thread measured fewer switches and less CPU per request
+/// (bench/README.md, "Event loop on a Dispatch-hosted epoll set" and "A thread per loop"). Per-socket Dispatch sources are not used: on Linux libdispatch keys its epoll registrations
 /// by descriptor number and loses readiness when descriptors are closed and reused at a high rate
 /// (swift-corelibs-libdispatch issue 833).
 // @unchecked Sendable: the scratch buffers are only touched on `queue`; everything else is immutable.

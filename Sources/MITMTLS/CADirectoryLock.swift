@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// `flock(2)` locks that keep one CA per directory (issue 10, observation 3):
+/// `flock(2)` locks that keep one CA per directory:
 ///
 /// - `.create.lock`, held exclusively while a process checks for a CA and creates one, so that two proxies
 ///   started at once on an empty directory make one CA and the second loads it;

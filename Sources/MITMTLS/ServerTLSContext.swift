@@ -8,7 +8,7 @@ import Synchronization
 /// off the loops after its first use: a connection on it starts with its certificate and key in place instead of
 /// installing them (and cross-checking the key against the certificate) again, 40 k instructions per handshake.
 /// Making one costs 1.5 M instructions (`SSL_CTX_new`), more than a resumed handshake, so a host's first
-/// connections do not wait for it: they install the certificate on the base context, as every connection did before.
+/// connections do not wait for it: meanwhile they install the certificate on the base context.
 // @unchecked Sendable: `base` is configured once in init; OpenSSL contexts are safe to share across threads;
 // the identity contexts are behind a mutex.
 public final class ServerTLSContext: @unchecked Sendable {

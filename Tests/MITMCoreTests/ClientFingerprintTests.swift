@@ -1,7 +1,7 @@
 import Testing
 @testable import MITMCore
 
-/// The TLS fingerprint of a ClientHello (issue 33): JA4 as its specification computes it, and the stable form that
+/// The TLS fingerprint of a ClientHello: JA4 as its specification computes it, and the stable form that
 /// one client keeps across hosts and resumptions.
 @Suite struct ClientFingerprintTests {
     /// The example of the JA4 specification (a Chrome ClientHello): 15 cipher suites, 16 extensions, ALPN h2.

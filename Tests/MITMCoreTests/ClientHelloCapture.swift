@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -24,26 +25,16 @@ enum ClientHelloCapture {
     static func capture(
         _ executable: String, _ command: @escaping @Sendable (UInt16) -> [String]
     ) async throws -> Captured {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try captureBlocking(executable, command) })
-            }.start()
-        }
+        try await DedicatedThread.run { try captureBlocking(executable, command) }
     }
 
     private static func captureBlocking(_ executable: String, _ command: (UInt16) -> [String]) throws -> Captured {
         let listener = try makeListener()
         defer { close(listener.descriptor) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try executablePath(executable))
-        process.arguments = command(listener.port)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let client = try ChildProcess(path: try Subprocess.executablePath(executable), arguments: command(listener.port))
         defer {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            client.terminate()
+            if !client.waitForExit(timeout: .seconds(10)) { client.kill() }
         }
         let connection = try acceptClient(listener.descriptor)
         defer { close(connection) }
@@ -107,14 +98,5 @@ enum ClientHelloCapture {
             if ready < 0 && errno == EINTR { continue }
             throw Failure(description: "timed out after \(timeoutMilliseconds) ms waiting for \(what)")
         }
-    }
-
-    private static func executablePath(_ name: String) throws -> String {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        throw Failure(description: "\(name) is not installed or not in PATH")
     }
 }

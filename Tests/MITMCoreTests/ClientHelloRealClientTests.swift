@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 @testable import MITMCore
 
 /// ClientHellos from real TLS stacks, captured at test time on a loopback port.
-@Suite struct ClientHelloRealClientTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ClientHelloRealClientTests {
     private static let pythonClient = """
         import socket, ssl, sys
         context = ssl.create_default_context()

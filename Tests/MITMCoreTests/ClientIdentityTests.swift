@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import MITMCore
 
-/// Trust, spares and disagreement per client rather than per address (issue 33), without sockets.
+/// Trust, spares and disagreement per client rather than per address, without sockets.
 @Suite struct ClientIdentityTests {
     private func identity(_ executable: String?, pid: Int32 = 100, stable: String, address: String = "127.0.0.1",
                           inCommand: Bool? = true) -> ClientIdentity {

@@ -1,7 +1,7 @@
 import MITMCore
 import Testing
 
-/// How records are gathered for one write per batch of events (issue 34), without a file.
+/// How records are gathered for one write per batch of events, without a file.
 @Suite struct RecordBatchTests {
     private func record(_ text: String) -> [UInt8] { Array(text.utf8) }
 

@@ -2,8 +2,8 @@ import Foundation
 import MITMCore
 import Testing
 
-/// The hand-written JSON of `--events` lines and HAR entries (issue 34: `JSONEncoder` per record let the writers fall
-/// behind) says what the `Encodable` forms say: event lines byte for byte, HAR entries as the same JSON value.
+/// The hand-written JSON of `--events` lines and HAR entries (`JSONWriter`, written because a `JSONEncoder` per
+/// record let the writers fall behind) says what the `Encodable` forms say: event lines byte for byte, HAR entries as the same JSON value.
 @Suite struct RecordJSONTests {
     private static let awkward = "q\"b\\s/c\u{1}\u{1f}\n\r\t\u{8}\u{c}\u{7f} é 😀 <x>&"
     private let time = Date(timeIntervalSince1970: 1_764_200_000.4567)

@@ -1,7 +1,7 @@
 import Testing
 @testable import MITMCore
 
-/// The spare-connection rules without sockets: events in, rulings out (issue 10, observation 10; issue 33): a
+/// The spare-connection rules without sockets: events in, rulings out: a
 /// connection is a spare only when an intercepted sibling of the same client to the same host and port was open at
 /// the same time.
 @Suite struct SpareConnectionJudgeTests {

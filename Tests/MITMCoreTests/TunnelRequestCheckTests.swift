@@ -1,7 +1,7 @@
 import Testing
 @testable import MITMCore
 
-/// A request goes where its tunnel goes (issue 34, item 7): one that names another place is refused, never forwarded
+/// A request goes where its tunnel goes: one that names another place is refused, never forwarded
 /// to the tunnel's host under another name.
 @Suite struct TunnelRequestCheckTests {
     private func head(_ target: String, _ version: HTTPVersion = .http1_1, method: String = "GET", host: [String] = ["d.test"]) -> HTTPRequestHead {

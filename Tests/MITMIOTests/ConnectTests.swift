@@ -1,9 +1,10 @@
 import Glibc
 import MITMIO
+import TestSupport
 import Testing
 
 /// `StreamSocket.connect`: its completion runs once, on the loop, with the outcome.
-@Suite struct ConnectTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ConnectTests {
     @Test func aRefusedConnectReportsFailure() async throws {
         let loop = EventLoop(index: 0, label: "test.connect")
         let refusing = try LoopbackListener(listens: false)

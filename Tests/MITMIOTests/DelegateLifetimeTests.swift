@@ -1,10 +1,11 @@
 import Glibc
 import MITMIO
+import TestSupport
 import Testing
 
 /// A socket holds its delegate `unowned`; delegates detach in their deinit. A socket that outlives a delegate must
 /// neither call it nor lose the delegate that took over from it.
-@Suite struct DelegateLifetimeTests {
+@Suite(.tags(.live), .skippedInFastTier) struct DelegateLifetimeTests {
     /// A delegate that records into `recorder` and detaches from `socket` when it goes away, as the proxy's legs do.
     final class Forwarding: StreamSocketDelegate, @unchecked Sendable {
         let socket: StreamSocket

@@ -1,12 +1,13 @@
 import Glibc
 import MITMIO
 import Synchronization
+import TestSupport
 import Testing
 
 /// Descriptors opened and closed at a high rate come back with the same numbers at once; no event of a
 /// new socket may be lost to the registration of the old one (what per-socket Dispatch sources did on
 /// Linux: swift-corelibs-libdispatch issue 833).
-@Suite struct DescriptorReuseTests {
+@Suite(.tags(.live), .skippedInFastTier) struct DescriptorReuseTests {
     @Test func aHundredThousandOpenCloseCyclesLoseNoEvent() async throws {
         let group = EventLoopGroup(count: 2)
         let chainsPerLoop = 8

@@ -1,6 +1,7 @@
 import Glibc
 @testable import MITMIO
 import Synchronization
+import TestSupport
 import Testing
 
 /// The loop's own thread: its timers (a heap of its own, not Dispatch's), work handed to it from other threads,
@@ -94,7 +95,8 @@ import Testing
         #expect(await ran.next(within: 10) == true)
         #expect(threadCount(named: "mitm-ending") == 1)
         loop = nil
-        #expect(await waitUntil(within: 10) { threadCount(named: "mitm-ending") == 0 }, "the thread outlived its loop")
+        // A thread's end raises no event to wait for: polled.
+        #expect(await Poll.until { threadCount(named: "mitm-ending") == 0 }, "the thread outlived its loop")
     }
 }
 
@@ -132,15 +134,4 @@ private func threadCount(named name: String) -> Int {
         fclose(file)
     }
     return count
-}
-
-/// Polls `condition` until it holds or `seconds` pass (a thread's end raises no event to wait for).
-private func waitUntil(within seconds: Double, _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + .milliseconds(Int(seconds * 1000))
-    while clock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
 }

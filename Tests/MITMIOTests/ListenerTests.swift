@@ -1,11 +1,12 @@
 import Glibc
 import MITMIO
 import Synchronization
+import TestSupport
 import Testing
 
 /// A listener sits in every loop's readiness set: each connection is accepted once, by one loop, and handed over on
 /// that loop's own queue.
-@Suite struct ListenerTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ListenerTests {
     @Test func everyConnectionIsAcceptedOnceOnTheLoopThatTookIt() async throws {
         let group = EventLoopGroup(count: 2)
         let accepted = EventInbox<Bool>()

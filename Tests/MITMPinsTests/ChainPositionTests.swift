@@ -3,9 +3,9 @@ import MITMTLS
 import Testing
 @testable import MITMPins
 
-@Suite struct ChainPositionTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ChainPositionTests {
     @Test func filesAreJudgedCertificateByCertificate() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let root = try #require(try CertificateFile.read(pki.path("root.pem")).first)
         let intermediate = try #require(try CertificateFile.read(pki.path("intermediate.pem")).first)
         let leaf = try #require(try CertificateFile.read(pki.path("leaf.pem")).first)
@@ -15,15 +15,15 @@ import Testing
     }
 
     @Test func aServedChainStartsWithItsLeaf() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let root = try #require(try CertificateFile.read(pki.path("root.pem")).first)
         #expect(ChainPosition.of(root, index: 0, served: true) == .leaf)
         #expect(ChainPosition.of(root, index: 1, served: true) == .root)
     }
 
     @Test func joinedChainsAreRenumbered() throws {
-        let pki = try TestPKI.shared()
-        let served = try CertificateChain(source: "server", certificates: CertificateFile.read(pki.path("leaf-served.pem")), served: true, now: Date())
+        let pki = try TestPKI.withPinLeaves()
+        let served = try CertificateChain(source: "server", certificates: CertificateFile.read(pki.path("leaf-chain.pem")), served: true, now: Date())
         let root = try CertificateChain(source: "root.pem", certificates: CertificateFile.read(pki.path("root.pem")), served: false, now: Date())
         let joined = CertificateChain(joining: [served, root])
         #expect(joined.elements.map(\.index) == [0, 1, 2])

@@ -2,19 +2,20 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct ChainReportTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ChainReportTests {
     @Test func textNamesPositionSubjectIssuerKeyExpiryAndPin() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         var options = PinsListOptions()
-        options.files = [pki.path("chain.pem")]
+        options.files = [pki.path("chain.pem"), pki.path("rsa2048.pem")]
         let result = PinsTool.list(options)
         #expect(result.exitStatus == 0)
         let text = result.standardOutput
         #expect(text.contains("chain.pem: 3 certificates"))
-        #expect(text.contains("[0] leaf  CN=leaf.test, O=mitm-proxy-tests"))
-        #expect(text.contains("[1] intermediate  CN=Pins-Test-Intermediate"))
-        #expect(text.contains("[2] root  CN=Pins-Test-Root"))
-        #expect(text.contains("issuer              CN=Pins-Test-Root, O=mitm-proxy-tests"))
+        #expect(text.contains("[0] leaf  CN=leaf.test, O=mitm-proxy tests"))
+        #expect(text.contains("[1] intermediate  CN=mitm-proxy TEST Public Intermediate – not a trust anchor"))
+        #expect(text.contains("[2] root  CN=mitm-proxy TEST Public Root – not a trust anchor"))
+        #expect(text.contains("issuer              CN=mitm-proxy TEST Public Root – not a trust anchor, O=mitm-proxy tests"))
+        #expect(text.contains("key                 EC P-256"))
         #expect(text.contains("key                 RSA 2048"))
         #expect(text.contains("days left)"))
         #expect(text.contains("SPKI-SHA256-BASE64  \(try pki.opensslPin("leaf.pem"))"))
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func rawKeyIsLabelledNotAPin() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = [pki.path("rsa2048.pem")]
         options.rawKey = true
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func expiringCertificateIsFlagged() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = [pki.path("expiring.pem")]
         let text = PinsTool.list(options).standardOutput
@@ -41,9 +42,9 @@ import Testing
     }
 
     @Test func jsonCarriesEveryFieldAndRawKeyOnlyWhenAsked() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         var options = PinsListOptions()
-        options.files = [pki.path("chain.pem")]
+        options.files = [pki.path("chain.pem"), pki.path("rsa2048.pem")]
         options.format = .json
         let plain = try JSONSerialization.jsonObject(with: Data(PinsTool.list(options).standardOutput.utf8)) as? [String: Any]
         let chains = try #require(plain?["chains"] as? [[String: Any]])
@@ -52,7 +53,8 @@ import Testing
         #expect(certificates[0]["pin"] as? String == (try pki.opensslPin("leaf.pem")))
         #expect(certificates[0]["keyAlgorithm"] as? String == "EC")
         #expect(certificates[0]["keyCurve"] as? String == "P-256")
-        #expect(certificates[2]["keyBits"] as? Int == 2048)
+        #expect(certificates[2]["keyBits"] as? Int == 256)
+        #expect(chains.last.flatMap { ($0["certificates"] as? [[String: Any]])?.first?["keyBits"] as? Int } == 2048)
         #expect(certificates[0]["daysLeft"] is Int)
         #expect(certificates[0]["notAfter"] is String)
         #expect(certificates[0]["rawKey"] == nil)
@@ -64,7 +66,7 @@ import Testing
     }
 
     @Test func onlyKeepsTheChosenPositions() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = [pki.path("chain.pem")]
         options.positions = [.root]

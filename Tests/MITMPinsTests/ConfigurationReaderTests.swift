@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct ConfigurationReaderTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ConfigurationReaderTests {
     @Test func xmlInfoPlistDomainsAndScopes() throws {
         let directory = try TemporaryDirectory()
         let configuration = try AppPinConfiguration.read(try SampleFiles.instantiate("ats-leaf-and-ca.plist", in: directory))

@@ -2,13 +2,13 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct LiveChainTests {
+@Suite(.tags(.live), .skippedInFastTier) struct LiveChainTests {
     private func request(_ port: Int, serverName: String? = "leaf.test", proxy: HostAndPort? = nil, timeout: Double = 10) -> LiveChainRequest {
         LiveChainRequest(target: HostAndPort(host: "127.0.0.1", port: port), serverName: serverName, proxy: proxy, timeoutSeconds: timeout)
     }
 
     @Test func fetchesTheServedChainWithoutVerifyingIt() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let server = try TLSTestServer.standard()
         let chain = try CertificateChain(source: "live", certificates: request(server.port).fetch(), served: true, now: Date())
         #expect(chain.elements.map(\.position) == [.leaf, .intermediate])
@@ -16,14 +16,14 @@ import Testing
     }
 
     @Test func sendsTheServerNameAsSNI() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let server = try TLSTestServer.standard()
         let chain = try request(server.port, serverName: "other.test").fetch()
         #expect(chain.first?.spkiSHA256Base64 == (try pki.opensslPin("other.pem")))
     }
 
     @Test func tunnelsThroughAProxyWithConnect() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let server = try TLSTestServer.standard()
         let proxy = HostAndPort(host: "127.0.0.1", port: server.port)
         let live = LiveChainRequest(target: HostAndPort(host: "other.test", port: 443), proxy: proxy)
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func listReportsTheLiveChain() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let server = try TLSTestServer.standard()
         var options = PinsListOptions()
         options.live = request(server.port)
@@ -96,7 +96,7 @@ import Testing
     @Test func rootPinNeedsTheRootFileBesideALiveChain() throws {
         let directory = try TemporaryDirectory()
         let server = try TLSTestServer.standard()
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         var options = PinsCheckOptions(configurationPath: try SampleFiles.instantiate("nsc-nested.xml", in: directory))
         options.live = request(server.port)
         let without = PinsTool.check(options)
@@ -105,7 +105,7 @@ import Testing
         options.files = [pki.path("root.pem")]
         let with = PinsTool.check(options)
         #expect(with.exitStatus == 0)
-        #expect(with.standardOutput.contains("[2] root  CN=Pins-Test-Root"))
+        #expect(with.standardOutput.contains("[2] root  CN=mitm-proxy TEST Public Root – not a trust anchor"))
         #expect(with.standardOutput.contains("matches [2] root"))
     }
 

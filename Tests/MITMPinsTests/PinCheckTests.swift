@@ -2,9 +2,9 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct PinCheckTests {
+@Suite(.tags(.live), .skippedInFastTier) struct PinCheckTests {
     private func check(_ sample: String, certs: [String], domains: [String] = [], json: Bool = false) throws -> PinsToolResult {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let directory = try TemporaryDirectory()
         var options = PinsCheckOptions(configurationPath: try SampleFiles.instantiate(sample, in: directory))
         options.files = certs.map(pki.path)
@@ -23,7 +23,7 @@ import Testing
         let result = try check("ats-ca-pins.plist", certs: ["chain.pem"])
         #expect(result.exitStatus == 0)
         #expect(result.standardOutput.contains("leaf.test (and subdomains): MATCH"))
-        #expect(result.standardOutput.contains("matches [1] intermediate CN=Pins-Test-Intermediate"))
+        #expect(result.standardOutput.contains("matches [1] intermediate CN=mitm-proxy TEST Public Intermediate – not a trust anchor"))
         #expect(!result.standardOutput.contains("warning"))
     }
 
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func atsNeedsAMatchInEachListPresent() throws {
-        let caOnly = try check("ats-leaf-and-ca.plist", certs: ["other-served.pem"])
+        let caOnly = try check("ats-leaf-and-ca.plist", certs: ["other-chain.pem"])
         #expect(caOnly.exitStatus == 1)
         let both = try check("ats-leaf-and-ca.plist", certs: ["chain.pem"], json: true)
         #expect(both.exitStatus == 0)
@@ -45,25 +45,25 @@ import Testing
     }
 
     @Test func expiringLeafPinIsARotationRisk() throws {
-        let result = try check("ats-expiring.plist", certs: ["expiring-served.pem"], json: true)
+        let result = try check("ats-expiring.plist", certs: ["expiring-chain.pem"], json: true)
         #expect(result.exitStatus == 0)
         #expect(try warningCodes(result) == [["single-pin", "expiring-pins", "leaf-only"]])
-        let text = try check("ats-expiring.plist", certs: ["expiring-served.pem"]).standardOutput
+        let text = try check("ats-expiring.plist", certs: ["expiring-chain.pem"]).standardOutput
         #expect(text.contains("every pin that matches is on a certificate that expires within 30 days ([0] leaf CN=expiring.test"))
     }
 
     @Test func mistakenPinsAreExplained() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let result = try check("ats-mistakes.plist", certs: ["chain.pem"])
         #expect(result.exitStatus == 1)
         let text = result.standardOutput
         let leafPin = try pki.opensslPin("leaf.pem")
-        #expect(text.contains("this is the SHA-256 of the raw key of [0] leaf CN=leaf.test, O=mitm-proxy-tests"))
+        #expect(text.contains("this is the SHA-256 of the raw key of [0] leaf CN=leaf.test, O=mitm-proxy tests"))
         #expect(text.contains("not of its SubjectPublicKeyInfo: the pin for that key is \(leafPin)"))
         #expect(text.contains("written with the OkHttp/curl prefix"))
         #expect(text.contains("fixed, it would match [0] leaf"))
         #expect(text.contains("but NSPinnedLeafIdentities is compared only with the leaf: move it to NSPinnedCAIdentities"))
-        #expect(text.contains("the whole certificate [0] leaf CN=leaf.test, O=mitm-proxy-tests, not of its public key: the key pin is \(leafPin)"))
+        #expect(text.contains("the whole certificate [0] leaf CN=leaf.test, O=mitm-proxy tests, not of its public key: the key pin is \(leafPin)"))
     }
 
     @Test func twoDomainsOneMismatchExitsOneUnlessTheMatchingOneIsChosen() throws {
@@ -116,7 +116,7 @@ import Testing
     }
 
     @Test func expiringPinSetAndCertificates() throws {
-        let result = try check("nsc-expiring.xml", certs: ["expiring-served.pem"], json: true)
+        let result = try check("nsc-expiring.xml", certs: ["expiring-chain.pem"], json: true)
         #expect(result.exitStatus == 0)
         #expect(try warningCodes(result) == [["expiring-pins", "leaf-only", "pin-set-expiring"]])
     }

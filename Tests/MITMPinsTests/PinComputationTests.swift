@@ -3,17 +3,17 @@ import MITMTLS
 import Testing
 @testable import MITMPins
 
-@Suite struct PinComputationTests {
+@Suite(.tags(.live), .skippedInFastTier) struct PinComputationTests {
     @Test(arguments: TestPKI.keyTypes.map(\.stem))
     func pinMatchesTheOpenSSLPipeline(stem: String) throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let chain = try CertificateChain(source: stem, certificates: CertificateFile.read(pki.path("\(stem).pem")), served: false, now: Date())
         #expect(chain.elements.count == 1)
         #expect(chain.elements[0].pin == (try pki.opensslPin("\(stem).pem")))
     }
 
     @Test func keyDescriptionsNameTypeAndSize() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let expected = ["rsa2048": "RSA 2048", "rsa4096": "RSA 4096", "p256": "EC P-256", "p384": "EC P-384"]
         for (stem, text) in expected {
             let certificate = try #require(try CertificateFile.read(pki.path("\(stem).pem")).first)
@@ -22,24 +22,24 @@ import Testing
     }
 
     @Test func threeCertificateChainPinsEachElement() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let chain = try CertificateChain(source: "chain.pem", certificates: CertificateFile.read(pki.path("chain.pem")), served: false, now: Date())
         #expect(chain.elements.map(\.position) == [.leaf, .intermediate, .root])
         #expect(chain.elements.map(\.pin) == [try pki.opensslPin("leaf.pem"), try pki.opensslPin("intermediate.pem"), try pki.opensslPin("root.pem")])
-        #expect(chain.elements[0].subject == "CN=leaf.test, O=mitm-proxy-tests")
-        #expect(chain.elements[0].issuer == "CN=Pins-Test-Intermediate, O=mitm-proxy-tests")
+        #expect(chain.elements[0].subject == "CN=leaf.test, O=mitm-proxy tests")
+        #expect(chain.elements[0].issuer == "CN=mitm-proxy TEST Public Intermediate – not a trust anchor, O=mitm-proxy tests")
         #expect(chain.elements[0].dnsNames == ["leaf.test"])
     }
 
     @Test func derFileGivesTheSamePinAsPEM() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let der = try CertificateFile.read(pki.path("rsa4096.der"))
         let element = try ChainElement(try #require(der.first), index: 0, position: .leaf, now: Date())
         #expect(element.pin == (try pki.opensslPin("rsa4096.der", inform: "DER")))
     }
 
     @Test func daysLeftCountsWholeDaysFromTheReferenceTime() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let certificate = try #require(try CertificateFile.read(pki.path("expiring.pem")).first)
         let now = certificate.notAfter.addingTimeInterval(-10 * 86_400 - 3600)
         #expect(try ChainElement(certificate, index: 0, position: .leaf, now: now).daysLeft == 10)
@@ -48,7 +48,7 @@ import Testing
 
     @Test(arguments: ["rsa2048", "rsa4096"])
     func rsaRawKeyIsThePKCS1PublicKey(stem: String) throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let certificate = try #require(try CertificateFile.read(pki.path("\(stem).pem")).first)
         let raw = try RawPublicKey(of: certificate)
         #expect(raw.sha256Base64 == (try pki.opensslRSAPublicKeyHash("\(stem).pem")))
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func ecRawKeyIsTheUncompressedPointBehindTheKnownHeader() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let headers = [
             "p256": ("3059301306072a8648ce3d020106082a8648ce3d030107034200", 65),
             "p384": ("3076301006072a8648ce3d020106052b81040022036200", 97),
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func rsa2048HeaderIsTheClassicOne() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let certificate = try #require(try CertificateFile.read(pki.path("rsa2048.pem")).first)
         let raw = try RawPublicKey(of: certificate)
         #expect(raw.subjectPublicKeyInfoHeader.map(ChainReport.hex) == "30820122300d06092a864886f70d01010105000382010f00")

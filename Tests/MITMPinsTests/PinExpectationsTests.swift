@@ -3,7 +3,7 @@ import MITMCore
 import Testing
 @testable import MITMPins
 
-@Suite struct PinExpectationsTests {
+@Suite(.tags(.live), .skippedInFastTier) struct PinExpectationsTests {
     @Test func androidLivePinSetIsRefusedExpiredIsInterceptedSubdomainsAtEveryLevel() throws {
         let directory = try TemporaryDirectory()
         let path = try SampleFiles.instantiate("nsc-expect-from.xml", in: directory)

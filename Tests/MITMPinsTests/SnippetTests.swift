@@ -2,11 +2,11 @@ import Foundation
 import Testing
 @testable import MITMPins
 
-@Suite struct SnippetTests {
+@Suite(.tags(.live), .skippedInFastTier) struct SnippetTests {
     private static let backup = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
 
     private func snippet(_ format: PinsOutputFormat, files: [String] = ["chain.pem"], configure: (inout PinsListOptions) -> Void = { _ in }) throws -> PinsToolResult {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = files.map(pki.path)
         options.format = format
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func atsPutsLeafAndCAPinsInTheirListsAndParsesAsAPlist() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let result = try snippet(.ats) { $0.includeSubdomains = true }
         #expect(result.exitStatus == 0)
         let directory = try TemporaryDirectory()
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func androidSnippetReadsBackWithItsExpiration() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let expiration = try #require(PinsTool.parseDay("2031-05-06"))
         let result = try snippet(.android) {
             $0.expiration = expiration
@@ -61,12 +61,12 @@ import Testing
         let expected = DateText.day(now.addingTimeInterval(365 * 86_400))
         #expect(result.standardOutput.contains("<pin-set expiration=\"\(expected)\">"))
         let soon = try snippet(.android, files: ["expiring.pem"])
-        let leaf = try #require(try CertificateFile.read(TestPKI.shared().path("expiring.pem")).first)
+        let leaf = try #require(try CertificateFile.read(TestPKI.withPinLeaves().path("expiring.pem")).first)
         #expect(soon.standardOutput.contains("<pin-set expiration=\"\(DateText.day(leaf.notAfter))\">"))
     }
 
     @Test func okhttpAddsEveryPinForTheDomainPattern() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let result = try snippet(.okhttp) { $0.includeSubdomains = true }
         #expect(result.standardOutput.contains(".add(\"**.leaf.test\", \"sha256/\(try pki.opensslPin("leaf.pem"))\") // leaf CN=leaf.test"))
         #expect(result.standardOutput.contains(".add(\"**.leaf.test\", \"sha256/\(try pki.opensslPin("root.pem"))\") // root"))
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func trustKitWithOnePinSaysItNeedsTwo() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let result = try snippet(.trustkit, files: ["leaf.pem"])
         #expect(result.standardOutput.contains("\"\(try pki.opensslPin("leaf.pem"))\", // leaf"))
         #expect(result.standardOutput.contains("TrustKit refuses fewer than two pins"))
@@ -86,15 +86,15 @@ import Testing
     }
 
     @Test func curlPinsOnlyTheLeafKeyPlusBackups() throws {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let result = try snippet(.curl) { $0.backupPins = [Self.backup] }
         let expected = "curl --pinnedpubkey 'sha256//\(try pki.opensslPin("leaf.pem"));sha256//\(Self.backup)' 'https://leaf.test/'\n"
         #expect(result.standardOutput == expected)
     }
 
     @Test func backupKeyFileGivesTheKeysPin() throws {
-        let pki = try TestPKI.shared()
-        let result = try snippet(.curl, files: ["leaf.pem"]) { $0.backupKeyFiles = [pki.path("other.key")] }
+        let pki = try TestPKI.withPinLeaves()
+        let result = try snippet(.curl, files: ["leaf.pem"]) { $0.backupKeyFiles = [pki.path("other-key.pem")] }
         #expect(result.standardOutput.contains("sha256//\(try pki.opensslPin("other.pem"))"))
     }
 

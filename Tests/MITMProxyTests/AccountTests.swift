@@ -4,8 +4,8 @@ import MITMProxy
 import MITMTLS
 import Testing
 
-/// What the proxy tells a person at the end and as it goes (issue 10, observations 7 to 9; issue 20, item 9).
-@Suite struct AccountTests {
+/// What the proxy tells a person at the end and as it goes.
+@Suite(.tags(.live), .skippedInFastTier) struct AccountTests {
     @Test func anUpstreamThatFailedIsShownBesideTheVerdict() async throws {
         let origin = try await OriginServer.start(.tls(.untrusted))
         let harness = try await ProxyHarness.start { $0.resolveOverrides = ["untrusted.test": "127.0.0.1"] }

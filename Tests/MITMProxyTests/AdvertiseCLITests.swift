@@ -3,7 +3,7 @@ import Testing
 
 /// `--advertise` on the built binary: the start banner and the onboarding page a phone opens at the proxy's address name
 /// the advertised address instead of this machine's; a bad value exits 2 saying what to give.
-@Suite struct AdvertiseCLITests {
+@Suite(.tags(.live), .skippedInFastTier) struct AdvertiseCLITests {
     @Test func theBannerAndTheOnboardingPageNameTheAdvertisedAddress() async throws {
         let proxy = try await ProxyProcess.start(["--advertise", "192.0.2.7:9999", "--no-web"])
         #expect(await Poll.until { proxy.outputText.contains("Proxy authentication:") }, "\(proxy.outputText)")

@@ -4,7 +4,7 @@ import MITMTLS
 import Testing
 
 /// `mitm-proxy audit -- COMMAND`, run as the real binary around real curl: a validating curl, `curl -k` and a pinned curl.
-@Suite struct AuditCommandTests {
+@Suite(.tags(.live), .skippedInFastTier) struct AuditCommandTests {
     private func audit(_ origin: OriginServer, _ extra: [String], script: String) async throws -> (SubprocessResult, String) {
         let pki = try await TestPKI.shared()
         let directory = try TemporaryDirectory.make("audit")

@@ -6,7 +6,7 @@ import Testing
 /// Malformed input gets a status with the reason, or a logged close, never a crash: bad request lines and
 /// headers (400), oversized header blocks (431), bad CONNECT targets (400), garbage or half a ClientHello
 /// in a tunnel, and clients that vanish mid-handshake.
-@Suite struct BadInputTests {
+@Suite(.tags(.live), .skippedInFastTier) struct BadInputTests {
     /// Sends each payload on its own connection and prints the status line and the body's first line.
     private static let sendEach = """
         import socket, sys

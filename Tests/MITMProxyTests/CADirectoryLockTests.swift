@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// One CA per directory (issue 10, observation 3), with real processes.
-@Suite struct CADirectoryLockTests {
+/// One CA per directory, with real processes.
+@Suite(.tags(.live), .skippedInFastTier) struct CADirectoryLockTests {
     private func fingerprint(in output: String) -> String? {
         output.split(separator: "\n").first { $0.hasPrefix("SHA-256:") }.map { String($0.dropFirst(8)).trimmingCharacters(in: .whitespaces) }
     }

@@ -2,9 +2,9 @@ import Foundation
 import MITMCore
 import Testing
 
-/// The rules that keep a CI run honest (issue 10, observations 1, 2 and 6), run as the real binary
+/// The rules that keep a CI run honest, run as the real binary
 /// around real curl clients.
-@Suite struct CIRulesTests {
+@Suite(.tags(.live), .skippedInFastTier) struct CIRulesTests {
     private func runProxy(_ arguments: [String], script: String) async throws -> SubprocessResult {
         let pki = try await TestPKI.shared()
         let all = ["--ca-dir", TemporaryDirectory.path("ci-rules-ca"), "--upstream-ca", pki.root, "--silence-window", "0.5"]

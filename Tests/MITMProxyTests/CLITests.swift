@@ -3,7 +3,7 @@ import Testing
 
 /// The built `mitm-proxy` binary: usage errors exit 2 with a clear message, `--port 0` prints the bound
 /// port, `ca path` and `ca export` work, and a damaged CA directory is an error naming the file.
-@Suite struct CLITests {
+@Suite(.tags(.live), .skippedInFastTier) struct CLITests {
     private func run(_ arguments: [String]) async throws -> SubprocessResult {
         try await Subprocess.run(try BuiltBinary.path(), arguments, timeout: .seconds(90))
     }

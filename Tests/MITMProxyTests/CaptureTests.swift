@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// `--capture -- COMMAND` (issue 38): clients given no proxy setting at all, run in a network namespace whose TCP goes to
+/// `--capture -- COMMAND`: clients given no proxy setting at all, run in a network namespace whose TCP goes to
 /// the transparent listener and whose DNS the proxy answers, are intercepted (names known from DNS), a pinning client is
 /// refused, and nothing is left on the system after the run. Serialized: each test checks that no capture is left.
-@Suite(.serialized, .enabled(if: NetworkNamespace.isAvailable && NFTables.isAvailable, "--capture needs root, iproute2 and nft"))
+@Suite(.tags(.live), .skippedInFastTier, .serialized, .enabled(if: NetworkNamespace.isAvailable && NFTables.isAvailable, "--capture needs root, iproute2 and nft"))
 struct CaptureTests {
     /// The proxy binary under `--capture`, around `/bin/sh -c script` (`$TEST_ROOT`: the test PKI's root).
     private func runCaptured(_ arguments: [String], script: String, timeout: Duration = .seconds(90)) async throws -> SubprocessResult {

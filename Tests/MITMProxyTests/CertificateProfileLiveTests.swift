@@ -7,7 +7,7 @@ import Testing
 /// `--attack` with real curl: a client that validates refuses every invalid profile and accepts `trusted`; `curl -k`
 /// accepts them, and the verdict says so in words, in the event and in the report; `key:FILE` satisfies a client pinned
 /// to that key. Each host name is its own profile (`expired.test=expired`), all resolved to one origin.
-@Suite struct CertificateProfileLiveTests {
+@Suite(.tags(.live), .skippedInFastTier) struct CertificateProfileLiveTests {
     private static let invalid = CertificateProfile.plain.filter(\.isInvalid)
 
     private static func host(_ profile: CertificateProfile) -> String { "\(profile).test" }

@@ -4,7 +4,7 @@ import MITMTLS
 import Testing
 
 /// `mitm-proxy --expect ... -- COMMAND`: the CI mode, run as the real binary.
-@Suite struct ClientCommandModeTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ClientCommandModeTests {
     private func run(_ arguments: [String]) async throws -> SubprocessResult {
         try await Subprocess.run(RepositoryLayout.builtExecutable, arguments, timeout: .seconds(60))
     }

@@ -4,7 +4,7 @@ import MITMProxy
 import Testing
 
 /// `ProxyServer.clientEnvironment`: what a client needs to go through the proxy, the same as the CLI's client command.
-@Suite struct ClientEnvironmentTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ClientEnvironmentTests {
     @Test func aClientGivenOnlyTheEnvironmentGoesThroughTheProxyAndTrustsItsCA() async throws {
         let pki = try await TestPKI.shared()
         let origin = try await OriginServer.start(.tls(.origin))

@@ -3,7 +3,7 @@ import Testing
 
 /// Issue 33: several clients on one address (127.0.0.1), in CI mode: trust, spares and verdicts per client
 /// (TLS fingerprint and process), with curl and Python as the two stacks.
-@Suite struct ClientIdentityLiveTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ClientIdentityLiveTests {
     /// A Python client through the proxy (HTTPS_PROXY): `trust HOST` trusts the proxy's CA, `untrusting HOST` trusts
     /// only the test PKI's root (so it refuses the forged certificate), `pinned HOST SHA256` trusts the CA but hangs up
     /// after the handshake when the certificate's SHA-256 is not SHA256, `pair HOST` opens two connections at once,
@@ -53,7 +53,7 @@ import Testing
         return try await Subprocess.run(try BuiltBinary.path(), all, timeout: .seconds(60))
     }
 
-    /// The false green of issue 33: curl proves trust on the control host; a Python client that never trusted the CA
+    /// A false green: curl proves trust on the control host; a Python client that never trusted the CA
     /// refuses the pinned host. That proves nothing about Python: the run fails and says which client did what.
     @Test func aHealthCheckOfAnotherClientProvesNothingForTheRefusingClient() async throws {
         let origin = try await OriginServer.start(.tls(.origin))

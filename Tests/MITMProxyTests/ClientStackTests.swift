@@ -5,7 +5,7 @@ import Testing
 /// Java 17 (HttpsURLConnection and java.net.http.HttpClient, trust store made by keytool), Node 20
 /// (`https.request` over a CONNECT tunnel from the `http` module, `NODE_EXTRA_CA_CERTS`) and Go's net/http
 /// (an explicit proxy and a root pool holding only the proxy CA).
-@Suite(.serialized) struct ClientStackTests {
+@Suite(.tags(.live), .skippedInFastTier, .serialized) struct ClientStackTests {
     /// A PKCS#12 trust store holding the proxy CA, made by keytool.
     private func trustStore(for proxy: ProxyHarness) async throws -> String {
         let path = proxy.caDirectory + "/truststore.p12"

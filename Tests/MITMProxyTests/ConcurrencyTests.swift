@@ -4,7 +4,7 @@ import Testing
 
 /// Many clients at once: every one gets its own correct bytes over keep-alive, every exchange is logged,
 /// and the proxy ends with nothing open.
-@Suite struct ConcurrencyTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ConcurrencyTests {
     @Test func fortySimultaneousInterceptedClientsEachGetTheirOwnBytes() async throws {
         // A generous handshake timeout: forty TLS handshakes at once with the threaded python origin, on a
         // machine busy with the rest of the suite, can take seconds; this test is about correct bytes.

@@ -2,7 +2,7 @@ import Testing
 @testable import MITMProxy
 
 /// The captured command's DNS responder, over real UDP: garbage and empty datagrams do not end it.
-@Suite struct DNSResponderTests {
+@Suite(.tags(.live), .skippedInFastTier) struct DNSResponderTests {
     @Test func anEmptyDatagramIsIgnoredAndTheNextQuestionIsAnswered() async throws {
         let responder = try DNSResponder(host: "127.0.0.1", names: CapturedNames())
         responder.start()

@@ -6,7 +6,7 @@ import Glibc
 
 /// Out of descriptors (EMFILE), the real binary pauses accepting instead of spinning on a connection it cannot
 /// take, and serves again as soon as descriptors free up.
-@Suite struct DescriptorExhaustionTests {
+@Suite(.tags(.live), .skippedInFastTier) struct DescriptorExhaustionTests {
     @Test func theProxyWaitsOutEMFILEWithoutSpinningAndServesOnceDescriptorsFreeUp() async throws {
         // A short idle timeout lets the warm-up's pooled upstream go soon; a long handshake timeout keeps the idle
         // clients below connected for as long as the test needs them.

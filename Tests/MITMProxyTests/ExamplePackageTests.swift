@@ -3,7 +3,7 @@ import Testing
 
 /// Examples/PinningTests, the package a team writes: it depends on mitm-proxy by URL and version, and the README
 /// shows its test as it is.
-@Suite struct ExamplePackageTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ExamplePackageTests {
     private static let exampleTest = RepositoryLayout.root + "/Examples/PinningTests/Tests/PinningTests/PinningTests.swift"
 
     /// SwiftPM refuses a dependency by version whose product has a target with unsafe flags while it loads the package

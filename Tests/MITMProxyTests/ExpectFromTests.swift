@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 15, run as the real binary around real clients: expectations read from the app's own pin
 /// configuration, fallbacks after a refusal, and pin-failure reports posted through the proxy.
-@Suite struct ExpectFromTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ExpectFromTests {
     private static let backupPin = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
     private static let hosts = ["pinned.test", "old.test", "cdn.test", "img.cdn.test", "api.origin.test", "www.origin.test", "reports.origin.test"]
 

@@ -5,7 +5,7 @@ import Testing
 /// still be said (a 502 before any response, a cut-off body after one), each exchange is recorded once, and the
 /// proxy's descriptors come back to their baseline while it goes on serving.
 /// A client reset mid-download is in ResourceLeakTests, a plain-HTTP client half-close in RelayFidelityTests.
-@Suite struct FaultTests {
+@Suite(.tags(.live), .skippedInFastTier) struct FaultTests {
     /// The binary (`--events` to a file, `--idle-timeout 2` so that a pooled upstream is let go soon) in front of
     /// scripted_origin.py's `faults` behaviour, with its descriptor baseline after one exchange.
     private struct Rig {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `--har`: a HAR 1.2 file, valid against the schema, with every exchange and the refused TLS connections.
-@Suite struct HARRecordingTests {
+@Suite(.tags(.live), .skippedInFastTier) struct HARRecordingTests {
     struct Entry: Decodable {
         let method: String
         let url: String

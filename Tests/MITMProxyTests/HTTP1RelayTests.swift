@@ -4,7 +4,7 @@ import Testing
 
 /// HTTP/1.1 inside intercepted TLS, relayed both ways: uploads, chunked bodies with trailers, keep-alive,
 /// pipelining, close-delimited responses, bodiless responses, `100-continue` and WebSocket upgrades.
-@Suite struct HTTP1RelayTests {
+@Suite(.tags(.live), .skippedInFastTier) struct HTTP1RelayTests {
     private struct Digest: Decodable {
         var length: Int
         var sha256: String

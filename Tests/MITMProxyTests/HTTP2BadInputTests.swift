@@ -6,7 +6,7 @@ import Testing
 
 /// A peer that breaks HTTP/2 gets the proper error code, a log line names what it did, and the
 /// connection ends without leaking anything.
-@Suite(.serialized) struct HTTP2BadInputTests {
+@Suite(.tags(.live), .skippedInFastTier, .serialized) struct HTTP2BadInputTests {
     @Test func requestHeadersOverTheLimitGet431() async throws {
         let harness = try await HTTP2Harness.start()
         let (json, result) = try await harness.h2Client("big-request-headers")

@@ -5,7 +5,7 @@ import MITMTLS
 import Testing
 
 /// curl --http2 through the proxy to an HTTP/2 origin: both legs speak h2, every stream is an exchange.
-@Suite(.serialized) struct HTTP2CurlTests {
+@Suite(.tags(.live), .skippedInFastTier, .serialized) struct HTTP2CurlTests {
     @Test func getNegotiatesH2OnBothLegsAndIsRecordedAsHTTP2() async throws {
         let harness = try await HTTP2Harness.start()
         let result = try await harness.curl(["--http2", "-w", "\n%{http_version}", harness.url("/hello")])

@@ -4,7 +4,7 @@ import Testing
 
 /// HTTP/2 floods end the flooding session, not the proxy: the other clients keep being served, and the real
 /// binary's memory, CPU and descriptors stay bounded while it happens and come back after.
-@Suite(.serialized) struct HTTP2FloodTests {
+@Suite(.tags(.live), .skippedInFastTier, .serialized) struct HTTP2FloodTests {
     private static let enhanceYourCalm = Int(HTTP2ErrorCode.enhanceYourCalm.rawValue)
     /// Allowed growth of the proxy's peak RSS during one flood: buffers and nghttp2's bounded queues, far below
     /// what an unbounded queue of acknowledgements or header fields would take.

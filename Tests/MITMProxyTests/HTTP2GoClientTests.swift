@@ -4,7 +4,7 @@ import MITMTLS
 import Testing
 
 /// Go's net/http negotiates h2 through the proxy; its pinned variant is still refused.
-@Suite(.serialized, .enabled(if: (try? Subprocess.executablePath("go")) != nil, "needs Go (go on PATH)"))
+@Suite(.tags(.live), .skippedInFastTier, .serialized, .enabled(if: (try? Subprocess.executablePath("go")) != nil, "needs Go (go on PATH)"))
 struct HTTP2GoClientTests {
     private func go(_ harness: HTTP2Harness, url: String, pin: String? = nil) async throws -> SubprocessResult {
         var environment = ProcessInfo.processInfo.environment

@@ -4,7 +4,7 @@ import MITMTLS
 import Testing
 
 /// Java's HttpClient negotiates h2 through the proxy; its pinned variant is still refused.
-@Suite(.serialized, .enabled(if: (try? Subprocess.executablePath("java")) != nil, "needs a JDK (java on PATH)"))
+@Suite(.tags(.live), .skippedInFastTier, .serialized, .enabled(if: (try? Subprocess.executablePath("java")) != nil, "needs a JDK (java on PATH)"))
 struct HTTP2JavaClientTests {
     private func java(_ harness: HTTP2Harness, url: String, pin: String? = nil) async throws -> SubprocessResult {
         try await Subprocess.run("java", [RepositoryLayout.h2JavaClient, String(harness.proxy.port), url,
@@ -38,7 +38,7 @@ struct HTTP2JavaClientTests {
 private let okHttpClassPath = ["/usr/share/java/okhttp.jar", "/usr/share/java/okio.jar"]
 
 /// OkHttp (Debian's libokhttp-java) negotiates h2 through the proxy; with a CertificatePinner it is refused.
-@Suite(.serialized, .enabled(if: (try? Subprocess.executablePath("java")) != nil
+@Suite(.tags(.live), .skippedInFastTier, .serialized, .enabled(if: (try? Subprocess.executablePath("java")) != nil
                              && FileManager.default.fileExists(atPath: okHttpClassPath[0]),
                              "needs a JDK and libokhttp-java"))
 struct HTTP2OkHttpClientTests {

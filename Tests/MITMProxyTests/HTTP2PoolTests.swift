@@ -6,7 +6,7 @@ import Testing
 /// Upstream HTTP/2 connections are pooled per loop: later client connections to the same origin, asking the
 /// same way, open their streams on a connection an earlier client opened, within its concurrency limit, and
 /// never on one that said GOAWAY.
-@Suite struct HTTP2PoolTests {
+@Suite(.tags(.live), .skippedInFastTier) struct HTTP2PoolTests {
     private func start(maxConcurrentStreams: Int = 100) async throws -> HTTP2Harness {
         // A pooled connection outlives a slow step of a loaded test run.
         try await HTTP2Harness.start(.h2(maxConcurrentStreams: maxConcurrentStreams)) {

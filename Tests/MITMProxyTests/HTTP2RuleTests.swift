@@ -6,7 +6,7 @@ import Testing
 /// The QA rules on HTTP/2 connections, which stay HTTP/2: answers from files (streamed as the client's window
 /// allows) and fixed answers, delays holding a request and its body, header, status and body rewrites, and faults
 /// as stream resets. Through curl --http2 to the h2 test origin.
-@Suite struct HTTP2RuleTests {
+@Suite(.tags(.live), .skippedInFastTier) struct HTTP2RuleTests {
     @Test func localAnswersAndRewritesKeepHTTP2() async throws {
         let directory = try TemporaryDirectory.make("h2-rules")
         defer { try? FileManager.default.removeItem(atPath: directory) }

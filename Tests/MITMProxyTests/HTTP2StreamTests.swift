@@ -5,7 +5,7 @@ import MITMHTTP2
 import Testing
 
 /// Stream-level behaviour through the proxy, driven by h2_client.py where curl cannot reach.
-@Suite(.serialized) struct HTTP2StreamTests {
+@Suite(.tags(.live), .skippedInFastTier, .serialized) struct HTTP2StreamTests {
     @Test func theConnectionPrefaceAloneCountsAsApplicationData() async throws {
         let harness = try await HTTP2Harness.start()
         let (json, result) = try await harness.h2Client("preface-only")

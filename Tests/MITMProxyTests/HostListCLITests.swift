@@ -3,7 +3,7 @@ import Testing
 
 /// `--ignore-hosts` and `--intercept-hosts` on the command line: `@FILE` lists, and the mistakes that would make a
 /// run fail for nothing (a pattern in both lists, an expected host that is never intercepted) are errors up front.
-@Suite struct HostListCLITests {
+@Suite(.tags(.live), .skippedInFastTier) struct HostListCLITests {
     private func run(_ arguments: [String]) async throws -> SubprocessResult {
         try await Subprocess.run(try BuiltBinary.path(), arguments + ["--ca-dir", TemporaryDirectory.path("unused-ca")], timeout: .seconds(90))
     }

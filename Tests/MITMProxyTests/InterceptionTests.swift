@@ -7,7 +7,7 @@ import Testing
 /// chain (curl, python's default context, strict `openssl verify`), clients that do not trust it fail,
 /// clients without SNI still get a certificate, and ALPN offers the client only what the upstream chose
 /// (the test origin speaks HTTP/1.1 only, so h2 is never offered).
-@Suite struct InterceptionTests {
+@Suite(.tags(.live), .skippedInFastTier) struct InterceptionTests {
     @Test func curlTrustingTheProxyCAGetsTheOriginsResponse() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }

@@ -3,7 +3,7 @@ import MITMCore
 import Testing
 
 /// Nothing recorded is lost on Ctrl-C or SIGTERM.
-@Suite struct InterruptTests {
+@Suite(.tags(.live), .skippedInFastTier) struct InterruptTests {
     @Test(arguments: [SIGINT, SIGTERM])
     func theReportIsFinalAndCompleteAfterASignal(signal: Int32) async throws {
         let pki = try await TestPKI.shared()

@@ -5,8 +5,8 @@ import Testing
 /// The proxy on a network address, reached from another machine: a network namespace joined by a veth pair, so the
 /// proxy sees a client at an address that is not this machine's. Public addresses are closed at accept unless
 /// `allowPublicClients`, and no such client reaches this machine's own services unless `allowLocalTargets`. A client
-/// on this machine that connects from one of its own non-loopback addresses is this machine (issue 34, item 12).
-@Suite(.enabled(if: NetworkNamespace.isAvailable, "network namespaces need root and iproute2"))
+/// on this machine that connects from one of its own non-loopback addresses is this machine.
+@Suite(.tags(.live), .skippedInFastTier, .enabled(if: NetworkNamespace.isAvailable, "network namespaces need root and iproute2"))
 struct LANModeTests {
     /// curl through the proxy at `space.hostAddress`, from the other machine.
     private func curl(from space: NetworkNamespace, _ proxy: ProxyHarness, _ arguments: [String]) async throws -> SubprocessResult {

@@ -6,7 +6,7 @@ import Testing
 /// The LAN flags on the built binary: bad `--proxy-auth` values are errors that never echo the password, the banner names
 /// the addresses, the port, who can connect and the user (never the password), a terminal gets the QR code, and a client
 /// command runs through a locked proxy with the credentials in its proxy variables.
-@Suite struct LANOptionsCLITests {
+@Suite(.tags(.live), .skippedInFastTier) struct LANOptionsCLITests {
     private func run(_ arguments: [String]) async throws -> SubprocessResult {
         try await Subprocess.run(try BuiltBinary.path(), arguments + ["--ca-dir", TemporaryDirectory.path("unused-ca")], timeout: .seconds(20))
     }
@@ -45,14 +45,13 @@ import Testing
         let caDirectory = TemporaryDirectory.path("qr-ca")
         defer { try? FileManager.default.removeItem(atPath: caDirectory) }
         let terminal = try PseudoTerminal()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try BuiltBinary.path())
-        process.arguments = ["--host", address, "--port", "0", "--ca-dir", caDirectory]
-        process.standardOutput = terminal.follower
-        process.standardError = terminal.follower
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try ChildProcess(path: try BuiltBinary.path(),
+                                       arguments: ["--host", address, "--port", "0", "--ca-dir", caDirectory],
+                                       terminal: terminal.follower)
+        defer {
+            process.terminate()
+            if !process.waitForExit(timeout: .seconds(10)) { process.kill() }
+        }
         let seen = try await terminal.read(until: "Scan it with the phone's camera to open http://", timeout: .seconds(20))
         let host = address.contains(":") ? "[\(address)]" : address
         #expect(seen.contains("Scan it with the phone's camera to open http://\(host):"), "\(seen)")

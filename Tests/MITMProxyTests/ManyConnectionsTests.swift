@@ -3,7 +3,7 @@ import Testing
 
 /// Thousands of short connections: every one is read and answered. (Guards against the lost first
 /// reads that once left about 1 in 2,000 fresh sockets unread.)
-@Suite struct ManyConnectionsTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ManyConnectionsTests {
     @Test func thousandsOfShortTunnelsAllComplete() async throws {
         // Three loops whatever the machine (the default on 2 cores is one): connections land on all of them.
         let proxy = try await ProxyHarness.start { $0.loopCount = 3 }

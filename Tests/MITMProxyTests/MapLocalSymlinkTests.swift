@@ -6,7 +6,7 @@ import Testing
 /// A map-local directory (or a rule's body file) with symbolic links in it, asked for by real curl through the proxy:
 /// a link that stays inside the directory is served, a link to a file or a directory outside it is refused (403, the
 /// reason named) and the outside file's bytes never reach the client.
-@Suite struct MapLocalSymlinkTests {
+@Suite(.tags(.live), .skippedInFastTier) struct MapLocalSymlinkTests {
     private static let secret = "outside secret 7f3a"
 
     /// `DIR` with `inside.txt`, `link-in` -> `inside.txt`, `passwd-link` -> a file outside, `sub-link` -> a directory

@@ -3,7 +3,7 @@ import Testing
 
 /// `http://mitm.proxy/` through the proxy: the browser's platform first, the CA as PEM, DER and a configuration profile
 /// that Python's plistlib reads back with exactly the CA's DER inside and UUIDs that stay the same for one CA.
-@Suite struct OnboardingPageTests {
+@Suite(.tags(.live), .skippedInFastTier) struct OnboardingPageTests {
     private static let iPhone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
     private static let android = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36"
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Proves the live-test fixtures: the test PKI verifies, and origin.py serves every endpoint correctly to real clients.
-@Suite struct OriginFixtureTests {
+@Suite(.tags(.live), .skippedInFastTier) struct OriginFixtureTests {
     private static let curl = "/usr/bin/curl"
 
     private func curl(_ arguments: [String], stdin: [UInt8]? = nil, trustingRoot: Bool = true) async throws -> SubprocessResult {

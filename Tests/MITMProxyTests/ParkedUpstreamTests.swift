@@ -5,7 +5,7 @@ import Testing
 
 /// An intercepted HTTP/1 client between requests does not hold an upstream connection: it goes back to the pool and
 /// the client's next request takes one again (the same, another client's, or a new one), with the HAR telling which.
-@Suite struct ParkedUpstreamTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ParkedUpstreamTests {
     /// Client A asks, B asks while A sits idle, then A asks again; each prints its statuses and body sizes.
     private func script(_ harness: ProxyHarness, originPort: Int) -> String {
         """

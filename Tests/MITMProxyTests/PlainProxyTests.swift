@@ -4,7 +4,7 @@ import Testing
 
 /// Absolute-form plain HTTP requests (`GET http://host/path`) are relayed to the origin in origin-form and
 /// logged; one client connection can reach several origins; the proxy serves its own CA pages.
-@Suite struct PlainProxyTests {
+@Suite(.tags(.live), .skippedInFastTier) struct PlainProxyTests {
     @Test func anAbsoluteFormGetIsRelayedAndLogged() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }

@@ -5,7 +5,7 @@ import Testing
 /// `--proxy-auth`: every proxy request (CONNECT, absolute-form) without the right Basic credentials gets `407` with a
 /// `Proxy-Authenticate` challenge; with them it is relayed (and intercepted) as usual; the proxy's own pages asked for
 /// directly need none; and the credentials are never logged, recorded or passed on.
-@Suite struct ProxyAuthTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ProxyAuthTests {
     private static let password = "s3cret-Pass:word"
 
     private func start() async throws -> ProxyHarness {

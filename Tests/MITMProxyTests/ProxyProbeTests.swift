@@ -3,8 +3,8 @@ import MITMCore
 @_spi(Testing) import MITMProxy
 import Testing
 
-/// Connections about the proxy itself stay out of the verdicts (issue 10, observations 4 and 7).
-@Suite struct ProxyProbeTests {
+/// Connections about the proxy itself stay out of the verdicts.
+@Suite(.tags(.live), .skippedInFastTier) struct ProxyProbeTests {
     private func probes(_ events: [ProxyEvent]) -> [(ConnectionVerdict, ProxyProbe)] {
         events.compactMap { if case .proxyProbe(let record, let probe) = $0 { (record, probe) } else { nil } }
     }

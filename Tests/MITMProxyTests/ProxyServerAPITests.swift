@@ -2,9 +2,9 @@ import Foundation
 import MITMProxy
 import Testing
 
-/// The library's API as a test author sees it with `import MITMProxy` alone (issue 35): events as an async sequence that
+/// The library's API as a test author sees it with `import MITMProxy` alone: events as an async sequence that
 /// ends, verdicts settled by suspending, the temporary CA gone after `stop()`, start errors as typed cases.
-@Suite struct ProxyServerAPITests {
+@Suite(.tags(.live), .skippedInFastTier) struct ProxyServerAPITests {
     private static func proxyForTheTestOrigin() async throws -> ProxyServer {
         let pki = try await TestPKI.shared()
         let proxy = try ProxyServer.forTesting {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The HAR, events and report files hold what the traffic held (cookies, tokens), so only their owner may read them.
-@Suite struct RecordedFilePermissionsTests {
+@Suite(.tags(.live), .skippedInFastTier) struct RecordedFilePermissionsTests {
     @Test func harEventsAndReportAreReadableByTheOwnerOnly() async throws {
         let directory = try TemporaryDirectory.make("private-files")
         defer { try? FileManager.default.removeItem(atPath: directory) }

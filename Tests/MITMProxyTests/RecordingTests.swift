@@ -6,7 +6,7 @@ import Testing
 
 /// Recording runs off the loops: a subscriber that stops reading (`--events -` into a pipe nobody reads)
 /// delays only the recording, never the relaying, and what it missed is counted, not waited for.
-@Suite struct RecordingTests {
+@Suite(.tags(.live), .skippedInFastTier) struct RecordingTests {
     @Test func aStalledSubscriberDoesNotStallTheProxy() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
@@ -25,7 +25,7 @@ import Testing
 }
 
 /// The real binary with `--events -` into a pipe nobody reads: once the pipe is full, requests still go through.
-@Suite struct UnreadEventsPipeTests {
+@Suite(.tags(.live), .skippedInFastTier) struct UnreadEventsPipeTests {
     @Test func requestsKeepCompletingWhileNobodyReadsTheEvents() async throws {
         let origin = try await OriginServer.start(.plainHTTP)
         let script = """

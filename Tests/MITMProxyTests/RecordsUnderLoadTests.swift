@@ -4,7 +4,7 @@ import Testing
 /// Issue 34, item 6: a burst of requests through the real binary with `--har`, `--events` and `--report` to files
 /// leaves every one of them in the records: nothing dropped, one HAR entry and one `request` and `response` line per
 /// request. Not timed: it counts.
-@Suite struct RecordsUnderLoadTests {
+@Suite(.tags(.live), .skippedInFastTier) struct RecordsUnderLoadTests {
     @Test func aBurstOfRequestsIsRecordedInFullInEveryOutput() async throws {
         let origin = try await OriginServer.start(.plainHTTP)
         let directory = try TemporaryDirectory.make("records-burst")

@@ -4,7 +4,7 @@ import Testing
 
 /// What the relay forwards is what was sent, minus exactly what RFC 9110/9112 tell a proxy to remove:
 /// no invented bytes, no transcoding, no lost request on a half-close, no trap on an unrequested response.
-@Suite struct RelayFidelityTests {
+@Suite(.tags(.live), .skippedInFastTier) struct RelayFidelityTests {
     @Test func aChunkedHeadResponseGetsNoInventedBody() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }

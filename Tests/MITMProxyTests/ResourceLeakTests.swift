@@ -5,7 +5,7 @@ import Testing
 /// Hundreds of aborted connections (closed at once, half a request, CONNECT then close, half a ClientHello,
 /// garbage, a reset after the handshake, a reset in the middle of a response) leave nothing behind: the
 /// proxy's open-connection count returns to zero and the real binary's descriptor count to its start value.
-@Suite struct ResourceLeakTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ResourceLeakTests {
     private static let kinds = ["connect_and_close", "half_request", "connect_then_close", "half_client_hello",
                                 "garbage_in_tunnel", "handshake_then_reset", "reset_mid_response"]
 

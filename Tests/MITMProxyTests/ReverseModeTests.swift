@@ -5,7 +5,7 @@ import Testing
 
 /// `--reverse`: the proxy as a TLS server in front of one origin, reached by a base URL (`https://localhost:PORT`) or a
 /// hosts-file entry, with the same forging, verdicts and recording as a proxied tunnel.
-@Suite struct ReverseModeTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ReverseModeTests {
     private func start(_ origin: OriginServer) async throws -> (ProxyHarness, port: Int) {
         let target = try ReverseTarget(parsing: "https://origin.test:\(origin.port)")
         let proxy = try await ProxyHarness.start {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// A rules file given to the real binary: its rules act, the console says so, and the HAR and the report name them.
-@Suite struct RulesFileTests {
+@Suite(.tags(.live), .skippedInFastTier) struct RulesFileTests {
     @Test func aRulesFileAnswersDelaysAndIsNamedInTheHARAndTheReport() async throws {
         let origin = try await OriginServer.start()
         let directory = try TemporaryDirectory.make("rules-binary")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `mitm-proxy --expect ... --junit FILE -- COMMAND`: one JUnit test case per expectation, and one for the client command.
-@Suite struct RunJUnitTests {
+@Suite(.tags(.live), .skippedInFastTier) struct RunJUnitTests {
     @Test func eachExpectationIsATestCase() async throws {
         let pki = try await TestPKI.shared()
         let origin = try await OriginServer.start(.tls(.origin))

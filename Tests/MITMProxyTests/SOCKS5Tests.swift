@@ -5,7 +5,7 @@ import Testing
 
 /// SOCKS5 on the proxy's own port, driven by curl: by host name (`socks5h`) and by address (`socks5`), with and
 /// without `--proxy-auth`, intercepted, refused by a pinning client, and recorded like an HTTP CONNECT.
-@Suite struct SOCKS5Tests {
+@Suite(.tags(.live), .skippedInFastTier) struct SOCKS5Tests {
     private func curl(_ proxy: ProxyHarness, _ proxyURL: String, _ arguments: [String]) async throws -> SubprocessResult {
         try await Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", proxyURL, "--cacert", proxy.caCertificate] + arguments,
                                  timeout: .seconds(30))

@@ -3,7 +3,7 @@ import Testing
 
 /// The proxy never dials itself: a CONNECT to its own address is refused with 508 at once (nested
 /// CONNECTs once took a thousand descriptors), an absolute-form request to it is served by its own pages.
-@Suite struct SelfConnectTests {
+@Suite(.tags(.live), .skippedInFastTier) struct SelfConnectTests {
     @Test func aConnectToTheProxysOwnAddressIsRefusedWith508() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }

@@ -5,7 +5,7 @@ import Testing
 /// `openssl s_client -sess_out` through the proxy to one host, then `-sess_in` with that session: the same host resumes,
 /// another host (and an IP literal without SNI) gets a full handshake with its own certificate, so its verdict rests on
 /// a certificate it was shown; the resumed connection's verdict says it was resumed.
-@Suite struct SessionBindingLiveTests {
+@Suite(.tags(.live), .skippedInFastTier) struct SessionBindingLiveTests {
     @Test(arguments: ["-tls1_3", "-tls1_2"])
     func aSessionOfOneHostResumesOnThatHostOnly(version: String) async throws {
         let proxy = try await ProxyHarness.start {

@@ -3,7 +3,7 @@ import Testing
 
 /// Slowloris: many clients that send a request head a byte a second hold nothing for longer than the head timeout,
 /// and a normal client is served at once while they trickle.
-@Suite struct SlowPeerTests {
+@Suite(.tags(.live), .skippedInFastTier) struct SlowPeerTests {
     @Test func fiveHundredTricklingClientsAreClosedByTheHeadTimeoutWhileANormalOneIsServed() async throws {
         let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 2 }
         defer { proxy.stop() }

@@ -4,7 +4,7 @@ import Testing
 /// Messages whose length two HTTP implementations could read differently (request smuggling, response splitting)
 /// are refused, on plain HTTP and inside intercepted tunnels, and nothing of them reaches the other side. A `tap`
 /// origin keeps every byte it receives, so "nothing was forwarded" is checked on the wire, not inferred.
-@Suite struct SmugglingTests {
+@Suite(.tags(.live), .skippedInFastTier) struct SmugglingTests {
     /// Each request carries the marker SMUGGLED in its target or body; TARGET and HOST are filled in per path.
     static let ambiguousRequests: [(name: String, bytes: String)] = [
         ("cl-te", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: 13\r\nTransfer-Encoding: chunked\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"),

@@ -3,9 +3,9 @@ import MITMCore
 @_spi(CommandLine) @_spi(Testing) import MITMProxy
 import Testing
 
-/// A browser's spare connection is not a refusal (issue 10, observation 10): two real python connections
+/// A browser's spare connection is not a refusal: two real python connections
 /// from one client to one host, one used, one closed right after its handshake.
-@Suite struct SpareConnectionTests {
+@Suite(.tags(.live), .skippedInFastTier) struct SpareConnectionTests {
     private func run(spareClosesFirst: Bool) async throws -> (ProxyHarness, [ProxyEvent]) {
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start { configuration in

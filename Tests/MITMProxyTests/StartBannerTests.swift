@@ -6,7 +6,7 @@ import Testing
 
 /// The start banner's part about reaching the proxy: every LAN address with the port to type into a phone, the onboarding
 /// URL, who can connect and whether credentials are needed; and its QR code, which a real decoder reads back.
-@Suite struct StartBannerTests {
+@Suite(.tags(.live), .skippedInFastTier) struct StartBannerTests {
     private let interfaces = [
         InterfaceAddress(interface: "lo", address: "127.0.0.1", isIPv6: false),
         InterfaceAddress(interface: "eth0", address: "192.0.2.2", isIPv6: false),

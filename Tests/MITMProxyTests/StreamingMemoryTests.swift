@@ -3,7 +3,7 @@ import Testing
 
 /// Bodies are streamed, never held whole: 100 MiB through the real binary does not grow its peak memory by
 /// anything near 100 MiB, in either direction, and a slow reader stops the proxy reading from the origin.
-@Suite struct StreamingMemoryTests {
+@Suite(.tags(.live), .skippedInFastTier) struct StreamingMemoryTests {
     private static let hundredMebibytes = 104_857_600
     /// Allowed growth of the proxy's peak RSS: buffers and TLS state, far below the body size.
     private static let allowedGrowthKilobytes = 32 * 1024

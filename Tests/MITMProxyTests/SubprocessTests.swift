@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite struct SubprocessTests {
+@Suite(.tags(.live), .skippedInFastTier) struct SubprocessTests {
     @Test func capturesOutputAndExitStatus() async throws {
         let result = try await Subprocess.run("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"])
         #expect(result.stdoutText == "out\n")

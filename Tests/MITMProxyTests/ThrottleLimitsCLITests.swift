@@ -3,7 +3,7 @@ import Testing
 
 /// Throttle values the proxy cannot simulate, given to the real binary: refused at start with exit 2 and the allowed
 /// range, and refused in a reloaded rules file with the previous rules kept (the proxy keeps serving).
-@Suite struct ThrottleLimitsCLITests {
+@Suite(.tags(.live), .skippedInFastTier) struct ThrottleLimitsCLITests {
     @Test(arguments: ["down=1e300kbit", "api.test=down=99999999999999999999kbit", "up=1e300kbit",
                       "latency=1e300s", "api.test=latency=9999999999999s"])
     func anOutOfRangeThrottleStopsTheStart(value: String) async throws {

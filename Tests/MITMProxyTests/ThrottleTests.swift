@@ -6,7 +6,7 @@ import Testing
 /// `--throttle` with real curl through the proxy: the throttled host is as slow as its profile says (a timed
 /// assertion is the feature itself here), another host is not slowed, the proxy's memory stays flat because a
 /// throttled link pauses the origin instead of buffering it, and interception and verdicts are unchanged.
-@Suite struct ThrottleTests {
+@Suite(.tags(.live), .skippedInFastTier) struct ThrottleTests {
     private static let names = ["api.origin.test": "127.0.0.1", "www.origin.test": "127.0.0.1", "pinned.test": "127.0.0.1"]
 
     /// Seconds curl took for `url` (its own `time_total`), and whether it got `bytes` bytes.

@@ -6,7 +6,7 @@ import Testing
 /// The QA toolbox with real curl through the proxy and real TLS origins: map local, map remote, fixed answers,
 /// delays, faults, and a rules file that is read again when it changes. Names under `origin.test` are resolved
 /// to 127.0.0.1 by the proxy (`--resolve`), and the test PKI's certificate covers them.
-@Suite struct TrafficRuleTests {
+@Suite(.tags(.live), .skippedInFastTier) struct TrafficRuleTests {
     private static let names = ["api.origin.test": "127.0.0.1", "www.origin.test": "127.0.0.1"]
 
     private func proxy(_ rules: [TrafficRule], file: String? = nil) async throws -> ProxyHarness {

@@ -2,10 +2,10 @@ import Foundation
 import MITMCore
 import Testing
 
-/// The transparent listener (issue 38): a namespace of the test's own, whose TCP the system redirects to the listener
+/// The transparent listener: a namespace of the test's own, whose TCP the system redirects to the listener
 /// with an nftables `REDIRECT`, reaches an origin through the proxy with no proxy setting; the original destination comes
 /// from `SO_ORIGINAL_DST`, the name from the SNI.
-@Suite(.enabled(if: NetworkNamespace.isAvailable && NFTables.isAvailable, "network namespaces and nftables need root, iproute2 and nft"))
+@Suite(.tags(.live), .skippedInFastTier, .enabled(if: NetworkNamespace.isAvailable && NFTables.isAvailable, "network namespaces and nftables need root, iproute2 and nft"))
 struct TransparentListenerTests {
     @Test func aRedirectedClientIsInterceptedWithItsSNIName() async throws {
         let space = try await NetworkNamespace.make(prefix: "10.79")

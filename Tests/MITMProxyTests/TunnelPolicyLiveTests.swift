@@ -4,7 +4,7 @@ import Testing
 
 /// The policy seam decides once per TLS tunnel: an ignored host's tunnel is relayed untouched (the client
 /// sees the origin's own certificate, no verdict is recorded), every other host is intercepted.
-@Suite struct TunnelPolicyLiveTests {
+@Suite(.tags(.live), .skippedInFastTier) struct TunnelPolicyLiveTests {
     @Test func anIgnoredHostPassesThroughWithItsOwnCertificate() async throws {
         let proxy = try await ProxyHarness.start { $0.tunnelPolicy = TunnelPolicy(passThroughHosts: [try! HostPattern("localhost")]) }
         defer { proxy.stop() }

@@ -4,7 +4,7 @@ import Testing
 
 /// When the upstream cannot be reached or trusted, the client gets a 502 whose plain-text body names the
 /// host, the port and the reason, and the proxy logs it.
-@Suite struct UpstreamFailureTests {
+@Suite(.tags(.live), .skippedInFastTier) struct UpstreamFailureTests {
     /// curl's `-w` line after the body: the status code.
     private func statusAndBody(_ result: SubprocessResult) -> (status: String, body: String) {
         let text = result.stdoutText

@@ -4,7 +4,7 @@ import MITMCore
 import Testing
 
 /// Idle upstream connections are reused by the next client of the same origin.
-@Suite struct UpstreamReuseTests {
+@Suite(.tags(.live), .skippedInFastTier) struct UpstreamReuseTests {
     private func fetch(_ harness: ProxyHarness, _ url: String) async throws -> SubprocessResult {
         try await Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "--proxy", harness.url,
                                                    "--cacert", harness.caCertificate, url], timeout: .seconds(20))

@@ -5,7 +5,7 @@ import MITMTLS
 import Testing
 
 /// Every verdict kind produced by a real client through a live proxy.
-@Suite struct VerdictTests {
+@Suite(.tags(.live), .skippedInFastTier) struct VerdictTests {
     struct Setup {
         let proxy: ProxyServer
         let origin: OriginServer

@@ -3,7 +3,7 @@ import Testing
 
 /// WebSockets over HTTP/2 (RFC 8441 extended CONNECT): offered to the client only when the upstream offers
 /// them, relayed stream to stream, and recorded like the HTTP/1.1 ones.
-@Suite struct WebSocketHTTP2Tests {
+@Suite(.tags(.live), .skippedInFastTier) struct WebSocketHTTP2Tests {
     @Test func aCompressedSessionOverAnHTTP2StreamIsRecordedMessageByMessage() async throws {
         let origin = try await OriginServer.start(.tls(.origin), script: RepositoryLayout.h2OriginScript,
                                                   extraArguments: ["--extended-connect"])

@@ -3,7 +3,7 @@ import Testing
 
 /// WebSocket messages after a `101` on HTTP/1.1: read from a copy of the relayed bytes and recorded in the
 /// console, the events and the HAR, while the endpoints get exactly what the other side sent.
-@Suite struct WebSocketTests {
+@Suite(.tags(.live), .skippedInFastTier) struct WebSocketTests {
     /// What ws_client.py's `session` scenario sends, and the echo origin returns, in order: (direction, type,
     /// data as recorded with `limit` bytes kept: text, or base64 for every other opcode).
     static func sessionMessages(limit: Int) -> [(String, String, String)] {

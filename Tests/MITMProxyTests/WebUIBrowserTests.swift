@@ -4,7 +4,7 @@ import Testing
 
 /// The web UI in a real browser: headless Chromium driven by Selenium (Fixtures/web_ui_browser.py) while curl sends
 /// traffic through the real binary. Skipped only when Chromium cannot start at all.
-@Suite(.serialized, .enabled(if: Chromium.starts, "needs Chromium that starts (scripts/install-deps test installs it)"))
+@Suite(.tags(.live), .skippedInFastTier, .serialized, .enabled(if: Chromium.starts, "needs Chromium that starts (scripts/install-deps test installs it)"))
 struct WebUIBrowserTests {
     struct Observed: Decodable {
         let curlBody: String

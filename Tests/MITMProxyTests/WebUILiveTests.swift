@@ -5,7 +5,7 @@ import Testing
 
 /// The web UI of the real binary over real sockets: its own port, other machines and the token, a page that stops
 /// reading, and the memory 10,000 flows take.
-@Suite struct WebUILiveTests {
+@Suite(.tags(.live), .skippedInFastTier) struct WebUILiveTests {
     private func curl(_ arguments: [String]) async throws -> SubprocessResult {
         try await Subprocess.run("curl", ["-sS", "--max-time", "20", "--noproxy", "*"] + arguments, timeout: .seconds(30))
     }

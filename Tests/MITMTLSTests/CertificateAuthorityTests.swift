@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MITMTLS
 
 @Suite struct CertificateAuthorityTests {
     @Test func firstStartCreatesPrivateFilesAndLaterStartsReuseThem() throws {
-        let directory = temporaryPath("ca")
+        let directory = TemporaryDirectory.path("ca")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let created = try CertificateAuthority.loadOrCreate(directory: directory)
         #expect(created.wasCreated)
@@ -19,7 +20,7 @@ import Testing
     }
 
     @Test func aMissingKeyIsAnErrorNamingTheFileNotANewCA() throws {
-        let directory = temporaryPath("half")
+        let directory = TemporaryDirectory.path("half")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let created = try CertificateAuthority.loadOrCreate(directory: directory)
         try FileManager.default.removeItem(atPath: created.files.privateKey)
@@ -29,8 +30,8 @@ import Testing
     }
 
     @Test func aKeyFromAnotherCAIsRejected() throws {
-        let first = temporaryPath("first")
-        let second = temporaryPath("second")
+        let first = TemporaryDirectory.path("first")
+        let second = TemporaryDirectory.path("second")
         defer {
             try? FileManager.default.removeItem(atPath: first)
             try? FileManager.default.removeItem(atPath: second)
@@ -44,7 +45,7 @@ import Testing
     }
 
     @Test func aDamagedCertificateIsAnErrorNamingTheFile() throws {
-        let directory = temporaryPath("damaged")
+        let directory = TemporaryDirectory.path("damaged")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let created = try CertificateAuthority.loadOrCreate(directory: directory)
         try Data("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n".utf8)
@@ -54,7 +55,7 @@ import Testing
     }
 
     @Test func anUnreadableCertificateIsAnErrorNamingTheFile() throws {
-        let directory = temporaryPath("unreadable")
+        let directory = TemporaryDirectory.path("unreadable")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let created = try CertificateAuthority.loadOrCreate(directory: directory)
         try FileManager.default.removeItem(atPath: created.files.certificatePEM)
@@ -64,7 +65,7 @@ import Testing
     }
 
     @Test func regenerateReplacesTheCA() throws {
-        let directory = temporaryPath("regen")
+        let directory = TemporaryDirectory.path("regen")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let old = try CertificateAuthority.loadOrCreate(directory: directory)
         let new = try CertificateAuthority.regenerate(directory: directory)

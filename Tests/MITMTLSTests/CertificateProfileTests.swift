@@ -1,15 +1,16 @@
 import Foundation
+import TestSupport
 import MITMCore
 @testable import MITMTLS
 import Testing
 
 /// Each profile's certificate through `openssl verify -x509_strict -purpose sslserver -verify_hostname`, trusting the
 /// proxy CA: `trusted` and `key:FILE` pass, every invalid profile fails with exactly the error it names.
-@Suite struct CertificateProfileTests {
+@Suite(.tags(.live), .skippedInFastTier) struct CertificateProfileTests {
     private static let host = "api.bank.test"
 
     private func forger(keyFiles: [String] = []) throws -> CertificateProfileForger {
-        let authority = try CertificateAuthority.loadOrCreate(directory: temporaryPath("profiles"))
+        let authority = try CertificateAuthority.loadOrCreate(directory: TemporaryDirectory.path("profiles"))
         return try CertificateProfileForger(trusted: try LeafForger(authority: authority), keyFiles: keyFiles)
     }
 
@@ -74,7 +75,7 @@ import Testing
     }
 
     @Test func keyFileProfileCarriesThatKeyAndPasses() throws {
-        let path = temporaryPath("next-key") + ".pem"
+        let path = TemporaryDirectory.path("next-key") + ".pem"
         let key = try PrivateKey.generateP256()
         try Data(try key.pkcs8PEM()).write(to: URL(fileURLWithPath: path))
         defer { unlink(path) }
@@ -87,9 +88,9 @@ import Testing
     }
 
     @Test func anUnusableKeyFileIsAClearError() throws {
-        let missing = temporaryPath("absent") + ".pem"
+        let missing = TemporaryDirectory.path("absent") + ".pem"
         #expect(throws: CertificateProfileSetupError.self) { try self.forger(keyFiles: [missing]) }
-        let garbage = temporaryPath("garbage") + ".pem"
+        let garbage = TemporaryDirectory.path("garbage") + ".pem"
         try Data("not a key".utf8).write(to: URL(fileURLWithPath: garbage))
         defer { unlink(garbage) }
         do {
@@ -109,7 +110,7 @@ import Testing
     }
 
     @Test func throwawayKeysAreNeverWrittenNextToTheCA() throws {
-        let directory = temporaryPath("ca-only")
+        let directory = TemporaryDirectory.path("ca-only")
         let authority = try CertificateAuthority.loadOrCreate(directory: directory)
         let before = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         let forger = try CertificateProfileForger(trusted: try LeafForger(authority: authority))

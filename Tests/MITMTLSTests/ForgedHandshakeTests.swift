@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MITMTLS
 
@@ -6,7 +7,7 @@ import Testing
     static let fixture = Result { try ForgerFixture() }
 
     struct ForgerFixture {
-        let directory = temporaryPath("forge")
+        let directory = TemporaryDirectory.path("forge")
         let authority: CertificateAuthority
         let forger: LeafForger
         let server: ServerTLSContext

@@ -30,11 +30,3 @@ func handshakenPair(name: String) throws -> (client: TLSConnection, server: TLSC
     #expect(handshake.client == .complete && handshake.server == .complete)
     return (client, server)
 }
-
-/// A fresh temporary directory path (not created).
-func temporaryPath(_ label: String) -> String {
-    let base = FileManager.default.temporaryDirectory.path
-    return "\(base)/mitm-proxy-tests-\(label)-\(UUID().uuidString)"
-}
-
-import Foundation

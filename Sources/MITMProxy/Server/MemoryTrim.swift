@@ -7,12 +7,15 @@ enum MemoryTrim {
     private static let lastTrim = Atomic<UInt64>(0)
     private static let interval: UInt64 = 2_000_000_000
 
-    /// Trims when `interval` has passed since the last trim. Loops call this concurrently, so `now` may be
-    /// older than the `lastTrim` another loop just stored.
-    static func trimIfDue(now: UInt64) {
+    /// Trims when `interval` has passed since the last trim; whether it trimmed. Loops call this concurrently, so
+    /// `now` may be older than the `lastTrim` another loop just stored.
+    @discardableResult
+    static func trimIfDue(now: UInt64) -> Bool {
         let last = lastTrim.load(ordering: .relaxed)
         guard now >= last, now - last >= interval,
-              lastTrim.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged else { return }
+            lastTrim.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+        else { return false }
         System.releaseFreeMemory()
+        return true
     }
 }

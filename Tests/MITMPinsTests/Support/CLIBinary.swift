@@ -4,12 +4,14 @@ import Foundation
 enum CLIBinary {
     /// Its path, or nil when it was not built.
     static var path: String? {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = directory.appendingPathComponent("mitm-proxy").path
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate) {
+                FileManager.default.isExecutableFile(atPath: candidate)
+            {
                 return candidate
             }
             directory.deleteLastPathComponent()
@@ -18,8 +20,8 @@ enum CLIBinary {
     }
 
     /// Runs `mitm-proxy arguments`.
-    static func run(_ arguments: [String]) throws -> ProcessOutput {
+    static func run(_ arguments: [String]) throws -> SubprocessResult {
         guard let path else { throw TestFailure("mitm-proxy was not built next to the tests: run swift build first") }
-        return try Subprocess.run(executable: path, arguments)
+        return try Subprocess.runBlocking(path, arguments)
     }
 }

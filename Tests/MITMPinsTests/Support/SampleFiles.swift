@@ -20,7 +20,7 @@ enum SampleFiles {
     }
 
     private static func values(now: Date) throws -> [String: String] {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         let leaf = try require(try CertificateFile.read(pki.path("leaf.pem")).first)
         let leafElement = try ChainElement(leaf, index: 0, position: .leaf, now: now)
         return [

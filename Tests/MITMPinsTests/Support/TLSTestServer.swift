@@ -1,30 +1,25 @@
 import Foundation
 
 /// `Samples/tls_server.py` running on a port the kernel picked; stopped when released.
-final class TLSTestServer: @unchecked Sendable {
-    // @unchecked Sendable: the process and pipes are only touched in init and deinit.
+final class TLSTestServer: Sendable {
     let port: Int
-    private let process: Process
-    private let input: Pipe
+    private let process: ChildProcess
 
     /// Starts the server with `arguments` (see the script's usage) and waits for its port line.
     init(_ arguments: [String]) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", (SampleFiles.directory as NSString).appendingPathComponent("tls_server.py")] + arguments
-        input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
+        let script = (SampleFiles.directory as NSString).appendingPathComponent("tls_server.py")
+        process = try ChildProcess(
+            path: try Subprocess.executablePath("python3"), arguments: [script] + arguments,
+            pipeStdin: true, inheritingStderr: true)
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = process.output.availableData
             guard !chunk.isEmpty else { break }
             line += chunk
         }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
+        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
+            process.kill()
             throw TestFailure("tls_server.py did not print its port")
         }
         self.port = port
@@ -32,16 +27,16 @@ final class TLSTestServer: @unchecked Sendable {
 
     /// A TLS server for the leaf.test chain that serves the other.test chain to SNI other.test.
     static func standard() throws -> TLSTestServer {
-        let pki = try TestPKI.shared()
+        let pki = try TestPKI.withPinLeaves()
         return try TLSTestServer([
-            "tls", pki.path("leaf-served.pem"), pki.path("leaf.key"),
-            "other.test", pki.path("other-served.pem"), pki.path("other.key"),
+            "tls", pki.path("leaf-chain.pem"), pki.path("leaf-key.pem"),
+            "other.test", pki.path("other-chain.pem"), pki.path("other-key.pem"),
         ])
     }
 
     deinit {
-        try? input.fileHandleForWriting.close()
+        try? process.input?.close()
         process.terminate()
-        process.waitUntilExit()
+        if !process.waitForExit(timeout: .seconds(10)) { process.kill() }
     }
 }

@@ -171,7 +171,7 @@ def serve(connection, behavior):
                 else:
                     respond(connection, "200 OK", [("Content-Length", 5)], b"fresh")
             elif behavior == "late":
-                time.sleep(2)
+                time.sleep(2)  # a slow origin on purpose: it answers after the client's handshake deadline passed
                 respond(connection, "200 OK", [("Content-Length", 4)], b"late")
             elif behavior == "silent":
                 threading.Event().wait()

@@ -7,9 +7,6 @@ enum RepositoryLayout {
         return components.joined(separator: "/")
     }()
 
-    /// `certs/make-test-pki.sh`.
-    static let testPKIScript = root + "/certs/make-test-pki.sh"
-
     /// `Tests/MITMProxyTests/Fixtures`.
     static let fixtures = root + "/Tests/MITMProxyTests/Fixtures"
 

@@ -1,5 +1,6 @@
 import CMITMShims
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,12 +18,17 @@ struct SpawnedChild {
 
     /// Starts `path` with `arguments` and `environment` (the test process's own when nil).
     /// With `mergingStderr`, stderr goes to the stdout pipe, with `inheritingStderr` to the test process's own stderr
-    /// (and `stderr` reads nothing in either case).
-    init(path: String, arguments: [String], environment: [String: String]?, pipeStdin: Bool, mergingStderr: Bool = false,
-         inheritingStderr: Bool = false) throws {
+    /// (and `stderr` reads nothing in either case). With `outputDescriptor` (a terminal), stdout and stderr both go
+    /// there, and neither pipe reads anything.
+    init(
+        path: String, arguments: [String], environment: [String: String]?, pipeStdin: Bool, mergingStderr: Bool = false,
+        inheritingStderr: Bool = false, outputDescriptor: Int32? = nil
+    ) throws {
         func pipePair() throws -> (read: Int32, write: Int32) {
             var ends: [Int32] = [0, 0]
-            guard pipe(&ends) == 0 else { throw SubprocessError(description: "pipe: \(String(cString: strerror(errno)))") }
+            guard pipe(&ends) == 0 else {
+                throw SubprocessError(description: "pipe: \(String(cString: strerror(errno)))")
+            }
             for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
             return (ends[0], ends[1])
         }
@@ -39,8 +45,10 @@ struct SpawnedChild {
         var child: pid_t = 0
         // The child gets no other descriptor of the test process: a pipe end of another test's child kept open in a
         // long-lived one (an origin) would keep that test from ever seeing its EOF.
-        let spawned = mitm_spawn_with_stdio(&child, path, argv, envp, input?.read ?? devNull, output.write,
-                                            inheritingStderr ? -1 : (mergingStderr ? output.write : errors.write))
+        let spawned = mitm_spawn_with_stdio(
+            &child, path, argv, envp, input?.read ?? devNull,
+            outputDescriptor ?? output.write,
+            outputDescriptor ?? (inheritingStderr ? -1 : (mergingStderr ? output.write : errors.write)))
         for descriptor in [input?.read, output.write, errors.write, devNull >= 0 ? devNull : nil].compactMap({ $0 }) {
             Glibc.close(descriptor)
         }
@@ -85,35 +93,46 @@ struct SpawnedChild {
 }
 
 /// A long-running child (the proxy binary, a fixture server) that tests signal, poll and wait for from any thread.
-final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: @unchecked Sendable {
     // @unchecked Sendable: `child` is only touched under `lock`.
     private let lock = NSLock()
     private var child: SpawnedChild
-    let processIdentifier: pid_t
+    public let processIdentifier: pid_t
     /// The parent's end of the child's stdout, with its stderr unless `inheritingStderr`.
-    let output: FileHandle
+    public let output: FileHandle
     /// The parent's end of the child's stdin when `pipeStdin` (closing it is the child's EOF); /dev/null otherwise.
-    let input: FileHandle?
+    public let input: FileHandle?
 
-    init(path: String, arguments: [String], environment: [String: String]? = nil, pipeStdin: Bool = false,
-         inheritingStderr: Bool = false) throws {
-        child = try SpawnedChild(path: path, arguments: arguments, environment: environment, pipeStdin: pipeStdin,
-                                 mergingStderr: !inheritingStderr, inheritingStderr: inheritingStderr)
+    /// With `terminal`, the child's stdout and stderr are that descriptor (a pseudo-terminal's follower side) and
+    /// `output` reads nothing.
+    public init(
+        path: String, arguments: [String], environment: [String: String]? = nil, pipeStdin: Bool = false,
+        inheritingStderr: Bool = false, terminal: FileHandle? = nil
+    ) throws {
+        child = try SpawnedChild(
+            path: path, arguments: arguments, environment: environment, pipeStdin: pipeStdin,
+            mergingStderr: !inheritingStderr, inheritingStderr: inheritingStderr,
+            outputDescriptor: terminal?.fileDescriptor)
         processIdentifier = child.pid
         output = child.stdout
         input = child.stdin
     }
 
-    var isRunning: Bool { lock.withLock { !child.hasExited() } }
+    public var isRunning: Bool { lock.withLock { !child.hasExited() } }
 
     /// SIGTERM.
-    func terminate() { _ = Glibc.kill(processIdentifier, SIGTERM) }
+    public func terminate() { _ = Glibc.kill(processIdentifier, SIGTERM) }
 
     /// The exit code, or the signal number when `terminatedBySignal` (-1 while it runs).
-    var terminationStatus: Int32 { lock.withLock { _ = child.hasExited(); return child.status } }
+    public var terminationStatus: Int32 {
+        lock.withLock {
+            _ = child.hasExited()
+            return child.status
+        }
+    }
 
     /// Waits at most `timeout` for the exit; whether it came.
-    func waitForExit(timeout: Duration) -> Bool {
+    public func waitForExit(timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while isRunning {
             guard ContinuousClock.now < deadline else { return false }
@@ -123,5 +142,5 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// SIGKILL if it still runs, and reaps it.
-    func kill() { lock.withLock { child.kill() } }
+    public func kill() { lock.withLock { child.kill() } }
 }

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Waiting for a condition with a deadline instead of sleeping for a guessed time.
-enum Poll {
+public enum Poll {
     /// Evaluates `condition` every `interval` until it holds (true) or `timeout` passes (false).
-    static func until(
+    public static func until(
         timeout: Duration = .seconds(10),
         interval: Duration = .milliseconds(20),
         _ condition: () async throws -> Bool

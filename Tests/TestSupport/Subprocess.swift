@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -6,47 +7,50 @@ import Darwin
 #endif
 
 /// How a subprocess ended and what it printed.
-struct SubprocessResult: Sendable, CustomStringConvertible {
+public struct SubprocessResult: Sendable, CustomStringConvertible {
     /// The exit code, or the signal number when `terminatedBySignal`.
-    var status: Int32
+    public var status: Int32
     /// The process was ended by a signal (including the kill after a timeout).
-    var terminatedBySignal: Bool
+    public var terminatedBySignal: Bool
     /// The timeout expired and the process was killed.
-    var timedOut: Bool
+    public var timedOut: Bool
     /// Everything written to stdout.
-    var stdout: [UInt8]
+    public var stdout: [UInt8]
     /// Everything written to stderr.
-    var stderr: [UInt8]
+    public var stderr: [UInt8]
 
     /// stdout decoded as UTF-8.
-    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     /// stderr decoded as UTF-8.
-    var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+    public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
     /// Exited by itself with status 0.
-    var succeeded: Bool { !timedOut && !terminatedBySignal && status == 0 }
+    public var succeeded: Bool { !timedOut && !terminatedBySignal && status == 0 }
 
     /// How it ended, with the start of each output as text, for test failure messages.
-    var description: String {
-        let ending = timedOut ? "timed out" : terminatedBySignal ? "killed by signal \(status)" : "exit status \(status)"
+    public var description: String {
+        let ending =
+            timedOut ? "timed out" : terminatedBySignal ? "killed by signal \(status)" : "exit status \(status)"
         return "\(ending); stdout (\(stdout.count) bytes): \(stdoutText.prefix(500).debugDescription); "
             + "stderr: \(stderrText.prefix(2000).debugDescription)"
     }
 }
 
 /// A failure to start or find a subprocess.
-struct SubprocessError: Error, CustomStringConvertible {
+public struct SubprocessError: Error, CustomStringConvertible {
     /// What went wrong.
-    let description: String
+    public let description: String
+
+    public init(description: String) { self.description = description }
 }
 
 /// Runs commands for tests: captured output, optional stdin, and a timeout that kills, so a test never hangs.
-enum Subprocess {
+public enum Subprocess {
     private static let ignoreBrokenPipes: Void = {
         signal(SIGPIPE, SIG_IGN)
     }()
 
     /// Runs `executable` (a path, or a name looked up in PATH) on a thread of its own.
-    static func run(
+    public static func run(
         _ executable: String,
         _ arguments: [String] = [],
         stdin: [UInt8]? = nil,
@@ -59,7 +63,7 @@ enum Subprocess {
     }
 
     /// Runs `executable` on the calling thread; stdin is /dev/null when `stdin` is nil.
-    static func runBlocking(
+    public static func runBlocking(
         _ executable: String,
         _ arguments: [String] = [],
         stdin: [UInt8]? = nil,
@@ -67,8 +71,9 @@ enum Subprocess {
         timeout: Duration = .seconds(30)
     ) throws -> SubprocessResult {
         _ = ignoreBrokenPipes
-        var child = try SpawnedChild(path: try executablePath(executable), arguments: arguments, environment: environment,
-                                     pipeStdin: stdin != nil)
+        var child = try SpawnedChild(
+            path: try executablePath(executable), arguments: arguments, environment: environment,
+            pipeStdin: stdin != nil)
         var pump = PipePump(input: stdin ?? [], stdin: child.stdin, stdout: child.stdout, stderr: child.stderr)
         let deadline = DispatchTime.now() + dispatchInterval(timeout)
         var timedOut = !pump.run(until: deadline) { child.hasExited() }
@@ -87,12 +92,13 @@ enum Subprocess {
             _ = pump.run(until: .now() + .seconds(1)) { true }
         }
         pump.closeAll()
-        return SubprocessResult(status: child.status, terminatedBySignal: child.terminatedBySignal, timedOut: timedOut,
-                                stdout: pump.stdout, stderr: pump.stderr)
+        return SubprocessResult(
+            status: child.status, terminatedBySignal: child.terminatedBySignal, timedOut: timedOut,
+            stdout: pump.stdout, stderr: pump.stderr)
     }
 
     /// `name` itself if it contains a slash, else the first executable of that name in PATH.
-    static func executablePath(_ name: String) throws -> String {
+    public static func executablePath(_ name: String) throws -> String {
         if name.contains("/") { return name }
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for directory in searchPath.split(separator: ":") {
@@ -102,9 +108,8 @@ enum Subprocess {
         throw SubprocessError(description: "\(name) is not installed or not in PATH")
     }
 
-    static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+    public static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
         let (seconds, attoseconds) = duration.components
         return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }
-
