@@ -2,7 +2,7 @@
 /// run finds the leftovers of one that crashed: a network namespace, a veth pair with a /30 of 10/8 (this machine
 /// `.1`, the namespace `.2`), a resolv.conf for the namespace, and an nftables table that redirects the namespace's TCP
 /// to the transparent listener and its DNS to the proxy's responder and refuses the rest. Sans-IO: command lines and
-/// texts; `CaptureNamespace` runs them.
+/// texts for the steps of `CaptureMachine`; `CaptureNamespace` runs them.
 public struct CapturePlan: Sendable, Equatable {
     public let pid: Int32
 
@@ -26,17 +26,32 @@ public struct CapturePlan: Sendable, Equatable {
     public var hostAddress: String { Self.dotted(10 << 24 | subnet | 1) }
     public var clientAddress: String { Self.dotted(10 << 24 | subnet | 2) }
 
-    /// The commands that make the namespace and its link (`ip` arguments), in order.
-    public var setupCommands: [[String]] {
-        [["netns", "add", namespace],
-         ["link", "add", hostLink, "type", "veth", "peer", "name", clientLink],
-         ["link", "set", clientLink, "netns", namespace],
-         ["addr", "add", hostAddress + "/30", "dev", hostLink],
-         ["link", "set", hostLink, "up"],
-         ["-n", namespace, "addr", "add", clientAddress + "/30", "dev", clientLink],
-         ["-n", namespace, "link", "set", clientLink, "up"],
-         ["-n", namespace, "link", "set", "lo", "up"],
-         ["-n", namespace, "route", "add", "default", "via", hostAddress]]
+    /// The `ip` arguments that do `step`, in order; none for a step done otherwise (a file, nftables, the proxy).
+    public func ipCommands(for step: CaptureMachine.Step) -> [[String]] {
+        switch step {
+        case .namespace: [["netns", "add", namespace]]
+        case .link: [["link", "add", hostLink, "type", "veth", "peer", "name", clientLink], ["link", "set", clientLink, "netns", namespace]]
+        case .addresses:
+            [["addr", "add", hostAddress + "/30", "dev", hostLink],
+             ["link", "set", hostLink, "up"],
+             ["-n", namespace, "addr", "add", clientAddress + "/30", "dev", clientLink],
+             ["-n", namespace, "link", "set", clientLink, "up"],
+             ["-n", namespace, "link", "set", "lo", "up"]]
+        case .routes: [["-n", namespace, "route", "add", "default", "via", hostAddress]]
+        case .resolver, .listeners, .rules, .command: []
+        }
+    }
+
+    /// The `ip` arguments that take `step` down; each may fail harmlessly (not there, or gone with the namespace).
+    public func ipUndoCommands(for step: CaptureMachine.Step) -> [[String]] {
+        switch step {
+        case .namespace: [["netns", "del", namespace]]
+        // Deleting either end of a veth pair deletes both; the namespace's end goes with the namespace too.
+        case .link: [["link", "del", hostLink]]
+        case .addresses: [["addr", "flush", "dev", hostLink], ["-n", namespace, "addr", "flush", "dev", clientLink]]
+        case .routes: [["-n", namespace, "route", "del", "default"]]
+        case .resolver, .listeners, .rules, .command: []
+        }
     }
 
     /// The namespace's resolv.conf: the proxy's responder (at this machine's end of the link; the redirect catches a
@@ -66,9 +81,7 @@ public struct CapturePlan: Sendable, Equatable {
         """
     }
 
-    /// What removes everything, whatever got made: `ip` and `nft` arguments; each may fail harmlessly (already gone).
-    /// Deleting the namespace deletes the veth pair with it; the link is deleted too in case the namespace went first.
-    public var teardownIPCommands: [[String]] { [["netns", "del", namespace], ["link", "del", hostLink]] }
+    /// The `nft` arguments that take the `.rules` step down.
     public var teardownNFTCommand: [String] { ["delete", "table", "inet", table] }
 
     /// The pids whose capture leftovers are on the system: in `ip netns list`, `ip -o link show` and `nft list tables`

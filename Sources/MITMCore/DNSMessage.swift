@@ -8,6 +8,9 @@ public struct DNSQuery: Sendable, Equatable {
     public let flags: UInt16
     /// The name asked for, lower-cased, without the final dot (`api.example.com`).
     public let name: String
+    /// `name` when it is a host name the proxy may dial and name a certificate for (`HostName.validate`), nil otherwise:
+    /// a label with a dot in it (`a.b` as one label reads like two), a byte outside ASCII, an empty name.
+    public let hostName: String?
     /// The record type: 1 is A, 28 AAAA.
     public let type: UInt16
     /// The record class (1 is IN).
@@ -45,6 +48,7 @@ public struct DNSQuery: Sendable, Equatable {
         var index = 12
         var labels: [String] = []
         var nameLength = 0
+        var labelHasDot = false
         while true {
             guard index < datagram.count else { throw .malformed(id: id, flags: flags) }
             let length = Int(datagram[index])
@@ -54,14 +58,16 @@ public struct DNSQuery: Sendable, Equatable {
             guard length <= 63, index + length <= datagram.count else { throw .malformed(id: id, flags: flags) }
             nameLength += length + 1
             guard nameLength <= 255 else { throw .malformed(id: id, flags: flags) }
+            labelHasDot = labelHasDot || datagram[index..<index + length].contains(UInt8(ascii: "."))
             labels.append(String(decoding: datagram[index..<index + length], as: UTF8.self).lowercased())
             index += length
         }
         guard index + 4 <= datagram.count else { throw .malformed(id: id, flags: flags) }
         let type = UInt16(datagram[index]) << 8 | UInt16(datagram[index + 1])
         let recordClass = UInt16(datagram[index + 2]) << 8 | UInt16(datagram[index + 3])
-        return DNSQuery(id: id, flags: flags, name: labels.joined(separator: "."), type: type, recordClass: recordClass,
-                        question: datagram[12..<index + 4])
+        let name = labels.joined(separator: ".")
+        return DNSQuery(id: id, flags: flags, name: name, hostName: labelHasDot ? nil : HostName.validate(name), type: type,
+                        recordClass: recordClass, question: datagram[12..<index + 4])
     }
 
     /// The answer: `address` (4 bytes) as the one A record when given, else no record (NOERROR, an empty answer), with

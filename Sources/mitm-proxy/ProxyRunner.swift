@@ -33,10 +33,8 @@ struct ProxyRunner {
                 return ExitStatus.usageOrSetup
             }
         }
-        // Whatever way the run ends from here, the namespace, its link and rules go: a SIGINT or SIGTERM before the client
-        // command runs (which passes them on to it) ends the run instead of the process.
-        defer { capture?.namespace.remove() }
-        let captureTermination = capture == nil ? nil : CaptureTermination()
+        // Whatever way the run ends from here, what the capture made goes.
+        defer { capture?.end() }
         do {
             server = try ProxyServer(configuration: configuration)
             events = try options.eventsPath.map { try EventLogWriter(path: $0) { console.err("mitm-proxy: \($0)") } }
@@ -68,7 +66,7 @@ struct ProxyRunner {
         say("mitm-proxy listening on \(server.listenAddress) (HTTP and HTTPS proxy)")
         if let capture {
             do {
-                for line in try capture.redirect(to: server) { say(line) }
+                for line in try capture.listenersStarted(server) { say(line) }
             } catch {
                 console.err("mitm-proxy: \(error)")
                 server.stop()
@@ -122,11 +120,12 @@ struct ProxyRunner {
                 client.capturePrefix = capture.namespace.commandPrefix
                 client.started = { pid in
                     server.captureCommandStarted(pid: pid)
-                    captureTermination?.commandStarted(pid: pid)
+                    capture.commandStarted(pid: pid)
                 }
             }
             do {
                 let ended = try client.runToCompletion()
+                capture?.commandEnded()
                 outcome = ended
                 say("client command: \(ended.status); waiting for open verdicts to settle")
             } catch {

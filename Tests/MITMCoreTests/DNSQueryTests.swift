@@ -58,6 +58,18 @@ import Testing
         #expect(DNSQuery.answer(to: .unsupportedOpcode(id: 0x1234, flags: 0x1000))?[3] == 0x84)
     }
 
+    @Test func onlyANameOfHostNameLabelsIsAHostName() throws {
+        #expect(try DNSQuery.parse(query("API.Example.com")).hostName == "api.example.com")
+        // One label `a.b` reads like the two labels of a.b: a connection to its address would be named after another host.
+        var dotted = Array(query("x").prefix(12))
+        dotted += [3, UInt8(ascii: "a"), UInt8(ascii: "."), UInt8(ascii: "b"), 0, 0, 1, 0, 1]
+        let parsed = try DNSQuery.parse(dotted)
+        #expect(parsed.name == "a.b" && parsed.hostName == nil)
+        #expect(try DNSQuery.parse(query("bad name.test")).hostName == nil)
+        #expect(try DNSQuery.parse(query("caf\u{E9}.test")).hostName == nil)
+        #expect(try DNSQuery.parse(query("")).hostName == nil)
+    }
+
     @Test func garbageNeverCrashes() {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<20_000 {

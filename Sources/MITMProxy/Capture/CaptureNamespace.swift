@@ -4,8 +4,9 @@ import MITMCore
 import Glibc
 #endif
 
-/// The network namespace a captured client command runs in (`--capture`), made and removed with `ip` and `nft` as
-/// `CapturePlan` says. Removal is idempotent and removes everything the plan names, however far making it got.
+/// The network namespace a captured client command runs in (`--capture`): the steps of `CaptureMachine` that are the
+/// system's (the namespace, its link, addresses, route, resolv.conf and nftables table), done and taken down with `ip`,
+/// `nft` and files as `CapturePlan` says. Taking a step down is idempotent and harmless when it was never done.
 public final class CaptureNamespace: Sendable {
     public let plan: CapturePlan
     private let ip: String
@@ -49,7 +50,10 @@ public final class CaptureNamespace: Sendable {
                                           links: SystemCommand.run(ip, ["-o", "link", "show"]).output,
                                           tables: SystemCommand.run(nft, ["list", "tables"]).output,
                                           resolverDirectories: resolvers, isRunning: isRunningProxy)
-        for plan in plans { CaptureNamespace(plan: plan, ip: ip, nft: nft).remove() }
+        for plan in plans {
+            let leftover = CaptureNamespace(plan: plan, ip: ip, nft: nft)
+            for step in CaptureMachine.Step.allCases.reversed() { leftover.undo(step) }
+        }
         return plans.map(\.namespace)
     }
 
@@ -60,30 +64,36 @@ public final class CaptureNamespace: Sendable {
         return name.hasPrefix("mitm-proxy") || name.hasPrefix("mitm_proxy")
     }
 
-    /// Makes the namespace and its link for this process; on failure removes what it made and says why.
-    public static func make() throws(CaptureError) -> CaptureNamespace {
+    /// The namespace of this process, not made yet (`perform` makes it step by step).
+    public static func forThisProcess() throws(CaptureError) -> CaptureNamespace {
         if let problem = problem() { throw CaptureError(message: problem) }
         guard let ip = SystemCommand.tool("ip"), let nft = SystemCommand.tool("nft") else { throw CaptureError(message: "ip or nft missing") }
-        let namespace = CaptureNamespace(plan: CapturePlan(pid: getpid()), ip: ip, nft: nft)
-        let plan = namespace.plan
-        for arguments in plan.setupCommands {
-            let result = SystemCommand.run(ip, arguments)
-            guard result.succeeded else {
-                namespace.remove()
-                throw CaptureError(message: "cannot set up the capture namespace: ip \(arguments.joined(separator: " ")): \(result.output)")
-            }
-        }
-        do {
-            try FileManager.default.createDirectory(atPath: plan.resolverDirectory, withIntermediateDirectories: true)
-            try Data(plan.resolvConf.utf8).write(to: URL(fileURLWithPath: plan.resolverDirectory + "/resolv.conf"))
-        } catch {
-            namespace.remove()
-            throw CaptureError(message: "cannot write \(plan.resolverDirectory)/resolv.conf: \(error.localizedDescription)")
-        }
-        return namespace
+        return CaptureNamespace(plan: CapturePlan(pid: getpid()), ip: ip, nft: nft)
     }
 
-    /// Sends the namespace's TCP to `transparentPort` and its DNS to `dnsPort`, and refuses its other traffic.
+    /// Does one of the system's steps (`namespace`, `link`, `addresses`, `routes`, `resolver`); says why it could not.
+    public func perform(_ step: CaptureMachine.Step) throws(CaptureError) {
+        if step == .resolver {
+            do {
+                try FileManager.default.createDirectory(atPath: plan.resolverDirectory, withIntermediateDirectories: true)
+                try Data(plan.resolvConf.utf8).write(to: URL(fileURLWithPath: plan.resolverDirectory + "/resolv.conf"))
+            } catch {
+                throw CaptureError(message: "cannot write \(plan.resolverDirectory)/resolv.conf: \(error.localizedDescription)")
+            }
+            return
+        }
+        let commands = plan.ipCommands(for: step)
+        guard !commands.isEmpty else { throw CaptureError(message: "capture: \(step) is not a step of the namespace's own") }
+        for arguments in commands {
+            let result = SystemCommand.run(ip, arguments)
+            guard result.succeeded else {
+                throw CaptureError(message: "cannot set up \(step) of the capture: ip \(arguments.joined(separator: " ")): \(result.output)")
+            }
+        }
+    }
+
+    /// Sends the namespace's TCP to `transparentPort` and its DNS to `dnsPort`, and refuses its other traffic (the
+    /// `rules` step).
     public func redirect(transparentPort: Int, dnsPort: Int) throws(CaptureError) {
         let result = SystemCommand.run(nft, ["-f", "-"], input: plan.ruleset(transparentPort: transparentPort, dnsPort: dnsPort))
         guard result.succeeded else { throw CaptureError(message: "cannot add the nftables redirect (table inet \(plan.table)): \(result.output)") }
@@ -92,13 +102,21 @@ public final class CaptureNamespace: Sendable {
     /// Runs a command inside the namespace: `ip netns exec NAME` in front of it (it also mounts the namespace's resolv.conf).
     public var commandPrefix: [String] { [ip, "netns", "exec", plan.namespace] }
 
-    /// Ends what still runs in the namespace, then removes the namespace, the link, the table and the resolv.conf.
-    public func remove() {
-        let pids = SystemCommand.run(ip, ["netns", "pids", plan.namespace]).output.split(separator: "\n").compactMap { Int32($0) }
-        for pid in pids where pid != getpid() { kill(pid, SIGKILL) }
-        for arguments in plan.teardownIPCommands { _ = SystemCommand.run(ip, arguments) }
-        _ = SystemCommand.run(nft, plan.teardownNFTCommand)
-        try? FileManager.default.removeItem(atPath: plan.resolverDirectory)
+    /// Takes `step` down; for `command`, ends whatever still runs in the namespace. `listeners` are the proxy server's.
+    public func undo(_ step: CaptureMachine.Step) {
+        switch step {
+        case .command:
+            let pids = SystemCommand.run(ip, ["netns", "pids", plan.namespace]).output.split(separator: "\n").compactMap { Int32($0) }
+            for pid in pids where pid != getpid() { kill(pid, SIGKILL) }
+        case .rules:
+            _ = SystemCommand.run(nft, plan.teardownNFTCommand)
+        case .resolver:
+            try? FileManager.default.removeItem(atPath: plan.resolverDirectory)
+        case .listeners:
+            break
+        case .namespace, .link, .addresses, .routes:
+            for arguments in plan.ipUndoCommands(for: step) { _ = SystemCommand.run(ip, arguments) }
+        }
     }
 }
 

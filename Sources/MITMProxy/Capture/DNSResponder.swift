@@ -70,8 +70,9 @@ final class DNSResponder: Sendable {
     func answer(_ datagram: [UInt8]) -> [UInt8]? {
         do {
             let query = try DNSQuery.parse(datagram)
-            let answersAddress = query.type == DNSQuery.typeA && query.recordClass == 1 && !query.name.isEmpty
-            return query.answer(address: answersAddress ? names.address(for: query.name) : nil)
+            // A name that is no host name gets no address: its connections would arrive named by it.
+            guard query.type == DNSQuery.typeA, query.recordClass == 1, let name = query.hostName else { return query.answer(address: nil) }
+            return query.answer(address: names.address(for: name))
         } catch {
             return DNSQuery.answer(to: error)
         }

@@ -16,6 +16,19 @@ extension ProxyConnection {
         openTunnel(host: host, port: destination.port, request: .transparent, asksForPins: false, leftover: [])
     }
 
+    /// Plain HTTP on a redirected connection: relayed as the plain proxy relays a request (recorded, rules applied), each
+    /// request named by its `Host`, all sent where the connection was going. The upstream dialled for the peek goes: the
+    /// relay dials its own.
+    func startTransparentHTTP(_ tunnel: Tunnel) {
+        tunnel.serverFirstWatcher = nil
+        tunnel.dropUpstream()
+        let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
+                              parser: HTTP1Parser(role: .request), mode: .plain)
+        relay.transparentOrigin = TransparentOrigin(host: tunnel.host, port: tunnel.port)
+        startRelaying(.http1(relay), for: .plainRequests)
+        relay.start(initialBytes: tunnel.takePeeked())
+    }
+
     static let notRedirectedReason = "a connection came to the transparent listener directly, not redirected to it by the system: "
         + "send traffic there with an nftables or iptables REDIRECT rule (README: Transparent mode), or point proxy-aware "
         + "clients at --port instead"

@@ -16,6 +16,10 @@ extension ProxyConnection {
                 close(reason: "the trust probe \(LocalPages.host) speaks only TLS")
                 return
             }
+            if tunnel.request == .transparent, Self.looksLikeHTTPRequest(tunnel.peeked) {
+                startTransparentHTTP(tunnel)
+                return
+            }
             startRawTunnel(tunnel)
         case .clientHello(let hello):
             clientSocket.pauseReading()

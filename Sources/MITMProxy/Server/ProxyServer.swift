@@ -25,6 +25,7 @@ public final class ProxyServer: Sendable {
     private let dnsResponder: DNSResponder?
     private let directoryLock: CADirectoryLock
     private let trustBundle = Mutex<String?>(nil)
+    private let stopped = Atomic<Bool>(false)
     /// The temporary CA directory `forTesting` made, removed when the proxy stops (or is released unstopped).
     private let temporaryCADirectory: String?
 
@@ -194,7 +195,9 @@ public final class ProxyServer: Sendable {
     /// their refusal. A CA directory `forTesting` made is removed. Waits only for the proxy's own threads to close
     /// their connections (milliseconds). The verdicts, ledger and findings stay readable; calling it again does nothing
     /// more.
+    /// Stops everything; once (`--capture` stops it again when it takes its listeners down).
     public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         context.rules.stop()
         listener.close()
         transparentListener?.close()

@@ -12,6 +12,8 @@ final class NetworkNamespace: Sendable {
     let clientAddress: String
     /// This machine's end of the veth pair.
     let hostLink: String
+    /// The namespace's end.
+    let clientLink: String
 
     private static let counter = Atomic<Int>(0)
 
@@ -20,9 +22,10 @@ final class NetworkNamespace: Sendable {
         getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
     }
 
-    private init(name: String, hostAddress: String, clientAddress: String, hostLink: String) {
+    private init(name: String, hostAddress: String, clientAddress: String, hostLink: String, clientLink: String) {
         self.name = name
         self.hostLink = hostLink
+        self.clientLink = clientLink
         self.hostAddress = hostAddress
         self.clientAddress = clientAddress
     }
@@ -42,8 +45,8 @@ final class NetworkNamespace: Sendable {
             tries += 1
         }
         let space = NetworkNamespace(name: "mitmt\(tag)", hostAddress: "\(prefix).\(third).1", clientAddress: "\(prefix).\(third).2",
-                                     hostLink: "mh\(tag)")
-        let host = space.hostLink, peer = "mc\(tag)"
+                                     hostLink: "mh\(tag)", clientLink: "mc\(tag)")
+        let host = space.hostLink, peer = space.clientLink
         let script = """
         set -e
         ip netns add \(space.name)
@@ -61,6 +64,21 @@ final class NetworkNamespace: Sendable {
             throw SubprocessError(description: "cannot make network namespace \(space.name): \(result)")
         }
         return space
+    }
+
+    /// Gives the link IPv6 addresses too: this machine `fd6d:6974:N::1`, the other `fd6d:6974:N::2` (a /64 of the unique local
+    /// range, N this link's third IPv4 octet), without duplicate address detection, so that they are usable at once.
+    func addIPv6() async throws -> (host: String, client: String) {
+        let third = hostAddress.split(separator: ".")[2]
+        let host = "fd6d:6974:\(third)::1", client = "fd6d:6974:\(third)::2"
+        let script = """
+        set -e
+        ip -6 addr add \(host)/64 dev \(hostLink) nodad
+        ip netns exec \(name) ip -6 addr add \(client)/64 dev \(clientLink) nodad
+        """
+        let result = try await Subprocess.run("/bin/sh", ["-c", script], timeout: .seconds(20))
+        guard result.succeeded else { throw SubprocessError(description: "cannot give \(name) IPv6 addresses: \(result)") }
+        return (host, client)
     }
 
     /// Runs `arguments` inside the namespace.

@@ -27,8 +27,7 @@ extension HTTPRelay {
         case .intercepted(let host, let port), .failing(let host, let port, _):
             return RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target)
         case .plain:
-            guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method), url.scheme == "http",
-                  !isLocal(url) else { return nil }
+            guard let url = plainURL(for: head) else { return nil }
             return RequestFacts(scheme: "http", host: url.host, port: url.port, method: head.method, target: url.pathAndQuery)
         }
     }
@@ -116,9 +115,8 @@ extension HTTPRelay {
             case .intercepted:
                 forwarded = HopByHopFields.forwarding(head, authority: originAuthority, upgrading: upgrade)
             case .plain:
-                guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method) else { return false }
-                forwarded = HopByHopFields.forwarding(head, authority: url.authority, upgrading: upgrade)
-                forwarded.target = url.pathAndQuery
+                guard let url = plainURL(for: head) else { return false }
+                forwarded = forwardedPlain(head, to: url, upgrading: upgrade)
             case .failing:
                 return false
             }

@@ -77,6 +77,8 @@ final class HTTPRelay {
     var records: ExchangeRecordFactory
     /// The `Host` requests go upstream with, behind a `--reverse` port (the client's names the proxy); nil keeps the client's.
     var originAuthority: String?
+    /// Where a plain-HTTP connection redirected to the transparent listener was going: every request goes there.
+    var transparentOrigin: TransparentOrigin?
     /// DNS/connect/TLS costs of a freshly made upstream connection, charged to the next exchange.
     var newConnectionTimings: UpstreamConnectionTimings? {
         get { records.pendingConnectionTimings }
@@ -268,14 +270,15 @@ final class HTTPRelay {
         guard case .forward(let url) = plainRoute(for: head) else {
             return exchanges.isEmpty || exchanges.allSatisfy { $0.local != nil }
         }
-        if let target = upstreamTarget, target.host == url.host, target.port == url.port, upstream != nil, rules.route == nil { return true }
+        let dial = dialTarget(for: url)
+        if let target = upstreamTarget, target.host == dial.host, target.port == dial.port, upstream != nil, rules.route == nil { return true }
         guard exchanges.isEmpty, connecting == nil else { return false }
         rules.route = nil
         upstream?.close()
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
-        upstreamTarget = (url.host, url.port)
-        connecting = context.dialer.dial(host: url.host, port: url.port, guardedClient: guardedClient(), context: context, loop: loop) { [unowned self] result in
+        upstreamTarget = dial
+        connecting = context.dialer.dial(host: dial.host, port: dial.port, guardedClient: guardedClient(), context: context, loop: loop) { [unowned self] result in
             connecting = nil
             switch result {
             case .success(let connection):
@@ -310,9 +313,8 @@ final class HTTPRelay {
         case .plain:
             switch plainRoute(for: head) {
             case .forward(let url):
-                var forwarded = HopByHopFields.forwarding(head, authority: url.authority, upgrading: upgrade)
-                forwarded.target = url.pathAndQuery
-                forward(forwarded, original: head, host: url.host, port: url.port, scheme: "http", upgrade: upgrade)
+                forward(forwardedPlain(head, to: url, upgrading: upgrade), original: head, host: url.host, port: url.port, scheme: "http",
+                        upgrade: upgrade)
             case .answer(let host, let port, let scheme, let response):
                 queueLocal(head, host: host, port: port, scheme: scheme, response: response)
             }
@@ -328,6 +330,7 @@ final class HTTPRelay {
     /// The route of `head` on a plain proxy connection. Every absolute-form request is a proxy request and needs the
     /// `--proxy-auth` credentials; an origin-form one asks the proxy's own pages directly and needs none.
     func plainRoute(for head: HTTPRequestHead) -> PlainRoute {
+        if let transparentOrigin { return transparentRoute(for: head, origin: transparentOrigin) }
         let target: RequestTarget
         do {
             target = try RequestTarget.parse(head.target, method: head.method)
