@@ -80,6 +80,7 @@ let package = Package(
             // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
             // The table of known TLS client fingerprints, data kept beside the code (one line per fingerprint).
             resources: [.embedInCode("Web/index.html"), .embedInCode("Web/app.js"), .embedInCode("Web/board.css"),
+                        .embedInCode("Web/act.js"), .embedInCode("Web/act.css"),
                         .embedInCode("KnownClients.txt")]
         ),
         .target(

@@ -18,6 +18,8 @@ struct ExchangeRecordFactory {
     let client: String?
     /// The client for a person (`curl (pid 812)`), once the interception knows it.
     var clientName: String?
+    /// The flow the connection's exchanges replay (a web UI replay's connection).
+    var replayOf: Int?
     /// DNS/connect/TLS costs of a new upstream connection, not yet charged to an exchange.
     var pendingConnectionTimings: UpstreamConnectionTimings?
     private var serverAddress: String?
@@ -50,6 +52,7 @@ struct ExchangeRecordFactory {
         record.clientName = clientName
         if dropsProxyAuthorization { record.request.headers.remove("proxy-authorization") }
         record.rules = connectionRules
+        record.replayOf = replayOf
         let isJSON = head.headers.first("content-type")?.lowercased().contains("json") ?? false
         record.requestBody = CapturedBody(limit: isJSON ? max(captureLimit, Self.jsonRequestCaptureLimit) : captureLimit)
         record.responseBody = CapturedBody(limit: captureLimit)
