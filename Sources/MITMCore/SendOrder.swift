@@ -14,6 +14,17 @@ package struct SendOrder: Decodable, Sendable, Equatable {
     package var body: String?
     package var bodyBase64: String?
 
+    /// An order of the given fields.
+    package init(flow: Int? = nil, method: String? = nil, url: String? = nil, headers: [[String]]? = nil, body: String? = nil,
+                 bodyBase64: String? = nil) {
+        self.flow = flow
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.bodyBase64 = bodyBase64
+    }
+
     /// Why an order cannot be sent, with the web UI's status for it.
     package struct Problem: Error, Equatable {
         package var status: Int
