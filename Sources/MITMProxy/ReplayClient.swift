@@ -45,6 +45,9 @@ final class ReplayClient: @unchecked Sendable {
     private var pending: StreamSocket?
     private var timer: LoopTimer?
     private var status: Int?
+    /// The proxy's refusal of the tunnel, and what it said.
+    private var refusal: String?
+    private var refusalBody: [UInt8] = []
 
     private init(context: ProxyContext, loop: EventLoop, url: AbsoluteURL, head: HTTPRequestHead, body: [UInt8], tag: ReplayTags.Tag,
                  done: @escaping @Sendable (Outcome) -> Void) {
@@ -125,22 +128,39 @@ final class ReplayClient: @unchecked Sendable {
 
     private func tunnelEvent(_ event: LegEvent, _ leg: PlainLeg) {
         guard case .tunnelling = state else { return }
-        switch event {
-        case .data(let bytes):
-            let events: [HTTP1Event]
-            do { events = try parser.feed(bytes) } catch {
-                finish(.failed("the proxy's answer to CONNECT is not HTTP: \(error.reason)"))
+        var events: [HTTP1Event] = []
+        do {
+            switch event {
+            case .data(let bytes): events = try parser.feed(bytes)
+            case .endOfInput: events = try parser.finish()
+            case .failed(let reason):
+                finish(.failed("the tunnel to \(url.authority) failed: \(reason)"))
                 return
+            case .drained: return
             }
-            guard let answer = events.lazy.compactMap({ if case .responseHead(let head) = $0 { head } else { nil } }).first else { return }
-            guard answer.status == 200 else {
-                finish(.failed("the proxy refused the tunnel to \(url.authority): \(answer.status) \(answer.reason)"))
+        } catch {
+            finish(.failed("the proxy's answer to CONNECT is not HTTP: \(error.reason)"))
+            return
+        }
+        for parsed in events {
+            switch parsed {
+            case .responseHead(let answer) where answer.status == 200:
+                startTLS(over: leg)
                 return
+            case .responseHead(let answer):
+                refusal = "\(answer.status) \(answer.reason)"
+            case .body(let bytes):
+                refusalBody += bytes.prefix(max(0, 4096 - refusalBody.count))
+            case .end, .requestHead:
+                break
             }
-            startTLS(over: leg)
-        case .endOfInput: finish(.failed("the proxy closed the tunnel to \(url.authority) before answering"))
-        case .failed(let reason): finish(.failed("the tunnel to \(url.authority) failed: \(reason)"))
-        case .drained: return
+        }
+        let ended = events.contains { if case .end = $0 { true } else { false } }
+        if case .endOfInput = event, !ended {
+            finish(.failed("the proxy closed the tunnel to \(url.authority) before answering"))
+        } else if ended, let refusal {
+            let said = String(decoding: refusalBody, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            finish(.failed("the proxy refused the tunnel to \(url.authority): \(refusal)" + (said.isEmpty ? "" : ": \(said)")))
         }
     }
 

@@ -4,15 +4,18 @@ import Foundation
 /// and, on every POST, the `X-Mitm-Proxy-UI` header.
 struct WebUIAPI {
     let base: String
-    let token: String
+    /// The token sent; nil sends none.
+    let token: String?
+    /// Runs curl with the arguments given (on this machine, or inside a network namespace).
+    var curl: @Sendable ([String]) async throws -> SubprocessResult = { try await Subprocess.run("curl", $0, timeout: .seconds(50)) }
 
     /// `curl` arguments for the API; `csrfHeader: false` leaves the page's POST header out.
     func request(_ method: String, _ path: String, json: String? = nil, csrfHeader: Bool = true) async throws -> SubprocessResult {
-        var arguments = ["-sS", "--max-time", "40", "--noproxy", "*", "-X", method, "-H", "Authorization: Bearer \(token)",
-                         "-w", "\n%{http_code}"]
+        var arguments = ["-sS", "--max-time", "40", "--noproxy", "*", "-X", method, "-w", "\n%{http_code}"]
+        if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
         if method == "POST" && csrfHeader { arguments += ["-H", "X-Mitm-Proxy-UI: 1"] }
         if let json { arguments += ["-H", "Content-Type: application/json", "--data-binary", json] }
-        return try await Subprocess.run("curl", arguments + [base + path], timeout: .seconds(50))
+        return try await curl(arguments + [base + path])
     }
 
     /// The body and status of `method path`.
