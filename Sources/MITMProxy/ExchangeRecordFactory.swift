@@ -36,10 +36,12 @@ struct ExchangeRecordFactory {
         self.connectionRules = connectionRules
     }
 
-    /// Records for the exchanges of `client`, naming the rule that throttles it, if one does.
-    init(connectionID: Int, captureLimit: Int, client: Leg, dropsProxyAuthorization: Bool) {
+    /// Records for the exchanges of `client`, naming the rule that throttles it, if one does, and the flow they replay
+    /// when `client` is a web UI replay (`replays`).
+    init(connectionID: Int, captureLimit: Int, client: Leg, dropsProxyAuthorization: Bool, replays: ReplayTags) {
         self.init(connectionID: connectionID, captureLimit: captureLimit, client: client.peerHost,
                   dropsProxyAuthorization: dropsProxyAuthorization, connectionRules: client.throttleRule.map { [$0] } ?? [])
+        replayOf = replays.tag(forPeer: client.peerDescription)?.replayOf
     }
 
     /// A record for a request head that just arrived.

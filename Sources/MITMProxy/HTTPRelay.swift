@@ -102,9 +102,8 @@ final class HTTPRelay {
         self.mode = mode
         self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
                                              client: client,
-                                             dropsProxyAuthorization: context.configuration.proxyCredentials != nil)
+                                             dropsProxyAuthorization: context.configuration.proxyCredentials != nil, replays: context.replays)
         replayTag = context.replays.tag(forPeer: client.peerDescription)
-        records.replayOf = replayTag?.replayOf
         if case .intercepted(let host, let port) = mode {
             self.upstream = upstream
             upstreamTarget = (host, port)

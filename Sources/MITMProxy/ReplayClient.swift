@@ -170,7 +170,7 @@ final class ReplayClient: @unchecked Sendable {
         do {
             let tls = try Self.tls.get()
             connection = try TLSConnection(client: tls, serverName: HostName.isIPAddress(url.host) ? nil : url.host,
-                                           verifyName: url.host, port: url.port, alpn: ["http/1.1"])
+                                           verifyName: url.host, port: url.port, alpn: ["h2", "http/1.1"])
         } catch {
             finish(.failed("cannot start TLS toward the proxy: \(error)"))
             return
@@ -179,6 +179,8 @@ final class ReplayClient: @unchecked Sendable {
         state = .handshaking(tlsLeg)
         tlsLeg.onHandshake = { [unowned self, unowned tlsLeg] outcome in
             switch outcome {
+            case .complete where connection.negotiatedALPN == "h2":
+                sendHTTP2Request(over: tlsLeg)
             case .complete:
                 parser = HTTP1Parser(role: .response)
                 var request = head
@@ -202,6 +204,36 @@ final class ReplayClient: @unchecked Sendable {
         state = .awaitingResponse(leg)
         leg.onEvent = { [unowned self] event in responseEvent(event) }
         leg.write(request.serialized() + body)
+        leg.resumeReading()
+    }
+
+    /// The proxy chose HTTP/2 (the origin speaks only that): the request goes as one stream.
+    private func sendHTTP2Request(over leg: TLSLeg) {
+        let exchange: ReplayHTTP2Exchange
+        let output: [UInt8]
+        do {
+            exchange = try ReplayHTTP2Exchange()
+            output = try exchange.start(head, url: url, body: body)
+        } catch {
+            finish(.failed("cannot start HTTP/2 toward the proxy: \(error)"))
+            return
+        }
+        state = .awaitingResponse(leg)
+        leg.onEvent = { [unowned self] event in
+            guard case .awaitingResponse = state else { return }
+            switch event {
+            case .data(let bytes):
+                switch exchange.receive(bytes) {
+                case .going(let output): if !output.isEmpty { leg.write(output) }
+                case .ended(let status?, nil): finish(.answered(status: status))
+                case .ended(_, let failure): finish(.failed(failure ?? "the proxy ended the HTTP/2 stream without a response"))
+                }
+            case .endOfInput: finish(.failed("the proxy closed the HTTP/2 connection before the response ended"))
+            case .failed(let reason): finish(.failed("the connection to the proxy failed: \(reason)"))
+            case .drained: return
+            }
+        }
+        leg.write(output)
         leg.resumeReading()
     }
 

@@ -69,6 +69,22 @@ import Testing
         }
     }
 
+    @Test func anHTTP2OnlyOriginIsReplayedOverHTTP2() async throws {
+        let origin = try await OriginServer.start(.tls(.origin), script: RepositoryLayout.h2OriginScript)
+        defer { origin.terminate() }
+        try await ProxyProcess.running(["--resolve", "origin.test:127.0.0.1", "--web-token", Self.token]) { proxy in
+            let api = WebUIAPI(base: "http://127.0.0.1:\(proxy.port)", token: Self.token)
+            let url = origin.url("/hello", hostname: "origin.test")
+            let first = try await curlThrough(proxy, url, ["--http2"])
+            #expect(first.stdoutText == "hello from h2 origin", "\(first)")
+            let original = try #require(try await waitForFlow(api, url: url, replayOf: nil)?["id"].int)
+            let replayed = try await api.call("POST", "/api/send", json: #"{"flow": \#(original)}"#)
+            #expect(replayed.status == 200 && JSON(parsing: replayed.body)["status"].int == 200, "\(replayed)")
+            let replay = try #require(try await waitForFlow(api, url: url, replayOf: original))
+            #expect(replay["protocol"].string == "h2" && replay["status"].int == 200 && replay["size"].int == 20, "\(replay)")
+        }
+    }
+
     @Test func whatTheReplayCannotDoIsSaid() async throws {
         try await ProxyProcess.running(["--web-token", Self.token]) { proxy in
             let api = WebUIAPI(base: "http://127.0.0.1:\(proxy.port)", token: Self.token)
