@@ -127,21 +127,9 @@ final class ReplayClient: @unchecked Sendable {
     }
 
     private func tunnelEvent(_ event: LegEvent, _ leg: PlainLeg) {
-        guard case .tunnelling = state else { return }
-        var events: [HTTP1Event] = []
-        do {
-            switch event {
-            case .data(let bytes): events = try parser.feed(bytes)
-            case .endOfInput: events = try parser.finish()
-            case .failed(let reason):
-                finish(.failed("the tunnel to \(url.authority) failed: \(reason)"))
-                return
-            case .drained: return
-            }
-        } catch {
-            finish(.failed("the proxy's answer to CONNECT is not HTTP: \(error.reason)"))
-            return
-        }
+        guard case .tunnelling = state,
+              let events = parsed(event, answering: "answer to CONNECT", onFailure: { .failed("the tunnel to \(url.authority) failed: \($0)") })
+        else { return }
         for parsed in events {
             switch parsed {
             case .responseHead(let answer) where answer.status == 200:
@@ -238,21 +226,9 @@ final class ReplayClient: @unchecked Sendable {
     }
 
     private func responseEvent(_ event: LegEvent) {
-        guard case .awaitingResponse = state else { return }
-        var events: [HTTP1Event] = []
-        do {
-            switch event {
-            case .data(let bytes): events = try parser.feed(bytes)
-            case .endOfInput: events = try parser.finish()
-            case .failed(let reason):
-                finish(status.map { .answered(status: $0) } ?? .failed("the connection to the proxy failed: \(reason)"))
-                return
-            case .drained: return
-            }
-        } catch {
-            finish(.failed("the proxy's response is not HTTP: \(error.reason)"))
-            return
-        }
+        guard case .awaitingResponse = state, let events = parsed(event, answering: "response", onFailure: { reason in
+            status.map { .answered(status: $0) } ?? .failed("the connection to the proxy failed: \(reason)")
+        }) else { return }
         for parsed in events {
             switch parsed {
             case .responseHead(let response) where response.status >= 200: status = response.status
@@ -263,6 +239,24 @@ final class ReplayClient: @unchecked Sendable {
             }
         }
         if case .endOfInput = event { finish(status.map { .answered(status: $0) } ?? .failed("the proxy closed the connection without a response")) }
+    }
+
+    /// The parser's events for `event`; nil when there is nothing to do (a drain) or the replay ended: the proxy's
+    /// `what` was not HTTP, or the connection failed (`onFailure` says how that ends it).
+    private func parsed(_ event: LegEvent, answering what: String, onFailure: (String) -> Outcome) -> [HTTP1Event]? {
+        do {
+            switch event {
+            case .data(let bytes): return try parser.feed(bytes)
+            case .endOfInput: return try parser.finish()
+            case .failed(let reason):
+                finish(onFailure(reason))
+                return nil
+            case .drained: return nil
+            }
+        } catch {
+            finish(.failed("the proxy's \(what) is not HTTP: \(error.reason)"))
+            return nil
+        }
     }
 
     private func finish(_ outcome: Outcome) {
