@@ -77,6 +77,17 @@ final class BreakpointDesk: Sendable {
         return nil
     }
 
+    /// Why a web UI user on another machine may not make `edit` to pause `id` (it sends the request to another host,
+    /// which that user's own requests could not reach perhaps), or nil.
+    func hostChange(_ id: Int, _ edit: BreakpointEdit) -> String? {
+        guard let paused = entries.withLock({ $0[id]?.paused }), let url = edit.url,
+              case .absolute(let edited)? = try? RequestTarget.parse(url, method: "GET"),
+              case .absolute(let original)? = try? RequestTarget.parse(paused.url, method: "GET") else { return nil }
+        guard edited.host.lowercased() != original.host.lowercased() || edited.port != original.port else { return nil }
+        return "from another machine, a paused request's URL may change only in its path and query "
+            + "(start the proxy with --allow-local-targets to allow more)"
+    }
+
     /// Why `url` cannot replace the URL of `paused`, or nil.
     static func urlProblem(_ url: String, for paused: Paused) -> String? {
         guard paused.phase == .request else { return "the URL of a paused response cannot change" }

@@ -113,6 +113,7 @@ extension HTTP2Relay {
     static func edited(_ request: HTTPRequestHead, _ fields: [HTTP2HeaderField]) -> HTTPRequestHead {
         var result = request
         var headers = HTTPHeaders()
+        if let host = request.headers.first("host") { headers.add(name: "host", value: host) }  // from :authority, which stays
         for field in fields {
             switch field.nameText {
             case ":method": result.method = field.valueText

@@ -96,6 +96,10 @@ extension WebUI {
             guard let edit = try? JSONDecoder().decode(BreakpointEdit.self, from: Data(request.body)) else {
                 return .response(.text(400, #"the edit is {"method": "GET", "url": "https://...", "headers": [[name, value]]}, each optional"#))
             }
+            if edit.url != nil, context.refusesLocalTargets(forClient: request.peer),
+               let problem = context.breakpoints.hostChange(id, edit) {
+                return .response(.text(403, problem))
+            }
             answer = .continued(edit)
         }
         if let problem = context.breakpoints.answer(id, answer) {

@@ -134,6 +134,20 @@ import Testing
             let fromHere = try await here.call("POST", "/api/send", json: order)
             #expect(fromHere.status == 200, "this machine's user may: \(fromHere)")
             #expect(try await origin.requestsSeen().filter { $0 == "GET /hello" }.count == 2)
+
+            // Nor can that user send a paused request of this machine's client to another host.
+            let set = #"{"breakpoints": [{"match": "origin.test/hello"}]}"#
+            #expect(try await here.call("POST", "/api/breakpoints", json: set).status == 200)
+            async let held = curlThrough(proxy, url + "?paused=1")
+            let paused = try await here.waitForPaused()
+            let id = try #require(paused.first?["id"].int)
+            let elsewhere = #"{"url": "https://127.0.0.1:\#(origin.port)/hello"}"#
+            let moved = try await there.call("POST", "/api/paused/\(id)/continue", json: elsewhere)
+            #expect(moved.status == 403 && moved.body.contains("may change only in its path and query"), "\(moved)")
+            let pathOnly = #"{"url": "\#(url)?edited=1"}"#
+            #expect(try await there.call("POST", "/api/paused/\(id)/continue", json: pathOnly).status == 204)
+            #expect(try await held.stdoutText == "hello from origin")
+            #expect(try await origin.requestsSeen().contains("GET /hello?edited=1"))
         }
     }
 }

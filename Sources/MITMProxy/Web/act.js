@@ -91,20 +91,28 @@ function drawPaused(list) {
   const box = $("paused-list");
   $("paused-section").hidden = list.length === 0 && act.breakpoints.length === 0;
   $("paused-count").textContent = list.length ? `(${list.length} waiting)` : "";
-  box.replaceChildren(...list.map((p) => {
-    const method = el("input", { class: "p-method", "aria-label": "Method", value: p.method, spellcheck: "false" });
-    const url = el("input", { class: "p-url", "aria-label": "URL", value: p.url, spellcheck: "false" });
-    const headers = el("textarea", { class: "p-headers", "aria-label": "Headers, one Name: value a line", rows: "5", spellcheck: "false" });
-    headers.value = headerLines(p.headers);
-    const go = el("button", { type: "button", class: "p-continue" }, "Continue");
-    const stop = el("button", { type: "button", class: "p-abort" }, "Abort");
-    go.addEventListener("click", () => answerPaused(p.id, "continue", {
-      method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value) }));
-    stop.addEventListener("click", () => answerPaused(p.id, "abort"));
-    return el("li", { class: "paused", "data-id": p.id },
-      el("p", {}, el("strong", {}, `#${p.id} ${p.phase} paused`), ` by ${p.rule} \u2014 aborted at ${clock(p.abortsAt)} unless answered`),
-      el("div", { class: "p-line" }, method, url), headers, el("div", { class: "actions" }, go, stop));
-  }));
+  // A request already shown keeps its element, and with it the edits being typed into it.
+  const shown = new Map([...box.children].map((item) => [Number(item.dataset.id), item]));
+  box.replaceChildren(...list.map((p) => shown.get(p.id) || pausedItem(p)));
+}
+
+function pausedItem(p) {
+  const method = el("input", { class: "p-method", "aria-label": "Method", value: p.method, spellcheck: "false" });
+  const url = el("input", { class: "p-url", "aria-label": "URL", value: p.url, spellcheck: "false" });
+  const headers = el("textarea", { class: "p-headers", "aria-label": "Headers, one Name: value a line", rows: "5", spellcheck: "false" });
+  headers.value = headerLines(p.headers);
+  const go = el("button", { type: "button", class: "p-continue" }, "Continue");
+  const stop = el("button", { type: "button", class: "p-abort" }, "Abort");
+  go.addEventListener("click", () => answerPaused(p.id, "continue", {
+    method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value) }));
+  stop.addEventListener("click", () => answerPaused(p.id, "abort"));
+  return el("li", { class: "paused", "data-id": p.id },
+    el("p", {}, el("strong", {}, `#${p.id} ${p.phase} paused`), ` by ${p.rule} \u2014 aborted at ${clock(p.abortsAt)} unless answered`),
+    el("div", { class: "p-line" }, method, url), headers, el("div", { class: "actions" }, go, stop));
+}
+
+function loadPaused() {
+  fetch("/api/paused", { cache: "no-store" }).then((r) => (r.ok ? r.json() : null)).then((p) => p && drawPaused(p.paused));
 }
 
 async function answerPaused(id, what, edit) {
@@ -141,6 +149,7 @@ function addBreakpoint(event) {
 
 document.addEventListener("feed", (event) => {
   event.detail.addEventListener("paused", (message) => drawPaused(JSON.parse(message.data).paused));
+  event.detail.addEventListener("resync", loadPaused);  // a page that fell behind may have missed a pause
 });
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -157,6 +166,6 @@ document.addEventListener("DOMContentLoaded", () => {
   $("breakpoint-form").addEventListener("submit", addBreakpoint);
   new MutationObserver(followDetail).observe($("detail-title"), { childList: true, characterData: true, subtree: true });
   followDetail();
-  fetch("/api/paused").then((r) => (r.ok ? r.json() : null)).then((p) => p && drawPaused(p.paused));
+  loadPaused();
   fetch("/api/breakpoints").then((r) => (r.ok ? r.json() : null)).then((b) => b && drawBreakpoints(b.breakpoints));
 });
