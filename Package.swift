@@ -82,7 +82,8 @@ let package = Package(
             // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
             // The table of known TLS client fingerprints, data kept beside the code (one line per fingerprint).
             resources: [.embedInCode("WebUI/Assets/index.html"), .embedInCode("WebUI/Assets/app.js"),
-                        .embedInCode("WebUI/Assets/board.css"), .embedInCode("Identity/KnownClients.txt")]
+                        .embedInCode("WebUI/Assets/board.css"), .embedInCode("WebUI/Assets/act.js"),
+                        .embedInCode("WebUI/Assets/act.css"), .embedInCode("Identity/KnownClients.txt")]
         ),
         .target(
             name: "MITMPins",

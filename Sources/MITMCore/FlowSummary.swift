@@ -37,6 +37,8 @@ package struct FlowSummary: Encodable, Sendable, Equatable {
     package var how: String?
     /// Why an exchange failed, or why a tunnel ended.
     package var failure: String?
+    /// The flow this exchange replays, when the web UI resent one.
+    package var replayOf: Int?
 
     /// The row of `flow`.
     package init(_ flow: Flow) {
@@ -65,6 +67,7 @@ package struct FlowSummary: Encodable, Sendable, Equatable {
             duration = Double(record.durationMilliseconds)
             `protocol` = record.httpVersion == "HTTP/2.0" ? "h2" : record.httpVersion.lowercased()
             failure = record.failure
+            replayOf = record.replayOf
         case .handshake(let verdict):
             kind = "handshake"
             time = verdict.startedAt.timeIntervalSince1970 * 1000

@@ -24,10 +24,12 @@ package struct HARBuilder: Sendable {
         let timings = HARTimings(blocked: -1, dns: rounded(t.dns), connect: rounded(connect), send: rounded(t.send),
                                  wait: rounded(t.wait), receive: rounded(t.receive), ssl: rounded(t.ssl))
         let total = [timings.dns, timings.connect, timings.send, timings.wait, timings.receive].filter { $0 > 0 }.reduce(0, +)
-        return HAREntry(startedDateTime: ISO8601.format(record.started), time: rounded(total), request: request(record),
-                        response: response(record), cache: HARCache(), timings: timings,
-                        serverIPAddress: record.serverAddress, connection: String(record.connectionID),
-                        _rule: record.rules.isEmpty ? nil : record.rules.joined(separator: ", "), _client: record.clientName)
+        var entry = HAREntry(startedDateTime: ISO8601.format(record.started), time: rounded(total), request: request(record),
+                             response: response(record), cache: HARCache(), timings: timings,
+                             serverIPAddress: record.serverAddress, connection: String(record.connectionID),
+                             _rule: record.rules.isEmpty ? nil : record.rules.joined(separator: ", "), _client: record.clientName)
+        entry._replayOf = record.replayOf
+        return entry
     }
 
     /// The entry of a WebSocket's opening handshake with its messages; `omitted` counts messages not kept.

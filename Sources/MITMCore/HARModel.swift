@@ -92,6 +92,8 @@ package struct HAREntry: Encodable, Sendable {
     package var _rule: String?
     /// The client that sent the request (`curl (pid 812)`), on intercepted connections.
     package var _client: String?
+    /// The web UI's number of the flow this entry replays (resent as it was, or edited).
+    package var _replayOf: Int?
     package var comment: String?
     /// `websocket` for the handshake of a WebSocket, as Chrome DevTools writes it.
     package var _resourceType: String?

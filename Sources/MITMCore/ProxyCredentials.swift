@@ -55,6 +55,9 @@ public struct ProxyCredentials: Sendable, CustomStringConvertible, CustomDebugSt
 
     /// `user:password` percent-encoded for the user-info part of a proxy URL (`http://USERINFO@127.0.0.1:8888`), as a
     /// client command run through the proxy is given it in `HTTPS_PROXY`.
+    /// The `Proxy-Authorization` value these credentials are sent with.
+    public var basicAuthorization: String { "Basic " + Data(expected).base64EncodedString() }
+
     public var urlUserInfo: String {
         let text = String(decoding: expected, as: UTF8.self)
         guard let colon = text.firstIndex(of: ":") else { return "" }

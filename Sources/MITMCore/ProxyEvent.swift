@@ -44,6 +44,8 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var rules: [String] = []
     /// Set when the exchange opened a WebSocket: its messages and its close follow as their own events.
     public var webSocket: WebSocketSessionID?
+    /// The web UI's number of the flow this exchange replays (resent as it was, or edited), when it is a replay.
+    public var replayOf: Int?
 
     /// Creates a record.
     public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,

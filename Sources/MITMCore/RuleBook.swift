@@ -63,6 +63,10 @@ package struct RuleBook: Sendable, Equatable {
             decision.delay = delay
             added = true
         }
+        if let breakpoint = actions.breakpoint, decision.breakpoint == nil {
+            decision.breakpoint = (breakpoint, rule.name)
+            added = true
+        }
         if let fault = actions.fault, !fault.isBeforeHeaders, decision.faultAfterHeaders == nil {
             decision.faultAfterHeaders = fault
             added = true

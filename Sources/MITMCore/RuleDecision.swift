@@ -37,6 +37,12 @@ package struct RuleDecision: Sendable, Equatable {
     package var delay: Double?
     /// A fault after the response head (one before it is an `answer`).
     package var faultAfterHeaders: RuleFault?
+    /// Where the exchange pauses for the web UI, and the rule that says so.
+    package var breakpoint: (Breakpoint, rule: String)? {
+        get { breakpointRule.map { ($0.breakpoint, $0.rule) } }
+        set { breakpointRule = newValue.map { BreakpointRule(breakpoint: $0.0, rule: $0.rule) } }
+    }
+    private var breakpointRule: BreakpointRule?
 
     /// No rule applies.
     package init() {}
@@ -51,4 +57,10 @@ package struct RuleDecision: Sendable, Equatable {
 
     /// The rule names as one text, for the HAR's `_rule` and log lines.
     package var ruleText: String { rules.joined(separator: ", ") }
+}
+
+/// A breakpoint and the rule that set it (a struct, so that the decision stays `Equatable`).
+private struct BreakpointRule: Sendable, Equatable {
+    var breakpoint: Breakpoint
+    var rule: String
 }

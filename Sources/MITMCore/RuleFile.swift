@@ -10,12 +10,13 @@
 /// ```
 ///
 /// Actions: `mapLocal`, `mapRemote`, `respond`, `requestHeaders` / `responseHeaders` (`{set: {Name: value},
-/// remove: [Name]}`), `status`, `bodyFile`, `delay`, `fault`, `throttle`; `enabled: false` skips a rule.
+/// remove: [Name]}`), `status`, `bodyFile`, `delay`, `fault`, `throttle`, `breakpoint` (`request`, `response`,
+/// `both`, or `{at, timeout}`); `enabled: false` skips a rule.
 /// Relative paths are taken from the file's directory. Unknown keys are errors (a typo must not silently
 /// switch a rule off).
 package enum RuleFile {
     static let ruleKeys = ["name", "match", "method", "methods", "enabled", "mapLocal", "mapRemote", "respond", "requestHeaders",
-                           "responseHeaders", "status", "bodyFile", "delay", "fault", "throttle"]
+                           "responseHeaders", "status", "bodyFile", "delay", "fault", "throttle", "breakpoint"]
 
     /// The enabled rules of `tree`, read from the file `fileName` in `baseDirectory`. Every rule is read, so a file with
     /// several mistakes is refused with all of them, each named by its rule and (from `ruleLines`, the line each rule
@@ -108,6 +109,7 @@ package enum RuleFile {
         if let v = value("fault") {
             do { actions.fault = try RuleFault(parsing: try scalar(v, "fault", place)) } catch { throw RuleError("\(place): \(error)") }
         }
+        if let v = value("breakpoint") { actions.breakpoint = try breakpoint(v, place) }
         if let v = value("throttle") {
             do { actions.throttle = try NetworkConditions(parsing: try scalar(v, "throttle", place)) } catch { throw RuleError("\(place): \(error)") }
             let others = entries.map(\.key).filter { !["name", "match", "enabled", "throttle"].contains($0) }
@@ -118,7 +120,7 @@ package enum RuleFile {
         }
         if actions == RuleActions() {
             throw RuleError("\(place): no action; give one of mapLocal, mapRemote, respond, requestHeaders, responseHeaders, "
-                + "status, bodyFile, delay, fault, throttle")
+                + "status, bodyFile, delay, fault, throttle, breakpoint")
         }
         if actions.mapLocal != nil && actions.respond != nil {
             throw RuleError("\(place): mapLocal and respond both answer the request; keep one")
@@ -153,6 +155,35 @@ package enum RuleFile {
         default:
             throw RuleError("\(place): match must be a URL pattern or a mapping, not \(value.kindName)")
         }
+    }
+
+    /// `breakpoint: request` (or `response`, `both`), or `{at: request, timeout: 2m}`.
+    private static func breakpoint(_ value: RuleFileValue, _ place: String) throws(RuleError) -> Breakpoint {
+        var phases = "both"
+        var timeout = Breakpoint.defaultTimeout
+        switch value {
+        case .scalar(let text):
+            phases = text
+        case .map(let entries):
+            for (key, item) in entries {
+                switch key {
+                case "at": phases = try scalar(item, "breakpoint.at", place)
+                case "timeout":
+                    let text = try scalar(item, "breakpoint.timeout", place)
+                    guard let seconds = QuantityText.seconds(text), seconds > 0, seconds <= RuleActions.longestDelay else {
+                        throw RuleError("\(place): breakpoint.timeout \"\(text)\" is not a duration between 1ms and a day, like 30s or 5m")
+                    }
+                    timeout = seconds
+                default: throw RuleError("\(place): unknown key \"breakpoint.\(key)\"; breakpoint takes at, timeout")
+                }
+            }
+        default:
+            throw RuleError("\(place): breakpoint must be request, response, both or {at, timeout}, not \(value.kindName)")
+        }
+        let breakpoint: Breakpoint
+        do { breakpoint = try Breakpoint(phases: phases, timeout: timeout) } catch { throw RuleError("\(place): \(error)") }
+        guard breakpoint.isSupported else { throw RuleError("\(place): \(Breakpoint.unsupportedResponse)") }
+        return breakpoint
     }
 
     private static func respond(_ value: RuleFileValue, _ place: String, baseDirectory: String) throws(RuleError) -> FixedResponse {

@@ -46,6 +46,8 @@ public struct RuleActions: Sendable, Equatable {
     public var fault: RuleFault?
     /// Network conditions for every connection to the rule's hosts.
     public var throttle: NetworkConditions?
+    /// Pause matching requests and/or responses until the web UI continues or aborts them.
+    public var breakpoint: Breakpoint?
 
     /// No action.
     public init() {}

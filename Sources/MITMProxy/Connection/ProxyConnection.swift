@@ -78,6 +78,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     var credentialWait: LoopTimer?
     /// The address of a client on another machine, which may not reach this machine's services; nil when it may.
     lazy var guardedClient: String? = {
+        if let replay = context.replays.tag(forPeer: clientSocket.peerDescription) { return replay.guardedClient }
         let address = clientAddress
         return context.refusesLocalTargets(forClient: address) ? address ?? "unknown" : nil
     }()
@@ -170,6 +171,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             close(reason: "timed out \(timeout.reason.waitingFor)")
         case .relaying where timeout.reason == .lingering:
             close(reason: "done")
+        case .relaying(let relay, _) where relay.holdsBreakpoint:
+            touch()  // a pause waits for the web UI, and ends at its own deadline
         case .relaying(.http1(let relay), _):
             if relay.answerSlowHead(now: context.clock.now()) || relay.answerTimeout(after: context.configuration.idleTimeout) { return }
             close(reason: "idle for \(idleTimeout)")

@@ -18,6 +18,8 @@ struct ExchangeRecordFactory {
     let client: String?
     /// The client for a person (`curl (pid 812)`), once the interception knows it.
     var clientName: String?
+    /// The flow the connection's exchanges replay (a web UI replay's connection).
+    var replayOf: Int?
     /// DNS/connect/TLS costs of a new upstream connection, not yet charged to an exchange.
     var pendingConnectionTimings: UpstreamConnectionTimings?
     private var serverAddress: String?
@@ -34,10 +36,12 @@ struct ExchangeRecordFactory {
         self.connectionRules = connectionRules
     }
 
-    /// Records for the exchanges of `client`, naming the rule that throttles it, if one does.
-    init(connectionID: Int, captureLimit: Int, client: Leg, dropsProxyAuthorization: Bool) {
+    /// Records for the exchanges of `client`, naming the rule that throttles it, if one does, and the flow they replay
+    /// when `client` is a web UI replay (`replays`).
+    init(connectionID: Int, captureLimit: Int, client: Leg, dropsProxyAuthorization: Bool, replays: ReplayTags) {
         self.init(connectionID: connectionID, captureLimit: captureLimit, client: client.peerHost,
                   dropsProxyAuthorization: dropsProxyAuthorization, connectionRules: client.throttleRule.map { [$0] } ?? [])
+        replayOf = replays.tag(forPeer: client.peerDescription)?.replayOf
     }
 
     /// A record for a request head that just arrived.
@@ -50,6 +54,7 @@ struct ExchangeRecordFactory {
         record.clientName = clientName
         if dropsProxyAuthorization { record.request.headers.remove("proxy-authorization") }
         record.rules = connectionRules
+        record.replayOf = replayOf
         let isJSON = head.headers.first("content-type")?.lowercased().contains("json") ?? false
         record.requestBody = CapturedBody(limit: isJSON ? max(captureLimit, Self.jsonRequestCaptureLimit) : captureLimit)
         record.responseBody = CapturedBody(limit: captureLimit)

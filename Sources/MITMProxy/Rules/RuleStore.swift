@@ -9,9 +9,12 @@ import Synchronization
 final class RuleStore: Sendable {
     private let flagRules: [TrafficRule]
     private let path: String?
-    /// No rule was given at all: requests skip the lock.
-    private let alwaysEmpty: Bool
+    /// No rule is in force: requests skip the lock.
+    private let empty: Atomic<Bool>
     private let book: Mutex<RuleBook>
+    /// The rules file's rules as last read, and the breakpoints set from the web UI (after every other rule).
+    private let fileRules = Mutex<[TrafficRule]>([])
+    private let webRules = Mutex<[TrafficRule]>([])
     private let tallies = Mutex<[String: RuleTally]>([:])
     private let order = Mutex<[String]>([])
     private let stamp = Mutex<FileStamp?>(nil)
@@ -25,21 +28,38 @@ final class RuleStore: Sendable {
     init(flagRules: [TrafficRule], file: String?) throws(ProxyStartError) {
         self.flagRules = flagRules
         path = file
-        alwaysEmpty = flagRules.isEmpty && file == nil
         var rules = flagRules
         if let file {
             do {
-                rules += try RulesFileReader.rules(at: file)
+                let read = try RulesFileReader.rules(at: file)
+                fileRules.withLock { $0 = read }
+                rules += read
             } catch {
                 throw ProxyStartError.rulesFile(reason: error.message)
             }
             stamp.withLock { $0 = FileStamp(path: file) }
         }
         book = Mutex(RuleBook(rules))
+        empty = Atomic(rules.isEmpty)
     }
 
     /// The rules as of now.
-    var current: RuleBook { alwaysEmpty ? RuleBook() : book.withLock { $0 } }
+    var current: RuleBook { empty.load(ordering: .relaxed) ? RuleBook() : book.withLock { $0 } }
+
+    /// Sets the web UI's breakpoint rules (replacing the ones it set before).
+    func setWebRules(_ rules: [TrafficRule]) {
+        webRules.withLock { $0 = rules }
+        rebuild()
+    }
+
+    /// The web UI's breakpoint rules.
+    var webRuleList: [TrafficRule] { webRules.withLock { $0 } }
+
+    private func rebuild() {
+        let rules = flagRules + fileRules.withLock { $0 } + webRules.withLock { $0 }
+        book.withLock { $0 = RuleBook(rules) }
+        empty.store(rules.isEmpty, ordering: .relaxed)
+    }
 
     /// Starts watching the rules file (if any); `report` hears of every reload, with the rule names now in force.
     func watch(report: @escaping @Sendable (String, [String]) -> Void) {
@@ -72,8 +92,10 @@ final class RuleStore: Sendable {
         guard changed else { return }
         let report = onReload.withLock { $0 }
         do {
-            let rules = flagRules + (try RulesFileReader.rules(at: path))
-            book.withLock { $0 = RuleBook(rules) }
+            let read = try RulesFileReader.rules(at: path)
+            fileRules.withLock { $0 = read }
+            rebuild()
+            let rules = flagRules + read
             report?("reloaded \(path): \(rules.count) rule\(rules.count == 1 ? "" : "s") in force", rules.map(\.name))
         } catch {
             let count = current.rules.count

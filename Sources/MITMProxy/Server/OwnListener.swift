@@ -24,6 +24,9 @@ final class OwnListener: Sendable {
         return LocalAddresses.isUnspecified(listenHost) && LocalAddresses.contains(address)
     }
 
+    /// The proxy's own port (the first endpoint set), where the web UI sends its replays.
+    var proxyEndpoint: (host: String, port: Int)? { endpoints.withLock { $0.first } }
+
     /// The text for a refusal.
     static func loopReason(host: String, port: Int) -> String {
         "\(host):\(port) is this proxy's own address: a request to it would loop through the proxy; send it to the real server"

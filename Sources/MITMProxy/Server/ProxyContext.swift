@@ -27,6 +27,10 @@ final class ProxyContext: Sendable {
     /// The web UI, unless switched off.
     let web: WebUI?
     let rules: RuleStore
+    /// Exchanges paused at breakpoints, for the web UI.
+    let breakpoints = BreakpointDesk()
+    /// The proxy's own connections that carry the web UI's replays.
+    let replays = ReplayTags()
     /// The TLS stacks whose fingerprints are known (`KnownClients.txt`).
     static let knownStacks = KnownClientStacks(table: String(decoding: PackageResources.KnownClients_txt, as: UTF8.self))
     private let nextConnectionID = Atomic<Int>(1)
@@ -80,6 +84,7 @@ final class ProxyContext: Sendable {
         pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, configuration.upstreamPoolIdle), clock: clock) }
         web = configuration.webUI.enabled ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil
         if let web { events.subscribe(takesRequestEvents: false) { web.observe($0) } }
+        web?.link(to: self)
     }
 
     /// Records a decided client verdict and announces it.

@@ -16,6 +16,8 @@ enum WebAssets {
         switch path {
         case "/app.js": File(contentType: "text/javascript; charset=utf-8", bytes: PackageResources.app_js)
         case "/board.css": File(contentType: "text/css; charset=utf-8", bytes: PackageResources.board_css)
+        case "/act.js": File(contentType: "text/javascript; charset=utf-8", bytes: PackageResources.act_js)
+        case "/act.css": File(contentType: "text/css; charset=utf-8", bytes: PackageResources.act_css)
         default: nil
         }
     }

@@ -137,6 +137,10 @@ final class WebConnection: @unchecked Sendable {
         let advertised = context.configuration.advertised
         web.queue.async { [self] in
             var reply = web.reply(to: request)
+            if case .later(let start) = reply {
+                start { response in self.loop.execute { self.deliver(.response(response), to: requestHead, keepAlive: keepAlive) } }
+                return
+            }
             if case .notMine = reply {
                 let local = LocalPages.response(for: requestHead.target, request: requestHead, authority: authority, advertised: advertised)
                 reply = .response(WebResponse(status: local.status, reason: local.reasonPhrase, contentType: local.contentType, body: local.body))
@@ -169,6 +173,8 @@ final class WebConnection: @unchecked Sendable {
             client.resumeReading()
         case .notMine:
             answerAndClose(.text(404, "no page \(requestHead.target)"))
+        case .later:
+            answerAndClose(.text(500, "an answer came back unfinished"))  // `answer` starts these: never delivered
         }
     }
 

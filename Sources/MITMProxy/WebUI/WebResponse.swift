@@ -56,6 +56,8 @@ enum WebReply: Sendable {
     case eventStream(initial: [UInt8])
     /// Not a web UI path: the proxy's own pages (the CA download) answer it.
     case notMine
+    /// An answer that takes a while (a replay's outcome): `start` begins the work and calls back once, on any thread.
+    case later(_ start: @Sendable (_ respond: @escaping @Sendable (WebResponse) -> Void) -> Void)
 }
 
 /// A whole response of the web UI.

@@ -37,6 +37,7 @@ extension WebUI {
     private func isPage(_ path: String) -> Bool { path == "/" || path == "/index.html" }
 
     private func route(_ request: WebRequest) -> WebReply {
+        if let reply = actionReply(request) { return reply }
         let path = request.path
         switch (request.method, path) {
         case ("GET", "/"), ("GET", "/index.html"), ("HEAD", "/"), ("HEAD", "/index.html"):

@@ -19,6 +19,8 @@ final class WebUI: Sendable {
     private let chattyScheduled = Atomic<Bool>(false)
     private let reportSource = Mutex<(@Sendable () -> VerdictReport)?>(nil)
     private let droppedEvents: @Sendable () -> Int
+    /// The proxy the acting paths (replay, breakpoints) act on.
+    let engine = WebEngineLink()
 
     /// How long board changes are gathered before open pages get the new board.
     static let boardDelay = DispatchTimeInterval.milliseconds(150)
@@ -136,6 +138,9 @@ final class WebUI: Sendable {
     func detach(_ feed: WebFeed) {
         _ = feeds.withLock { $0.removeValue(forKey: ObjectIdentifier(feed)) }
     }
+
+    /// The feeds of open pages.
+    func openFeeds() -> [WebFeed] { feeds.withLock { Array($0.values) } }
 
     /// Open pages.
     var feedCount: Int { feeds.withLock { $0.count } }

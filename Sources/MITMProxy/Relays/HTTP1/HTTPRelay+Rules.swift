@@ -17,6 +17,8 @@ struct HTTPRelayRules {
     var sender: LocalFileSender?
     /// Set while `pumpFileAnswer` runs (a write can report `.drained` from inside it).
     var pumpingFile = false
+    /// The request next in the queue at a breakpoint (see `HTTPRelay+Breakpoints.swift`).
+    var breakpoint: HTTPRelayBreakpoint?
 }
 
 /// The QA rules in the HTTP/1 relay: one decision per request head, before anything goes upstream.
@@ -39,18 +41,22 @@ extension HTTPRelay {
             let facts = book.rules.isEmpty ? nil : ruleFacts(for: head)
             rules.pending = facts.map { book.decide($0) } ?? RuleDecision()
             rules.delayDone = false
-            if let seconds = rules.pending?.delay, seconds > 0 {
-                nonisolated(unsafe) let relay = self
-                rules.delayTimer = loop.schedule(after: seconds) {
-                    relay.rules.delayTimer = nil
-                    relay.rules.delayDone = true
-                    if !relay.machine.isClosed { relay.processQueuedClientEvents() }
-                }
-                return false
-            }
+            if pauseAtRequestBreakpoint(head) || startDelay() { return false }
             rules.delayDone = true
         }
         return rules.delayDone
+    }
+
+    /// Starts the pending decision's delay, if it has one; whether it did.
+    func startDelay() -> Bool {
+        guard let seconds = rules.pending?.delay, seconds > 0 else { return false }
+        nonisolated(unsafe) let relay = self
+        rules.delayTimer = loop.schedule(after: seconds) {
+            relay.rules.delayTimer = nil
+            relay.rules.delayDone = true
+            if !relay.machine.isClosed { relay.processQueuedClientEvents() }
+        }
+        return true
     }
 
     /// The decision for the request that starts now (and forgets it).
@@ -99,6 +105,10 @@ extension HTTPRelay {
     /// Starts a request the rules concern; false when the usual path should handle it.
     func beginRuledRequest(_ head: HTTPRequestHead, _ decision: RuleDecision, upgrade: Bool) -> Bool {
         guard let facts = ruleFacts(for: head) else { return false }
+        if let abort = takeBreakpointAbort() {
+            queueLocal(head, host: facts.host, port: facts.port, scheme: facts.scheme, response: abort, decision: decision)
+            return true
+        }
         if let answer = decision.answer {
             let local = RuledAnswer.make(answer, for: head, decision: decision)
             queueLocal(head, host: facts.host, port: facts.port, scheme: facts.scheme, response: local, decision: decision)

@@ -72,6 +72,8 @@ final class HTTPRelay {
     /// A response body the rules replaced, sent right after its head.
     var replacementBody: [UInt8] = []
 
+    /// Set when the client is the web UI replaying a request (`ReplayTags`).
+    let replayTag: ReplayTags.Tag?
     /// The connection that owns the relay.
     unowned var owner: RelayOwner?
     var records: ExchangeRecordFactory
@@ -94,7 +96,8 @@ final class HTTPRelay {
         self.mode = mode
         self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
                                              client: client,
-                                             dropsProxyAuthorization: context.configuration.proxyCredentials != nil)
+                                             dropsProxyAuthorization: context.configuration.proxyCredentials != nil, replays: context.replays)
+        replayTag = context.replays.tag(forPeer: client.peerDescription)
         if case .intercepted(let host, let port) = mode {
             self.upstream = upstream
             upstreamTarget = (host, port)
@@ -489,6 +492,7 @@ final class HTTPRelay {
         connecting?.cancel()
         rules.delayTimer?.cancel()
         rules.delayTimer = nil
+        endBreakpoint()
         rules.sender?.close()
         for exchange in exchanges where exchange.local == nil {
             var record = exchange.record
@@ -526,6 +530,7 @@ final class HTTPRelay {
 
     /// The client, when it is on another machine and may not reach this one's servers (see `UpstreamDialer.dial`).
     func guardedClient() -> String? {
-        context.refusesLocalTargets(forClient: records.client) ? records.client ?? "unknown" : nil
+        if let replayTag { return replayTag.guardedClient }
+        return context.refusesLocalTargets(forClient: records.client) ? records.client ?? "unknown" : nil
     }
 }

@@ -57,6 +57,7 @@ extension HTTP2Relay {
     /// Closes the client leg now (after a best-effort GOAWAY) and leaves the upstream connection.
     func close(reason: String) {
         guard !closed else { return }
+        for clientID in Array(ruled.breakpoints.keys) { endBreakpoint(clientID) }
         let graceful = !finishing
         finishing = true
         if graceful {

@@ -23,6 +23,8 @@ struct HTTP2RelayRules {
     var files: [Int32: LocalFileSender] = [:]
     /// Streams whose upstream body is discarded (the rules replaced it).
     var replacing: Set<Int32> = []
+    /// Streams at a breakpoint (see `HTTP2Relay+Breakpoints.swift`).
+    var breakpoints: [Int32: HTTP2RelayBreakpoint] = [:]
 }
 
 /// The QA rules in the HTTP/2 relay: one decision per request head (`openStream`), before anything goes upstream.
@@ -40,6 +42,7 @@ extension HTTP2Relay {
             return true
         }
         ruled.decisions[clientID] = decision
+        if pauseAtRequestBreakpoint(clientID, head, block, decision) { return true }
         if let seconds = decision.delay, seconds > 0, let loop = context.loops.loops.first(where: \.isCurrent) {
             var held = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
             nonisolated(unsafe) let relay = self
@@ -90,8 +93,10 @@ extension HTTP2Relay {
     func releaseHeld(_ clientID: Int32) {
         guard !closed, !finishing, let held = ruled.held.removeValue(forKey: clientID), streams[clientID] != nil else { return }
         if let record = streams[clientID]?.record {
-            reportRuled(held.decision, record, "delayed \(QuantityText.duration(held.decision.delay ?? 0))"
-                + (held.decision.requestHeaders.isEmpty ? "" : "; request headers edited"))
+            let words = (held.decision.delay.map { ["delayed \(QuantityText.duration($0))"] } ?? [])
+                + (held.decision.breakpoint == nil ? [] : ["continued at breakpoint"])
+                + (held.decision.requestHeaders.isEmpty ? [] : ["request headers edited"])
+            reportRuled(held.decision, record, words.joined(separator: "; "))
         }
         guard let upstreamConnection, upstreamAvailable, upstreamConnection.isAvailable else {
             if let unreachableReason {
@@ -252,6 +257,7 @@ extension HTTP2Relay {
     /// Forgets a finished stream's rule state.
     func forgetRules(_ clientID: Int32) {
         ruled.held.removeValue(forKey: clientID)?.timer?.cancel()
+        endBreakpoint(clientID)
         ruled.decisions[clientID] = nil
         ruled.files.removeValue(forKey: clientID)?.close()
         ruled.replacing.remove(clientID)

@@ -90,7 +90,7 @@ final class HTTP2Relay {
         self.client = client
         records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
                                         client: client,
-                                        dropsProxyAuthorization: context.configuration.proxyCredentials != nil)
+                                        dropsProxyAuthorization: context.configuration.proxyCredentials != nil, replays: context.replays)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
         case .intercepted(let host, let port, let connection):

@@ -63,6 +63,7 @@ function clock(ms) {
 
 function connect() {
   const feed = new EventSource("/events");
+  document.dispatchEvent(new CustomEvent("feed", { detail: feed }));  // act.js listens on it too
   feed.addEventListener("hello", (event) => {
     const hello = JSON.parse(event.data);
     state.flowLimit = hello.flowLimit;
