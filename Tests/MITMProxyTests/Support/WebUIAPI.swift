@@ -35,7 +35,7 @@ struct WebUIAPI {
     /// Waits for `count` paused exchanges and returns them.
     func waitForPaused(_ count: Int = 1) async throws -> [JSON] {
         var list: [JSON] = []
-        _ = try await Poll.until(timeout: .seconds(20)) {
+        _ = try await Poll.until(timeout: .seconds(60)) {  // generous: a first contact under a loaded suite
             list = try await paused()
             return list.count >= count
         }
