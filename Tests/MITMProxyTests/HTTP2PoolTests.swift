@@ -57,8 +57,11 @@ import Testing
 
     @Test func aBusyConnectionIsSharedWhileItHasRoom() async throws {
         let (harness, first) = try await warmedUp()
-        async let held = connection(harness, "/hold?ms=6000")
-        await holding(harness, "/hold?ms=6000")
+        // Held until this connection has its third request (the warm-up's, this one, the other client's): answered
+        // at once only if the two clients' streams shared it.
+        let path = "/hold?ms=25000&until=streams:3"
+        async let held = connection(harness, path)
+        await holding(harness, path)
         let (other, _) = try await connection(harness)
         let (holding, accepted) = try await held
         #expect(holding == first && other == first, "both clients' streams went over the pooled connection at once")
@@ -68,9 +71,11 @@ import Testing
 
     @Test func aConnectionAtItsConcurrencyLimitIsNotShared() async throws {
         let (harness, first) = try await warmedUp(maxConcurrentStreams: 1)
-        // Held 20 s: a second curl slow to start on a loaded machine must still find the only stream slot taken.
-        async let held = connection(harness, "/hold?ms=20000")
-        await holding(harness, "/hold?ms=20000")
+        // Held until the origin accepts a second connection, so the only stream slot stays taken however slowly the
+        // second curl starts; a second client queued behind it instead would wait out the 25 s.
+        let path = "/hold?ms=25000&until=accepted:2"
+        async let held = connection(harness, path)
+        await holding(harness, path)
         let (other, _) = try await connection(harness)
         let (holding, accepted) = try await held
         #expect(holding == first)

@@ -23,6 +23,8 @@ Endpoints:
   GET  /connection        {"connection": n, "accepted": total}: which TLS connection (numbered from 1 in
                           the order accepted) served the stream, and how many the origin accepted in all
   GET  /hold?ms=N         the same JSON, after N ms
+  GET  /hold?ms=N&until=accepted:K   the same JSON once the origin has accepted K connections (at most N ms)
+  GET  /hold?ms=N&until=streams:K    the same JSON once this connection has received K requests (at most N ms)
   CONNECT :protocol websocket (RFC 8441, with --extended-connect, which sends SETTINGS_ENABLE_CONNECT_PROTOCOL)
                           on /chat: 200, then a WebSocket echo on the stream (ws_echo.py), with
                           permessage-deflate when the client offers it; 403 on any other path
@@ -95,10 +97,20 @@ class Stream:
 
 class Connection:
     accepted = 0
+    # (condition, future) pairs of /hold?until=...: resolved once the condition holds.
+    holds = []
+
+    @classmethod
+    def wake_holds(cls):
+        for condition, future in list(cls.holds):
+            if condition() and not future.done():
+                future.set_result(None)
+        cls.holds = [(condition, future) for condition, future in cls.holds if not future.done()]
 
     def __init__(self, reader, writer, arguments, progress):
         Connection.accepted += 1
         self.number = Connection.accepted
+        self.requests = 0
         self.reader = reader
         self.writer = writer
         self.progress = progress
@@ -113,7 +125,25 @@ class Connection:
         self.tasks = set()
         self.closed = False
 
+    async def hold(self, query):
+        milliseconds = int(query.get("ms", ["0"])[0])
+        until = query.get("until", [""])[0]
+        kind, _, count = until.partition(":")
+        if kind not in ("accepted", "streams") or not count.isdigit():
+            await asyncio.sleep(milliseconds / 1000)
+            return
+        target = int(count)
+        condition = (lambda: Connection.accepted >= target) if kind == "accepted" else (lambda: self.requests >= target)
+        future = asyncio.get_running_loop().create_future()
+        Connection.holds.append((condition, future))
+        Connection.wake_holds()
+        try:
+            await asyncio.wait_for(future, milliseconds / 1000)
+        except asyncio.TimeoutError:
+            pass
+
     async def run(self):
+        Connection.wake_holds()
         self.conn.initiate_connection()
         await self.flush()
         try:
@@ -141,6 +171,8 @@ class Connection:
 
     def handle(self, event):
         if isinstance(event, h2.events.RequestReceived):
+            self.requests += 1
+            Connection.wake_holds()
             stream = Stream(event.headers)
             self.streams[event.stream_id] = stream
             fields = dict(event.headers)
@@ -279,7 +311,7 @@ class Connection:
             await self.send(stream_id, 200, b"too big", "text/plain", [("x-huge", "h" * 100 * 1024)])
         elif url.path in ("/connection", "/hold"):
             if url.path == "/hold":
-                await asyncio.sleep(int(parse_qs(url.query).get("ms", ["0"])[0]) / 1000)
+                await self.hold(parse_qs(url.query))
             answer = {"connection": self.number, "accepted": Connection.accepted}
             await self.send(stream_id, 200, json.dumps(answer).encode(), "application/json")
         elif url.path == "/wait-stalled":

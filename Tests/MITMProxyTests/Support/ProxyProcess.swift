@@ -73,6 +73,12 @@ final class ProxyProcess: @unchecked Sendable {
     /// Everything it printed so far (stdout and stderr).
     var outputText: String { lock.withLock { String(decoding: output, as: UTF8.self) } }
 
+    /// Waits (at most `timeout`) until it has printed `text`: a line about a connection comes when the proxy has
+    /// finished with it, which may be after the client has seen the end.
+    func printed(_ text: String, timeout: Duration = .seconds(20)) async -> Bool {
+        await Poll.until(timeout: timeout) { outputText.contains(text) }
+    }
+
     /// A `kB` field of `/proc/PID/status` (`VmHWM`, `VmRSS`).
     func memoryKilobytes(_ field: String) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
