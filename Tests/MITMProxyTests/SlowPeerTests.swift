@@ -5,7 +5,9 @@ import Testing
 /// and a normal client is served at once while they trickle.
 @Suite(.tags(.live), .skippedInFastTier) struct SlowPeerTests {
     @Test func fiveHundredTricklingClientsAreClosedByTheHeadTimeoutWhileANormalOneIsServed() async throws {
-        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 2 }
+        // A head timeout far longer than opening 500 connections takes, even sanitized on a loaded machine: the
+        // normal client is answered while every trickling one is still held, or it waited for them.
+        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 10 }
         defer { proxy.stop() }
         let origin = try await OriginServer.start(.plainHTTP)
         let script = """
@@ -22,12 +24,10 @@ import Testing
             normal = socket.create_connection(("127.0.0.1", proxy), timeout=20)
             normal.sendall(proxyclient.request("GET", url, host="127.0.0.1:%d" % port))
             status, _, body, _, _ = proxyclient.Reader(normal).response()
-            served = time.monotonic() - started
-            # Served before the head timeout (2 s) closes the trickling clients: it did not wait for them. (A 1 s bound
-            # failed once under AddressSanitizer with the whole suite running beside it.)
-            print("normal", status, body.decode(), served < 2.0)
+            answered, _, _ = select.select(slow, [], [], 0)
+            print("normal", status, body.decode(), "while", 500 - len(answered), "trickled")
             open_socks, next_byte = set(slow), time.monotonic()
-            while open_socks and time.monotonic() - started < 15:
+            while open_socks and time.monotonic() - started < 40:
                 if time.monotonic() >= next_byte:
                     for sock in list(open_socks):
                         try:
@@ -44,10 +44,10 @@ import Testing
                     if not data or b"\\r\\n\\r\\n" in data:
                         open_socks.discard(sock)
                         sock.close()
-            print("closed", 500 - len(open_socks), time.monotonic() - started < 15)
+            print("closed", 500 - len(open_socks))
             """
-        let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)], timeout: .seconds(60))
-        #expect(result.stdoutText == "normal 200 hello from origin True\nclosed 500 True\n", "\(result)")
+        let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)], timeout: .seconds(90))
+        #expect(result.stdoutText == "normal 200 hello from origin while 500 trickled\nclosed 500\n", "\(result)")
         #expect(await proxy.waitUntilIdle())
     }
 }
