@@ -96,7 +96,7 @@ def resident_report(pid: int, binary: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", choices=["callgrind", "perf", "strace", "massif", "resident"], default="callgrind")
-    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first", "go-keepalive", "go-close"],
+    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first", "h2-keepalive", "go-keepalive", "go-close"],
                         default="keepalive", help="go-*: driven by bench/goload (Go's net/http) instead of bench-loadgen")
     parser.add_argument("--mitm-proxy", default=None, dest="mitm_proxy")
     parser.add_argument("--loadgen", default=None)
@@ -196,6 +196,9 @@ def main() -> int:
         warmup = str(args.warmup if args.warmup is not None else (3 if slow else 1))
         if args.scenario == "keepalive":
             arguments = ["--mode", "keepalive", *target, "--path", "/200b", "--concurrency", "32",
+                         "--warmup", warmup, "--duration", str(args.duration or (20 if slow else 10))]
+        elif args.scenario == "h2-keepalive":
+            arguments = ["--mode", "keepalive", *target, "--path", "/200b", "--concurrency", "1", "--h2", "32",
                          "--warmup", warmup, "--duration", str(args.duration or (20 if slow else 10))]
         elif args.scenario == "newconn":
             arguments = ["--mode", "newconn", *target, "--path", "/200b", "--concurrency", "16",

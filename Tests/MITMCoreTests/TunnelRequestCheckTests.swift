@@ -28,6 +28,9 @@ import Testing
         #expect(check(head("https://evil.test/x"))?.status == 421)
         #expect(check(head("https://d.test:8443/x"))?.status == 421)
         #expect(check(head("/x", .http2, host: []), authority: "evil.test")?.status == 421, "HTTP/2 coalescing: the client retries")
+        for authority in ["d.test.evil.test", "d.testx", "d.test:9442", "d.test:94410", "d.test:", "d.test:9441:1"] {
+            #expect(check(head("/x", .http2, host: []), authority: authority)?.status ?? 0 >= 400, "\(authority): begins with the tunnel's name")
+        }
         #expect(check(head("/x", .http2, host: []), authority: "evil.test")?.reason.contains("not for the tunnel to d.test:9441") == true)
     }
 
