@@ -23,15 +23,18 @@ struct ProxyClock: Sendable {
 
     /// A clock reading `now` and `wallNow`; `arm(deadline, loop, work)` runs `work` on `loop` once `now()` reaches
     /// `deadline` (at once when it has passed), unless the timer it returns is cancelled or dropped first.
-    init(now: @escaping @Sendable () -> UInt64, wallNow: @escaping @Sendable () -> Date,
-         arm: @escaping @Sendable (UInt64, EventLoop, @escaping @Sendable () -> Void) -> any ClockTimer) {
+    init(
+        now: @escaping @Sendable () -> UInt64, wallNow: @escaping @Sendable () -> Date,
+        arm: @escaping @Sendable (UInt64, EventLoop, @escaping @Sendable () -> Void) -> any ClockTimer
+    ) {
         self.now = now
         self.wallNow = wallNow
         self.arm = arm
     }
 
     /// The system's monotonic clock and wall clock; timers are the loops' own.
-    static let system = ProxyClock(now: { DispatchTime.now().uptimeNanoseconds }, wallNow: { Date() }) { deadline, loop, work in
+    static let system = ProxyClock(now: { DispatchTime.now().uptimeNanoseconds }, wallNow: { Date() }) {
+        deadline, loop, work in
         let now = DispatchTime.now().uptimeNanoseconds
         return loop.schedule(after: Double(deadline &- min(deadline, now)) / 1e9, work)
     }

@@ -1,7 +1,8 @@
 import Foundation
 import MITMIO
-@testable import MITMProxy
 import Synchronization
+
+@testable import MITMProxy
 
 /// A clock the test moves by hand. Timers armed on it fire only as it moves: `advance` steps time to each due timer
 /// in deadline order and runs it on its loop, so the engine sees every deadline at its own time, never late.
@@ -25,7 +26,10 @@ final class ManualClock: Sendable {
     private static let start: UInt64 = 1_000_000_000_000
 
     var clock: ProxyClock {
-        ProxyClock(now: { [self] in now }, wallNow: { [self] in Self.wallStart.addingTimeInterval(Double(now - Self.start) / 1e9) }) {
+        ProxyClock(
+            now: { [self] in now },
+            wallNow: { [self] in Self.wallStart.addingTimeInterval(Double(now - Self.start) / 1e9) }
+        ) {
             [self] deadline, loop, work in
             let timer = ManualTimer(work)
             state.withLock { state in
@@ -82,8 +86,11 @@ final class ManualClock: Sendable {
     private func takeNext(upTo target: UInt64) -> Armed? {
         state.withLock { state in
             state.armed.removeAll { $0.timer.isCancelled }
-            guard let index = state.armed.indices.filter({ state.armed[$0].at <= target })
-                .min(by: { (state.armed[$0].at, state.armed[$0].order) < (state.armed[$1].at, state.armed[$1].order) })
+            guard
+                let index = state.armed.indices.filter({ state.armed[$0].at <= target })
+                    .min(by: {
+                        (state.armed[$0].at, state.armed[$0].order) < (state.armed[$1].at, state.armed[$1].order)
+                    })
             else { return nil }
             let due = state.armed.remove(at: index)
             state.now = max(state.now, due.at)

@@ -1,13 +1,17 @@
 import MITMCore
-@_spi(Testing) @testable import MITMProxy
 import Testing
+
+@_spi(Testing) @testable import MITMProxy
 
 /// The engine's timing decisions on a clock the test moves, with no socket and no real wait: the silence window and
 /// the spare-connection desk decide at their deadlines, a rule delay releases its request, the pool drops an idle
 /// upstream, and a throttled link lets bytes through as time passes — each one instant early and at its time.
 @Suite struct TimingLifeTests {
-    private static func interception(_ configure: @escaping (inout ProxyConfiguration) -> Void = { _ in }) throws -> ConnectionPlaybook {
-        try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try MemoryTLSPeer.origin(host: "api.test")) { configuration in
+    private static func interception(_ configure: @escaping (inout ProxyConfiguration) -> Void = { _ in }) throws
+        -> ConnectionPlaybook
+    {
+        try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try MemoryTLSPeer.origin(host: "api.test")) {
+            configuration in
             configuration.upstreamInsecure = true
             configuration.silenceWindow = 3
             configure(&configuration)
@@ -50,7 +54,8 @@ import Testing
     }
 
     @Test func aRuleDelayHoldsTheRequestUntilTheClockPassesIt() throws {
-        let play = try ConnectionPlaybook(origins: ["origin.test:80"], configure: { $0.rules = [try! RuleFlags.delay("origin.test=1500ms")] })
+        let play = try ConnectionPlaybook(
+            origins: ["origin.test:80"], configure: { $0.rules = [try! RuleFlags.delay("origin.test=1500ms")] })
         play.clientSends("GET http://origin.test/slow HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         play.advance(by: .milliseconds(1_499))
         #expect(originReceived(play) == "")
@@ -84,7 +89,8 @@ import Testing
     }
 
     @Test func aThrottledResponseArrivesAfterHalfTheRoundTrip() throws {
-        let play = try ConnectionPlaybook(origins: ["origin.test:80"], configure: { $0.rules = [try! RuleFlags.throttle("origin.test=latency=1s")] })
+        let play = try ConnectionPlaybook(
+            origins: ["origin.test:80"], configure: { $0.rules = [try! RuleFlags.throttle("origin.test=latency=1s")] })
         play.clientSends("GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         let origin = try #require(play.origin(0))
         #expect(play.run { origin.takeText() } == "GET / HTTP/1.1\r\nHost: origin.test\r\n\r\n")
@@ -97,7 +103,8 @@ import Testing
 
     @Test func aThrottledLinkReleasesBytesAsTheClockAdvances() throws {
         // 80 kbit/s: 10,000 bytes a second once the bucket's burst is spent.
-        let play = try ConnectionPlaybook(origins: ["origin.test:80"], configure: { $0.rules = [try! RuleFlags.throttle("origin.test=down=80kbit")] })
+        let play = try ConnectionPlaybook(
+            origins: ["origin.test:80"], configure: { $0.rules = [try! RuleFlags.throttle("origin.test=down=80kbit")] })
         play.clientSends("GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         let origin = try #require(play.origin(0))
         let head = "HTTP/1.1 200 OK\r\nContent-Length: 40000\r\n\r\n"
