@@ -14,7 +14,7 @@ extension ProxyConnection {
         phase = .lingering
         expect(.lingering, within: wait + 2)
         nonisolated(unsafe) let connection = self
-        credentialWait = loop.schedule(after: wait) {
+        credentialWait = context.clock.schedule(after: wait, on: loop) {
             connection.credentialWait = nil
             guard !connection.isClosed else { return }
             connection.answerAndLinger(.proxyAuthenticationRequired(reason: problem))

@@ -79,7 +79,7 @@ extension ProxyConnection {
                 upstreamFailedBeforeForging(interception, reason: error.reason)
                 return
             }
-            interception.stage = .upstreamHandshake(leg, started: Date())
+            interception.stage = .upstreamHandshake(leg, started: context.clock.wallNow())
         }
     }
 

@@ -38,7 +38,7 @@ extension ProxyConnection {
             return shared
         case .ready(let ready):
             return try SharedHTTP2Upstream(key: http2PoolKey(interception), leg: ready.leg, certificate: ready.certificate,
-                                           address: ready.timings.address, loop: loop)
+                                           address: ready.timings.address, loop: loop, clock: context.clock)
         case .failed, .released, .proxyItself:
             return nil
         }

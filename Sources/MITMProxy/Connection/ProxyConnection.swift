@@ -75,7 +75,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     /// The lookup of the client's process, when it is on this machine and lookups are on.
     var processLookup: ClientProcessLookup?
     /// Holds the `407` for credentials that its address got wrong again and again (`CredentialBackoff`).
-    var credentialWait: LoopTimer?
+    var credentialWait: (any ClockTimer)?
     /// The address of a client on another machine, which may not reach this machine's services; nil when it may.
     lazy var guardedClient: String? = {
         if let replay = context.replays.tag(forPeer: clientSocket.peerDescription) { return replay.guardedClient }

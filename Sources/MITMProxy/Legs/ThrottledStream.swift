@@ -24,7 +24,7 @@ final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendab
     private var endDelivered = false
     private var owesDrain = false
     private var pumpGate = PumpGate()
-    private var timer: LoopTimer?
+    private var timer: (any ClockTimer)?
     private var timerAt: UInt64 = .max
     private var wakeQueued = false
     private var closedHere = false
@@ -173,7 +173,7 @@ final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendab
         guard wake < timerAt || timer == nil else { return }
         timer?.cancel()
         timerAt = wake
-        timer = loop.schedule(after: Double(wake &- min(wake, now)) / 1e9) { [weak self] in
+        timer = clock.schedule(at: wake, on: loop) { [weak self] in
             guard let stream = self else { return }
             stream.timer = nil
             stream.timerAt = .max

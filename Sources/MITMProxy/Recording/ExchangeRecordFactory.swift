@@ -44,9 +44,8 @@ struct ExchangeRecordFactory {
         replayOf = replays.tag(forPeer: client.peerDescription)?.replayOf
     }
 
-    /// A record for a request head that just arrived.
-    mutating func record(for head: HTTPRequestHead, host: String, port: Int, scheme: String, version: HTTPVersion) -> ExchangeRecord {
-        let now = Date()
+    /// A record for a request head that arrived `now` (the proxy clock's wall time).
+    mutating func record(for head: HTTPRequestHead, host: String, port: Int, scheme: String, version: HTTPVersion, at now: Date) -> ExchangeRecord {
         var record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
                                     request: head, started: now, finished: now)
         record.httpVersion = version.description

@@ -6,18 +6,21 @@ import MITMCore
 final class WebSocketTap {
     let endpoint: WebSocketEndpoint
     private let events: EventFanOut
+    private let clock: ProxyClock
     private var fromClient: WebSocketFrameReader
     private var fromServer: WebSocketFrameReader
     private var summary: WebSocketCloseRecord
     private var finished = false
 
-    /// A tap on the WebSocket `handshake` opened at `endpoint`, keeping `captureLimit` bytes of each message.
-    init(endpoint: WebSocketEndpoint, handshake: WebSocketHandshake, captureLimit: Int, events: EventFanOut) {
+    /// A tap on the WebSocket `handshake` opened at `endpoint`, keeping `captureLimit` bytes of each message, its
+    /// records timed by `clock`.
+    init(endpoint: WebSocketEndpoint, handshake: WebSocketHandshake, captureLimit: Int, events: EventFanOut, clock: ProxyClock) {
         self.endpoint = endpoint
         self.events = events
+        self.clock = clock
         fromClient = WebSocketFrameReader(direction: .send, handshake: handshake, captureLimit: captureLimit)
         fromServer = WebSocketFrameReader(direction: .receive, handshake: handshake, captureLimit: captureLimit)
-        summary = WebSocketCloseRecord(endpoint: endpoint, time: Date(), reason: "")
+        summary = WebSocketCloseRecord(endpoint: endpoint, time: clock.wallNow(), reason: "")
     }
 
     /// Bytes relayed from the client (`fromClient`) or from the server.
@@ -49,14 +52,14 @@ final class WebSocketTap {
         report(fromClient.finish())
         report(fromServer.finish())
         finished = true
-        summary.time = Date()
+        summary.time = clock.wallNow()
         summary.reason = reason
         events.emit(.webSocketClose(summary))
     }
 
     private func report(_ messages: [WebSocketMessage]) {
         guard !messages.isEmpty else { return }
-        let now = Date()
+        let now = clock.wallNow()
         for message in messages {
             if message.direction == .send { summary.messagesSent += 1 } else { summary.messagesReceived += 1 }
             if message.kind == .close && summary.closedBy == nil {

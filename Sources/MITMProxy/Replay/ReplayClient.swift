@@ -43,7 +43,7 @@ final class ReplayClient: @unchecked Sendable {
     private var parser = HTTP1Parser(role: .response)
     private var clientAddress: String?
     private var pending: StreamSocket?
-    private var timer: LoopTimer?
+    private var timer: (any ClockTimer)?
     private var status: Int?
     /// The proxy's refusal of the tunnel, and what it said.
     private var refusal: String?
@@ -85,7 +85,7 @@ final class ReplayClient: @unchecked Sendable {
             return
         }
         let seconds = max(context.configuration.idleTimeout, context.configuration.handshakeTimeout) * 2
-        timer = loop.schedule(after: seconds) { [self] in
+        timer = context.clock.schedule(after: seconds, on: loop) { [self] in
             finish(.failed("no answer within \(SecondsText.format(seconds))"))
         }
         pending = StreamSocket.connect(to: address, on: loop) { [self] result in

@@ -20,7 +20,7 @@ final class ConnectionRegistry: @unchecked Sendable {
     private let loop: EventLoop
     private let clock: ProxyClock
     private var connections: [ObjectIdentifier: ManagedConnection] = [:]
-    private var sweeper: LoopTimer?
+    private var sweeper: (any ClockTimer)?
     private static let sweepInterval = 0.25
 
     init(loop: EventLoop, clock: ProxyClock) {
@@ -48,7 +48,7 @@ final class ConnectionRegistry: @unchecked Sendable {
     }
 
     private func startSweeper() {
-        sweeper = loop.schedule(after: Self.sweepInterval) { [weak self] in
+        sweeper = clock.schedule(after: Self.sweepInterval, on: loop) { [weak self] in
             guard let self else { return }
             sweep()
             startSweeper()

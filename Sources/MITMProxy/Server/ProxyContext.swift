@@ -48,10 +48,6 @@ final class ProxyContext: Sendable {
         self.events = events
         let verdicts = VerdictBook(detailLimit: configuration.connectionDetailLimit)
         self.verdicts = verdicts
-        spares = SpareConnectionDesk(silenceWindow: configuration.silenceWindow, book: verdicts, clock: clock) { record in
-            verdicts.record(record, replacing: nil)
-            events.emit(.verdict(record))
-        }
         do {
             forger = try LeafForger(authority: authority)
             serverTLS = try ServerTLSContext()
@@ -80,6 +76,10 @@ final class ProxyContext: Sendable {
         }
         resolver = NameResolver(overrides: configuration.resolveOverrides)
         self.loops = loops ?? EventLoopGroup(count: configuration.loopCount)
+        spares = SpareConnectionDesk(silenceWindow: configuration.silenceWindow, book: verdicts, clock: clock, loop: self.loops.loops[0]) { record in
+            verdicts.record(record, replacing: nil)
+            events.emit(.verdict(record))
+        }
         registries = self.loops.loops.map { ConnectionRegistry(loop: $0, clock: clock) }
         pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, configuration.upstreamPoolIdle), clock: clock) }
         web = configuration.webUI.enabled ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil

@@ -72,7 +72,7 @@ public final class ProxyServer: Sendable {
         self.context = context
         let book = context.verdicts
         context.events.subscribe(takesRequestEvents: false) { book.observe($0) }
-        let findings = FindingsBook()
+        let findings = FindingsBook(clock: context.clock)
         findingsBook = findings
         let events = context.events
         // A finding goes back through the recording queue, so every subscriber sees it after the event that revealed it.

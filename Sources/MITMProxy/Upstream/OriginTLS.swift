@@ -26,12 +26,12 @@ enum OriginTLS {
             throw UpstreamFailure(host: host, port: port, reason: "cannot start TLS: \(error)")
         }
         let leg = TLSLeg(socket: connection.socket, tls: tls)
-        let started = Date()
+        let started = context.clock.now()
         leg.onHandshake = { [unowned leg] outcome in
             switch outcome {
             case .complete:
                 done(.ready(leg, UpstreamConnectionTimings(dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
-                                                      ssl: Date().timeIntervalSince(started) * 1000, address: connection.address)))
+                                                      ssl: context.clock.milliseconds(since: started), address: connection.address)))
             case .failed(let failure):
                 leg.close()
                 done(.failed(reason: describe(failure)))

@@ -36,10 +36,11 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     private(set) var life = SharedUpstreamLife()
     private weak var pool: UpstreamPool?
     private let loop: EventLoop
+    private let clock: ProxyClock
     private var users: [ObjectIdentifier: WeakRelay] = [:]
     /// The relay of each open stream, by stream ID.
     private var owners: [Int32: ObjectIdentifier] = [:]
-    private var idleTimer: LoopTimer?
+    private var idleTimer: (any ClockTimer)?
     private var pumpGate = PumpGate()
     private var stopping = false
     /// nghttp2's latest explanation of what the upstream did wrong, for the relay that logs it.
@@ -50,12 +51,14 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     }
 
     /// Takes over `leg`, on which TLS negotiated h2, and starts its session (the preface and SETTINGS).
-    init(key: UpstreamPoolKey, leg: Leg, certificate: X509Certificate?, address: String, loop: EventLoop) throws(HTTP2SessionError) {
+    init(key: UpstreamPoolKey, leg: Leg, certificate: X509Certificate?, address: String, loop: EventLoop,
+         clock: ProxyClock) throws(HTTP2SessionError) {
         self.key = key
         self.leg = leg
         self.certificate = certificate
         self.address = address
         self.loop = loop
+        self.clock = clock
         var settings = HTTP2Relay.settings
         settings.streamsBeforePeerSettings = 0
         session = try HTTP2Session(role: .client, settings: settings)
@@ -244,7 +247,7 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
             case .scheduleIdleTimer:
                 idleTimer?.cancel()
                 let seconds = pool?.idleSeconds ?? 0  // outside the pool (its origin has enough) it goes at once
-                idleTimer = loop.schedule(after: seconds) { [weak self] in
+                idleTimer = clock.schedule(after: seconds, on: loop) { [weak self] in
                     guard let self else { return }
                     perform(life.receive(.idleTimeout))
                 }
@@ -282,7 +285,7 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
         }
         leg.finishWriting()
         leg.resumeReading()
-        idleTimer = loop.schedule(after: 2) { [self] in finalClose() }
+        idleTimer = clock.schedule(after: 2, on: loop) { [self] in finalClose() }
     }
 
     private func finalClose() {

@@ -4,22 +4,27 @@ import MITMIO
 /// in turn, all within `timeout` seconds. The completion runs once, on the loop; `cancel()` suppresses it.
 final class UpstreamConnector {
     private let loop: EventLoop
+    private let clock: ProxyClock
     private var completion: ((Result<UpstreamConnection, UpstreamFailure>) -> Void)?
-    private let started = Date()
-    private var resolved: Date?
-    private var connectStarted = Date()
+    /// Monotonic nanoseconds: the start, the name's resolution, the current address's connect.
+    private let started: UInt64
+    private var resolved: UInt64?
+    private var connectStarted: UInt64
     private var addresses: [SocketAddress] = []
     private var lastError: SystemCallError?
     private let host: String
     private let port: Int
     private var attempt: StreamSocket?
-    private var timer: LoopTimer?
+    private var timer: (any ClockTimer)?
     private let isOwnAddress: (SocketAddress) -> Bool
     /// A client on another machine, kept from this machine's addresses.
     private let guardedClient: String?
 
-    private init(host: String, port: Int, guardedClient: String?, loop: EventLoop, isOwnAddress: @escaping (SocketAddress) -> Bool,
-                 completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
+    private init(host: String, port: Int, guardedClient: String?, loop: EventLoop, clock: ProxyClock,
+                 isOwnAddress: @escaping (SocketAddress) -> Bool, completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
+        self.clock = clock
+        started = clock.now()
+        connectStarted = started
         self.host = host
         self.port = port
         self.guardedClient = guardedClient
@@ -40,11 +45,11 @@ final class UpstreamConnector {
         _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
     ) -> UpstreamConnector {
         let timeout = context.configuration.handshakeTimeout
-        let connector = UpstreamConnector(host: host, port: port, guardedClient: guardedClient, loop: loop,
+        let connector = UpstreamConnector(host: host, port: port, guardedClient: guardedClient, loop: loop, clock: context.clock,
                                           isOwnAddress: { [ownListener = context.ownListener] in ownListener.isOwn(host: $0.host, port: $0.port) },
                                           completion: completion)
         nonisolated(unsafe) let unsafeConnector = connector
-        connector.timer = loop.schedule(after: timeout) {
+        connector.timer = context.clock.schedule(after: timeout, on: loop) {
             unsafeConnector.timedOut(after: timeout)
         }
         context.resolver.resolve(host: host, port: port, on: loop) { result in
@@ -72,7 +77,7 @@ final class UpstreamConnector {
 
     private func resolved(_ result: Result<[SocketAddress], NameResolutionError>) {
         guard completion != nil else { return }
-        resolved = Date()
+        resolved = clock.now()
         switch result {
         case .failure(let error):
             finish(.failure(UpstreamFailure(host: host, port: port, reason: error.description)))
@@ -103,7 +108,7 @@ final class UpstreamConnector {
             return
         }
         let address = addresses.removeFirst()
-        connectStarted = Date()
+        connectStarted = clock.now()
         attempt = StreamSocket.connect(to: address, on: loop) { [self] result in
             attempt = nil
             switch result {
@@ -114,8 +119,8 @@ final class UpstreamConnector {
                     let dnsEnd = resolved ?? started
                     finish(.success(UpstreamConnection(
                         socket: socket, address: address.host,
-                        dnsMilliseconds: dnsEnd.timeIntervalSince(started) * 1000,
-                        connectMilliseconds: Date().timeIntervalSince(connectStarted) * 1000)))
+                        dnsMilliseconds: Double(dnsEnd &- min(dnsEnd, started)) / 1e6,
+                        connectMilliseconds: clock.milliseconds(since: connectStarted))))
                 }
             case .failure(let error):
                 lastError = error

@@ -52,7 +52,7 @@ final class UpstreamPool: @unchecked Sendable {
     private var forgeNames = ForgeNamesMemo()
     /// Due when the longest-parked idle connection expires: one timer for the pool, as one per parked connection
     /// cost three allocations and a timer-heap insertion per request.
-    private var expiryTimer: LoopTimer?
+    private var expiryTimer: (any ClockTimer)?
     private static let perOrigin = 16
     private static let total = 256
 
@@ -110,11 +110,9 @@ final class UpstreamPool: @unchecked Sendable {
 
     private func armExpiry(oldestParkedAt: UInt64) {
         let due = ProxyClock.deadline(idleSeconds, after: oldestParkedAt)
-        let now = clock.now()
-        let wait = due == .max ? Double.infinity : Double(due > now ? due - now : 0) / 1e9
         // Held strongly: the pool goes with its context, maybe on another thread; it lives on until its last idle
         // connection expires, or `closeAll` cancels the timer.
-        expiryTimer = loop.schedule(after: wait) { [self] in expireIdle() }
+        expiryTimer = clock.schedule(at: due, on: loop) { [self] in expireIdle() }
     }
 
     /// Closes the idle connections whose time is up, and waits for the next to expire.

@@ -33,7 +33,7 @@ final class RouteAttempt: UpstreamAttempt {
     private var completion: Completion?
     private var tcp: (any UpstreamAttempt)?
     private var leg: TLSLeg?
-    private var timer: LoopTimer?
+    private var timer: (any ClockTimer)?
 
     private init(completion: @escaping Completion) {
         self.completion = completion
@@ -43,7 +43,6 @@ final class RouteAttempt: UpstreamAttempt {
     static func dial(_ route: UpstreamRoute, tls: RouteTLS? = nil, guardedClient: String?, context: ProxyContext, loop: EventLoop,
                      _ completion: @escaping Completion) -> RouteAttempt {
         let attempt = RouteAttempt(completion: completion)
-        let started = Date()
         attempt.tcp = context.dialer.dial(host: route.host, port: route.port, guardedClient: guardedClient, context: context, loop: loop) { [attempt] result in
             attempt.tcp = nil
             switch result {
@@ -53,14 +52,14 @@ final class RouteAttempt: UpstreamAttempt {
                 attempt.finish(.success((PlainLeg(socket: connection.socket), UpstreamConnectionTimings(
                     dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds, ssl: -1, address: connection.address))))
             case .success(let connection):
-                attempt.startTLS(route, tls ?? .default(for: route), connection, context: context, loop: loop, started: started)
+                attempt.startTLS(route, tls ?? .default(for: route), connection, context: context, loop: loop)
             }
         }
         return attempt
     }
 
     private func startTLS(_ route: UpstreamRoute, _ settings: RouteTLS, _ connection: UpstreamConnection, context: ProxyContext,
-                          loop: EventLoop, started: Date) {
+                          loop: EventLoop) {
         do {
             leg = try OriginTLS.start(over: connection, host: route.host, port: route.port, settings: settings, context: context) { [unowned self] outcome in
                 switch outcome {
@@ -78,7 +77,7 @@ final class RouteAttempt: UpstreamAttempt {
         }
         let seconds = context.configuration.handshakeTimeout
         nonisolated(unsafe) let unsafeSelf = self
-        timer = loop.schedule(after: seconds) {
+        timer = context.clock.schedule(after: seconds, on: loop) {
             unsafeSelf.failTLS(route, "TLS handshake timed out (no answer within \(SecondsText.format(seconds)))")
         }
     }

@@ -6,14 +6,17 @@ import Synchronization
 /// recorded events on the recording queue, never from the loops.
 final class FindingsBook: Sendable {
     private let state: Mutex<RunFindings>
+    private let clock: ProxyClock
 
-    init() {
+    /// Findings dated by `clock`'s wall time.
+    init(clock: ProxyClock) {
         state = Mutex(RunFindings())
+        self.clock = clock
     }
 
     /// Takes a recorded event; returns the findings it reveals.
     func observe(_ event: ProxyEvent) -> [RunFinding] {
-        state.withLock { $0.observe(event, at: Date()) }
+        state.withLock { $0.observe(event, at: clock.wallNow()) }
     }
 
     /// A copy of the findings as of now.

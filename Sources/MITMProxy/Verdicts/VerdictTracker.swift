@@ -12,14 +12,14 @@ final class VerdictTracker: @unchecked Sendable {
     private let connectionID: Int
     private let port: Int
     private let offeredALPN: [String]
-    private let startedAt = Date()
+    private let startedAt: Date
     private var handshakeMilliseconds: Double?
     private var tlsVersion: String?
     private var alpn: String?
-    private var silenceTimer: LoopTimer?
+    private var silenceTimer: (any ClockTimer)?
     private var counted = true
-    /// When the ClientHello arrived, in seconds of the proxy's clock.
-    private let openedAt: Double
+    /// When the ClientHello arrived, on the proxy's monotonic clock.
+    private let openedAt: UInt64
     private var published: Verdict?
     private var endReported = false
     private let identity: ClientIdentity
@@ -35,7 +35,8 @@ final class VerdictTracker: @unchecked Sendable {
     init(context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String], identity: ClientIdentity,
          probe: ProxyProbe?, profile: CertificateProfile = .trusted) {
         self.context = context
-        openedAt = context.clock.nowInSeconds
+        openedAt = context.clock.now()
+        startedAt = context.clock.wallNow()
         self.profile = profile
         machine = VerdictMachine(alsoRejectingCertificate: profile.alsoRejectingCertificate)
         self.connectionID = connectionID
@@ -55,13 +56,13 @@ final class VerdictTracker: @unchecked Sendable {
 
     /// The handshake completed on `leg`: start the silence window.
     func handshakeCompleted(_ leg: TLSLeg, loop: EventLoop) {
-        handshakeMilliseconds = Date().timeIntervalSince(startedAt) * 1000
+        handshakeMilliseconds = context.clock.milliseconds(since: openedAt)
         tlsVersion = leg.tls.protocolVersion
         alpn = leg.tls.negotiatedALPN
         observe(leg.tls.isResumed ? .sessionResumed : .certificateSent)
         observe(.handshakeCompleted)
         guard !isDecided else { return }
-        silenceTimer = loop.schedule(after: context.configuration.silenceWindow) { [unowned self] in
+        silenceTimer = context.clock.schedule(after: context.configuration.silenceWindow, on: loop) { [unowned self] in
             observe(.silenceWindowElapsed)
         }
     }
@@ -74,7 +75,7 @@ final class VerdictTracker: @unchecked Sendable {
         var record = ConnectionVerdict(
             connectionID: connectionID, host: host, port: port, verdict: verdict, tlsVersion: tlsVersion, alpn: alpn,
             offeredALPN: offeredALPN, shownCertificatePin: shownCertificatePin, startedAt: startedAt,
-            handshakeMilliseconds: handshakeMilliseconds, decidedAt: Date(), client: identity.address,
+            handshakeMilliseconds: handshakeMilliseconds, decidedAt: context.clock.wallNow(), client: identity.address,
             profile: profile == .trusted ? nil : profile)
         record.identity = identity
         let previous = published

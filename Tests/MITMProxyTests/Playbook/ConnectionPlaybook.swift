@@ -5,8 +5,9 @@ import MITMIO
 import MITMTLS
 
 /// A proxy connection's whole life without a socket: the client and every upstream are memory streams,
-/// time is a clock the test moves, and deadlines are enforced when the test sweeps — in the manner of
-/// mitmproxy's layer playbooks. Every step runs on the connection's loop and returns once nothing moves.
+/// time is a clock the test moves, and every timer of the engine (deadlines, the silence window, rule delays,
+/// throttling, pool expiry) fires as it moves — in the manner of mitmproxy's layer playbooks. Every step runs on
+/// the connection's loop and returns once nothing moves.
 final class ConnectionPlaybook: @unchecked Sendable {
     // @unchecked Sendable: the streams and peers are only touched on the loop (through `run`).
     let context: ProxyContext
@@ -57,14 +58,16 @@ final class ConnectionPlaybook: @unchecked Sendable {
             connection.close(reason: "playbook over")
             network.disconnectAll()
         }
+        time.disarmAll()
         try? FileManager.default.removeItem(atPath: caDirectory)
     }
 
-    /// Runs `step` on the loop, then waits until every delivery it caused has run.
+    /// Runs `step` on the loop, then waits until every delivery it caused has run, and every timer it armed for now.
     @discardableResult
     func run<T>(_ step: () -> T) -> T {
         let result = network.loop.sync(step)
         network.settle()
+        time.fireDue(settle: network.settle)
         return result
     }
 
@@ -86,11 +89,30 @@ final class ConnectionPlaybook: @unchecked Sendable {
         return index < connections.count ? connections[index] : nil
     }
 
-    /// Moves time on by `seconds` and enforces deadlines, as the loop's sweeper does.
+    /// Moves time on by `seconds`: the timers due on the way fire at their deadlines, the sweeper's included; then
+    /// enforces the connection deadlines at the new time, as the sweeper's next tick would.
     func advance(seconds: Double) {
-        time.advance(seconds: seconds)
+        time.advance(seconds: seconds, settle: network.settle)
         let registry = context.registry(for: network.loop)
         run { registry.sweep() }
+    }
+
+    /// Moves time on by exactly `duration`, firing the timers due on the way, and nothing else.
+    func advance(by duration: Duration) {
+        time.advance(by: duration, settle: network.settle)
+    }
+
+    /// CONNECTs to `host:443` and completes a TLS handshake as a client that trusts the proxy CA: the intercepted
+    /// client, its handshake done.
+    func trustingClient(host: String) throws -> MemoryTLSPeer {
+        clientSends("CONNECT \(host):443 HTTP/1.1\r\n\r\n")
+        _ = clientReceived()
+        let trusting = try ClientTLSContext(verify: true, extraCAFiles: [caCertificatePath])
+        let tls = try TLSConnection(client: trusting, serverName: host, verifyName: host, alpn: ["http/1.1"])
+        return run {
+            clientStream.delegate = nil
+            return MemoryTLSPeer(clientStream, tls: tls, startsHandshake: true)
+        }
     }
 
     /// The client end as a raw stream (to put TLS on it).

@@ -8,18 +8,8 @@ import Testing
 /// Interception without a socket: a TLS client that trusts the proxy CA, an in-memory TLS origin, and the
 /// proxy between them, handshakes and verdicts included.
 @Suite struct InterceptionLifeTests {
-    /// An origin with a certificate from a throwaway CA (the proxy runs with `--upstream-insecure` here).
     private static func originTLS() throws -> @Sendable (MemoryStream) -> MemoryTLSPeer {
-        let authority = try CertificateAuthority.loadOrCreate(directory: TemporaryDirectory.path("origin-ca"))
-        let forger = try LeafForger(authority: authority)
-        let certificate = try forger.leaf(for: [ForgeNames.name(for: "api.test")])
-        let context = try ServerTLSContext()
-        let key = forger.leafKey
-        let leaf = certificate
-        return { stream in
-            let tls = try! TLSConnection(server: context, certificate: leaf, key: key, alpn: ["http/1.1"], host: "api.test")
-            return MemoryTLSPeer(stream, tls: tls, startsHandshake: false)
-        }
+        try MemoryTLSPeer.origin(host: "api.test")
     }
 
     @Test func aTrustingClientIsInterceptedAndItsRequestReachesTheOrigin() throws {

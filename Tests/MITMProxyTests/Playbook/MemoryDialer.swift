@@ -63,10 +63,3 @@ final class MemoryAttempt: UpstreamAttempt, @unchecked Sendable {
     var cancelled = false
     func cancel() { cancelled = true }
 }
-
-/// A clock the test moves by hand.
-final class ManualClock: Sendable {
-    private let nanoseconds = Atomic<UInt64>(1_000_000_000_000)
-    var clock: ProxyClock { ProxyClock { [self] in nanoseconds.load(ordering: .relaxed) } }
-    func advance(seconds: Double) { nanoseconds.add(UInt64(seconds * 1_000_000_000), ordering: .relaxed) }
-}

@@ -18,11 +18,14 @@ final class MemoryNetwork: Sendable {
         }
     }
 
-    /// Blocks until every delivery queued so far, and those they queued in turn, has run.
+    /// Blocks until every delivery queued so far, and those they queued in turn, has run, and the work they handed
+    /// the loop (`execute`, which a `sync` runs first) too: two quiet passes in a row.
     func settle() {
+        var quietPasses = 0
         repeat {
             loop.sync {}
-        } while inFlight.load(ordering: .relaxed) > 0
+            quietPasses = inFlight.load(ordering: .relaxed) > 0 ? 0 : quietPasses + 1
+        } while quietPasses < 2
     }
 
     /// Two connected streams on the loop: what one writes, the other reads.

@@ -1,4 +1,5 @@
 import MITMIO
+@testable import MITMProxy
 import MITMTLS
 
 /// The test's side of a memory stream speaking TLS (a client that verifies, or an origin with its own
@@ -58,4 +59,20 @@ final class MemoryTLSPeer: StreamSocketDelegate, @unchecked Sendable {
     func socketDidReadEOF(_ socket: any ByteStream) { ended = true }
     func socket(_ socket: any ByteStream, didFail error: SystemCallError) { ended = true }
     func socketDidDrain(_ socket: any ByteStream) {}
+}
+
+extension MemoryTLSPeer {
+    /// Origins for `MemoryDialer` that answer TLS as `host` with a certificate from a throwaway CA (the proxy runs with
+    /// `--upstream-insecure` then), offering http/1.1.
+    static func origin(host: String) throws -> @Sendable (MemoryStream) -> MemoryTLSPeer {
+        let authority = try CertificateAuthority.loadOrCreate(directory: TemporaryDirectory.path("origin-ca"))
+        let forger = try LeafForger(authority: authority)
+        let certificate = try forger.leaf(for: [ForgeNames.name(for: host)])
+        let context = try ServerTLSContext()
+        let key = forger.leafKey
+        return { stream in
+            let tls = try! TLSConnection(server: context, certificate: certificate, key: key, alpn: ["http/1.1"], host: host)
+            return MemoryTLSPeer(stream, tls: tls, startsHandshake: false)
+        }
+    }
 }

@@ -8,7 +8,7 @@ struct HTTPRelayRules {
     /// The decision for the request head next in the queue, taken by `beginRequest`.
     var pending: RuleDecision?
     /// Set while the next request is held by a delay.
-    var delayTimer: LoopTimer?
+    var delayTimer: (any ClockTimer)?
     var delayDone = false
     /// The route of the current upstream when it is not the interception's own (a mapped origin, or the
     /// origin dialled again after one), or the plain origin.
@@ -51,7 +51,7 @@ extension HTTPRelay {
     func startDelay() -> Bool {
         guard let seconds = rules.pending?.delay, seconds > 0 else { return false }
         nonisolated(unsafe) let relay = self
-        rules.delayTimer = loop.schedule(after: seconds) {
+        rules.delayTimer = context.clock.schedule(after: seconds, on: loop) {
             relay.rules.delayTimer = nil
             relay.rules.delayDone = true
             if !relay.machine.isClosed { relay.processQueuedClientEvents() }
@@ -199,7 +199,7 @@ extension HTTPRelay {
         }
         guard let fault = exchanges.first?.decision.faultAfterHeaders else { return true }
         var record = exchanges.removeFirst().record
-        record.finished = Date()
+        record.finished = context.clock.wallNow()
         record.failure = fault.isReset ? "the connection was reset after the response head by rule" : "the connection was closed after the response head by rule"
         context.events.emit(.exchange(record))
         breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
@@ -224,7 +224,7 @@ extension HTTPRelay {
         reportRules(answer.decision, record: pending.record, action: [answer.action])
         guard answer.head != nil else {
             var record = pending.record
-            record.finished = Date()
+            record.finished = context.clock.wallNow()
             record.failure = answer.fault?.isReset == true ? "the connection was reset by rule" : "the connection was closed by rule"
             context.events.emit(.exchange(record))
             breakConnection(reset: answer.fault?.isReset == true, reason: "rule: \(answer.fault?.rawValue ?? "fault")")
@@ -234,10 +234,10 @@ extension HTTPRelay {
         let isHead = pending.record.request.method == "HEAD"
         let exchange = pending
         exchange.record.response = response
-        exchange.responseStarted = Date()
+        exchange.responseStarted = context.clock.wallNow()
         if let fault = answer.decision.faultAfterHeaders {
             client.write(response.serialized())
-            exchange.record.finished = Date()
+            exchange.record.finished = context.clock.wallNow()
             exchange.record.failure = fault.isReset ? "the connection was reset after the response head by rule" : "the connection was closed after the response head by rule"
             context.events.emit(.exchange(exchange.record))
             breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
@@ -254,7 +254,7 @@ extension HTTPRelay {
             pumpFileAnswer()
             return false
         }
-        exchange.complete(at: Date())
+        exchange.complete(at: context.clock.wallNow())
         context.events.emit(.exchange(exchange.record))
         if !response.keepAlive {
             closeAfterFlush()
@@ -278,7 +278,7 @@ extension HTTPRelay {
                 rules.sender = nil
                 if let exchange = sender.exchange {
                     exchange.record.failure = reason.description
-                    exchange.record.finished = Date()
+                    exchange.record.finished = context.clock.wallNow()
                     context.events.emit(.exchange(exchange.record))
                 }
                 close(reason: "map-local: \(reason)")
@@ -290,7 +290,7 @@ extension HTTPRelay {
         rules.pumpingFile = false
         sender.close()
         guard let exchange = sender.exchange else { return }
-        exchange.complete(at: Date())
+        exchange.complete(at: context.clock.wallNow())
         context.events.emit(.exchange(exchange.record))
         if exchange.record.response?.keepAlive == false {
             closeAfterFlush()

@@ -108,7 +108,7 @@ extension HTTPRelay {
             perform(machine.receive(.responseStatusRewritten(relayed, requestMethod: exchanges[0].record.request.method)))
         }
         exchanges[0].record.response = relayed.status == head.status && machine.response != .replaced ? head : relayed
-        exchanges[0].responseStarted = Date()
+        exchanges[0].responseStarted = context.clock.wallNow()
         guard afterRuledResponseHead() else { return }
         if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
             do {
@@ -137,7 +137,7 @@ extension HTTPRelay {
         guard let response = first.record.response else { return }
         let finished = exchanges.removeFirst()
         finished.record.responseTrailers = trailers
-        finished.complete(at: Date())
+        finished.complete(at: context.clock.wallNow())
         let webSocket = response.status == 101 ? WebSocketHandshake.http1(request: finished.record.request, response: response) : nil
         if webSocket != nil { finished.record.webSocket = WebSocketSessionID(connectionID: connectionID) }
         context.events.emit(.exchange(finished.record))
@@ -147,7 +147,7 @@ extension HTTPRelay {
                 let endpoint = WebSocketEndpoint(session: WebSocketSessionID(connectionID: connectionID), host: finished.record.host,
                                                  port: finished.record.port, url: finished.record.url)
                 return WebSocketTap(endpoint: endpoint, handshake: handshake,
-                                    captureLimit: context.configuration.webSocketCaptureLimit, events: context.events)
+                                    captureLimit: context.configuration.webSocketCaptureLimit, events: context.events, clock: context.clock)
             })
         case .closeBoth:
             closeAfterFlush()
@@ -241,7 +241,7 @@ extension HTTPRelay {
         if machine.responseHeadSent {
             var record = first.record
             record.failure = "upstream \(reason)"
-            record.finished = Date()
+            record.finished = context.clock.wallNow()
             context.events.emit(.exchange(record))
             // Recorded once: `close` records only the exchanges still waiting behind it.
             exchanges.removeFirst()
@@ -256,7 +256,7 @@ extension HTTPRelay {
         var record = first.record
         let head = local.head(keepAlive: false)
         record.response = head
-        record.finished = Date()
+        record.finished = context.clock.wallNow()
         record.failure = "upstream \(reason)"
         context.events.emit(.exchange(record))
         exchanges.removeAll()

@@ -238,7 +238,7 @@ final class HTTPRelay {
                 return
             }
             guard let index = exchanges.indices.last else { return }
-            exchanges[index].requestEnded = Date()
+            exchanges[index].requestEnded = context.clock.wallNow()
             if exchanges[index].local != nil {
                 if index == 0 { sendLocalResponses() }
                 return
@@ -371,7 +371,8 @@ final class HTTPRelay {
     func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool,
                  decision: RuleDecision = RuleDecision(), action: [String] = []) {
         guard let upstream else { return }
-        let pending = PendingExchange(record: records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version),
+        let pending = PendingExchange(record: records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version,
+                                                             at: context.clock.wallNow()),
                                       local: nil, upgradeRequested: upgrade, decision: decision)
         pending.record.rules += decision.rules
         exchanges.append(pending)
@@ -383,7 +384,8 @@ final class HTTPRelay {
 
     func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse,
                     decision: RuleDecision = RuleDecision()) {
-        let pending = PendingExchange(record: records.record(for: head, host: host, port: port, scheme: scheme, version: head.version),
+        let pending = PendingExchange(record: records.record(for: head, host: host, port: port, scheme: scheme, version: head.version,
+                                                             at: context.clock.wallNow()),
                                       local: response, upgradeRequested: false, decision: decision)
         pending.record.rules += decision.rules
         exchanges.append(pending)
@@ -401,8 +403,8 @@ final class HTTPRelay {
             let pending = first
             let response = local.head(keepAlive: first.clientKeepsAlive && !machine.clientHasEnded)
             client.write(response.serialized() + (first.record.request.method == "HEAD" ? [] : local.body))
-            pending.responseStarted = Date()
-            pending.complete(at: Date())
+            pending.responseStarted = context.clock.wallNow()
+            pending.complete(at: context.clock.wallNow())
             var record = pending.record
             record.response = response
             record.responseBodyBytes = local.body.count
@@ -496,7 +498,7 @@ final class HTTPRelay {
         rules.sender?.close()
         for exchange in exchanges where exchange.local == nil {
             var record = exchange.record
-            record.finished = Date()
+            record.finished = context.clock.wallNow()
             record.failure = reason
             context.events.emit(.exchange(record))
         }

@@ -11,7 +11,7 @@ extension HTTP2Relay {
             case .request:
                 openStream(clientID, block)
             case .trailers:
-                streams[clientID]?.requestEnded = Date()
+                streams[clientID]?.requestEnded = context.clock.wallNow()
                 if holdRequestEnd(on: clientID, trailers: block.fields) { return }
                 guard let upstreamID = streams[clientID]?.upstreamID else { return }
                 if block.exceedsLimit {
@@ -26,7 +26,7 @@ extension HTTP2Relay {
         case .data(let clientID, let bytes):
             requestBody(bytes, on: clientID)
         case .endStream(let clientID):
-            streams[clientID]?.requestEnded = Date()
+            streams[clientID]?.requestEnded = context.clock.wallNow()
             streams[clientID]?.webSocket?.inputEnded(fromClient: true)
             if holdRequestEnd(on: clientID) { return }
             guard let upstreamID = streams[clientID]?.upstreamID else { return }

@@ -13,7 +13,7 @@ struct HTTP2RelayRules {
         var body: [[UInt8]] = []
         var ended = false
         var trailers: [HTTP2HeaderField] = []
-        var timer: LoopTimer?
+        var timer: (any ClockTimer)?
     }
 
     var held: [Int32: Held] = [:]
@@ -46,7 +46,7 @@ extension HTTP2Relay {
         if let seconds = decision.delay, seconds > 0, let loop = context.loops.loops.first(where: \.isCurrent) {
             var held = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
             nonisolated(unsafe) let relay = self
-            held.timer = loop.schedule(after: seconds) { relay.releaseHeld(clientID) }
+            held.timer = context.clock.schedule(after: seconds, on: loop) { relay.releaseHeld(clientID) }
             ruled.held[clientID] = held
             return true
         }
@@ -149,7 +149,7 @@ extension HTTP2Relay {
         stream.record.response = HTTPResponseHead(version: .http2, status: ruleHead.status, reason: "", headers: ruleHead.headers)
         stream.record.responseBodyBytes = body.count
         stream.record.responseBody.append(body)
-        stream.responseHeadArrived = Date()
+        stream.responseHeadArrived = context.clock.wallNow()
         streams[clientID] = stream
         do {
             try clientSession.submitResponse(streamID: clientID, HTTP2Heads.fields(ruleHead), endStream: body.isEmpty && !hasFile)

@@ -35,7 +35,7 @@ extension HTTP2Relay {
                                                   headers: HTTP2Heads.response(HTTP2Heads.fields(head)).headers)
         stream.record.responseBodyBytes = body.count
         stream.record.responseBody.append(body)
-        stream.responseHeadArrived = Date()
+        stream.responseHeadArrived = context.clock.wallNow()
         if head.status >= 400 { stream.fail(local.reasonText) }
         streams[clientID] = stream
         do {
@@ -50,7 +50,7 @@ extension HTTP2Relay {
     /// A record for a request that just arrived: HTTP/2.0, bodies captured as configured, and the
     /// upstream connection's setup costs if this is its first stream.
     func newRecord(_ head: HTTPRequestHead) -> ExchangeRecord {
-        records.record(for: head, host: host, port: port, scheme: "https", version: .http2)
+        records.record(for: head, host: host, port: port, scheme: "https", version: .http2, at: context.clock.wallNow())
     }
 
     /// Reports a finished client stream (for a WebSocket's stream, the WebSocket's end).
@@ -59,7 +59,7 @@ extension HTTP2Relay {
             stream.webSocket?.finish(reason: stream.failure ?? "the stream ended")
             return
         }
-        context.events.emit(.exchange(stream.finishedRecord(at: Date())))
+        context.events.emit(.exchange(stream.finishedRecord(at: context.clock.wallNow())))
     }
 
     /// The upstream accepted a WebSocket on `clientID` (RFC 8441): the handshake is reported now, and its
@@ -70,10 +70,10 @@ extension HTTP2Relay {
         stream.record.webSocket = session
         stream.webSocket = WebSocketTap(endpoint: WebSocketEndpoint(session: session, host: host, port: port, url: stream.record.url),
                                         handshake: handshake, captureLimit: context.configuration.webSocketCaptureLimit,
-                                        events: context.events)
+                                        events: context.events, clock: context.clock)
         stream.reported = true
         streams[clientID] = stream
-        context.events.emit(.exchange(stream.finishedRecord(at: Date())))
+        context.events.emit(.exchange(stream.finishedRecord(at: context.clock.wallNow())))
     }
 
     /// Offers the client extended CONNECT (RFC 8441) once the upstream connection offers it: only then can a

@@ -91,7 +91,7 @@ extension HTTP2Relay {
             let relayed = ruledResponseFields(block.fields, clientID, endStream: block.endStream)
             let endsWithHead = block.endStream && relayed.body == nil
             stream.record.response = HTTP2Heads.response(relayed.fields)
-            stream.responseHeadArrived = Date()
+            stream.responseHeadArrived = context.clock.wallNow()
             stream.responseStarted = true
             stream.responseEnded = endsWithHead
             streams[clientID] = stream
