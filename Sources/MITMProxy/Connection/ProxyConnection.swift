@@ -217,6 +217,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func sweep(now: UInt64) {
+        if case .relaying(let relay, _) = phase { relay.sweepBreakpoints(now: now) }
         guard case .relaying(let relay, _) = phase, now >= lastActivity else { return }
         let silent = now - lastActivity
         if !offeredIdleUpstream, silent >= ProxyClock.deadline(context.configuration.upstreamParkDelay, after: 0) {

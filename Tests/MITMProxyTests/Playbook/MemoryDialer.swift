@@ -67,6 +67,10 @@ final class MemoryAttempt: UpstreamAttempt, @unchecked Sendable {
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
     private let nanoseconds = Atomic<UInt64>(1_000_000_000_000)
-    var clock: ProxyClock { ProxyClock { [self] in nanoseconds.load(ordering: .relaxed) } }
+    /// Its wall time starts at 2026-01-01 and moves with it.
+    var clock: ProxyClock {
+        ProxyClock(now: { [self] in nanoseconds.load(ordering: .relaxed) },
+                   wallNow: { [self] in 1_767_225_600 + Double(nanoseconds.load(ordering: .relaxed)) / 1e9 })
+    }
     func advance(seconds: Double) { nanoseconds.add(UInt64(seconds * 1_000_000_000), ordering: .relaxed) }
 }

@@ -19,6 +19,8 @@ struct HTTPRelayRules {
     var pumpingFile = false
     /// The request next in the queue at a breakpoint (see `HTTPRelay+Breakpoints.swift`).
     var breakpoint: HTTPRelayBreakpoint?
+    /// The first exchange's response held at a breakpoint (see `HTTPRelay+ResponseBreakpoints.swift`).
+    var heldResponse: HTTPRelayHeldResponse?
 }
 
 /// The QA rules in the HTTP/1 relay: one decision per request head, before anything goes upstream.
