@@ -41,9 +41,11 @@ import Testing
 
     @Test func anEditedRequestBodyGoesUpstreamWithItsNewLength() throws {
         let play = try playbook("request")
-        play.clientSends("POST http://origin.test/form HTTP/1.1\r\nHost: origin.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        play.clientSends("POST http://origin.test/form HTTP/1.1\r\nHost: origin.test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        #expect(paused(play).first?.exchange.body.notEditable?.contains("still streaming") == true)
+        play.clientSends("5\r\nhello\r\n0\r\n\r\n")
         let listed = try #require(paused(play).first)
-        #expect(listed.exchange.body.text == "hello")
+        #expect(listed.exchange.body.text == "hello", "the client is read on while paused until the body is whole")
         #expect(answer(play, .continued(BreakpointEdit(body: "edited body"))) == nil)
         let origin = try #require(play.origin(0))
         let sent = play.run { origin.takeText() }

@@ -10,6 +10,8 @@ struct HTTPRelayBreakpoint {
     var pauseID: Int?
     /// The proxy's answer when the pause was aborted (or timed out).
     var abort: LocalResponse?
+    /// The pause was listed before its body was whole (the listing is told when it is).
+    var listedWithoutBody = false
 }
 
 extension HTTPRelay {
@@ -88,6 +90,23 @@ extension HTTPRelay {
         return nil
     }
 
+    /// Whether the client is read on while its request is paused: until the body is whole or `PausedBody.editLimit`
+    /// bytes of it are queued, so that a body sent just after its head can be edited. A body that came whole since the
+    /// pause was listed is shown now.
+    func readsOnAtBreakpoint() -> Bool {
+        guard let breakpoint = rules.breakpoint, breakpoint.machine.isPaused, let index = heldHeadIndex else { return false }
+        if let body = queuedBody(after: index) {
+            if breakpoint.listedWithoutBody, let id = breakpoint.pauseID {
+                rules.breakpoint?.listedWithoutBody = false
+                context.breakpoints.update(id, body: .of(body.bytes))
+            }
+            return false
+        }
+        var queued = 0
+        for event in queuedClientEvents[(index + 1)...] { if case .body(let piece) = event { queued += piece.count } }
+        return queued < PausedBody.editLimit && !machine.clientHasEnded
+    }
+
     private func listPause(_ head: HTTPRequestHead, deadline: UInt64) {
         guard let rule = rules.breakpoint?.machine.rule else { return }
         let facts = ruleFacts(for: head)
@@ -95,6 +114,7 @@ extension HTTPRelay {
         var hostFixed = false
         if case .intercepted = mode { hostFixed = true }
         let body = heldHeadIndex.map { PausedBody.of(queuedBody(after: $0)?.bytes) } ?? .of(nil)
+        rules.breakpoint?.listedWithoutBody = body.size == nil
         let exchange = BreakpointDesk.Exchange(phase: .request, rule: rule, connection: connectionID, method: head.method, url: url,
                                                status: nil, headers: head.headers.map { [$0.name, $0.value] }, body: body,
                                                hostFixed: hostFixed)
