@@ -17,6 +17,7 @@ struct WebUIReplayBrowserTests {
             let seen = JSON(parsing: run.stdoutText)
             #expect(seen["replayResult"].string == "Sent: the proxy answered 200. The new flow is in the list.", "\(seen)")
             #expect(seen["replayOfShown"].string?.hasPrefix("Replay of flow #") == true, "\(seen)")
+            #expect(seen["replayBadge"].string == "replay", "the replay is marked in the list: \(seen)")
             #expect(seen["editResult"].string?.hasPrefix("Sent: the proxy answered 200") == true, "\(seen)")
             #expect(seen["pausedShown"].string?.contains("request paused by web UI breakpoint origin.test/headers") == true, "\(seen)")
             let answer = seen["afterContinue"].string ?? ""

@@ -448,7 +448,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         guard case .relaying(let relay, let relayed) = phase else { return }
         if case .raw(let raw) = relay, case .tunnel(let tunnel) = relayed {
             context.events.emit(.tunnel(connectionID: id, host: tunnel.host, port: tunnel.port, bytesUp: raw.bytesUp,
-                                        bytesDown: raw.bytesDown, reason: reason, passedThrough: tunnel.passedThrough))
+                                        bytesDown: raw.bytesDown, reason: reason, passedThrough: tunnel.passedThrough,
+                                        started: tunnel.started))
         }
         if case .interception(let interception) = relayed { interception.verdict.finish() }
         phase = .closed

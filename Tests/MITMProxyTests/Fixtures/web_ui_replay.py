@@ -75,9 +75,13 @@ def main():
         if args.screenshots:
             driver.save_screenshot(os.path.join(args.screenshots, "web-ui-replay.png"))
 
-        # Edit and resend.
-        driver.execute_script("openDetail(arguments[0], false)", original)
+        # The replay is marked in the list; its badge opens the original.
+        badge, _ = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"#flow-{replay_id} .v-replay"), "the replay badge in the list")
+        out["replayBadge"] = badge[0].text
+        badge[0].click()
         wait(driver, lambda d: d.execute_script("return state.detail && state.detail.summary.id") == original, "the original again")
+
+        # Edit and resend.
         driver.find_element(By.ID, "edit-resend").click()
         headers = driver.find_element(By.ID, "composer-headers")
         lines = [line for line in headers.get_attribute("value").split("\n") if not line.lower().startswith("x-test:")]

@@ -146,9 +146,7 @@ extension HTTPRelay {
         let replacement = edit.body.map { Array($0.utf8) }
         if let replacement { what.append("body replaced (\(ByteCountText.format(replacement.count)))") }
         if let first = exchanges.first {
-            context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: first.record.host, port: first.record.port,
-                                                      rules: [held.machine.rule], action: what.joined(separator: "; "),
-                                                      url: first.record.url, method: first.record.request.method)))
+            context.events.emit(.ruleFired(RuleFiring(on: first.record, rules: [held.machine.rule], action: what.joined(separator: "; "))))
         }
         relayResponseHead(head, framing: held.framing, upstreamStatus: held.head.status, replacementBody: replacement)
         if !machine.isClosed { handleResponseEvents(held.events) }
@@ -168,8 +166,7 @@ extension HTTPRelay {
         guard var record = exchanges.first?.record else { return }
         let local = LocalResponse.error(status: status, reason: reason)
         let head = local.head(keepAlive: false)
-        context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: record.host, port: record.port, rules: [rule],
-                                                  action: "answered \(status): \(reason)", url: record.url, method: record.request.method)))
+        context.events.emit(.ruleFired(RuleFiring(on: record, rules: [rule], action: "answered \(status): \(reason)")))
         record.response = head
         record.responseBody.append(local.body)
         record.responseBodyBytes = local.body.count

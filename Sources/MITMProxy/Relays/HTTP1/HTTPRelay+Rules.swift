@@ -147,9 +147,7 @@ extension HTTPRelay {
         guard !decision.isEmpty else { return }
         var words = action
         if let delay = decision.delay { words.insert("delayed \(QuantityText.duration(delay))", at: 0) }
-        context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: record.host, port: record.port, rules: decision.rules,
-                                                  action: words.isEmpty ? "applied" : words.joined(separator: "; "),
-                                                  url: record.url, method: record.request.method)))
+        context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: words.isEmpty ? "applied" : words.joined(separator: "; "))))
     }
 
     /// The response head the client gets: the rules' status, headers and body replaced for the first exchange.
@@ -183,8 +181,7 @@ extension HTTPRelay {
             what.append(fault.isReset ? "reset the connection after the response head" : "closed the connection after the response head")
         }
         if let record = exchanges.first?.record {
-            context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: record.host, port: record.port, rules: decision.rules,
-                                                      action: what.joined(separator: "; "), url: record.url, method: record.request.method)))
+            context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: what.joined(separator: "; "))))
         }
         return rewritten
     }

@@ -273,8 +273,7 @@ extension HTTP2Relay {
     }
 
     func reportRuled(_ decision: RuleDecision, _ record: ExchangeRecord, _ action: String) {
-        context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: host, port: port, rules: decision.rules,
-                                                  action: action, url: record.url, method: record.request.method)))
+        context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: action)))
     }
 
     static func edit(_ fields: [HTTP2HeaderField], _ edits: HeaderEdits) -> [HTTP2HeaderField] {
