@@ -79,15 +79,12 @@ extension HTTPRelay {
 
     /// The body queued behind the head at `index`, when all of it is there (its end queued too).
     private func queuedBody(after index: Int) -> (bytes: [UInt8], end: Int)? {
+        let following = queuedClientEvents[(index + 1)...]
+        guard let end = following.firstIndex(where: { if case .body = $0 { false } else { true } }),
+              case .end = queuedClientEvents[end] else { return nil }
         var bytes: [UInt8] = []
-        for position in (index + 1)..<queuedClientEvents.count {
-            switch queuedClientEvents[position] {
-            case .body(let piece): bytes += piece
-            case .end: return (bytes, position)
-            case .requestHead, .responseHead: return nil
-            }
-        }
-        return nil
+        for case .body(let piece) in queuedClientEvents[(index + 1)..<end] { bytes += piece }
+        return (bytes, end)
     }
 
     /// Whether the client is read on while its request is paused: until the body is whole or `PausedBody.editLimit`
