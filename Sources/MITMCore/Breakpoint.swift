@@ -33,13 +33,6 @@ public struct Breakpoint: Sendable, Equatable {
         }
     }
 
-    /// Whether the relays pause where it asks: at requests only, for now.
-    public var isSupported: Bool { !response }
-
-    /// Why a response breakpoint is refused.
-    public static let unsupportedResponse = "breakpoints pause requests only (breakpoint: request); pausing responses is not "
-        + "implemented yet: use a rule's status, responseHeaders or bodyFile to change a response"
-
     /// `request`, `response` or `both`.
     public var phasesText: String { request && response ? "both" : request ? "request" : "response" }
 }
@@ -60,15 +53,19 @@ public struct BreakpointEdit: Sendable, Equatable, Codable {
     public var url: String?
     /// The status (response phase).
     public var status: Int?
-    /// Every header, replacing the ones the exchange had, as `[name, value]` pairs.
+    /// Every header, replacing the ones the exchange had, as `[name, value]` pairs. The framing headers
+    /// (`Content-Length`, `Transfer-Encoding`) stay the exchange's: the relay sets them for the body it sends.
     public var headers: [[String]]?
+    /// The whole body, replacing the paused phase's (only a complete body the web UI was shown can be replaced).
+    public var body: String?
 
     /// An edit of the given fields.
-    public init(method: String? = nil, url: String? = nil, status: Int? = nil, headers: [[String]]? = nil) {
+    public init(method: String? = nil, url: String? = nil, status: Int? = nil, headers: [[String]]? = nil, body: String? = nil) {
         self.method = method
         self.url = url
         self.status = status
         self.headers = headers
+        self.body = body
     }
 
     /// Why the edit cannot be applied, or nil when it can: header names must be tokens and values single lines.

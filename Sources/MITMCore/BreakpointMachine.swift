@@ -1,6 +1,7 @@
 /// One exchange at a breakpoint: whether it is paused, and what each event does to it. The relay feeds it events (the
-/// exchange reached a phase, the web UI continued or aborted it, its deadline passed, the exchange ended) and performs
-/// the action it returns; a pause is a hold released by the web UI instead of a timer (a rule `delay`'s hold).
+/// exchange reached a phase, the web UI continued or aborted it, its connection's sweep found the deadline passed, the
+/// exchange ended) and performs the action it returns; a pause is a hold released by the web UI instead of a timer (a
+/// rule `delay`'s hold). A request continued runs on to its response, which pauses too when the breakpoint covers it.
 public struct BreakpointMachine: Sendable, Equatable {
     /// Where the exchange is.
     public enum State: Sendable, Equatable {
@@ -20,7 +21,7 @@ public struct BreakpointMachine: Sendable, Equatable {
         case continued(BreakpointEdit)
         /// The web UI aborts it.
         case aborted
-        /// The timer armed for the pause fired at `now`.
+        /// The connection's sweep looked at the pause at `now` (on the proxy's clock).
         case timerFired(now: UInt64)
         /// The exchange ended another way (the client left, the connection closed).
         case exchangeEnded
@@ -30,7 +31,7 @@ public struct BreakpointMachine: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Nothing: the exchange goes on as if there were no breakpoint here.
         case proceed
-        /// Hold the exchange, list it as paused, and arm a timer for `deadline`.
+        /// Hold the exchange and list it as paused; the connection's sweep ends it at `deadline`.
         case hold(deadline: UInt64)
         /// Release the held exchange with `edit` applied.
         case release(BreakpointEdit)
@@ -56,6 +57,12 @@ public struct BreakpointMachine: Sendable, Equatable {
     /// Whether the exchange is paused now.
     public var isPaused: Bool {
         if case .paused = state { return true }
+        return false
+    }
+
+    /// Whether a pause's deadline passed at `now`.
+    public func deadlinePassed(at now: UInt64) -> Bool {
+        if case .paused(_, let deadline) = state { return now >= deadline }
         return false
     }
 

@@ -128,7 +128,7 @@ package struct EventLine: Sendable, Encodable, Equatable {
         case .proxyProbe(let record, let probe):
             self.init(verdict: record, type: "probe", time: time)
             self.probe = probe.rawValue
-        case .tunnel(let id, let host, let port, let up, let down, let reason, let passedThrough):
+        case .tunnel(let id, let host, let port, let up, let down, let reason, let passedThrough, _):
             self.init("tunnel", id, host, port, time: time)
             bytesUp = up
             bytesDown = down

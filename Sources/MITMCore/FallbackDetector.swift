@@ -64,7 +64,7 @@ package struct FallbackDetector: Sendable {
             Self.insert(OpenTunnel(key: key, port: port, opened: time), at: id, into: &openTunnels, limit: memoryLimit) { $0.opened }
         case .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _):
             openTunnels.removeValue(forKey: id)
-        case .tunnel(let id, let host, let port, _, _, _, let passedThrough):
+        case .tunnel(let id, let host, let port, _, _, _, let passedThrough, _):
             guard let tunnel = openTunnels.removeValue(forKey: id) else { return [] }
             let channel: Fallback.Channel = passedThrough ? .passedThroughTunnel : .clearTunnel
             let access = Access(channel: channel, request: "CONNECT \(HostName.isIPv6(host) ? "[\(host)]" : host):\(port)",

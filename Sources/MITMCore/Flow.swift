@@ -24,11 +24,14 @@ package struct Flow: Sendable, Equatable {
         package var reason: String
         /// Whether the host lists passed its TLS through untouched (otherwise it was not TLS).
         package var passedThrough: Bool
-        /// When it ended.
+        /// When the proxy accepted it, and when it ended.
+        package var started: Date
         package var ended: Date
 
         /// Creates a tunnel record.
-        package init(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool = false, ended: Date) {
+        package init(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool = false,
+                     started: Date, ended: Date) {
+            self.started = started
             self.passedThrough = passedThrough
             self.connectionID = connectionID
             self.host = host

@@ -76,9 +76,9 @@ package struct FlowLog: Sendable {
             let flow = append(.handshake(verdict))
             handshakeFlows[verdict.connectionID] = flow.id
             return .added(flow)
-        case .tunnel(let connectionID, let host, let port, let bytesUp, let bytesDown, let reason, let passedThrough):
+        case .tunnel(let connectionID, let host, let port, let bytesUp, let bytesDown, let reason, let passedThrough, let started):
             let tunnel = Flow.Tunnel(connectionID: connectionID, host: host, port: port, bytesUp: bytesUp, bytesDown: bytesDown,
-                                     reason: reason, passedThrough: passedThrough, ended: .now)
+                                     reason: reason, passedThrough: passedThrough, started: started, ended: .now)
             return .added(append(.tunnel(tunnel)))
         default:
             return nil
@@ -110,8 +110,11 @@ package struct FlowLog: Sendable {
     private mutating func takeFirings(for record: ExchangeRecord) -> [RuleFiring] {
         guard !pendingFirings.isEmpty else { return [] }
         let url = record.url
+        // By the exchange's number; a firing without one (an exchange recorded elsewhere) by its URL and method.
         let concerns = { (firing: RuleFiring) in
-            firing.connectionID == record.connectionID && firing.url == url && firing.method == record.request.method
+            guard firing.connectionID == record.connectionID else { return false }
+            if let exchange = firing.exchange, record.exchange != 0 { return exchange == record.exchange }
+            return firing.url == url && firing.method == record.request.method
         }
         let taken = pendingFirings.filter(concerns)
         if !taken.isEmpty { pendingFirings.removeAll(where: concerns) }

@@ -79,7 +79,8 @@ package struct FlowSummary: Encodable, Sendable, Equatable {
             how = verdict.verdict.how
         case .tunnel(let tunnel):
             kind = "tunnel"
-            time = tunnel.ended.timeIntervalSince1970 * 1000
+            time = tunnel.started.timeIntervalSince1970 * 1000
+            duration = max(0, (tunnel.ended.timeIntervalSince(tunnel.started) * 1000).rounded())
             method = tunnel.passedThrough ? "PASSTHROUGH" : "TUNNEL"
             url = "\(HostName.isIPv6(tunnel.host) ? "[\(tunnel.host)]" : tunnel.host):\(tunnel.port)"
             size = tunnel.bytesDown

@@ -56,6 +56,8 @@ package struct HTTP1RelayMachine: Sendable, Equatable {
         package static let clientForUpstream = Pauses(rawValue: 2)
         /// The upstream's: more than the high-water mark waits to go to the client.
         package static let upstreamForClient = Pauses(rawValue: 4)
+        /// The upstream's: its response waits at a breakpoint for the web UI.
+        package static let upstreamForBreakpoint = Pauses(rawValue: 8)
     }
 
     /// What the relay knows about the exchange at the head of the queue when a response head arrives.
@@ -96,6 +98,9 @@ package struct HTTP1RelayMachine: Sendable, Equatable {
         /// The client's output went above the high-water mark / was written out.
         case clientFull
         case clientDrained
+        /// The response at the head of the queue is held at a breakpoint (no more of the upstream is read) / released.
+        case responseHeld
+        case responseReleased
         /// End the client's connection once what is queued for it is out.
         case closeAfterFlush
         /// Close both sides now.
@@ -237,7 +242,13 @@ package struct HTTP1RelayMachine: Sendable, Equatable {
         case .clientFull:
             return pause(.upstreamForClient, .pauseUpstream)
         case .clientDrained:
-            return pauses.remove(.upstreamForClient) == nil ? .none : .resumeUpstream
+            guard pauses.remove(.upstreamForClient) != nil else { return .none }
+            return pauses.contains(.upstreamForBreakpoint) ? .none : .resumeUpstream
+        case .responseHeld:
+            return pause(.upstreamForBreakpoint, .pauseUpstream)
+        case .responseReleased:
+            guard pauses.remove(.upstreamForBreakpoint) != nil else { return .none }
+            return pauses.contains(.upstreamForClient) ? .none : .resumeUpstream
         case .closeAfterFlush:
             guard life == .relaying else { return .none }
             life = .lingering

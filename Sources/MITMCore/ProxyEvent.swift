@@ -46,6 +46,8 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var webSocket: WebSocketSessionID?
     /// The web UI's number of the flow this exchange replays (resent as it was, or edited), when it is a replay.
     public var replayOf: Int?
+    /// The exchange's number on its connection (from 1; 0 when unnumbered), which rule firings name (`RuleFiring.exchange`).
+    public var exchange = 0
 
     /// Creates a record.
     public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
@@ -104,7 +106,8 @@ public enum ProxyEvent: Sendable, Equatable {
     case exchange(ExchangeRecord)
     /// A CONNECT tunnel that was relayed without interception ended: not TLS, or (`passedThrough`) a TLS tunnel the
     /// host lists left alone.
-    case tunnel(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool)
+    /// `started` is when the proxy accepted the CONNECT (or the connection it came on).
+    case tunnel(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool, started: Date)
     /// The client's TLS handshake with the proxy failed or was abandoned.
     case clientTLSFailed(connectionID: Int, host: String, port: Int, reason: String)
     /// Connecting or talking to the upstream failed.

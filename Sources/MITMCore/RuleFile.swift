@@ -182,7 +182,6 @@ package enum RuleFile {
         }
         let breakpoint: Breakpoint
         do { breakpoint = try Breakpoint(phases: phases, timeout: timeout) } catch { throw RuleError("\(place): \(error)") }
-        guard breakpoint.isSupported else { throw RuleError("\(place): \(Breakpoint.unsupportedResponse)") }
         return breakpoint
     }
 

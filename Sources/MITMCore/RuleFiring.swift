@@ -14,6 +14,9 @@ public struct RuleFiring: Sendable, Equatable, Codable {
     public var url: String?
     /// The request's method, for request rules.
     public var method: String?
+    /// The exchange it acted on (`ExchangeRecord.exchange`, with `connectionID`), for request rules: the flow list
+    /// matches the firing to its exchange by it.
+    public var exchange: Int?
 
     /// A firing.
     public init(connectionID: Int, host: String, port: Int, rules: [String], action: String, url: String? = nil, method: String? = nil) {
@@ -24,6 +27,13 @@ public struct RuleFiring: Sendable, Equatable, Codable {
         self.action = action
         self.url = url
         self.method = method
+    }
+
+    /// A firing of request rules on the exchange of `record`.
+    public init(on record: ExchangeRecord, rules: [String], action: String) {
+        self.init(connectionID: record.connectionID, host: record.host, port: record.port, rules: rules, action: action,
+                  url: record.url, method: record.request.method)
+        exchange = record.exchange
     }
 
     /// Whether the rules answered the request themselves (a response, a file, a fault) instead of its origin, as the

@@ -57,7 +57,7 @@ struct AuditRunner {
         let log = ConsoleLog(verbosity: options.verbosity)
         server.subscribe(takesRequestEvents: false) { event in
             if let line = log.line(for: event) { console.err("  \(line)") }
-            if case .tunnel(_, let host, _, let bytesUp, let bytesDown, _, _) = event, bytesUp > 0, bytesDown > 0 {
+            if case .tunnel(_, let host, _, let bytesUp, let bytesDown, _, _, _) = event, bytesUp > 0, bytesDown > 0 {
                 passedThrough.withLock { if !$0.contains(host) { $0.append(host) } }
             }
         }

@@ -50,6 +50,21 @@ import Testing
         #expect(machine.state == .done)
     }
 
+    @Test func bothPhasesPauseOneAfterTheOtherEachWithItsOwnDeadline() {
+        var machine = BreakpointMachine(Breakpoint(request: true, response: true, timeout: 10), rule: "both")
+        #expect(machine.receive(.reached(.request, now: 0)) == .hold(deadline: 10 * second))
+        #expect(!machine.deadlinePassed(at: 9 * second))
+        #expect(machine.deadlinePassed(at: 10 * second))
+        #expect(machine.receive(.continued(BreakpointEdit(body: "edited"))) == .release(BreakpointEdit(body: "edited")))
+        #expect(!machine.deadlinePassed(at: 100 * second), "a running exchange has no deadline")
+        #expect(machine.receive(.reached(.response, now: 20 * second)) == .hold(deadline: 30 * second))
+        guard case .answer(504, let reason) = machine.receive(.timerFired(now: 30 * second)) else {
+            Issue.record("the response's deadline aborts it")
+            return
+        }
+        #expect(reason.hasPrefix("the response was held at breakpoint \"both\""), "\(reason)")
+    }
+
     @Test func aClientThatLeavesWhilePausedIsForgotten() {
         var machine = BreakpointMachine(Breakpoint(request: true, response: false), rule: "r")
         _ = machine.receive(.reached(.request, now: 0))

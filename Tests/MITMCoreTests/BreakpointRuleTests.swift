@@ -23,13 +23,21 @@ import Testing
         #expect(RuleBook(read).decide(RequestFacts(scheme: "https", host: "api.test", port: 443, method: "GET", target: "/checkout")).isEmpty)
     }
 
+    @Test func responseAndBothBreakpointsAreRead() throws {
+        let read = try rules([
+            map([("match", .scalar("api.test/a")), ("breakpoint", .scalar("response"))]),
+            map([("match", .scalar("api.test/b")), ("breakpoint", map([("at", .scalar("both")), ("timeout", .scalar("2m"))]))]),
+        ])
+        #expect(read[0].actions.breakpoint == Breakpoint(request: false, response: true))
+        #expect(read[1].actions.breakpoint == Breakpoint(request: true, response: true, timeout: 120))
+    }
+
     @Test func mistakesInABreakpointAreNamed() {
         let cases: [(RuleFileValue, String)] = [
             (map([("match", .scalar("a.test")), ("breakpoint", .scalar("sometimes"))]), "breakpoint \"sometimes\" is not one of request, response, both"),
             (map([("match", .scalar("a.test")), ("breakpoint", map([("at", .scalar("request")), ("timeout", .scalar("forever"))]))]),
              "breakpoint.timeout \"forever\" is not a duration"),
             (map([("match", .scalar("a.test")), ("breakpoint", map([("where", .scalar("request"))]))]), "unknown key \"breakpoint.where\""),
-            (map([("match", .scalar("a.test")), ("breakpoint", .scalar("response"))]), "pausing responses is not implemented yet"),
         ]
         for (rule, expected) in cases {
             do {

@@ -57,7 +57,7 @@ import Testing
         _ = detector.observe(refusal(1, "api.example.com", at: 0), at: start)
         _ = detector.observe(.connectionOpened(connectionID: 2, host: "api.example.com", port: 443, peer: "10.0.0.7:50123"), at: start.addingTimeInterval(1))
         let found = detector.observe(.tunnel(connectionID: 2, host: "api.example.com", port: 443, bytesUp: 10, bytesDown: 20, reason: "closed",
-                                                     passedThrough: true),
+                                                     passedThrough: true, started: start),
                                      at: start.addingTimeInterval(2))
         #expect(found.map(\.channel) == [.passedThroughTunnel])
         #expect(found.first?.message.contains("then reached api.example.com:443 through a tunnel passed through untouched (--ignore-hosts or --intercept-hosts)") == true)
@@ -68,7 +68,8 @@ import Testing
         _ = detector.observe(refusal(1, "api.example.com", at: 0), at: start)
         _ = detector.observe(.connectionOpened(connectionID: 2, host: "api.example.com", port: 443, peer: "[::1]:4000"), at: start)
         _ = detector.observe(refusal(2, "api.example.com", client: "::1", at: 1), at: start)
-        #expect(detector.observe(.tunnel(connectionID: 2, host: "api.example.com", port: 443, bytesUp: 0, bytesDown: 0, reason: "x", passedThrough: false),
+        #expect(detector.observe(.tunnel(connectionID: 2, host: "api.example.com", port: 443, bytesUp: 0, bytesDown: 0, reason: "x", passedThrough: false,
+                                                  started: start),
                                   at: start).isEmpty)
         for id in 10..<20 { _ = detector.observe(refusal(id, "h\(id).test", at: Double(id)), at: start) }
         #expect(detector.observe(plainFetch(30, "http://api.example.com/", host: "api.example.com", at: 40), at: start).isEmpty,

@@ -76,13 +76,15 @@ import Testing
     @Test func untouchedTunnelsAreFlows() {
         var log = FlowLog()
         guard case .added(let flow)? = log.record(.tunnel(connectionID: 3, host: "mail.test", port: 25, bytesUp: 10, bytesDown: 2_000,
-                                                          reason: "both sides closed", passedThrough: false)) else { Issue.record("added"); return }
+                                                          reason: "both sides closed", passedThrough: false,
+                                                          started: Date(timeIntervalSince1970: 1_700_000_000))) else { Issue.record("added"); return }
         let summary = FlowSummary(flow)
         #expect(summary.method == "TUNNEL")
+        #expect(summary.time == 1_700_000_000_000, "placed in the list by when it was accepted, not when it ended")
         #expect(summary.size == 2_000)
         #expect(FlowDetail(flow).bytesUp == 10)
         guard case .added(let passed)? = log.record(.tunnel(connectionID: 4, host: "bank.test", port: 443, bytesUp: 1, bytesDown: 1,
-                                                            reason: "both sides closed", passedThrough: true)) else { Issue.record("added"); return }
+                                                            reason: "both sides closed", passedThrough: true, started: Date())) else { Issue.record("added"); return }
         #expect(FlowSummary(passed).method == "PASSTHROUGH", "a tunnel the host lists passed through is named so")
     }
 
@@ -158,6 +160,21 @@ import Testing
         #expect(detail.serverAddress == nil, "no origin address for a response no origin sent")
         guard case .added(let plain)? = log.record(Self.exchange(connection: 9, path: "/other")) else { return }
         #expect(FlowSummary(plain).answeredByRule == nil, "a firing belongs to its own request")
+    }
+
+    @Test func firingsFindTheirExchangeByItsNumberEvenWhenTwoShareAURL() {
+        var log = FlowLog()
+        guard case .exchange(var first) = Self.exchange(connection: 4, path: "/same"), case .exchange(var second) = Self.exchange(connection: 4, path: "/same")
+        else { return }
+        first.exchange = 1
+        second.exchange = 2
+        _ = log.record(.ruleFired(RuleFiring(on: second, rules: ["teapot"], action: "answered 418")))
+        guard case .added(let plain)? = log.record(.exchange(first)), case .added(let ruled)? = log.record(.exchange(second)) else {
+            Issue.record("added")
+            return
+        }
+        #expect(plain.ruleFirings.isEmpty, "the same URL and method, but another exchange")
+        #expect(ruled.ruleFirings.map(\.exchange) == [2])
     }
 
     @Test func aWebSocketsMessagesStayWithinTheBodyBudget() {

@@ -203,6 +203,19 @@ import Testing
         #expect(machine.pauses.isEmpty)
     }
 
+    @Test func aResponseHeldAtABreakpointKeepsTheUpstreamPausedUntilReleased() {
+        var machine = Machine()
+        #expect(machine.receive(.responseHeld) == .pauseUpstream)
+        #expect(machine.receive(.responseHeld) == .none)
+        #expect(machine.receive(.clientFull) == .pauseUpstream, "each reason pauses (pausing twice is harmless)")
+        #expect(machine.receive(.clientDrained) == .none, "the breakpoint still holds the upstream")
+        #expect(machine.receive(.clientFull) == .pauseUpstream)
+        #expect(machine.receive(.responseReleased) == .none, "the client is still full")
+        #expect(machine.receive(.clientDrained) == .resumeUpstream)
+        #expect(machine.receive(.responseReleased) == .none)
+        #expect(machine.pauses.isEmpty)
+    }
+
     @Test func aClosedRelayResumesNothing() {
         var machine = Machine()
         #expect(machine.receive(.requestWaits) == .pauseClient)

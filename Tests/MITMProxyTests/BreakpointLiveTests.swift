@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// Breakpoints in the real binary, as a QA engineer uses them: curl sends a request through the proxy to a real TLS
-/// origin, a rule pauses it, and the web UI's API (with its token and POST header) continues it edited, aborts it, or
-/// lets it time out. Over HTTP/1.1 (origin.py) and HTTP/2 (curl --http2 to h2_origin.py).
+/// origin, a rule pauses it (or its response), and the web UI's API (with its token and POST header) continues it
+/// edited (head and body), aborts it, or lets it time out. Over HTTP/1.1 (origin.py) and HTTP/2 (curl --http2 to h2_origin.py).
 @Suite struct BreakpointLiveTests {
     private static let token = "breakpoint-test-token"
 
@@ -18,8 +18,14 @@ import Testing
                 match: origin.test/hello
                 breakpoint: {at: request}
               - name: short hold
-                match: origin.test/bytes
+                match: origin.test/bytes/10
                 breakpoint: {at: request, timeout: 1s}
+              - name: hold both
+                match: origin.test/digest
+                breakpoint: both
+              - name: short response hold
+                match: origin.test/bytes/3
+                breakpoint: {at: response, timeout: 1s}
             """.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -77,12 +83,46 @@ import Testing
                 + "without an answer from the web UI, and was aborted"), "\(timedOut)")
             #expect(try await api.paused().isEmpty)
 
+            // Both phases, bodies edited: the origin digests the edited request body, the client gets the edited response.
+            async let posted = curl("/digest", ["-i", "--data-binary", "original body"])
+            let request = try await waitForBody(api, phase: "request")
+            #expect(request["body"]["text"].string == "original body", "\(request)")
+            let requestEdit = #"{"headers": [["Content-Type", "text/plain"], ["X-Test", "edited"]], "body": "edited body!"}"#
+            #expect(try await api.call("POST", "/api/paused/\(try #require(request["id"].int))/continue", json: requestEdit).status == 204)
+            let response = try await waitForBody(api, phase: "response")
+            #expect(response["status"].int == 200)
+            let digest = try #require(response["body"]["text"].string)
+            #expect(digest.contains("12"), "the origin got the edited body's 12 bytes: \(digest)")
+            let responseEdit = #"{"status": 201, "headers": [["X-Edited", "yes"], ["Content-Type", "text/plain"]], "body": "replaced at the breakpoint\n"}"#
+            #expect(try await api.call("POST", "/api/paused/\(try #require(response["id"].int))/continue", json: responseEdit).status == 204)
+            let edited = try await posted
+            #expect(edited.stdoutText.hasSuffix(http2 ? "201 2" : "201 1.1"), "\(edited)")
+            #expect(edited.stdoutText.lowercased().contains("x-edited: yes"), "\(edited)")
+            #expect(edited.stdoutText.lowercased().contains("content-length: 27"), "\(edited)")
+            #expect(edited.stdoutText.contains("replaced at the breakpoint\n"), "\(edited)")
+
+            // A held response nobody answers is aborted with a 504 after its bound.
+            let lateResponse = try await curl("/bytes/3")
+            #expect(lateResponse.stdoutText.contains("504 Gateway Timeout: the response was held at breakpoint \"short response hold\" for 1s"),
+                    "\(lateResponse)")
+            #expect(try await api.paused().isEmpty)
+
             // The flows say what happened.
             let flows = try await api.flows()
             #expect(flows.contains { $0["url"].string == origin.url("/headers?edited=1", hostname: "origin.test") && $0["status"].int == 200 }, "\(flows)")
             #expect(flows.contains { $0["url"].string == origin.url("/hello", hostname: "origin.test") && $0["status"].int == 502
                 && $0["failure"].string?.contains("aborted at breakpoint") == true }, "\(flows)")
         }
+    }
+
+    /// The paused exchange at `phase` once its body is there to edit.
+    private func waitForBody(_ api: WebUIAPI, phase: String) async throws -> JSON {
+        var found: JSON?
+        _ = try await Poll.until(timeout: .seconds(60)) {
+            found = try await api.paused().first { $0["phase"].string == phase && $0["body"]["text"].string != nil }
+            return found != nil
+        }
+        return try #require(found, "no \(phase) paused with its body")
     }
 
     @Test func http1RequestsPauseAndAreContinuedEditedAbortedOrTimedOut() async throws {

@@ -48,7 +48,7 @@ import Testing
         #expect(harness.server.hostVerdicts.isEmpty, "\(harness.server.hostVerdicts)")
         harness.server.flushEvents()
         #expect(probes(harness.events).isEmpty)
-        #expect(harness.events.contains { if case .tunnel(_, "pinned.test", _, _, _, _, true) = $0 { true } else { false } }, "\(harness.events)")
+        #expect(harness.events.contains { if case .tunnel(_, "pinned.test", _, _, _, _, true, _) = $0 { true } else { false } }, "\(harness.events)")
         let results = harness.server.evaluate([try Expectation(parsing: "refused:pinned.test")])
         #expect(results.map(\.met) == [false])
         #expect(results.first?.explanation.contains("unseen") == true)

@@ -14,7 +14,7 @@ import Testing
         let result = try await Curl.run(through: proxy, ["-p", origin.url("/bytes/300000"), "-o", "/dev/null", "-w", "%{http_code} %{size_download}"])
         #expect(result.stdoutText == "200 300000", "\(result)")
         let tunnel = await proxy.recorder.first { if case .tunnel = $0 { true } else { false } }
-        guard case .tunnel(_, let host, let port, let up, let down, _, false)? = tunnel else {
+        guard case .tunnel(_, let host, let port, let up, let down, _, false, _)? = tunnel else {
             Issue.record("no tunnel event in \(proxy.events)")
             return
         }

@@ -39,7 +39,7 @@ import Testing
         #expect(Self.issuer(in: passed).contains("mitm-proxy tests"), "the origin's own chain: \(passed.stderrText)")
         #expect(!Self.issuer(in: passed).contains("mitm-proxy CA"))
         #expect(await Poll.until { proxy.server.verdict(for: "control.test")?.verdict == .intercepted })
-        let tunnel = await proxy.recorder.first { if case .tunnel(_, "pinned.test", _, _, _, _, true) = $0 { true } else { false } }
+        let tunnel = await proxy.recorder.first { if case .tunnel(_, "pinned.test", _, _, _, _, true, _) = $0 { true } else { false } }
         #expect(tunnel != nil, "the passed-through tunnel is recorded as passthrough: \(proxy.events)")
         #expect(proxy.server.verdict(for: "pinned.test") == nil)
         await origin.stop()

@@ -25,6 +25,7 @@ struct WebUIFeatureBrowserTests {
         let teapotRow: String
         let teapotDetail: String
         let startOrdered: Bool
+        let tunnelPlacedByStart: Bool
         let rowsByTime: [String]
         let rowsBySize: [String]
         let sizesAscending: [Int]
@@ -49,15 +50,18 @@ struct WebUIFeatureBrowserTests {
     @Test func filterRuleMarksSortingWebSocketsCompareMuteAndDarkMode() async throws {
         let origin = try await OriginServer.start(.tls(.origin))
         let webSockets = try await OriginServer.start(.tls(.origin), script: RepositoryLayout.webSocketOriginScript, extraArguments: ["--no-compression"])
+        let plain = try await OriginServer.start(.plainHTTP)
         let run = try await ProxyProcess.running(["--resolve", "origin.test:127.0.0.1", "--respond", "origin.test/teapot=418"]) { proxy in
             try await Subprocess.run("/usr/bin/env", [
                 "python3", RepositoryLayout.fixtures + "/web_ui_features.py", "--proxy-port", String(proxy.port),
                 "--ca", proxy.caDirectory + "/ca.pem", "--origin-port", String(origin.port), "--ws-port", String(webSockets.port),
+                "--plain-port", String(plain.port),
                 "--screenshots", Chromium.screenshotDirectory,
             ], timeout: .seconds(150))
         }
         await origin.stop()
         await webSockets.stop()
+        await plain.stop()
         try #require(run.succeeded, "the browser run failed: \(run)")
         let seen = try JSONDecoder().decode(Observed.self, from: Data(run.stdout))
         let base = "https://origin.test:\(origin.port)"
@@ -82,6 +86,7 @@ struct WebUIFeatureBrowserTests {
 
         // Newest start first by default; a click on Size sorts by size, a second click reverses it.
         #expect(seen.startOrdered)
+        #expect(seen.tunnelPlacedByStart, "a tunnel is placed by when it was accepted, not when it ended")
         #expect(seen.sizesAscending == seen.sizesAscending.sorted(), "\(seen.sizesAscending)")
         #expect(seen.sizesDescending == seen.sizesAscending.sorted().reversed(), "\(seen.sizesDescending)")
         #expect(seen.rowsBySize != seen.rowsByTime, "the rows were reordered")

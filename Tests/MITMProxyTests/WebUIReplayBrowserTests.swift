@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Replay, edit and resend, and a breakpoint, clicked in headless Chromium (Selenium, Fixtures/web_ui_replay.py) against
+/// Replay, edit and resend, and request and response breakpoints (head and body edits), clicked in headless Chromium (Selenium, Fixtures/web_ui_replay.py) against
 /// the real binary and a real TLS origin.
 @Suite(.serialized, .enabled(if: Chromium.starts, "needs Chromium that starts (scripts/install-deps test installs it)"))
 struct WebUIReplayBrowserTests {
@@ -17,10 +17,18 @@ struct WebUIReplayBrowserTests {
             let seen = JSON(parsing: run.stdoutText)
             #expect(seen["replayResult"].string == "Sent: the proxy answered 200. The new flow is in the list.", "\(seen)")
             #expect(seen["replayOfShown"].string?.hasPrefix("Replay of flow #") == true, "\(seen)")
+            #expect(seen["replayBadge"].string == "replay", "the replay is marked in the list: \(seen)")
             #expect(seen["editResult"].string?.hasPrefix("Sent: the proxy answered 200") == true, "\(seen)")
             #expect(seen["pausedShown"].string?.contains("request paused by web UI breakpoint origin.test/headers") == true, "\(seen)")
             let answer = seen["afterContinue"].string ?? ""
             #expect(answer.contains("edited-while-paused") && !answer.contains("before-pause"), "the edit made while paused arrived: \(seen)")
+
+            #expect(seen["pausedResponseShown"].string?.contains("response paused by web UI breakpoint origin.test/hello") == true, "\(seen)")
+            #expect(seen["pausedResponseBody"].string == "hello from origin\n" || seen["pausedResponseBody"].string == "hello from origin",
+                    "\(seen)")
+            #expect(seen["afterResponseContinue"].string == "edited-response-in-browser\n203", "\(seen)")
+            #expect(seen["pausedRequestBody"].string == "body-before-pause", "\(seen)")
+            #expect(seen["afterBodyContinue"].string?.contains(#""length": 22"#) == true, "the origin digested the edited body: \(seen)")
 
             let requests = try await origin.requestsSeen()
             #expect(requests.filter { $0 == "GET /headers" }.count == 3, "curl, the replay and the edited resend: \(requests)")

@@ -61,7 +61,7 @@ extension ProxyConnection {
         if let connection { interception.stage = .established(upstream: .shared(connection)) }
         let fresh: Bool = if case .ready = upstream { true } else { false }
         do {
-            relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: connection.map {
+            relay = try HTTP2Relay(connectionID: id, context: context, loop: loop, client: leg, mode: connection.map {
                 .intercepted(host: host, port: port, upstream: $0)
             } ?? .failing(host: host, port: port, reason: failure))
         } catch {

@@ -217,6 +217,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func sweep(now: UInt64) {
+        if case .relaying(let relay, _) = phase { relay.sweepBreakpoints(now: now) }
         guard case .relaying(let relay, _) = phase, now >= lastActivity else { return }
         let silent = now - lastActivity
         if !offeredIdleUpstream, silent >= ProxyClock.deadline(context.configuration.upstreamParkDelay, after: 0) {
@@ -447,7 +448,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         guard case .relaying(let relay, let relayed) = phase else { return }
         if case .raw(let raw) = relay, case .tunnel(let tunnel) = relayed {
             context.events.emit(.tunnel(connectionID: id, host: tunnel.host, port: tunnel.port, bytesUp: raw.bytesUp,
-                                        bytesDown: raw.bytesDown, reason: reason, passedThrough: tunnel.passedThrough))
+                                        bytesDown: raw.bytesDown, reason: reason, passedThrough: tunnel.passedThrough,
+                                        started: tunnel.started))
         }
         if case .interception(let interception) = relayed { interception.verdict.finish() }
         phase = .closed

@@ -1,3 +1,4 @@
+import Foundation
 import MITMCore
 
 /// A CONNECT tunnel from the moment the proxy answers it: its target, its first bytes, and how far
@@ -19,6 +20,8 @@ final class Tunnel {
 
     /// How the client asked for it.
     let request: TunnelRequest
+    /// When the proxy accepted it (the CONNECT, or the connection a transparent or reverse tunnel came on).
+    let started = Date()
 
     init(host: String, port: Int, probe: ProxyProbe?, request: TunnelRequest = .httpConnect) {
         self.host = host

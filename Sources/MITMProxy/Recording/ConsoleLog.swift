@@ -36,7 +36,7 @@ import MITMCore
             let isProblem = record.failure != nil || (record.response?.status ?? 502) >= 500
             guard verbosity >= .normal || isProblem else { return nil }
             return Self.exchangeLine(record)
-        case .tunnel(_, let host, let port, let up, let down, let reason, let passedThrough):
+        case .tunnel(_, let host, let port, let up, let down, let reason, let passedThrough, _):
             guard verbosity >= .normal else { return nil }
             let what = passedThrough ? "PASSTHROUGH \(host):\(port) (host lists: TLS relayed untouched, no verdict)" : "TUNNEL \(host):\(port) (not TLS, relayed as is)"
             return "\(what): \(ByteCountText.format(up)) up, \(ByteCountText.format(down)) down; \(reason)"
@@ -98,7 +98,7 @@ import MITMCore
         switch event {
         case .clientRefused: nil
         case .exchange(let record): record.connectionID
-        case .tunnel(let id, _, _, _, _, _, _), .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _),
+        case .tunnel(let id, _, _, _, _, _, _, _), .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _),
              .badRequest(let id, _, _), .intercepted(let id, _, _, _, _), .timedOut(let id, _, _), .request(let id, _, _, _, _),
              .connectionOpened(let id, _, _, _):
             id

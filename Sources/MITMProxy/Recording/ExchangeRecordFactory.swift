@@ -23,6 +23,8 @@ struct ExchangeRecordFactory {
     /// DNS/connect/TLS costs of a new upstream connection, not yet charged to an exchange.
     var pendingConnectionTimings: UpstreamConnectionTimings?
     private var serverAddress: String?
+    /// The number of the last exchange started.
+    private var exchanges = 0
 
     /// The rule throttling the connection, named on each of its exchanges.
     let connectionRules: [String]
@@ -54,6 +56,8 @@ struct ExchangeRecordFactory {
         if dropsProxyAuthorization { record.request.headers.remove("proxy-authorization") }
         record.rules = connectionRules
         record.replayOf = replayOf
+        exchanges += 1
+        record.exchange = exchanges
         let isJSON = head.headers.first("content-type")?.lowercased().contains("json") ?? false
         record.requestBody = CapturedBody(limit: isJSON ? max(captureLimit, Self.jsonRequestCaptureLimit) : captureLimit)
         record.responseBody = CapturedBody(limit: captureLimit)

@@ -1,14 +1,15 @@
 import Foundation
 import MITMCore
+import MITMIO
 import Synchronization
 
 /// The exchanges paused at breakpoints, as the web UI lists them, and the way back to each one's relay: the web queue
 /// asks, the relay's loop acts. A relay lists an exchange when its machine says `hold` and unlists it when the
-/// machine lets it go.
+/// machine lets it go; the relay's connection sweep times a pause out (`BreakpointMachine`'s deadline, on the
+/// injected clock).
 final class BreakpointDesk: Sendable {
-    /// A paused exchange as the web UI shows it.
-    struct Paused: Encodable, Sendable {
-        let id: Int
+    /// What a relay shows of the exchange it pauses.
+    struct Exchange: Encodable, Sendable {
         let phase: BreakpointPhase
         let rule: String
         let connection: Int
@@ -17,11 +18,30 @@ final class BreakpointDesk: Sendable {
         /// The response's status, at a response breakpoint.
         let status: Int?
         let headers: [[String]]
+        /// The request's body at a request breakpoint, the response's at a response breakpoint.
+        let body: PausedBody
+        /// On an intercepted connection the host is fixed: only the path and query of the URL may change.
+        let hostFixed: Bool
+    }
+
+    /// A paused exchange as the web UI lists it: the exchange, its number, and its times.
+    struct Paused: Encodable, Sendable {
+        let id: Int
+        let exchange: Exchange
         /// Milliseconds since 1970: when it paused, and when it is aborted unless answered.
         let since: Double
         let abortsAt: Double
-        /// On an intercepted connection the host is fixed: only the path and query of the URL may change.
-        let hostFixed: Bool
+
+        private enum Keys: String, CodingKey { case id, since, abortsAt }
+
+        /// One flat object: the exchange's fields beside the number and times.
+        func encode(to encoder: any Encoder) throws {
+            try exchange.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(since, forKey: .since)
+            try container.encode(abortsAt, forKey: .abortsAt)
+        }
     }
 
     /// The web UI's answer to one paused exchange.
@@ -44,13 +64,31 @@ final class BreakpointDesk: Sendable {
         listener.withLock { $0 = listen }
     }
 
-    /// A number for a new pause.
-    func newID() -> Int { nextID.add(1, ordering: .relaxed).oldValue }
-
-    /// Lists `paused`; `deliver` takes the web UI's answer to it (and must hop to the relay's loop).
-    func list(_ paused: Paused, deliver: @escaping @Sendable (Answer) -> Void) {
-        entries.withLock { $0[paused.id] = Entry(paused: paused, deliver: deliver) }
+    /// Lists `exchange` as paused until `deadline` (monotonic, on `clock`); returns its number. The web UI's answer
+    /// reaches `answered`, with that number, on `loop` (the relay's).
+    func hold(_ exchange: Exchange, deadline: UInt64, clock: ProxyClock, loop: EventLoop,
+              answered: @escaping @Sendable (Answer, Int) -> Void) -> Int {
+        let id = nextID.add(1, ordering: .relaxed).oldValue
+        let now = clock.now()
+        let since = clock.wallMilliseconds
+        let left = deadline > now ? Double(deadline - now) / 1e6 : 0
+        let paused = Paused(id: id, exchange: exchange, since: since, abortsAt: since + left)
+        entries.withLock { $0[id] = Entry(paused: paused) { answer in loop.execute { answered(answer, id) } } }
         changed()
+        return id
+    }
+
+    /// Shows pause `id`'s body as `body` (it arrived whole after the pause was listed).
+    func update(_ id: Int, body: PausedBody) {
+        let updated = entries.withLock { entries -> Bool in
+            guard let entry = entries[id] else { return false }
+            let old = entry.paused.exchange
+            let exchange = Exchange(phase: old.phase, rule: old.rule, connection: old.connection, method: old.method, url: old.url,
+                                    status: old.status, headers: old.headers, body: body, hostFixed: old.hostFixed)
+            entries[id]?.paused = Paused(id: id, exchange: exchange, since: entry.paused.since, abortsAt: entry.paused.abortsAt)
+            return true
+        }
+        if updated { changed() }
     }
 
     /// Unlists pause `id` (answered, timed out, or its exchange gone).
@@ -71,7 +109,14 @@ final class BreakpointDesk: Sendable {
         }
         if case .continued(let edit) = answer {
             if let problem = edit.problem { return problem }
-            if let url = edit.url, let problem = Self.urlProblem(url, for: entry.paused) { return problem }
+            let exchange = entry.paused.exchange
+            if let url = edit.url, let problem = Self.urlProblem(url, for: exchange) { return problem }
+            if edit.method != nil, exchange.phase == .response { return "the method of a paused response cannot change" }
+            if edit.status != nil, exchange.phase == .request { return "a paused request has no status to change" }
+            if let status = edit.status, status < 200 { return "a paused response's status stays between 200 and 599, not \(status)" }
+            if edit.body != nil, exchange.body.text == nil, let reason = exchange.body.notEditable {
+                return "the body cannot be edited: \(reason)"
+            }
         }
         entry.deliver(answer)
         return nil
@@ -80,7 +125,7 @@ final class BreakpointDesk: Sendable {
     /// Why a web UI user on another machine may not make `edit` to pause `id` (it sends the request to another host,
     /// which that user's own requests could not reach perhaps), or nil.
     func hostChange(_ id: Int, _ edit: BreakpointEdit) -> String? {
-        guard let paused = entries.withLock({ $0[id]?.paused }), let url = edit.url,
+        guard let paused = entries.withLock({ $0[id]?.paused.exchange }), let url = edit.url,
               case .absolute(let edited)? = try? RequestTarget.parse(url, method: "GET"),
               case .absolute(let original)? = try? RequestTarget.parse(paused.url, method: "GET") else { return nil }
         guard edited.host.lowercased() != original.host.lowercased() || edited.port != original.port else { return nil }
@@ -89,7 +134,7 @@ final class BreakpointDesk: Sendable {
     }
 
     /// Why `url` cannot replace the URL of `paused`, or nil.
-    static func urlProblem(_ url: String, for paused: Paused) -> String? {
+    static func urlProblem(_ url: String, for paused: Exchange) -> String? {
         guard paused.phase == .request else { return "the URL of a paused response cannot change" }
         guard case .absolute(let edited)? = try? RequestTarget.parse(url, method: "GET") else {
             return "\"\(url)\" is not an absolute http:// or https:// URL"

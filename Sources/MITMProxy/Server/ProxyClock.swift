@@ -12,7 +12,7 @@ extension LoopTimer: ClockTimer {}
 
 /// The proxy's one clock: monotonic time in nanoseconds for deadlines and durations, the wall clock for records, and
 /// the timers. Everything that times the engine (connection deadlines, the silence window, rule delays, throttling,
-/// the upstream pool's idle time, the spare-connection desk) reads the context's clock and arms its timers on it, so a
+/// the upstream pool's idle time, the spare-connection desk, breakpoint pauses) reads the context's clock and arms its timers on it, so a
 /// test that drives a connection's life passes one it moves by hand, and its timers fire as it moves.
 struct ProxyClock: Sendable {
     /// Monotonic nanoseconds.
@@ -61,6 +61,9 @@ struct ProxyClock: Sendable {
         let end = now()
         return Double(end &- min(end, start)) / 1e6
     }
+
+    /// Milliseconds since 1970, as the web UI shows times.
+    var wallMilliseconds: Double { wallNow().timeIntervalSince1970 * 1000 }
 
     /// `start` plus `seconds`, saturating: a negative or NaN duration is `start`, one beyond the clock's range is never.
     static func deadline(_ seconds: Double, after start: UInt64) -> UInt64 {

@@ -94,7 +94,7 @@ extension WebUI {
             answer = .continued(BreakpointEdit())
         } else {
             guard let edit = try? JSONDecoder().decode(BreakpointEdit.self, from: Data(request.body)) else {
-                return .response(.text(400, #"the edit is {"method": "GET", "url": "https://...", "headers": [[name, value]]}, each optional"#))
+                return .response(.text(400, #"the edit is {"method": "GET", "url": "https://...", "status": 200, "headers": [[name, value]], "body": "..."}, each optional"#))
             }
             if edit.url != nil, context.refusesLocalTargets(forClient: request.peer),
                let problem = context.breakpoints.hostChange(id, edit) {
@@ -110,7 +110,7 @@ extension WebUI {
 
     private func setBreakpoints(_ request: WebRequest, context: ProxyContext) -> WebReply {
         guard let list = try? JSONDecoder().decode(BreakpointList.self, from: Data(request.body)) else {
-            return .response(.text(400, #"POST /api/breakpoints takes {"breakpoints": [{"match": "api.example.com/v1", "method": "POST", "timeout": "5m"}]}"#))
+            return .response(.text(400, #"POST /api/breakpoints takes {"breakpoints": [{"match": "api.example.com/v1", "method": "POST", "at": "both", "timeout": "5m"}]}"#))
         }
         do {
             context.rules.setWebRules(try list.rules())
@@ -138,6 +138,8 @@ private struct BreakpointList: Codable {
         var match: String
         var method: String?
         var timeout: String?
+        /// `request` (when absent), `response` or `both`.
+        var at: String?
     }
 
     var breakpoints: [Entry]
@@ -145,7 +147,7 @@ private struct BreakpointList: Codable {
     init(_ rules: [TrafficRule]) {
         breakpoints = rules.map { rule in
             Entry(match: rule.pattern.description, method: rule.methods.first,
-                  timeout: rule.actions.breakpoint.map { QuantityText.duration($0.timeout) })
+                  timeout: rule.actions.breakpoint.map { QuantityText.duration($0.timeout) }, at: rule.actions.breakpoint?.phasesText)
         }
     }
 
@@ -165,7 +167,11 @@ private struct BreakpointList: Codable {
                 throw RuleError("breakpoint \(index + 1): \(problem)")
             }
             var actions = RuleActions()
-            actions.breakpoint = Breakpoint(request: true, response: false, timeout: timeout)
+            do {
+                actions.breakpoint = try Breakpoint(phases: entry.at ?? "request", timeout: timeout)
+            } catch {
+                throw RuleError("breakpoint \(index + 1): \(error)")
+            }
             rules.append(TrafficRule(name: "web UI breakpoint \(entry.match)", pattern: pattern,
                                      methods: entry.method.map { $0.isEmpty ? [] : [$0] } ?? [], actions: actions))
         }

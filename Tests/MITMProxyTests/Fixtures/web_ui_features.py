@@ -8,19 +8,21 @@ Steps:
      token, GET /teapot (answered by a --respond rule), GET /hello;
   2. the filter language: a response-body token, a request-body token, a status, a combination, a mistake;
   3. the rule's answer marked in the list and the detail, without a server address;
-  4. sorting by size reorders the rows, and the list is in start order by default; timings as shown;
+  4. sorting by size reorders the rows, and the list is in start order by default (a tunnel opened before the
+     requests and closed after them is placed by its start); timings as shown;
   5. a WebSocket held open: its messages appear in the open detail as they pass, then its close; a malformed frame
      as the detail names it;
   6. compare two flows; mute a host on the board and in the list;
   7. dark mode through CDP's emulated prefers-color-scheme: the colours and a screenshot.
 
-Usage: web_ui_features.py --proxy-port N --ca FILE --origin-port N --ws-port N [--screenshots DIR]
+Usage: web_ui_features.py --proxy-port N --ca FILE --origin-port N --ws-port N [--plain-port N] [--screenshots DIR]
 """
 
 import argparse
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 import tempfile
@@ -48,6 +50,26 @@ def rows(driver):
     """The visible rows' texts, top first."""
     return driver.execute_script("return [...document.querySelectorAll('#flow-list .row')]"
                                  ".sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top)).map((r) => r.innerText.replace(/\\s+/g, ' '))")
+
+
+def read_until(sock, marker):
+    seen = b""
+    while marker not in seen:
+        piece = sock.recv(4096)
+        if not piece:
+            raise SystemExit(f"the tunnel ended before {marker!r}: {seen!r}")
+        seen += piece
+    return seen
+
+
+def open_tunnel(args):
+    """A CONNECT tunnel to the plain-HTTP origin with one request answered through it, left open."""
+    sock = socket.create_connection(("127.0.0.1", args.proxy_port), timeout=20)
+    sock.sendall(f"CONNECT 127.0.0.1:{args.plain_port} HTTP/1.1\r\nHost: 127.0.0.1:{args.plain_port}\r\n\r\n".encode())
+    read_until(sock, b"\r\n\r\n")
+    sock.sendall(b"GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    read_until(sock, b"hello from origin")
+    return sock
 
 
 def row(text):
@@ -117,6 +139,7 @@ def main():
     parser.add_argument("--ca", required=True)
     parser.add_argument("--origin-port", type=int, required=True)
     parser.add_argument("--ws-port", type=int, required=True)
+    parser.add_argument("--plain-port", type=int)
     parser.add_argument("--screenshots")
     args = parser.parse_args()
     origin = f"https://origin.test:{args.origin_port}"
@@ -127,12 +150,21 @@ def main():
         wait(driver, lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), "the page to go live")
         out["lightColours"] = colours(driver)
 
+        # A plain tunnel opened first and closed after the requests below: its row is placed by when it was accepted.
+        tunnel = open_tunnel(args) if args.plain_port else None
         curl(args, ["-H", f"X-Probe: {RESPONSE_TOKEN}", f"{origin}/headers"])
         curl(args, ["--data-binary", f"name={REQUEST_TOKEN}", f"{origin}/digest"])
         out["teapotBody"] = curl(args, [f"{origin}/teapot"])
         curl(args, [f"{origin}/hello"])
         curl(args, [f"{origin}/bytes/5000"])
         wait(driver, row("/bytes/5000"), "the last request in the list")
+        if tunnel:
+            tunnel.close()
+            wait(driver, row("TUNNEL"), "the tunnel's row")
+            out["tunnelPlacedByStart"] = driver.execute_script(
+                "const flows = [...state.flows.values()]; const t = flows.find((f) => f.method === 'TUNNEL');"
+                " const h = flows.find((f) => f.url.endsWith('/headers'));"
+                " return t.time < h.time && state.shown.indexOf(t.id) > state.shown.indexOf(h.id);")
 
         # The filter language, evaluated by the proxy where the bodies are.
         out["byResponseBody"] = filtered(driver, f"~bs {RESPONSE_TOKEN}", "a response-body token")
@@ -223,7 +255,7 @@ def main():
         mute.click()
         wait(driver, lambda d: d.find_element(By.ID, "muted-hosts").is_displayed(), "the muted hosts line")
         out["mutedBoardHosts"] = driver.execute_script("return [...document.querySelectorAll('#board-rows tr')].map((r) => r.dataset.host || '')")
-        out["mutedListCount"] = driver.execute_script("return state.shown.length")
+        out["mutedListCount"] = driver.execute_script("return state.shown.filter((id) => state.flows.get(id).host === 'origin.test').length")
         driver.find_element(By.CSS_SELECTOR, "#muted-hosts button[data-unmute='origin.test']").click()
         out["unmutedListCount"] = driver.execute_script("return state.shown.length")
 

@@ -8,7 +8,9 @@ Steps:
      says which flow it replays;
   3. open the original again, click Edit and resend, change X-Test to edited-in-browser, send;
   4. set a breakpoint on origin.test/hello from the page, curl /hello, wait for the paused request to be listed, change
-     its X-Test header and click Continue; read what curl got.
+     its X-Test header and click Continue; read what curl got;
+  5. set a response breakpoint on origin.test/hello, curl it, change the paused response's status and body, Continue;
+  6. set a request breakpoint on origin.test/digest, POST a body, change it while paused, Continue.
 
 Usage: web_ui_replay.py --proxy-port N --ca FILE --origin-port N [--screenshots DIR]
 """
@@ -22,6 +24,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from web_ui_browser import browser, flow_row, wait  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 
 
 def curl_args(args, path, extra=()):
@@ -33,6 +36,14 @@ def open_flow(driver, text):
     wait(driver, lambda d: flow_row(text)(d).click() or True, f"a click on the row of {text}")
     wait(driver, lambda d: d.find_element(By.ID, "detail").is_displayed() and text.split("/")[-1] in d.find_element(By.ID, "detail-title").text,
          f"the detail of {text}")
+
+
+def add_breakpoint(driver, at, match):
+    Select(driver.find_element(By.ID, "breakpoint-at")).select_by_value(at)
+    driver.find_element(By.ID, "breakpoint-method").clear()  # any method
+    driver.find_element(By.ID, "breakpoint-match").send_keys(match)
+    driver.find_element(By.CSS_SELECTOR, "#breakpoint-form button[type=submit]").click()
+    wait(driver, lambda d: match in d.find_element(By.ID, "breakpoint-list").text, f"the breakpoint on {match} listed")
 
 
 def main():
@@ -64,9 +75,13 @@ def main():
         if args.screenshots:
             driver.save_screenshot(os.path.join(args.screenshots, "web-ui-replay.png"))
 
-        # Edit and resend.
-        driver.execute_script("openDetail(arguments[0], false)", original)
+        # The replay is marked in the list; its badge opens the original.
+        badge, _ = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"#flow-{replay_id} .v-replay"), "the replay badge in the list")
+        out["replayBadge"] = badge[0].text
+        badge[0].click()
         wait(driver, lambda d: d.execute_script("return state.detail && state.detail.summary.id") == original, "the original again")
+
+        # Edit and resend.
         driver.find_element(By.ID, "edit-resend").click()
         headers = driver.find_element(By.ID, "composer-headers")
         lines = [line for line in headers.get_attribute("value").split("\n") if not line.lower().startswith("x-test:")]
@@ -97,6 +112,40 @@ def main():
         out["afterContinue"] = stdout
         out["curlError"] = stderr
         wait(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, "#paused-list li.paused"), "the paused list to empty")
+
+        # A response breakpoint: the status and body edited in the page reach curl.
+        add_breakpoint(driver, "response", "origin.test/hello")
+        held = subprocess.Popen(curl_args(args, "/hello", ["-w", "\n%{http_code}"]), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        paused, _ = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#paused-list li.paused[data-phase=response] textarea.p-body"),
+                         "the paused response with its body", timeout=20)
+        item = driver.find_element(By.CSS_SELECTOR, "#paused-list li.paused[data-phase=response]")
+        out["pausedResponseShown"] = item.text
+        out["pausedResponseBody"] = paused[0].get_attribute("value")
+        if args.screenshots:
+            driver.save_screenshot(os.path.join(args.screenshots, "web-ui-breakpoint-response.png"))
+        status = item.find_element(By.CSS_SELECTOR, "input.p-status")
+        status.clear()
+        status.send_keys("203")
+        paused[0].clear()
+        paused[0].send_keys("edited-response-in-browser")
+        item.find_element(By.CSS_SELECTOR, "button.p-continue").click()
+        stdout, _ = held.communicate(timeout=40)
+        out["afterResponseContinue"] = stdout
+        wait(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, "#paused-list li.paused"), "the paused list to empty")
+
+        # A request body edited at a request breakpoint reaches the origin (which digests it).
+        add_breakpoint(driver, "request", "origin.test/digest")
+        held = subprocess.Popen(curl_args(args, "/digest", ["--data-binary", "body-before-pause"]), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        paused, _ = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#paused-list li.paused[data-phase=request] textarea.p-body"),
+                         "the paused request with its body", timeout=20)
+        out["pausedRequestBody"] = paused[0].get_attribute("value")
+        paused[0].clear()
+        paused[0].send_keys("body-edited-in-browser")
+        driver.find_element(By.CSS_SELECTOR, "#paused-list li.paused button.p-continue").click()
+        stdout, _ = held.communicate(timeout=40)
+        out["afterBodyContinue"] = stdout
     finally:
         driver.quit()
     print(json.dumps(out))

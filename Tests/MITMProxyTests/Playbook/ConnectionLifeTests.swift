@@ -45,7 +45,7 @@ import Testing
         play.clientEnds()
         play.run { origin.stream.close() }
         #expect(play.isClosed)
-        #expect(play.events.contains { if case .tunnel(_, "mail.test", 25, 9, 11, _, false) = $0 { true } else { false } })
+        #expect(play.events.contains { if case .tunnel(_, "mail.test", 25, 9, 11, _, false, _) = $0 { true } else { false } })
     }
 
     @Test func aServerThatSpeaksFirstGetsARawTunnel() throws {

@@ -19,6 +19,8 @@ struct HTTPRelayRules {
     var pumpingFile = false
     /// The request next in the queue at a breakpoint (see `HTTPRelay+Breakpoints.swift`).
     var breakpoint: HTTPRelayBreakpoint?
+    /// The first exchange's response held at a breakpoint (see `HTTPRelay+ResponseBreakpoints.swift`).
+    var heldResponse: HTTPRelayHeldResponse?
 }
 
 /// The QA rules in the HTTP/1 relay: one decision per request head, before anything goes upstream.
@@ -145,9 +147,7 @@ extension HTTPRelay {
         guard !decision.isEmpty else { return }
         var words = action
         if let delay = decision.delay { words.insert("delayed \(QuantityText.duration(delay))", at: 0) }
-        context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: record.host, port: record.port, rules: decision.rules,
-                                                  action: words.isEmpty ? "applied" : words.joined(separator: "; "),
-                                                  url: record.url, method: record.request.method)))
+        context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: words.isEmpty ? "applied" : words.joined(separator: "; "))))
     }
 
     /// The response head the client gets: the rules' status, headers and body replaced for the first exchange.
@@ -181,8 +181,7 @@ extension HTTPRelay {
             what.append(fault.isReset ? "reset the connection after the response head" : "closed the connection after the response head")
         }
         if let record = exchanges.first?.record {
-            context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: record.host, port: record.port, rules: decision.rules,
-                                                      action: what.joined(separator: "; "), url: record.url, method: record.request.method)))
+            context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: what.joined(separator: "; "))))
         }
         return rewritten
     }

@@ -18,6 +18,10 @@ extension HTTPRelay {
         owner?.relayActivity(headDeadline: headDeadline)
         switch event {
         case .data(let bytes):
+            if rules.heldResponse != nil {
+                holdResponseBytes(UnsafeRawBufferPointer(rebasing: bytes[...]))
+                return
+            }
             let direct = min(Self.directBodyBytes(of: &responseParser), bytes.count)
             if direct > 0 {
                 relayResponseBody(UnsafeRawBufferPointer(rebasing: bytes[..<direct]))
@@ -30,6 +34,10 @@ extension HTTPRelay {
                 upstreamBroke("sent a malformed response: \(error.reason)")
             }
         case .endOfInput:
+            if rules.heldResponse != nil {
+                holdResponseEnd()
+                return
+            }
             do {
                 handleResponseEvents(try responseParser.finish())
             } catch {
@@ -37,7 +45,9 @@ extension HTTPRelay {
                 return
             }
             upstreamEnded()
-        case .failed(let reason): upstreamBroke(reason)
+        case .failed(let reason):
+            endResponseBreakpoint()
+            upstreamBroke(reason)
         case .drained:
             perform(machine.receive(.upstreamDrained))
         }
@@ -46,6 +56,10 @@ extension HTTPRelay {
     func handleResponseEvents(_ events: [HTTP1Event]) {
         let source = upstream
         for event in events where !machine.isClosed && upstream === source {
+            if rules.heldResponse != nil {
+                holdResponseEvent(event)
+                continue
+            }
             switch event {
             case .responseHead(let head, let framing): responseHead(head, framing: framing)
             case .body(let bytes):
@@ -62,6 +76,7 @@ extension HTTPRelay {
             case .requestHead: continue
             }
         }
+        if rules.heldResponse != nil { heldResponseRead() }
     }
 
     /// Body bytes of a Content-Length or close-delimited response, relayed from the upstream's read without a copy.
@@ -83,11 +98,18 @@ extension HTTPRelay {
     }
 
     func responseHead(_ head: HTTPResponseHead, framing: HTTP1BodyFraming) {
+        if pauseAtResponseBreakpoint(head, framing: framing) { return }
+        relayResponseHead(head, framing: framing, upstreamStatus: head.status)
+    }
+
+    /// Relays a response head (`head` as the upstream sent it with `upstreamStatus`, or as the web UI edited it at a
+    /// breakpoint, perhaps with a `replacementBody`).
+    func relayResponseHead(_ head: HTTPResponseHead, framing: HTTP1BodyFraming, upstreamStatus: Int, replacementBody replacement: [UInt8]? = nil) {
         let awaited: HTTP1RelayMachine.AwaitedResponse = switch exchanges.first {
         case let first? where first.local == nil: first.upgradeRequested ? .responseOrUpgrade : .response
         default: .nothing
         }
-        let relaying = machine.receive(.responseHead(status: head.status, framing: framing, awaited: awaited))
+        let relaying = machine.receive(.responseHead(status: upstreamStatus, framing: framing, awaited: awaited))
         if case .refuseResponse(let refusal) = relaying {
             upstreamBroke(refusal.rawValue)
             return
@@ -98,13 +120,19 @@ extension HTTPRelay {
         }
         let first = exchanges[0]
         var relayed = ruledResponseHead(HopByHopFields.forwarding(head))
+        if let replacement, relaying == .relayHead {
+            relayed.headers.remove("Transfer-Encoding")
+            relayed.headers.replaceOrAdd(name: "Content-Length", value: String(replacement.count))
+            perform(machine.receive(.responseBodyReplaced))
+            replacementBody = first.record.request.method == "HEAD" ? [] : replacement
+        }
         if !first.clientKeepsAlive && head.status >= 200 && head.status != 101 {
             relayed.headers.replaceOrAdd(name: "Connection", value: "close")
         }
         client.write(relayed.serialized())
         // A failed write closes the relay from inside `write`.
         guard !machine.isClosed, !exchanges.isEmpty, relaying == .relayHead else { return }
-        if relayed.status != head.status {
+        if relayed.status != upstreamStatus {
             perform(machine.receive(.responseStatusRewritten(relayed, requestMethod: exchanges[0].record.request.method)))
         }
         exchanges[0].record.response = relayed.status == head.status && machine.response != .replaced ? head : relayed

@@ -202,7 +202,7 @@ final class HTTPRelay {
         while !machine.isClosed && queuedIndex < queuedClientEvents.count {
             let event = queuedClientEvents[queuedIndex]
             if case .requestHead(let head, _) = event, !prepareUpstream(for: head) {
-                perform(machine.receive(.requestWaits))
+                if !readsOnAtBreakpoint() { perform(machine.receive(.requestWaits)) }
                 return
             }
             queuedIndex += 1

@@ -8,43 +8,48 @@ import MITMIO
 struct HTTP2RelayBreakpoint {
     var machine: BreakpointMachine
     var pauseID: Int?
-    var timer: LoopTimer?
 }
 
 extension HTTP2Relay {
     /// Holds a new stream whose decision has a request breakpoint; whether it is held.
     func pauseAtRequestBreakpoint(_ clientID: Int32, _ head: HTTPRequestHead, _ block: HTTP2HeaderBlock, _ decision: RuleDecision) -> Bool {
-        guard let (breakpoint, rule) = decision.breakpoint, breakpoint.request,
-              let loop = context.loops.loops.first(where: \.isCurrent) else { return false }
+        guard let (breakpoint, rule) = decision.breakpoint, breakpoint.request else { return false }
         var machine = BreakpointMachine(breakpoint, rule: rule)
         guard case .hold(let deadline) = machine.receive(.reached(.request, now: context.clock.now())) else { return false }
         ruled.held[clientID] = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
-        let desk = context.breakpoints
-        let id = desk.newID()
-        let seconds = Double(deadline &- context.clock.now()) / 1e9
-        let since = Date().timeIntervalSince1970 * 1000
-        nonisolated(unsafe) let relay = self
-        ruled.breakpoints[clientID] = HTTP2RelayBreakpoint(machine: machine, pauseID: id, timer: loop.schedule(after: max(0, seconds)) {
-            relay.ruled.breakpoints[clientID]?.timer = nil
-            relay.performBreakpoint(.timerFired(now: relay.context.clock.now()), on: clientID)
-        })
         let url = streams[clientID]?.record.url ?? head.target
-        desk.list(BreakpointDesk.Paused(id: id, phase: .request, rule: rule, connection: connectionID, method: head.method, url: url,
-                                        status: nil, headers: head.headers.map { [$0.name, $0.value] }, since: since,
-                                        abortsAt: since + seconds * 1000, hostFixed: true)) { answer in
-            loop.execute {
-                guard relay.ruled.breakpoints[clientID]?.pauseID == id else { return }
-                switch answer {
-                case .continued(let edit): relay.performBreakpoint(.continued(edit), on: clientID)
-                case .aborted: relay.performBreakpoint(.aborted, on: clientID)
-                }
-            }
+        let exchange = BreakpointDesk.Exchange(phase: .request, rule: rule, connection: connectionID, method: head.method, url: url,
+                                               status: nil, headers: head.headers.map { [$0.name, $0.value] },
+                                               body: .of(block.endStream ? [] : nil), hostFixed: true)
+        nonisolated(unsafe) let relay = self
+        let id = context.breakpoints.hold(exchange, deadline: deadline, clock: context.clock, loop: loop) { answer, id in
+            guard relay.ruled.breakpoints[clientID]?.pauseID == id else { return }
+            relay.performBreakpoint(answer.event, on: clientID)
         }
+        ruled.breakpoints[clientID] = HTTP2RelayBreakpoint(machine: machine, pauseID: id)
         return true
     }
 
     /// Whether a stream waits for the web UI.
-    var hasPausedStream: Bool { ruled.breakpoints.values.contains { $0.machine.isPaused } }
+    var hasPausedStream: Bool {
+        ruled.breakpoints.values.contains { $0.machine.isPaused } || ruled.heldResponses.values.contains { $0.machine.isPaused }
+    }
+
+    /// The connection's sweep: pauses whose deadline passed at `now` are aborted.
+    func sweepBreakpoints(now: UInt64) {
+        for (clientID, breakpoint) in ruled.breakpoints where breakpoint.machine.deadlinePassed(at: now) {
+            performBreakpoint(.timerFired(now: now), on: clientID)
+        }
+        for (clientID, held) in ruled.heldResponses where held.machine.deadlinePassed(at: now) {
+            performResponseBreakpoint(.timerFired(now: now), on: clientID)
+        }
+    }
+
+    /// The held request's body ended: a paused request's listing shows it.
+    func heldRequestBodyEnded(_ clientID: Int32) {
+        guard let id = ruled.breakpoints[clientID]?.pauseID, let held = ruled.held[clientID] else { return }
+        context.breakpoints.update(id, body: .of(held.body.flatMap { $0 }))
+    }
 
     /// Feeds `event` to the stream's machine and performs its action.
     func performBreakpoint(_ event: BreakpointMachine.Event, on clientID: Int32) {
@@ -58,10 +63,11 @@ extension HTTP2Relay {
             unlistPause(clientID)
             guard var held = ruled.held[clientID] else { return }
             held.fields = Self.edited(held.fields, edit)
+            if let text = edit.body, held.ended { replaceHeldBody(&held, with: Array(text.utf8), on: clientID) }
             if let record = streams[clientID]?.record { streams[clientID]?.record.request = Self.edited(record.request, held.fields) }
-            if let seconds = held.decision.delay, seconds > 0, let loop = context.loops.loops.first(where: \.isCurrent) {
+            if let seconds = held.decision.delay, seconds > 0 {
                 nonisolated(unsafe) let relay = self
-                held.timer = loop.schedule(after: seconds) { relay.releaseHeld(clientID) }
+                held.timer = context.clock.schedule(after: seconds, on: loop) { relay.releaseHeld(clientID) }
                 ruled.held[clientID] = held
                 return
             }
@@ -77,22 +83,37 @@ extension HTTP2Relay {
         }
     }
 
+    /// The web UI's body goes upstream instead of the client's: the client's bytes are taken off its window now (the
+    /// edited ones leaving upstream do not reopen it), and `content-length` says the new size.
+    private func replaceHeldBody(_ held: inout HTTP2RelayRules.Held, with bytes: [UInt8], on clientID: Int32) {
+        clientSession.consume(streamID: clientID, count: held.body.reduce(0) { $0 + $1.count })
+        held.body = bytes.isEmpty ? [] : [bytes]
+        held.fields = held.fields.filter { $0.nameText != "content-length" } + [HTTP2HeaderField("content-length", String(bytes.count))]
+        ruled.requestBodyEdited.insert(clientID)
+        if let limit = streams[clientID]?.record.requestBody.limit {
+            var captured = CapturedBody(limit: limit)
+            captured.append(bytes)
+            streams[clientID]?.record.requestBody = captured
+            streams[clientID]?.record.requestBodyBytes = bytes.count
+        }
+    }
+
     private func unlistPause(_ clientID: Int32) {
-        ruled.breakpoints[clientID]?.timer?.cancel()
-        ruled.breakpoints[clientID]?.timer = nil
         if let id = ruled.breakpoints[clientID]?.pauseID.take() { context.breakpoints.unlist(id) }
     }
 
     /// The stream ends: a pause of it is unlisted.
     func endBreakpoint(_ clientID: Int32) {
-        guard ruled.breakpoints[clientID] != nil else { return }
-        performBreakpoint(.exchangeEnded, on: clientID)
-        unlistPause(clientID)
-        ruled.breakpoints[clientID] = nil
+        if ruled.breakpoints[clientID] != nil {
+            performBreakpoint(.exchangeEnded, on: clientID)
+            unlistPause(clientID)
+            ruled.breakpoints[clientID] = nil
+        }
+        endResponseBreakpoint(clientID)
     }
 
     /// Request fields as the web UI edited them: pseudo-headers from the method and URL, the other fields replaced
-    /// (`content-length` kept: the body is not edited).
+    /// (`content-length` kept: the caller sets it for an edited body).
     static func edited(_ fields: [HTTP2HeaderField], _ edit: BreakpointEdit) -> [HTTP2HeaderField] {
         var pseudo = fields.filter(\.isPseudo)
         var regular = fields.filter { !$0.isPseudo }
@@ -101,6 +122,7 @@ extension HTTP2Relay {
         }
         if let method = edit.method { setPseudo(":method", method.uppercased()) }
         if let url = edit.url, case .absolute(let parsed)? = try? RequestTarget.parse(url, method: "GET") { setPseudo(":path", parsed.pathAndQuery) }
+        if let status = edit.status { setPseudo(":status", String(status)) }
         if let headers = edit.headers {
             let length = regular.filter { $0.nameText == "content-length" }
             regular = headers.filter { $0.count == 2 && $0[0].lowercased() != "content-length" && $0[0].lowercased() != "host" }

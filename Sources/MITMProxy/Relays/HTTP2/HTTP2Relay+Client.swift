@@ -47,7 +47,7 @@ extension HTTP2Relay {
             clientStreamClosed(clientID, code)
         case .dataSent(let clientID, let count):
             if feedFile(clientID) { return }
-            guard let upstreamID = streams[clientID]?.upstreamID else { return }
+            guard let upstreamID = streams[clientID]?.upstreamID, !ruled.responseBodyEdited.contains(clientID) else { return }
             upstreamSession?.consume(streamID: upstreamID, count: count)
         case .goAwaySent(_, let code, let debug):
             guard code != .noError else { return }

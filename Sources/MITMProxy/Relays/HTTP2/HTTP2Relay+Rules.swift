@@ -25,6 +25,12 @@ struct HTTP2RelayRules {
     var replacing: Set<Int32> = []
     /// Streams at a breakpoint (see `HTTP2Relay+Breakpoints.swift`).
     var breakpoints: [Int32: HTTP2RelayBreakpoint] = [:]
+    /// Responses held at a breakpoint (see `HTTP2Relay+ResponseBreakpoints.swift`).
+    var heldResponses: [Int32: HTTP2HeldResponse] = [:]
+    /// Streams whose body the web UI replaced at a breakpoint: the replaced bytes were taken off the sender's window
+    /// already, so the edited ones leaving do not reopen it again.
+    var requestBodyEdited: Set<Int32> = []
+    var responseBodyEdited: Set<Int32> = []
 }
 
 /// The QA rules in the HTTP/2 relay: one decision per request head (`openStream`), before anything goes upstream.
@@ -43,7 +49,7 @@ extension HTTP2Relay {
         }
         ruled.decisions[clientID] = decision
         if pauseAtRequestBreakpoint(clientID, head, block, decision) { return true }
-        if let seconds = decision.delay, seconds > 0, let loop = context.loops.loops.first(where: \.isCurrent) {
+        if let seconds = decision.delay, seconds > 0 {
             var held = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
             nonisolated(unsafe) let relay = self
             held.timer = context.clock.schedule(after: seconds, on: loop) { relay.releaseHeld(clientID) }
@@ -86,6 +92,7 @@ extension HTTP2Relay {
         guard ruled.held[clientID] != nil else { return false }
         ruled.held[clientID]?.ended = true
         ruled.held[clientID]?.trailers = trailers
+        heldRequestBodyEnded(clientID)
         return true
     }
 
@@ -261,11 +268,12 @@ extension HTTP2Relay {
         ruled.decisions[clientID] = nil
         ruled.files.removeValue(forKey: clientID)?.close()
         ruled.replacing.remove(clientID)
+        ruled.requestBodyEdited.remove(clientID)
+        ruled.responseBodyEdited.remove(clientID)
     }
 
     func reportRuled(_ decision: RuleDecision, _ record: ExchangeRecord, _ action: String) {
-        context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: host, port: port, rules: decision.rules,
-                                                  action: action, url: record.url, method: record.request.method)))
+        context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: action)))
     }
 
     static func edit(_ fields: [HTTP2HeaderField], _ edits: HeaderEdits) -> [HTTP2HeaderField] {

@@ -18,12 +18,14 @@ extension HTTP2Relay {
                 upstreamSession?.consume(streamID: upstreamID, count: bytes.count)
                 return
             }
+            if holdResponseBody(bytes, on: clientID) { return }
             streams[clientID]?.record.responseBodyBytes += bytes.count
             streams[clientID]?.record.responseBody.append(bytes)
             streams[clientID]?.webSocket?.observe(bytes, fromClient: false)
             clientSession.send(bytes, on: clientID)
         case .endStream(let upstreamID):
             guard let clientID = clientStreamForUpstream[upstreamID] else { return }
+            if holdResponseEnd(on: clientID) { return }
             streams[clientID]?.responseEnded = true
             streams[clientID]?.webSocket?.inputEnded(fromClient: false)
             clientSession.finish(streamID: clientID)
@@ -51,7 +53,7 @@ extension HTTP2Relay {
                 ? "the upstream did not process the stream (REFUSED_STREAM)"
                 : "the upstream stream closed with \(code)")
         case .dataSent(let upstreamID, let count):
-            guard let clientID = clientStreamForUpstream[upstreamID] else { return }
+            guard let clientID = clientStreamForUpstream[upstreamID], !ruled.requestBodyEdited.contains(clientID) else { return }
             clientSession.consume(streamID: clientID, count: count)
         case .goAwayReceived(_, let code, let debug):
             upstreamAvailable = false
@@ -73,7 +75,7 @@ extension HTTP2Relay {
     }
 
     private func responseHeaders(_ block: HTTP2HeaderBlock, on upstreamID: Int32) {
-        guard let clientID = clientStreamForUpstream[upstreamID], var stream = streams[clientID] else {
+        guard let clientID = clientStreamForUpstream[upstreamID], streams[clientID] != nil else {
             // A stream the relay never opened (a push that raced the SETTINGS) or one it gave up on.
             resetUpstream(upstreamID, .refusedStream)
             return
@@ -88,31 +90,49 @@ extension HTTP2Relay {
         case .informational:
             try? clientSession.submitInformational(streamID: clientID, block.fields)
         case .response:
-            let relayed = ruledResponseFields(block.fields, clientID, endStream: block.endStream)
-            let endsWithHead = block.endStream && relayed.body == nil
-            stream.record.response = HTTP2Heads.response(relayed.fields)
-            stream.responseHeadArrived = context.clock.wallNow()
-            stream.responseStarted = true
-            stream.responseEnded = endsWithHead
-            streams[clientID] = stream
-            do {
-                try clientSession.submitResponse(streamID: clientID, relayed.fields, endStream: endsWithHead)
-                afterRuledResponse(clientID, body: relayed.body, upstreamEnded: block.endStream)
-                if stream.webSocketRequested, let response = stream.record.response,
-                   let handshake = WebSocketHandshake.extendedConnect(status: response.status, headers: response.headers) {
-                    startWebSocket(clientID, handshake)
-                }
-            } catch {
-                streams[clientID]?.fail("cannot relay the response: \(error.reason)")
-                resetUpstream(upstreamID, .cancel)
-                resetClient(clientID, .internalError)
-            }
+            if pauseAtResponseBreakpoint(clientID, block) { return }
+            relayResponse(block.fields, on: clientID, endStream: block.endStream)
         case .trailers:
+            if holdResponseEnd(on: clientID, trailers: block.fields) { return }
             streams[clientID]?.responseEnded = true
             streams[clientID]?.record.responseTrailers = HTTP2Heads.response(block.fields).headers
             clientSession.finish(streamID: clientID, trailers: block.fields)
         case .request:
             return
+        }
+    }
+
+    /// Relays a response head to the client (as the upstream sent it, or as the web UI edited it at a breakpoint,
+    /// perhaps with a `replacement` body); whether it went.
+    @discardableResult
+    func relayResponse(_ fields: [HTTP2HeaderField], on clientID: Int32, endStream: Bool, replacement: [UInt8]? = nil) -> Bool {
+        guard var stream = streams[clientID] else { return false }
+        var relayed = ruledResponseFields(fields, clientID, endStream: endStream)
+        if let replacement {
+            relayed.body = stream.record.request.method == "HEAD" ? [] : replacement
+            relayed.fields = relayed.fields.filter { $0.nameText != "content-length" }
+                + [HTTP2HeaderField("content-length", String(replacement.count))]
+            ruled.replacing.insert(clientID)
+        }
+        let endsWithHead = endStream && relayed.body == nil
+        stream.record.response = HTTP2Heads.response(relayed.fields)
+        stream.responseHeadArrived = context.clock.wallNow()
+        stream.responseStarted = true
+        stream.responseEnded = endsWithHead
+        streams[clientID] = stream
+        do {
+            try clientSession.submitResponse(streamID: clientID, relayed.fields, endStream: endsWithHead)
+            afterRuledResponse(clientID, body: relayed.body, upstreamEnded: endStream)
+            if stream.webSocketRequested, let response = stream.record.response,
+               let handshake = WebSocketHandshake.extendedConnect(status: response.status, headers: response.headers) {
+                startWebSocket(clientID, handshake)
+            }
+            return true
+        } catch {
+            streams[clientID]?.fail("cannot relay the response: \(error.reason)")
+            if let upstreamID = stream.upstreamID { resetUpstream(upstreamID, .cancel) }
+            resetClient(clientID, .internalError)
+            return false
         }
     }
 

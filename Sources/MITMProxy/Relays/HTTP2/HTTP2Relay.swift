@@ -38,6 +38,8 @@ final class HTTP2Relay {
 
     let connectionID: Int
     let context: ProxyContext
+    /// The loop the relay lives on (its timers run there, and the web UI's answers come back to it).
+    let loop: EventLoop
     let host: String
     let port: Int
     let client: Leg
@@ -84,9 +86,10 @@ final class HTTP2Relay {
     /// The connection that owns the relay.
     unowned var owner: RelayOwner?
 
-    init(connectionID: Int, context: ProxyContext, client: Leg, mode: Mode) throws(HTTP2SessionError) {
+    init(connectionID: Int, context: ProxyContext, loop: EventLoop, client: Leg, mode: Mode) throws(HTTP2SessionError) {
         self.connectionID = connectionID
         self.context = context
+        self.loop = loop
         self.client = client
         records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
                                         client: client,

@@ -91,24 +91,57 @@ function drawPaused(list) {
   const box = $("paused-list");
   $("paused-section").hidden = list.length === 0 && act.breakpoints.length === 0;
   $("paused-count").textContent = list.length ? `(${list.length} waiting)` : "";
-  // A request already shown keeps its element, and with it the edits being typed into it.
+  // An exchange already shown keeps its element, and with it the edits being typed into it; one not touched yet is
+  // drawn again when its body arrived whole meanwhile (it becomes editable).
   const shown = new Map([...box.children].map((item) => [Number(item.dataset.id), item]));
-  box.replaceChildren(...list.map((p) => shown.get(p.id) || pausedItem(p)));
+  box.replaceChildren(...list.map((p) => {
+    const item = shown.get(p.id);
+    const fresh = !item || (item.dataset.edited !== "1" && item.dataset.body !== bodyState(p));
+    return fresh ? pausedItem(p) : item;
+  }));
 }
 
+function bodyState(p) { return p.body && p.body.text !== null && p.body.text !== undefined ? "text" : "none"; }
+
 function pausedItem(p) {
-  const method = el("input", { class: "p-method", "aria-label": "Method", value: p.method, spellcheck: "false" });
-  const url = el("input", { class: "p-url", "aria-label": "URL", value: p.url, spellcheck: "false" });
+  const response = p.phase === "response";
   const headers = el("textarea", { class: "p-headers", "aria-label": "Headers, one Name: value a line", rows: "5", spellcheck: "false" });
   headers.value = headerLines(p.headers);
+  const method = el("input", { class: "p-method", "aria-label": "Method", value: p.method, spellcheck: "false" });
+  const url = el("input", { class: "p-url", "aria-label": "URL", value: p.url, spellcheck: "false" });
+  const status = el("input", { class: "p-status", "aria-label": "Status", value: String(p.status || ""), inputmode: "numeric" });
+  const line = response
+    ? el("div", { class: "p-line" }, status, el("code", { class: "p-response-of" }, `${p.method} ${p.url}`))
+    : el("div", { class: "p-line" }, method, url);
+  let body = null;
+  let bodyPart;
+  if (bodyState(p) === "text") {
+    body = el("textarea", { class: "p-body", "aria-label": "Body", rows: "6", spellcheck: "false" });
+    body.value = p.body.text;
+    bodyPart = body;
+  } else {
+    bodyPart = el("p", { class: "p-body-note" }, "Body not editable: " + ((p.body && p.body.notEditable) || "unknown"));
+  }
   const go = el("button", { type: "button", class: "p-continue" }, "Continue");
   const stop = el("button", { type: "button", class: "p-abort" }, "Abort");
-  go.addEventListener("click", () => answerPaused(p.id, "continue", {
-    method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value) }));
+  go.addEventListener("click", () => {
+    const edit = { headers: parseHeaderLines(headers.value) };
+    if (response) {
+      edit.status = Number(status.value.trim());
+    } else {
+      edit.method = method.value.trim();
+      edit.url = url.value.trim();
+    }
+    if (body && body.value !== p.body.text) edit.body = body.value;  // unchanged bodies keep their framing
+    answerPaused(p.id, "continue", edit);
+  });
   stop.addEventListener("click", () => answerPaused(p.id, "abort"));
-  return el("li", { class: "paused", "data-id": p.id },
-    el("p", {}, el("strong", {}, `#${p.id} ${p.phase} paused`), ` by ${p.rule} \u2014 aborted at ${clock(p.abortsAt)} unless answered`),
-    el("div", { class: "p-line" }, method, url), headers, el("div", { class: "actions" }, go, stop));
+  const item = el("li", { class: "paused", "data-id": p.id, "data-phase": p.phase, "data-body": bodyState(p) },
+    el("p", {}, el("strong", {}, `#${p.id} ${p.phase} paused`), ` by ${p.rule} \u2014 aborted at ${clock(p.abortsAt)} unless answered `
+      + "(abort: the client gets 502)"),
+    line, headers, bodyPart, el("div", { class: "actions" }, go, stop));
+  item.addEventListener("input", () => { item.dataset.edited = "1"; });
+  return item;
 }
 
 function loadPaused() {
@@ -128,7 +161,8 @@ function drawBreakpoints(list) {
   $("breakpoint-list").replaceChildren(...list.map((b, index) => {
     const remove = el("button", { type: "button" }, "Remove");
     remove.addEventListener("click", () => saveBreakpoints(act.breakpoints.filter((_, i) => i !== index)));
-    return el("li", {}, el("code", {}, (b.method ? b.method + " " : "") + b.match), ` (aborted after ${b.timeout})`, " ", remove);
+    const at = b.at === "both" ? "requests and responses" : b.at === "response" ? "responses" : "requests";
+    return el("li", {}, `${at} to `, el("code", {}, (b.method ? b.method + " " : "") + b.match), ` (aborted after ${b.timeout})`, " ", remove);
   }));
 }
 
@@ -143,7 +177,7 @@ function addBreakpoint(event) {
   const match = $("breakpoint-match").value.trim();
   if (!match) return;
   const method = $("breakpoint-method").value.trim().toUpperCase();
-  saveBreakpoints(act.breakpoints.concat([{ match, method: method || null }]));
+  saveBreakpoints(act.breakpoints.concat([{ match, method: method || null, at: $("breakpoint-at").value }]));
   $("breakpoint-match").value = "";
 }
 

@@ -348,7 +348,9 @@ function drawFlows() {
     },
       el("span", { class: "c-time" }, clock(flow.time)),
       el("span", { class: "c-method" }, flow.method),
-      el("span", { class: "c-url", title: flow.url }, flow.url),
+      el("span", { class: "c-url", title: flow.url },
+        flow.replayOf ? [el("span", { class: "badge v-replay", "data-replay-of": flow.replayOf,
+          title: `Replay of flow #${flow.replayOf}: press to open the original` }, "replay"), " "] : null, flow.url),
       el("span", { class: "c-status", title: [flow.how || flow.failure, ...(flow.ruleActions || [])].filter(Boolean).join("\n") || undefined },
         statusText(flow), flow.rules ? [" ", el("span", { class: "badge v-rule" }, flow.answeredByRule ? "rule answer" : "rule")] : null,
         flow.messages !== undefined ? el("span", { class: "ws-count" }, ` ${flow.messages} msg${flow.webSocketOpen ? " \u25CF" : ""}`) : null),
@@ -773,7 +775,8 @@ async function clearFlows() {
 function selectRow(target, focusDetail) {
   const row = target.closest(".row");
   if (!row) return;
-  state.selected = Number(row.dataset.id);
+  const original = target.closest(".v-replay");  // a replay's badge opens the flow it replays
+  state.selected = Number(original ? original.dataset.replayOf : row.dataset.id);
   drawFlows();
   openDetail(state.selected, focusDetail);
 }
