@@ -58,7 +58,7 @@ extension ProxyConnection {
             close(reason: "cannot start HTTP/2 upstream: \(error)")
             return
         }
-        if let connection { interception.stage = .established(upstream: .shared(connection)) }
+        if let connection { interception.upstream = .shared(connection) }
         let fresh: Bool = if case .ready = upstream { true } else { false }
         do {
             relay = try HTTP2Relay(connectionID: id, context: context, client: leg, mode: connection.map {
