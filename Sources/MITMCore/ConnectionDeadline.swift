@@ -17,7 +17,8 @@ package enum TimeoutReason: Sendable, Equatable {
     package var waitingFor: String {
         switch self {
         case .proxyRequest: "reading the proxy request"
-        case .firstTunnelBytes(let host, let port): "waiting for the client's first bytes in the tunnel to \(host):\(port)"
+        case .firstTunnelBytes(let host, let port):
+            "waiting for the client's first bytes in the tunnel to \(host):\(port)"
         case .upstream(let host, let port): "connecting to \(host):\(port)"
         case .clientHandshake(let host): "the client's TLS handshake for \(host)"
         case .idle: "waiting for traffic"

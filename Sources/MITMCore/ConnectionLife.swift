@@ -122,7 +122,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case rawTunnelWithoutPeeking = "a raw tunnel was chosen before the tunnel's first bytes were read"
         case interceptionWithoutPeeking = "an interception started before the tunnel's first bytes were read"
         case upstreamHandshakeOutsideReaching = "an upstream TLS handshake started while no upstream was being reached"
-        case clientHandshakeOutsideInterception = "a client TLS handshake started outside an interception's upstream stages"
+        case clientHandshakeOutsideInterception =
+            "a client TLS handshake started outside an interception's upstream stages"
         case relayFromWrongPhase = "a relay started where none can (mid-handshake, lingering, or after another)"
         case upgradeWithoutARelay = "a relay was upgraded while the connection was not relaying"
         case activityWithoutARelay = "relay traffic was reported while the connection was not relaying"
@@ -181,9 +182,10 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     /// The current state's deadline; none once closing.
     package var deadline: ConnectionDeadline? {
         switch state {
-        case .readingRequest(let until), .negotiatingSOCKS(_, let until), .awaitingTarget(_, let until), .peeking(_, let until),
-             .awaitingRawUpstream(_, let until), .reachingUpstream(_, let until), .upstreamHandshake(_, _, let until),
-             .clientHandshake(_, _, _, let until), .relaying(_, _, let until), .lingering(let until):
+        case .readingRequest(let until), .negotiatingSOCKS(_, let until), .lingering(let until),
+            .awaitingTarget(_, let until), .peeking(_, let until), .awaitingRawUpstream(_, let until),
+            .reachingUpstream(_, let until), .upstreamHandshake(_, _, let until), .clientHandshake(_, _, _, let until),
+            .relaying(_, _, let until):
             until
         case .closing, .closed:
             nil
@@ -203,17 +205,22 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         switch event {
         case .socksProgressed(let handshake):
             switch state {
-            case .readingRequest(let until), .negotiatingSOCKS(_, let until): state = .negotiatingSOCKS(handshake, until: until)
+            case .readingRequest(let until), .negotiatingSOCKS(_, let until):
+                state = .negotiatingSOCKS(handshake, until: until)
             default: return [.impossible(.socksOutsideTheRequest)]
             }
             return []
         case .targetAwaited(let tunnel, let target, let now):
             guard readsTheRequest else { return [.impossible(.tunnelOutsideTheRequest)] }
             self.target = target
-            state = .awaitingTarget(tunnel, until: .after(timeouts.handshake, .upstream(host: target.host, port: target.port), now: now))
+            state = .awaitingTarget(
+                tunnel, until: .after(timeouts.handshake, .upstream(host: target.host, port: target.port), now: now))
             return []
         case .tunnelAnswered(let tunnel, let target, let now):
-            if case .awaitingTarget = state {} else if !readsTheRequest { return [.impossible(.tunnelOutsideTheRequest)] }
+            switch state {
+            case .readingRequest, .negotiatingSOCKS, .awaitingTarget: break
+            default: return [.impossible(.tunnelOutsideTheRequest)]
+            }
             self.target = target
             let reason = TimeoutReason.firstTunnelBytes(host: target.host, port: target.port)
             state = .peeking(tunnel, until: .after(timeouts.handshake, reason, now: now))
@@ -245,19 +252,19 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case .relayStarted(let relay, let relayed, let headDeadline, let now):
             switch state {
             case .readingRequest, .peeking, .awaitingRawUpstream, .clientHandshake:
-                startRelaying(relay, for: relayed, headDeadline: headDeadline, now: now)
+                enterRelaying(relay, for: relayed, head: headDeadline, now: now)
                 return []
             default:
                 return [.impossible(.relayFromWrongPhase)]
             }
         case .relayUpgraded(let raw, let now):
             guard case .relaying(_, let relayed, _) = state else { return [.impossible(.upgradeWithoutARelay)] }
-            startRelaying(raw, for: relayed, headDeadline: nil, now: now)
+            enterRelaying(raw, for: relayed, head: nil, now: now)
             return []
         case .relayActivity(let headDeadline, let now):
             switch state {
             case .relaying(let relay, let relayed, _):
-                startRelaying(relay, for: relayed, headDeadline: headDeadline, now: now)
+                enterRelaying(relay, for: relayed, head: headDeadline, now: now)
                 return []
             case .closing:
                 return []  // the relay's last bytes while it closes
@@ -304,12 +311,15 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     }
 
     /// Relays from `now`: the idle deadline (or the request head's, if sooner) starts again.
-    private mutating func startRelaying(_ relay: Parts.Relay, for relayed: Relayed, headDeadline: UInt64?, now: UInt64) {
+    private mutating func enterRelaying(
+        _ relay: Parts.Relay, for relayed: Relayed, head headDeadline: UInt64?, now: UInt64
+    ) {
         quietSince = now
         offeredIdleUpstream = false
         compacted = false
         let idle = ConnectionDeadline.instant(timeouts.idle, after: now)
-        state = .relaying(relay, for: relayed, until: ConnectionDeadline(at: min(idle, headDeadline ?? .max), reason: .idle))
+        state = .relaying(
+            relay, for: relayed, until: ConnectionDeadline(at: min(idle, headDeadline ?? .max), reason: .idle))
     }
 
     private mutating func deadlinePassed(now: UInt64, upstreamConnecting: Bool) -> [Action] {
@@ -331,7 +341,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case .clientHandshake:
             var actions: [Action] = [.reportTimeout(host: host, waitingFor: waitingFor)]
             if case .clientHandshake(let serverName) = deadline.reason, let target {
-                let reason = "the client did not finish the TLS handshake within \(SecondsText.format(timeouts.handshake))"
+                let reason =
+                    "the client did not finish the TLS handshake within \(SecondsText.format(timeouts.handshake))"
                 actions.append(.reportClientHandshakeFailure(host: serverName, port: target.port, reason: reason))
             }
             return actions + close(reason: "timed out \(waitingFor)")
@@ -409,9 +420,13 @@ package struct ConnectionLife<Parts: ConnectionParts> {
 extension ConnectionLife.Relayed: Equatable where Parts.Tunnel: Equatable, Parts.Interception: Equatable {}
 
 extension ConnectionLife.State: Equatable
-where Parts.Tunnel: Equatable, Parts.Interception: Equatable, Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable,
-    Parts.Relay: Equatable {}
+where
+    Parts.Tunnel: Equatable, Parts.Interception: Equatable, Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable,
+    Parts.Relay: Equatable
+{}
 
 extension ConnectionLife.Action: Equatable
-where Parts.Tunnel: Equatable, Parts.Interception: Equatable, Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable,
-    Parts.Relay: Equatable {}
+where
+    Parts.Tunnel: Equatable, Parts.Interception: Equatable, Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable,
+    Parts.Relay: Equatable
+{}

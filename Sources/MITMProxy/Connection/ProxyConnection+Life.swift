@@ -33,8 +33,10 @@ extension ProxyConnection {
                 relay.close(reason: reason)
             case .relayEnded(let relay, let relayed, let reason):
                 if case .raw(let raw) = relay, case .tunnel(let tunnel) = relayed {
-                    context.events.emit(.tunnel(connectionID: id, host: tunnel.host, port: tunnel.port, bytesUp: raw.bytesUp,
-                                                bytesDown: raw.bytesDown, reason: reason, passedThrough: tunnel.passedThrough))
+                    context.events.emit(
+                        .tunnel(
+                            connectionID: id, host: tunnel.host, port: tunnel.port, bytesUp: raw.bytesUp,
+                            bytesDown: raw.bytesDown, reason: reason, passedThrough: tunnel.passedThrough))
                 }
                 if case .interception(let interception) = relayed { interception.verdict.finish() }
             case .dropUpstream(let tunnel):
@@ -65,7 +67,9 @@ extension ProxyConnection {
             // A pause waits for the web UI, and ends at its own deadline.
             relayActivity(headDeadline: httpRelay?.headDeadline)
         case .http1(let relay):
-            if relay.answerSlowHead(now: now) || relay.answerTimeout(after: context.configuration.idleTimeout) { return }
+            if relay.answerSlowHead(now: now) || relay.answerTimeout(after: context.configuration.idleTimeout) {
+                return
+            }
             close(reason: reason)
         case .web(let web):
             if web.idleDeadlinePassed() { return }

@@ -41,8 +41,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     /// The address of a client on another machine, which may not reach this machine's services; nil when it may.
     lazy var guardedClient: String? = {
         if let replay = context.replays.tag(forPeer: clientSocket.peerDescription) { return replay.guardedClient }
-        let address = clientAddress
-        return context.refusesLocalTargets(forClient: address) ? address ?? "unknown" : nil
+        return context.guardedClient(forClient: clientAddress)
     }()
 
     convenience init(descriptor: Int32, peer: SocketAddress?, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false,
