@@ -1,7 +1,7 @@
 /// The client side of a SOCKS5 connection up to its CONNECT (RFC 1928, with RFC 1929 user/password
 /// authentication), as a state machine: bytes in, actions out. The caller checks credentials, reaches the
 /// target and then sends `reply(_:)`; the tunnel's bytes follow.
-package struct SOCKS5Handshake: Sendable {
+package struct SOCKS5Handshake: Sendable, Equatable {
     package enum State: Sendable, Equatable {
         /// Waiting for the version and the methods the client offers.
         case greeting

@@ -1,8 +1,7 @@
 import MITMCore
-import MITMIO
 
 /// What a client may ask of the proxy beyond being let in at accept (`ClientAccessPolicy`): the `--proxy-auth`
-/// credentials on every proxy request, and, from another machine, no way to this machine's own services.
+/// credentials on every proxy request. From another machine, no way to this machine's own services: `LocalTargetPolicy`.
 extension ProxyContext {
     /// Why `head` (a CONNECT or absolute-form request) may not use the proxy under `--proxy-auth`; nil when it may.
     /// The reason never repeats what the client sent.
@@ -29,35 +28,9 @@ extension ProxyContext {
         _ = credentialBackoff.withLock { $0.handle(.accepted(address: address ?? "unknown")) }
     }
 
-    /// Whether a client at `address` (an IP address) is kept from this machine's own addresses: every client not on
-    /// loopback (one whose address cannot be read included), unless `--allow-local-targets`. A captured client command
-    /// runs on this machine, in a namespace of its own: it is this machine's.
-    func refusesLocalTargets(forClient address: String?) -> Bool {
-        // The usual client, this machine over IPv4, is known by its text without parsing it (asked once per connection).
-        !configuration.allowLocalTargets && address != "127.0.0.1" && IPAddress(address ?? "")?.scope != .loopback
-            && !LocalTargetGuard.isThisMachine(address ?? "") && !isCapturedClient(address)
-    }
-
     /// Whether `address` is the captured client command's namespace (`--capture`).
     func isCapturedClient(_ address: String?) -> Bool {
         guard let capture = configuration.capture, let address else { return false }
         return address == capture.clientAddress || IPAddress(address)?.unmappedIPv4?.description == capture.clientAddress
-    }
-}
-
-/// The check behind `refusesLocalTargets`, made on the addresses actually dialled (after DNS and `--resolve`), so that
-/// no name, short form (`127.1`) or rebinding trick reaches this machine's services.
-enum LocalTargetGuard {
-    /// Whether `address` (as a resolver or socket spells it) is this machine: loopback, unspecified, or an interface's.
-    static func isThisMachine(_ address: String) -> Bool {
-        let plain = IPAddress(address)?.unmappedIPv4?.description ?? address
-        return LocalAddresses.contains(plain)
-    }
-
-    /// The `403` text for a client refused `host:port`, which reaches this machine at `address`.
-    static func reason(host: String, port: Int, address: String, client: String?) -> String {
-        let target = host == address ? "\(address)" : "\(host) (\(address))"
-        return "\(target) port \(port) is on the proxy's own machine, and a client on another machine (\(client ?? "unknown")) may not "
-            + "reach this machine's services through the proxy; start the proxy with --allow-local-targets to allow it"
     }
 }

@@ -2,26 +2,17 @@ import Foundation
 import MITMCore
 import MITMTLS
 
-/// An intercepted tunnel, from the ClientHello the policy let through to the end of the connection:
-/// the two handshakes in order, then the relay's upstream.
+/// An intercepted tunnel, from the ClientHello the policy let through to the end of the connection. Its
+/// handshakes are stages of the connection's life (`ConnectionLife`); once both are done, `upstream` is where the
+/// relay's requests go.
 final class Interception {
-    enum Stage {
-        /// The TCP connection to the upstream is still being made (`Tunnel.upstream` says how far).
-        case reachingUpstream
-        /// The upstream's TLS handshake, begun at `started`.
-        case upstreamHandshake(TLSLeg, started: Date)
-        /// The client's handshake with the forged certificate; then the traffic goes to `upstream`.
-        case clientHandshake(TLSLeg, upstream: InterceptedUpstream)
-        /// Both handshakes done: a relay carries the traffic.
-        case established(upstream: InterceptedUpstream)
-    }
-
     let tunnel: Tunnel
     let hello: ClientHello
     let verdict: VerdictTracker
     /// The name the client asked for: its SNI, or the CONNECT host when it sent none.
     let host: String
-    var stage = Stage.reachingUpstream
+    /// Set when the client's handshake completes; the relay may release it to the pool and take it back.
+    var upstream: InterceptedUpstream?
 
     init(tunnel: Tunnel, hello: ClientHello, verdict: VerdictTracker) {
         self.tunnel = tunnel
@@ -46,19 +37,6 @@ final class Interception {
 
     /// The server name sent upstream: none for an IP address.
     var upstreamServerName: String? { HostName.isIPAddress(host) ? nil : host }
-
-    /// Closes the legs of a handshake in progress (a relay closes its own).
-    func closeHandshakeLegs() {
-        switch stage {
-        case .upstreamHandshake(let leg, _):
-            leg.close()
-        case .clientHandshake(let leg, let upstream):
-            leg.close()
-            if case .ready(let ready) = upstream { ready.leg.close() }
-        case .reachingUpstream, .established:
-            break
-        }
-    }
 }
 
 /// Where an interception's requests go once the client has accepted the forged certificate.

@@ -10,9 +10,7 @@ extension ProxyConnection {
             return
         }
         // Reading on, as while lingering: a client that hangs up meanwhile is closed and gets nothing.
-        dropPhaseResources()
-        phase = .lingering
-        expect(.lingering, within: wait + 2)
+        receive(.linger(seconds: wait + 2, now: context.clock.now()))
         nonisolated(unsafe) let connection = self
         credentialWait = context.clock.schedule(after: wait, on: loop) {
             connection.credentialWait = nil

@@ -12,8 +12,7 @@ extension ProxyConnection {
                                      port: tunnel.port, offeredALPN: hello.alpnProtocols, identity: clientIdentity(hello),
                                      probe: tunnel.probe, profile: profile)
         let interception = Interception(tunnel: tunnel, hello: hello, verdict: verdict)
-        phase = .handshaking(interception)
-        expect(.upstream(host: tunnel.host, port: tunnel.port), within: context.configuration.handshakeTimeout)
+        receive(.interceptionStarted(interception, now: context.clock.now()))
         if tunnel.probe == .trust {
             // `https://mitm.proxy/`: the proxy's own pages over TLS with a forged certificate, so that a client
             // that loads them proves it trusts the CA.
@@ -79,7 +78,8 @@ extension ProxyConnection {
                 upstreamFailedBeforeForging(interception, reason: error.reason)
                 return
             }
-            interception.stage = .upstreamHandshake(leg, started: context.clock.wallNow())
+            // Unless the handshake already ended: it can fail at once.
+            if case .reachingUpstream = life.state { receive(.upstreamHandshakeStarted(leg)) }
         }
     }
 
@@ -107,7 +107,11 @@ extension ProxyConnection {
     }
 
     func startClientHandshake(_ interception: Interception, names: [SubjectAlternativeName], upstream: InterceptedUpstream) {
-        guard case .handshaking = phase else {
+        switch life.state {
+        case .reachingUpstream, .upstreamHandshake:
+            break
+        default:
+            // The upstream came after the connection ended.
             if case .ready(let ready) = upstream { ready.leg.close() }
             return
         }
@@ -126,9 +130,8 @@ extension ProxyConnection {
             close(reason: "forging failed")
             return
         }
-        expect(.clientHandshake(host: host), within: context.configuration.handshakeTimeout)
         let leg = TLSLeg(socket: clientSocket, tls: tls)
-        interception.stage = .clientHandshake(leg, upstream: upstream)
+        receive(.clientHandshakeStarted(leg, upstream, serverName: host, now: context.clock.now()))
         leg.onHandshake = { [unowned self, unowned leg] outcome in
             if leg.tls.certificateSent { verdict.observe(.certificateSent) }
             switch outcome {
@@ -177,7 +180,7 @@ extension ProxyConnection {
         let port = interception.tunnel.port
         context.events.emit(.intercepted(connectionID: id, host: host, port: port,
                                          tlsVersion: leg.tls.protocolVersion, alpn: leg.tls.negotiatedALPN))
-        interception.stage = .established(upstream: upstream)
+        interception.upstream = upstream
         // One decision for both protocols: the upstream, or a 502 naming why there is none.
         let upstreamLeg: Leg?
         let failure: String
@@ -216,12 +219,12 @@ extension ProxyConnection {
     /// The relay is done with an idle, healthy upstream: park it for the next client of the origin, opened
     /// the same way (SNI and ALPN), or close it.
     func relayReleasedUpstream(_ leg: Leg) {
-        guard case .relaying(_, .interception(let interception)) = phase, case .established(.ready(let ready)) = interception.stage,
+        guard case .relaying(_, .interception(let interception), _) = life.state, case .ready(let ready)? = interception.upstream,
               let tlsLeg = leg as? TLSLeg, tlsLeg === ready.leg else {
             leg.close()
             return
         }
-        interception.stage = .established(upstream: .released)
+        interception.upstream = .released
         context.pool(for: loop).park(PooledUpstream(
             leg: tlsLeg, host: interception.tunnel.host, port: interception.tunnel.port, serverName: interception.upstreamServerName,
             certificate: ready.certificate, address: ready.timings.address, offeredALPN: upstreamALPN(for: interception)))

@@ -6,11 +6,11 @@ import MITMIO
 /// new one, reached as a route is (`RouteAttempt`: TCP, then TLS verified like the first, within the handshake timeout).
 extension ProxyConnection {
     func relayNeedsUpstream(_ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) -> (any UpstreamAttempt)? {
-        guard case .relaying(_, .interception(let interception)) = phase else {
+        guard case .relaying(_, .interception(let interception), _) = life.state else {
             done(.failure(UpstreamFailure(host: "upstream", port: 0, reason: "the connection is closing")))
             return nil
         }
-        guard case .established(.released) = interception.stage else {
+        guard case .released? = interception.upstream else {
             done(.failure(UpstreamFailure(host: interception.host, port: interception.tunnel.port, reason: "no upstream connection")))
             return nil
         }
@@ -21,7 +21,7 @@ extension ProxyConnection {
         }) {
             let ready = ReadyUpstream(leg: entry.leg, certificate: entry.certificate,
                                       timings: UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: entry.address))
-            interception.stage = .established(upstream: .ready(ready))
+            interception.upstream = .ready(ready)
             done(.success(ready))
             return nil
         }
@@ -56,7 +56,7 @@ extension ProxyConnection {
                                             reason: "answered a new connection with HTTP/2, but this client speaks HTTP/1.1"))
         }
         let ready = ReadyUpstream(leg: leg, certificate: leg.tls.peerCertificates.first, timings: timings)
-        interception.stage = .established(upstream: .ready(ready))
+        interception.upstream = .ready(ready)
         return .success(ready)
     }
 }

@@ -23,24 +23,23 @@ extension ProxyConnection {
     func readSOCKS5(_ handshake: SOCKS5Handshake, _ bytes: [UInt8]) {
         var handshake = handshake
         let actions = handshake.receive(bytes)
-        phase = .socksHandshake(handshake)
+        receive(.socksProgressed(handshake))
         performSOCKS5(actions)
     }
 
     private func performSOCKS5(_ actions: [SOCKS5Handshake.Action]) {
         for action in actions {
-            guard case .socksHandshake(var handshake) = phase else { return }
+            guard case .negotiatingSOCKS(var handshake, _) = life.state else { return }
             switch action {
             case .send(let bytes):
                 clientSocket.write(bytes)
             case .checkCredentials(let user, let password):
                 let accepted = context.configuration.proxyCredentials?.accepts(user: user, password: password) ?? true
                 let next = handshake.credentialsChecked(accepted)
-                phase = .socksHandshake(handshake)
+                receive(.socksProgressed(handshake))
                 performSOCKS5(next)
             case .connect(let host, let port):
                 let leftover = handshake.takeBuffered()
-                phase = .readingRequest
                 openTunnel(host: host, port: port, request: .socks5, asksForPins: false, leftover: leftover)
             case .fail(let reason):
                 context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: reason))

@@ -6,8 +6,8 @@ import MITMIO
 extension ProxyConnection {
     /// How an HTTP/2 upstream connection for this interception would have been opened.
     func http2PoolKey(_ interception: Interception) -> UpstreamPoolKey {
-        UpstreamPoolKey(host: interception.tunnel.host, port: interception.tunnel.port, serverName: interception.upstreamServerName,
-                        alpn: "h2", verifiesCertificate: !context.configuration.upstreamInsecure)
+        UpstreamPoolKey(origin: .init(host: interception.tunnel.host, port: interception.tunnel.port),
+                        serverName: interception.upstreamServerName, alpn: "h2", verifiesCertificate: !context.configuration.upstreamInsecure)
     }
 
     /// A pooled HTTP/2 connection this client can share: it would offer h2 upstream, sent a valid name (or none),
@@ -58,7 +58,7 @@ extension ProxyConnection {
             close(reason: "cannot start HTTP/2 upstream: \(error)")
             return
         }
-        if let connection { interception.stage = .established(upstream: .shared(connection)) }
+        if let connection { interception.upstream = .shared(connection) }
         let fresh: Bool = if case .ready = upstream { true } else { false }
         do {
             relay = try HTTP2Relay(connectionID: id, context: context, loop: loop, client: leg, mode: connection.map {

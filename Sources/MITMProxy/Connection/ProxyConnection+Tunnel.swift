@@ -63,7 +63,7 @@ extension ProxyConnection {
     /// Relays the tunnel untouched (ClientHello included) once its upstream answers: no certificate, no verdict.
     /// It needs its own TCP connection: a pooled upstream has TLS on it, so it goes, and one is dialled.
     func startRawTunnel(_ tunnel: Tunnel) {
-        phase = .awaitingRawUpstream(tunnel)
+        receive(.rawTunnelChosen)
         if tunnel.answeredByRule != nil, case .none = tunnel.upstream { startConnecting(tunnel) }
         if case .deferred = tunnel.upstream { startConnecting(tunnel) }
         if case .pooled(let entry) = tunnel.upstream {
@@ -74,34 +74,35 @@ extension ProxyConnection {
     }
 
     func upstreamConnected(_ tunnel: Tunnel, _ result: Result<UpstreamConnection, UpstreamFailure>) {
-        if case .awaitingTarget = phase {
+        if case .awaitingTarget = life.state {
             targetReached(tunnel, result)
             return
         }
         tunnel.upstream = UpstreamProgress(result)
-        switch phase {
+        switch life.state {
         case .awaitingRawUpstream:
             startRawTunnelWhenConnected(tunnel)
-        case .handshaking(let interception):
+        case .reachingUpstream(let interception, _):
             interceptOver(interception, upstream: result)
         case .peeking:
             guard case .success(let connection) = result else { return }
             // Server-speaks-first protocols (SMTP, FTP) never send a ClientHello: watch the upstream too.
             tunnel.serverFirstWatcher = ServerFirstWatcher(owner: self, socket: connection.socket)
             connection.socket.resumeReading()
-        case .readingRequest, .socksHandshake, .awaitingTarget, .relaying, .lingering, .closed:
+        case .readingRequest, .negotiatingSOCKS, .awaitingTarget, .upstreamHandshake, .clientHandshake, .relaying, .lingering, .closing,
+             .closed:
             return
         }
     }
 
     func upstreamSpokeFirst(_ bytes: [UInt8]) {
-        guard case .peeking(let tunnel) = phase, case .connected(let connection) = tunnel.upstream else { return }
+        guard case .peeking(let tunnel, _) = life.state, case .connected(let connection) = tunnel.upstream else { return }
         connection.socket.pauseReading()
         startRawTunnel(tunnel, over: connection.socket, initialDown: bytes)
     }
 
     func upstreamClosedWhilePeeking() {
-        guard case .peeking(let tunnel) = phase else { return }
+        guard case .peeking(let tunnel, _) = life.state else { return }
         close(reason: "upstream \(tunnel.host):\(tunnel.port) closed the connection before the client spoke")
     }
 

@@ -7,30 +7,6 @@ import MITMTLS
 /// answers CONNECT, peeks at the tunnel's first bytes, and sets up interception or a raw tunnel.
 /// Confined to its loop.
 final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner {
-    /// Where the connection is in its life, with what that part of it needs; every phase has a deadline
-    /// (`timeout`), set on entering it.
-    enum Phase {
-        /// Reading the proxy request.
-        case readingRequest
-        /// A SOCKS5 client's greeting, authentication and request (the first byte told it from HTTP).
-        case socksHandshake(SOCKS5Handshake)
-        /// CONNECT from a client on another machine, not answered yet: the upstream is reached first, so that a target on
-        /// this machine gets a `403` instead of a `200` (`refusesLocalTargets`). The client is not read meanwhile; bytes it
-        /// sent right behind the CONNECT wait in the tunnel's `peeked`.
-        case awaitingTarget(Tunnel)
-        /// CONNECT answered: reading the tunnel's first bytes while the upstream is reached.
-        case peeking(Tunnel)
-        /// The tunnel is relayed as it is once its upstream answers: the policy passes it through, or it is not TLS.
-        case awaitingRawUpstream(Tunnel)
-        /// Intercepting: the upstream's TLS handshake, then the client's.
-        case handshaking(Interception)
-        /// Relaying HTTP/1, HTTP/2 or raw bytes of plain requests, a raw tunnel or an interception.
-        case relaying(Relay, for: Relayed)
-        /// The proxy's last byte is written; waiting for the client to hang up.
-        case lingering
-        case closed
-    }
-
     /// The relay a connection ends up in.
     enum Relay {
         case http1(HTTPRelay)
@@ -41,16 +17,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case web(WebConnection)
     }
 
-    /// What a relay carries.
-    enum Relayed {
-        /// Absolute-form requests to plain HTTP origins.
-        case plainRequests
-        /// A CONNECT tunnel relayed untouched.
-        case tunnel(Tunnel)
-        case interception(Interception)
-        /// Requests to the web UI.
-        case webUI
-    }
+    typealias Life = ConnectionLife<ProxyConnectionParts>
+    typealias Relayed = Life.Relayed
 
     let id: Int
     let context: ProxyContext
@@ -63,15 +31,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     let reverseTarget: ReverseTarget?
     /// Set when the connection came to the transparent listener: where the system redirected it from.
     let transparent: TransparentArrival?
-    var phase = Phase.readingRequest
+    /// Where the connection is in its life, with what that part of it holds and its deadline.
+    private(set) var life: Life
     var parser = HTTP1Parser(role: .request)
-    var timeout: ConnectionDeadline
-    /// Whether buffers were already given back since the last activity.
-    var compacted = false
-    /// Whether the sweep already offered the relay's idle upstream to the pool since the last activity.
-    var offeredIdleUpstream = false
-    /// When bytes last moved (monotonic nanoseconds).
-    var lastActivity: UInt64 = 0
     /// The lookup of the client's process, when it is on this machine and lookups are on.
     var processLookup: ClientProcessLookup?
     /// Holds the `407` for credentials that its address got wrong again and again (`CredentialBackoff`).
@@ -79,8 +41,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     /// The address of a client on another machine, which may not reach this machine's services; nil when it may.
     lazy var guardedClient: String? = {
         if let replay = context.replays.tag(forPeer: clientSocket.peerDescription) { return replay.guardedClient }
-        let address = clientAddress
-        return context.refusesLocalTargets(forClient: address) ? address ?? "unknown" : nil
+        return context.guardedClient(forClient: clientAddress)
     }()
 
     convenience init(descriptor: Int32, peer: SocketAddress?, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false,
@@ -99,24 +60,28 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         self.context = context
         self.loop = client.loop
         self.clientSocket = client
-        self.timeout = .after(context.configuration.handshakeTimeout, .proxyRequest, on: context.clock)
+        let configuration = context.configuration
+        let timeouts = Life.Timeouts(handshake: configuration.handshakeTimeout, idle: configuration.idleTimeout,
+                                     upstreamPark: configuration.upstreamParkDelay)
+        self.life = Life(timeouts: timeouts, now: context.clock.now())
     }
 
     deinit { clientSocket.detach(self) }
 
-    var isClosed: Bool {
-        if case .closed = phase { true } else { false }
-    }
+    var isClosed: Bool { life.isClosed }
 
     /// The HTTP/1 relay, while relaying HTTP/1.
     var httpRelay: HTTPRelay? {
-        if case .relaying(.http1(let relay), _) = phase { relay } else { nil }
+        if case .relaying(.http1(let relay), _, _) = life.state { relay } else { nil }
     }
 
-    /// Waits at most `seconds` for what `reason` names.
-    func expect(_ reason: TimeoutReason, within seconds: Double) {
-        timeout = .after(seconds, reason, on: context.clock)
+    /// Whether the tunnel's first bytes are being read.
+    var isPeeking: Bool {
+        if case .peeking = life.state { true } else { false }
     }
+
+    /// Takes `event` into the connection's life and performs what it says.
+    func receive(_ event: Life.Event) { perform(life.receive(event)) }
 
     func start() {
         context.registry(for: loop).add(self)
@@ -125,11 +90,11 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         if let reverseTarget {
             openTunnel(host: reverseTarget.host, port: reverseTarget.port, request: .reverse, asksForPins: false, leftover: [])
             // A client on another machine waits until the target is known to be allowed (`targetReached` reads on).
-            guard case .peeking = phase else { return }
+            guard isPeeking else { return }
         }
         if let transparent {
             openTransparentTunnel(transparent)
-            guard case .peeking = phase else { return }
+            guard isPeeking else { return }
         }
         if let processLookup {
             // Answered only once its process is known, the client cannot exit before it is looked up.
@@ -144,109 +109,47 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     // MARK: ManagedConnection
 
-    var deadline: UInt64 { timeout.at }
+    var deadline: UInt64 { life.deadline?.at ?? .max }
 
     func timedOut() {
-        if case .connecting = reachingUpstream?.upstream {
-            // The upstream connect has its own timer (the same timeout) and answers the client with a 502.
-            timeout.at = context.clock.after(seconds: 1)
-            return
-        }
-        let handshakeTimeout = SecondsText.format(context.configuration.handshakeTimeout)
-        let idleTimeout = SecondsText.format(context.configuration.idleTimeout)
-        switch phase {
-        case .handshaking(let interception):
-            if case .upstreamHandshake(let leg, _) = interception.stage {
-                // The upstream accepted the connection but never finished TLS: a 502 for the client, like any upstream failure.
-                leg.onHandshake = nil
-                leg.close()
-                upstreamFailedBeforeForging(interception, reason: "TLS handshake timed out (no answer within \(handshakeTimeout))")
-                return
-            }
-            context.events.emit(.timedOut(connectionID: id, host: interception.tunnel.host, what: timeout.reason.waitingFor))
-            if case .clientHandshake = interception.stage {
-                context.events.emit(.clientTLSFailed(connectionID: id, host: interception.host, port: interception.tunnel.port,
-                                                     reason: "the client did not finish the TLS handshake within \(handshakeTimeout)"))
-            }
-            close(reason: "timed out \(timeout.reason.waitingFor)")
-        case .relaying where timeout.reason == .lingering:
-            close(reason: "done")
-        case .relaying(let relay, _) where relay.holdsBreakpoint:
-            touch()  // a pause waits for the web UI, and ends at its own deadline
-        case .relaying(.http1(let relay), _):
-            if relay.answerSlowHead(now: context.clock.now()) || relay.answerTimeout(after: context.configuration.idleTimeout) { return }
-            close(reason: "idle for \(idleTimeout)")
-        case .relaying(.web(let web), _):
-            if web.idleDeadlinePassed() { return }
-            close(reason: "idle for \(idleTimeout)")
-        case .relaying:
-            close(reason: "idle for \(idleTimeout)")
-        case .closed:
-            return
-        case .lingering:
-            close(reason: "timed out \(timeout.reason.waitingFor)")
-        case .readingRequest, .socksHandshake:
-            context.events.emit(.timedOut(connectionID: id, host: nil, what: timeout.reason.waitingFor))
-            close(reason: "timed out \(timeout.reason.waitingFor)")
-        case .awaitingTarget(let tunnel), .peeking(let tunnel), .awaitingRawUpstream(let tunnel):
-            context.events.emit(.timedOut(connectionID: id, host: tunnel.host, what: timeout.reason.waitingFor))
-            close(reason: "timed out \(timeout.reason.waitingFor)")
-        }
+        let connecting: Bool = if case .connecting = reachingUpstream?.upstream { true } else { false }
+        receive(.deadlinePassed(now: context.clock.now(), upstreamConnecting: connecting))
     }
 
     /// The tunnel whose upstream is still being reached, if that is what the connection waits for.
     var reachingUpstream: Tunnel? {
-        switch phase {
-        case .awaitingTarget(let tunnel), .peeking(let tunnel), .awaitingRawUpstream(let tunnel): tunnel
-        case .handshaking(let interception): if case .reachingUpstream = interception.stage { interception.tunnel } else { nil }
-        case .readingRequest, .socksHandshake, .relaying, .lingering, .closed: nil
+        switch life.state {
+        case .awaitingTarget(let tunnel, _), .peeking(let tunnel, _), .awaitingRawUpstream(let tunnel, _): tunnel
+        case .reachingUpstream(let interception, _): interception.tunnel
+        default: nil
         }
     }
 
     func closeForShutdown() { close(reason: "proxy stopping") }
 
-    /// Bytes moved while relaying: the idle deadline (or a request head's, if sooner) starts again.
-    func touch() { touch(headDeadline: httpRelay?.headDeadline) }
-
-    private func touch(headDeadline: UInt64?) {
-        lastActivity = context.clock.now()
-        let idle = ProxyClock.deadline(context.configuration.idleTimeout, after: lastActivity)
-        timeout = ConnectionDeadline(at: min(idle, headDeadline ?? .max), reason: .idle)
-        compacted = false
-        offeredIdleUpstream = false
-    }
-
     func sweep(now: UInt64) {
-        if case .relaying(let relay, _) = phase { relay.sweepBreakpoints(now: now) }
-        guard case .relaying(let relay, _) = phase, now >= lastActivity else { return }
-        let silent = now - lastActivity
-        if !offeredIdleUpstream, silent >= ProxyClock.deadline(context.configuration.upstreamParkDelay, after: 0) {
-            offeredIdleUpstream = true
-            if case .http1(let relay) = relay { relay.parkIdleUpstream() }
-        }
-        if !compacted, silent >= 1_000_000_000 {
-            compacted = true
-            relay.compactIfIdle()
-        }
+        if case .relaying(let relay, _, _) = life.state { relay.sweepBreakpoints(now: now) }
+        receive(.swept(now: now))
     }
 
     // MARK: client socket before hand-off
 
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
-        switch phase {
+        switch life.state {
         case .readingRequest where startsSOCKS5(bytes): readSOCKS5(SOCKS5Handshake(requiresCredentials: context.configuration.proxyCredentials != nil),
                                                                    Array(bytes))
         case .readingRequest where startsSOCKS4(bytes): refuseSOCKS4()
         case .readingRequest: readRequest(Array(bytes))
-        case .socksHandshake(let handshake): readSOCKS5(handshake, Array(bytes))
-        case .peeking(let tunnel): peek(tunnel, Array(bytes))
-        case .awaitingRawUpstream(let tunnel): tunnel.peeked.append(contentsOf: bytes)
-        case .awaitingTarget, .handshaking, .relaying, .lingering, .closed: return
+        case .negotiatingSOCKS(let handshake, _): readSOCKS5(handshake, Array(bytes))
+        case .peeking(let tunnel, _): peek(tunnel, Array(bytes))
+        case .awaitingRawUpstream(let tunnel, _): tunnel.peeked.append(contentsOf: bytes)
+        // Read after the hand-off, or while the client is not read (its bytes wait in the socket).
+        case .awaitingTarget, .reachingUpstream, .upstreamHandshake, .clientHandshake, .relaying, .lingering, .closing, .closed: return
         }
     }
 
     func socketDidReadEOF(_ socket: any ByteStream) {
-        if case .peeking(let tunnel) = phase, !tunnel.peeked.isEmpty {
+        if case .peeking(let tunnel, _) = life.state, !tunnel.peeked.isEmpty {
             context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,
                                                  reason: "the client closed the tunnel in the middle of its first message"))
         }
@@ -317,9 +220,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             tunnel.upstream = .deferred
         } else if guardedClient != nil {
             tunnel.peeked = leftover
-            phase = .awaitingTarget(tunnel)
+            receive(.targetAwaited(tunnel, TunnelTarget(host: host, port: port), now: context.clock.now()))
             clientSocket.pauseReading()
-            expect(.upstream(host: host, port: port), within: context.configuration.handshakeTimeout)
             startConnecting(tunnel)
             return
         } else {
@@ -338,8 +240,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case .socks5: clientSocket.write(SOCKS5Handshake.reply(.succeeded))
         case .reverse, .transparent: break
         }
-        phase = .peeking(tunnel)
-        expect(.firstTunnelBytes(host: tunnel.host, port: tunnel.port), within: context.configuration.handshakeTimeout)
+        receive(.tunnelAnswered(tunnel, TunnelTarget(host: tunnel.host, port: tunnel.port), now: context.clock.now()))
         if !heldBytes.isEmpty { peek(tunnel, heldBytes) }
     }
 
@@ -361,7 +262,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         let held = tunnel.takePeeked()
         answerConnect(tunnel, heldBytes: [])
         upstreamConnected(tunnel, result)
-        if !held.isEmpty, case .peeking = phase { peek(tunnel, held) }
+        if !held.isEmpty, isPeeking { peek(tunnel, held) }
         if !isClosed { clientSocket.resumeReading() }
     }
 
@@ -398,14 +299,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     /// Waits (at most 2 s) for the client to hang up after the proxy's last byte: closing with unread input
     /// would reset the connection and could destroy the response in flight.
-    /// A relay keeps its phase while lingering: it still reads, and closes on the client's FIN.
-    func linger() {
-        if case .relaying = phase {} else {
-            dropPhaseResources()
-            phase = .lingering
-        }
-        expect(.lingering, within: 2)
-    }
+    func linger() { receive(.linger(seconds: 2, now: context.clock.now())) }
 
     func startPlainRelay(_ events: [HTTP1Event]) {
         if case .requestHead(let head, _)? = events.first, case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
@@ -427,63 +321,25 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     // MARK: lifecycle
 
-    /// Enters `.relaying` with `relay`, which reports to this connection from now on.
+    /// Relays with `relay`, which reports to this connection from now on.
     func startRelaying(_ relay: Relay, for relayed: Relayed) {
-        phase = .relaying(relay, for: relayed)
+        let headDeadline: UInt64? = if case .http1(let relay) = relay { relay.headDeadline } else { nil }
+        receive(.relayStarted(relay, for: relayed, headDeadline: headDeadline, now: context.clock.now()))
         relay.setOwner(self)
-        touch()
     }
 
-    /// Told by the relay itself, which saves reading it back out of `phase` (a copy of the phase's references).
-    func relayActivity(headDeadline: UInt64?) { touch(headDeadline: headDeadline) }
+    func relayActivity(headDeadline: UInt64?) { receive(.relayActivity(headDeadline: headDeadline, now: context.clock.now())) }
 
     func relayLingering() { linger() }
 
     func relayUpgraded(to raw: RawRelay) {
-        guard case .relaying(_, let relayed) = phase else { return }
-        startRelaying(.raw(raw), for: relayed)
+        receive(.relayUpgraded(.raw(raw), now: context.clock.now()))
+        raw.owner = self
     }
 
-    func relayClosed(reason: String) {
-        guard case .relaying(let relay, let relayed) = phase else { return }
-        if case .raw(let raw) = relay, case .tunnel(let tunnel) = relayed {
-            context.events.emit(.tunnel(connectionID: id, host: tunnel.host, port: tunnel.port, bytesUp: raw.bytesUp,
-                                        bytesDown: raw.bytesDown, reason: reason, passedThrough: tunnel.passedThrough,
-                                        started: tunnel.started))
-        }
-        if case .interception(let interception) = relayed { interception.verdict.finish() }
-        phase = .closed
-        context.registry(for: loop).remove(self)
-    }
+    func relayClosed(reason: String) { receive(.relayClosed(reason: reason)) }
 
-    func close(reason: String) {
-        switch phase {
-        case .closed:
-            return
-        case .relaying(let relay, _):
-            // The relay closes its legs and reports back through `relayClosed`, which ends the phase.
-            relay.close(reason: reason)
-        case .readingRequest, .socksHandshake, .awaitingTarget, .peeking, .awaitingRawUpstream, .handshaking, .lingering:
-            dropPhaseResources()
-        }
-        phase = .closed
-        clientSocket.close()
-        context.registry(for: loop).remove(self)
-    }
-
-    /// Lets go of what the phase before a relay holds: the upstream being reached, handshake legs, an undecided verdict.
-    func dropPhaseResources() {
-        switch phase {
-        case .awaitingTarget(let tunnel), .peeking(let tunnel), .awaitingRawUpstream(let tunnel):
-            tunnel.dropUpstream()
-        case .handshaking(let interception):
-            interception.tunnel.dropUpstream()
-            interception.closeHandshakeLegs()
-            interception.verdict.finish()
-        case .readingRequest, .socksHandshake, .relaying, .lingering, .closed:
-            break
-        }
-    }
+    func close(reason: String) { receive(.close(reason: reason)) }
 }
 
 extension ProxyConnection.Relay {

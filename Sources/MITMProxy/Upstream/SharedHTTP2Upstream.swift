@@ -4,21 +4,6 @@ import MITMHTTP2
 import MITMIO
 import MITMTLS
 
-/// What makes two upstream connections interchangeable: a client connection may use a pooled one only if it
-/// would have opened the same. The verification of upstream certificates is part of it although one proxy
-/// applies the same to every upstream; the certificate profile is not: it only changes what the client is shown.
-struct UpstreamPoolKey: Hashable {
-    /// The CONNECT host and port.
-    let host: String
-    let port: Int
-    /// The SNI sent (nil for an IP address).
-    let serverName: String?
-    /// The protocol the upstream chose (`h2`).
-    let alpn: String
-    /// Whether the upstream's certificate was verified.
-    let verifiesCertificate: Bool
-}
-
 /// One HTTP/2 connection to an origin, shared by the HTTP/2 relays of one loop whose clients go to the same
 /// origin the same way (`UpstreamPoolKey`): each relay opens its streams on it, and the connection hands every
 /// stream's events back to the relay that opened it. It stays in the loop's pool while it takes new streams

@@ -32,22 +32,37 @@ final class PooledUpstream: @unchecked Sendable {
     }
 }
 
+/// What makes two upstream connections interchangeable: a client connection may use a pooled one only if it
+/// would have opened the same. The verification of upstream certificates is part of it although one proxy
+/// applies the same to every upstream; the certificate profile is not: it only changes what the client is shown.
+struct UpstreamPoolKey: Hashable {
+    /// The CONNECT host and port. Idle HTTP/1 connections are kept by origin alone, and the one taken must have been
+    /// opened the way the client asks (its SNI and ALPN offer: see `UpstreamPool.take`).
+    struct Origin: Hashable {
+        let host: String
+        let port: Int
+    }
+
+    let origin: Origin
+    /// The SNI sent (nil for an IP address).
+    let serverName: String?
+    /// The protocol the upstream chose (`h2`).
+    let alpn: String
+    /// Whether the upstream's certificate was verified.
+    let verifiesCertificate: Bool
+}
+
 /// Idle upstream connections of one loop, by origin, bounded in number and idle time; and the loop's HTTP/2
 /// upstream connections, which client connections share while they have room for more streams.
 /// Confined to its loop.
 // @unchecked Sendable: touched only on its loop's queue; expiry timers fire there.
 final class UpstreamPool: @unchecked Sendable {
-    private struct Key: Hashable {
-        let host: String
-        let port: Int
-    }
-
     private let loop: EventLoop
     private let clock: ProxyClock
     /// How long an unused connection is kept.
     let idleSeconds: Double
     private var shared: [UpstreamPoolKey: [SharedHTTP2Upstream]] = [:]
-    private var idle: [Key: [PooledUpstream]] = [:]
+    private var idle: [UpstreamPoolKey.Origin: [PooledUpstream]] = [:]
     private var count = 0
     private var forgeNames = ForgeNamesMemo()
     /// Due when the longest-parked idle connection expires: one timer for the pool, as one per parked connection
@@ -73,14 +88,14 @@ final class UpstreamPool: @unchecked Sendable {
 
     /// An idle connection to `host:port` (the newest that `usable` accepts), removed from the pool, or nil.
     func take(host: String, port: Int, where usable: (PooledUpstream) -> Bool = { _ in true }) -> PooledUpstream? {
-        let key = Key(host: host, port: port)
+        let key = UpstreamPoolKey.Origin(host: host, port: port)
         guard let index = idle[key]?.lastIndex(where: usable) else { return nil }
         return remove(at: index, of: key)
     }
 
     /// Takes the entry at `index` of `key`'s idle list out of the pool, and stops listening to it. Removed in place: a
     /// copy of the list taken out of the dictionary would make the removal copy it again.
-    private func remove(at index: Int, of key: Key) -> PooledUpstream? {
+    private func remove(at index: Int, of key: UpstreamPoolKey.Origin) -> PooledUpstream? {
         guard let entry = idle[key]?.remove(at: index) else { return nil }
         if idle[key]?.isEmpty == true { idle[key] = nil }
         count -= 1
@@ -90,7 +105,7 @@ final class UpstreamPool: @unchecked Sendable {
 
     /// Keeps `entry` until it expires, its server closes it, or it is taken.
     func park(_ entry: PooledUpstream) {
-        let key = Key(host: entry.host, port: entry.port)
+        let key = UpstreamPoolKey.Origin(host: entry.host, port: entry.port)
         guard idleSeconds > 0, count < Self.total, idle[key, default: []].count < Self.perOrigin else {
             entry.leg.close()
             return
@@ -142,7 +157,7 @@ final class UpstreamPool: @unchecked Sendable {
 
     /// Whether an HTTP/2 connection to `host:port` is in the pool (a client asking the right way may share it).
     func hasSharedHTTP2(host: String, port: Int) -> Bool {
-        shared.contains { $0.key.host == host && $0.key.port == port }
+        shared.keys.contains { $0.origin == UpstreamPoolKey.Origin(host: host, port: port) }
     }
 
     /// Offers `connection` to later client connections, unless its origin already has as many as allowed;
@@ -178,7 +193,7 @@ final class UpstreamPool: @unchecked Sendable {
     }
 
     private func evict(_ entry: PooledUpstream) {
-        let key = Key(host: entry.host, port: entry.port)
+        let key = UpstreamPoolKey.Origin(host: entry.host, port: entry.port)
         guard let index = idle[key]?.firstIndex(where: { $0 === entry }) else { return }
         remove(at: index, of: key)?.leg.close()
     }

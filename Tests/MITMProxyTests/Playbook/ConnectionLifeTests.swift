@@ -12,8 +12,8 @@ import Testing
         #expect(play.run { origin.takeText() } == "GET /x?y=1 HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         play.run { origin.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
         #expect(play.clientReceived() == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        guard case .relaying(.http1, for: .plainRequests) = play.phase else {
-            Issue.record("not relaying HTTP/1: \(play.phase)")
+        guard case .relaying(.http1, for: .plainRequests, _) = play.state else {
+            Issue.record("not relaying HTTP/1: \(play.state)")
             return
         }
         #expect(play.timeoutReason == .idle)
@@ -38,8 +38,8 @@ import Testing
         #expect(play.run { origin.takeText() } == "EHLO me\r\n")
         play.run { origin.send("250 hello\r\n") }
         #expect(play.clientReceived() == "250 hello\r\n")
-        guard case .relaying(.raw, for: .tunnel) = play.phase else {
-            Issue.record("not a raw tunnel: \(play.phase)")
+        guard case .relaying(.raw, for: .tunnel, _) = play.state else {
+            Issue.record("not a raw tunnel: \(play.state)")
             return
         }
         play.clientEnds()
@@ -124,8 +124,8 @@ import Testing
         let play = try ConnectionPlaybook()
         play.clientSends("GET / HTTP/1.1\r\nBad Header\r\n\r\n")
         #expect(play.clientReceived().hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
-        guard case .lingering = play.phase else {
-            Issue.record("not lingering: \(play.phase)")
+        guard case .lingering = play.state else {
+            Issue.record("not lingering: \(play.state)")
             return
         }
         play.clientEnds()

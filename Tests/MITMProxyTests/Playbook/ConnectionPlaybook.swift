@@ -121,14 +121,14 @@ final class ConnectionPlaybook: @unchecked Sendable {
     /// The proxy CA's certificate file.
     var caCertificatePath: String { context.authority.files.certificatePEM }
 
-    /// The phase, read on the loop.
-    var phase: ProxyConnection.Phase { run { connection.phase } }
+    /// The state of the connection's life, read on the loop.
+    var state: ProxyConnection.Life.State { run { connection.life.state } }
 
     /// Whether the connection has ended.
     var isClosed: Bool { run { connection.isClosed } }
 
     /// What the connection waits for.
-    var timeoutReason: TimeoutReason { run { connection.timeout.reason } }
+    var timeoutReason: TimeoutReason? { run { connection.life.deadline?.reason } }
 
     /// Everything the connection reported.
     var events: [ProxyEvent] { recorded.events }

@@ -23,9 +23,9 @@ import Testing
                                                                              alpn: ["http/1.1"]), startsHandshake: true)
         }
         #expect(play.run { client.isHandshakeComplete }, "the client accepted the forged certificate: \(play.run { client.step })")
-        guard case .relaying(.http1, for: .interception(let interception)) = play.phase,
-              case .established(upstream: .ready) = play.run({ interception.stage }) else {
-            Issue.record("not relaying an interception over a ready upstream: \(play.phase)")
+        guard case .relaying(.http1, for: .interception(let interception), _) = play.state,
+              case .ready? = play.run({ interception.upstream }) else {
+            Issue.record("not relaying an interception over a ready upstream: \(play.state)")
             return
         }
         play.run { client.send("GET /v1 HTTP/1.1\r\nHost: api.test\r\n\r\n") }
@@ -74,15 +74,15 @@ import Testing
             return MemoryTLSPeer(play.clientStream, tls: try! TLSConnection(client: trusting, serverName: "api.test", verifyName: "api.test",
                                                                              alpn: ["http/1.1"]), startsHandshake: true)
         }
-        guard case .handshaking(let interception) = play.phase, case .upstreamHandshake = play.run({ interception.stage }) else {
-            Issue.record("not waiting for the upstream's handshake: \(play.phase)")
+        guard case .upstreamHandshake(let interception, _, _) = play.state else {
+            Issue.record("not waiting for the upstream's handshake: \(play.state)")
             return
         }
         #expect(play.run { client.isHandshakeComplete } == false)
         play.advance(seconds: 10.1)
         #expect(play.run { client.isHandshakeComplete }, "the client got a forged certificate although the origin never answered")
-        guard case .relaying(.http1, for: .interception) = play.phase, case .established(upstream: .failed) = play.run({ interception.stage }) else {
-            Issue.record("not relaying 502s: \(play.phase)")
+        guard case .relaying(.http1, for: .interception, _) = play.state, case .failed? = play.run({ interception.upstream }) else {
+            Issue.record("not relaying 502s: \(play.state)")
             return
         }
         play.run { client.send("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n") }

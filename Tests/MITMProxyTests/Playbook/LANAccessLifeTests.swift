@@ -14,8 +14,8 @@ import Testing
         #expect(!answer.contains("200 Connection Established"))
         #expect(answer.contains("a client on another machine (192.168.1.20) may not reach this machine's services"))
         #expect(play.origin(0) == nil, "no connection was opened to it")
-        guard case .lingering = play.phase else {
-            Issue.record("not lingering after the 403: \(play.phase)")
+        guard case .lingering = play.state else {
+            Issue.record("not lingering after the 403: \(play.state)")
             return
         }
     }
@@ -34,8 +34,8 @@ import Testing
         #expect(play.run { origin.takeText() } == "EHLO me\r\n", "the bytes sent right behind the CONNECT went on")
         play.run { origin.send("250 hello\r\n") }
         #expect(play.clientReceived() == "250 hello\r\n")
-        guard case .relaying(.raw, for: .tunnel) = play.phase else {
-            Issue.record("not a raw tunnel: \(play.phase)")
+        guard case .relaying(.raw, for: .tunnel, _) = play.state else {
+            Issue.record("not a raw tunnel: \(play.state)")
             return
         }
     }

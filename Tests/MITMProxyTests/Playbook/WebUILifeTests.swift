@@ -13,8 +13,8 @@ import Testing
         #expect(page.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(page.prefix(300))")
         #expect(page.contains("Content-Security-Policy: default-src 'none'"))
         #expect(page.contains("<title>mitm-proxy</title>"))
-        guard case .relaying(.web, for: .webUI) = play.phase else {
-            Issue.record("not serving the web UI: \(play.phase)")
+        guard case .relaying(.web, for: .webUI, _) = play.state else {
+            Issue.record("not serving the web UI: \(play.state)")
             return
         }
         play.clientSends("GET /api/flows HTTP/1.1\r\nHost: localhost:8888\r\n\r\nGET /app.js HTTP/1.1\r\nHost: localhost:8888\r\n\r\n")

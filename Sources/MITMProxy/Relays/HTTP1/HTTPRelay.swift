@@ -533,6 +533,6 @@ final class HTTPRelay {
     /// The client, when it is on another machine and may not reach this one's servers (see `UpstreamDialer.dial`).
     func guardedClient() -> String? {
         if let replayTag { return replayTag.guardedClient }
-        return context.refusesLocalTargets(forClient: records.client) ? records.client ?? "unknown" : nil
+        return context.guardedClient(forClient: records.client)
     }
 }

@@ -1,7 +1,5 @@
-import MITMCore
-
 /// What a connection waits for when its deadline is set; the timeout's log line says it.
-enum TimeoutReason: Equatable {
+package enum TimeoutReason: Sendable, Equatable {
     /// The proxy request (CONNECT or absolute-form) from a new client.
     case proxyRequest
     /// The tunnel's first bytes (a ClientHello, or anything for a raw tunnel).
@@ -16,10 +14,11 @@ enum TimeoutReason: Equatable {
     case lingering
 
     /// The log's words for what did not happen in time.
-    var waitingFor: String {
+    package var waitingFor: String {
         switch self {
         case .proxyRequest: "reading the proxy request"
-        case .firstTunnelBytes(let host, let port): "waiting for the client's first bytes in the tunnel to \(host):\(port)"
+        case .firstTunnelBytes(let host, let port):
+            "waiting for the client's first bytes in the tunnel to \(host):\(port)"
         case .upstream(let host, let port): "connecting to \(host):\(port)"
         case .clientHandshake(let host): "the client's TLS handshake for \(host)"
         case .idle: "waiting for traffic"
@@ -29,13 +28,26 @@ enum TimeoutReason: Equatable {
 }
 
 /// When a connection times out, and what it waits for meanwhile.
-struct ConnectionDeadline: Equatable {
+package struct ConnectionDeadline: Sendable, Equatable {
     /// Monotonic nanoseconds.
-    var at: UInt64
-    var reason: TimeoutReason
+    package var at: UInt64
+    package var reason: TimeoutReason
 
-    /// `reason`'s deadline `seconds` after `clock`'s now.
-    static func after(_ seconds: Double, _ reason: TimeoutReason, on clock: ProxyClock) -> ConnectionDeadline {
-        ConnectionDeadline(at: clock.after(seconds: seconds), reason: reason)
+    package init(at: UInt64, reason: TimeoutReason) {
+        self.at = at
+        self.reason = reason
+    }
+
+    /// `reason`'s deadline `seconds` after `now` (monotonic nanoseconds).
+    package static func after(_ seconds: Double, _ reason: TimeoutReason, now: UInt64) -> ConnectionDeadline {
+        ConnectionDeadline(at: instant(seconds, after: now), reason: reason)
+    }
+
+    /// `start` plus `seconds`, saturating: a negative or NaN duration is `start`, one beyond the clock's range is never.
+    package static func instant(_ seconds: Double, after start: UInt64) -> UInt64 {
+        guard seconds > 0 else { return start }
+        let nanoseconds = seconds * 1_000_000_000
+        guard nanoseconds < Double(UInt64.max - start) else { return UInt64.max }
+        return start + UInt64(nanoseconds)
     }
 }
