@@ -202,7 +202,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         context.events.emit(.connectionOpened(connectionID: id, host: host, port: port, peer: peer))
         guard enterNetworkConditions(host: host, port: port) else { return }
         let probe: ProxyProbe? = LocalPages.handles(host: host) ? .trust : asksForPins ? .pins : nil
-        let tunnel = Tunnel(host: host, port: port, probe: probe, request: request)
+        let tunnel = Tunnel(host: host, port: port, probe: probe, request: request, started: context.clock.wallNow())
         let answeringRule = probe == .trust ? nil : context.rules.current.answersEveryRequest(host: host, scheme: "https")
         var pooled = probe == .trust || answeringRule != nil ? nil : context.pool(for: loop).take(host: host, port: port)
         if let entry = pooled, guardedClient != nil, LocalTargetGuard.isThisMachine(entry.address) {

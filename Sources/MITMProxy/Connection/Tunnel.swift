@@ -21,13 +21,14 @@ final class Tunnel {
     /// How the client asked for it.
     let request: TunnelRequest
     /// When the proxy accepted it (the CONNECT, or the connection a transparent or reverse tunnel came on).
-    let started = Date()
+    let started: Date
 
-    init(host: String, port: Int, probe: ProxyProbe?, request: TunnelRequest = .httpConnect) {
+    init(host: String, port: Int, probe: ProxyProbe?, request: TunnelRequest = .httpConnect, started: Date) {
         self.host = host
         self.port = port
         self.probe = probe
         self.request = request
+        self.started = started
     }
 
     /// Hands the bytes read so far to whoever reads the tunnel next.
