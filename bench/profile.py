@@ -112,6 +112,8 @@ def main() -> int:
     parser.add_argument("--peer", choices=["mitm-proxy", "nginx"], default="mitm-proxy",
                         help="nginx: the reference reverse proxy, for comparison (perf and strace only)")
     parser.add_argument("--web", action="store_true", help="mitm-proxy with its web UI on, as shipped (default: --no-web)")
+    parser.add_argument("--records", action="store_true",
+                        help="mitm-proxy with --har, --events and --report to files (what the recording costs)")
     args = parser.parse_args()
 
     root = Path(__file__).resolve().parent.parent
@@ -121,7 +123,7 @@ def main() -> int:
     goload = str(root / ".build/bench-goload")
     if not binary or not Path(loadgen).exists():
         raise SystemExit("profile.py: build first (scripts/bench --smoke builds mitm-proxy and .build/bench-loadgen)")
-    out = Path(args.out) / f"{args.tool}-{args.scenario}"
+    out = Path(args.out) / f"{args.tool}-{args.scenario}{'-records' if args.records else ''}"
     out.mkdir(parents=True, exist_ok=True)
     bench.raise_open_files()
     work = Path(tempfile.mkdtemp(prefix="mitm-proxy-profile-"))
@@ -160,7 +162,9 @@ def main() -> int:
             out = Path(args.out) / f"{args.tool}-{args.scenario}-nginx"
             out.mkdir(parents=True, exist_ok=True)
         else:
-            server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, names, processes, wrapper=wrapper, web=args.web)
+            records = ["--har", str(work / "run.har"), "--events", str(work / "events.jsonl"), "--report", str(work / "report.json")]
+            server = bench.start_mitm_proxy(binary, work / "mitm-proxy", pki, names, processes, wrapper=wrapper, web=args.web,
+                                            extra=records if args.records else None)
             peer = bench.Peer("mitm-proxy", server, server.port, explicit=True)
         pids = ",".join(str(pid) for pid in server.pids)
         runner = bench.Runner(loadgen, origin, work, timeout=1800)

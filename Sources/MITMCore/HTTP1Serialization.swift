@@ -3,6 +3,11 @@ extension HTTPRequestHead {
     public func serialized() -> [UInt8] {
         HTTP1Serialization.head(startLine: (method, target, version.description), headers: headers)
     }
+
+    /// `serialized().count`, without writing the bytes (a HAR entry's `headersSize`).
+    public var serializedCount: Int {
+        HTTP1Serialization.headCount(startLine: (method, target, version.description), headers: headers)
+    }
 }
 
 extension HTTPResponseHead {
@@ -11,14 +16,18 @@ extension HTTPResponseHead {
     public func serialized() -> [UInt8] {
         HTTP1Serialization.head(startLine: (version.description, String(status), reason), headers: headers)
     }
+
+    /// `serialized().count`, without writing the bytes (a HAR entry's `headersSize`).
+    public var serializedCount: Int {
+        HTTP1Serialization.headCount(startLine: (version.description, String(status), reason), headers: headers)
+    }
 }
 
 /// Writing header blocks.
 enum HTTP1Serialization {
     /// A head: the start line's three parts separated by spaces, CRLF, then the field block.
     static func head(startLine parts: (String, String, String), headers: HTTPHeaders) -> [UInt8] {
-        let size = parts.0.utf8.count + parts.1.utf8.count + parts.2.utf8.count + 4 + fieldBytes(headers)
-        return write(size) { writer in
+        write(headCount(startLine: parts, headers: headers)) { writer in
             writer.append(parts.0)
             writer.append(HTTPSyntax.space)
             writer.append(parts.1)
@@ -27,6 +36,11 @@ enum HTTP1Serialization {
             writer.appendLineEnd()
             writer.append(headers)
         }
+    }
+
+    /// The bytes of a head: the start line and the field block.
+    static func headCount(startLine parts: (String, String, String), headers: HTTPHeaders) -> Int {
+        parts.0.utf8.count + parts.1.utf8.count + parts.2.utf8.count + 4 + fieldBytes(headers)
     }
 
     /// The bytes of a field block: every field as `name: value\r\n`, and the blank line that ends the block.

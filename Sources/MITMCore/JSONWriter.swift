@@ -12,6 +12,13 @@ public struct JSONWriter: Sendable {
     /// An empty writer.
     public init() {}
 
+    /// Empties the writer for the next record, keeping its storage (a writer reused per record does not grow its
+    /// buffer again for each one).
+    public mutating func clear() {
+        bytes.removeAll(keepingCapacity: true)
+        opensContainer = true
+    }
+
     /// Starts an object, as an element (or the top value).
     public mutating func beginObject() {
         separate()
@@ -56,7 +63,7 @@ public struct JSONWriter: Sendable {
     public mutating func field(_ key: StaticString, _ value: Int?) {
         guard let value else { return }
         name(key)
-        append(String(value))
+        integer(value)
     }
 
     /// The member `key`: `value`; nothing when nil.
@@ -90,6 +97,11 @@ public struct JSONWriter: Sendable {
         guard let data = try? encoder.encode(value) else { return }
         name(key)
         bytes.append(contentsOf: data)
+    }
+
+    /// Appends `json` as it is: bytes that are JSON already, or separate records (`,\n` between HAR entries).
+    public mutating func raw(_ json: [UInt8]) {
+        bytes.append(contentsOf: json)
     }
 
     /// Ends a record of a JSON Lines file (or separates HAR entries): a newline, outside any value.
@@ -129,9 +141,22 @@ public struct JSONWriter: Sendable {
     private mutating func number(_ value: Double) {
         guard value.isFinite else { return append("null") }
         if value == value.rounded(), abs(value) < 1e15 {
-            append(String(Int(value)))
+            integer(Int(value))
         } else {
             append(value.description)
+        }
+    }
+
+    /// Decimal digits written in place (`String(value)` allocated a string per number).
+    private mutating func integer(_ value: Int) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        var divisor: UInt = 1
+        while rest / divisor >= 10 { divisor *= 10 }
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
         }
     }
 

@@ -33,8 +33,17 @@ import Testing
                 continue
             }
             #expect(head.serialized() == wire(input))
+            #expect(head.serializedCount == wire(input).count)
             #expect(try parseEvents(.request, head.serialized()).first == .requestHead(head, framing: .none))
         }
+    }
+
+    @Test func serializedCountIsTheLengthOfTheWrittenHead() {
+        let request = HTTPRequestHead(method: "POST", target: "/żółw?x=1", headers: ["Host": "api.example", "X-Unicode": "żółw 😀"])
+        #expect(request.serializedCount == request.serialized().count)
+        let response = HTTPResponseHead(version: .http1_0, status: 204, reason: "", headers: ["X-Unicode": "é"])
+        #expect(response.serializedCount == response.serialized().count)
+        #expect(HTTPResponseHead(status: 200, reason: "OK").serializedCount == "HTTP/1.1 200 OK\r\n\r\n".utf8.count)
     }
 
     @Test func parsedResponseHeadsSurviveARoundTrip() throws {

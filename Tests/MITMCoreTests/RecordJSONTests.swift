@@ -115,6 +115,28 @@ import Testing
         }
     }
 
+    @Test func wholeNumbersAreWrittenAsSwiftPrintsThem() {
+        for number in [0, 7, -7, 10, 99, 100, 1_764_200_000, Int.max, Int.min] {
+            var json = JSONWriter()
+            json.beginObject()
+            json.field("n", number)
+            json.field("d", Double(number % 1_000_000))
+            json.endObject()
+            #expect(String(decoding: json.bytes, as: UTF8.self) == "{\"n\":\(number),\"d\":\(number % 1_000_000)}")
+        }
+    }
+
+    @Test func aClearedWriterWritesTheNextRecordAsANewOneWould() {
+        var reused = JSONWriter()
+        for event in events {
+            reused.clear()
+            EventLine(event, time: time).write(to: &reused)
+            var fresh = JSONWriter()
+            EventLine(event, time: time).write(to: &fresh)
+            #expect(reused.bytes == fresh.bytes)
+        }
+    }
+
     @Test func timestampsAreFoundationsISO8601WithTruncatedMilliseconds() {
         var generator = SystemRandomNumberGenerator()
         let samples = [0, -1.5, 1_700_000_000.9996, 1_764_200_000.4567, 951_782_400.001, 4_102_444_799.999]

@@ -8,7 +8,8 @@ import Synchronization
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let path: String
-    private let batch = Mutex(RecordBatch())
+    /// The lines gathered, and where each is written before it joins them (reused: its storage is not grown per line).
+    private let batch = Mutex((lines: RecordBatch(), json: JSONWriter()))
     private let onError: @Sendable (String) -> Void
 
     /// Opens `path` for writing (truncating), or stdout for `-`. `onError` is told once if a write fails.
@@ -30,16 +31,18 @@ import Synchronization
 
     /// Adds the event's line; it reaches the file at the next `flush()` at the latest.
     public func write(_ event: ProxyEvent) {
-        var json = JSONWriter()
-        EventLine(event).write(to: &json)
-        json.newline()
-        let line = json.bytes
-        batch.withLock { batch in perform(batch.record(line), on: &batch) }
+        let line = EventLine(event)
+        batch.withLock { batch in
+            batch.json.clear()
+            line.write(to: &batch.json)
+            batch.json.newline()
+            perform(batch.lines.record(batch.json.bytes), on: &batch.lines)
+        }
     }
 
     /// Writes the lines gathered so far (the recording queue calls it after each batch of events).
     public func flush() {
-        batch.withLock { batch in perform(batch.endOfBatch(), on: &batch) }
+        batch.withLock { batch in perform(batch.lines.endOfBatch(), on: &batch.lines) }
     }
 
     private func perform(_ action: RecordBatch.Action, on batch: inout RecordBatch) {

@@ -25,6 +25,8 @@ import Synchronization
         var tlsErrors: [Int: ConnectionVerdict] = [:]
         var tlsErrorOrder: [Int] = []
         var batch = RecordBatch()
+        /// Where each entry is written before it joins the batch, reused so that its storage is not grown again per entry.
+        var json = JSONWriter()
         var failed = false
         var finished = false
     }
@@ -103,14 +105,13 @@ import Synchronization
     }
 
     private func writeEntry(_ entry: HAREntry) {
-        var json = JSONWriter()
-        entry.write(to: &json)
-        let text = json.bytes
         let failure: String? = state.withLock { state in
             guard !state.finished, !state.failed else { return nil }
-            let record = state.entries == 0 ? text : Self.entrySeparator + text
+            state.json.clear()
+            if state.entries > 0 { state.json.raw(Self.entrySeparator) }
+            entry.write(to: &state.json)
             state.entries += 1
-            return Self.perform(state.batch.record(record), to: descriptor, state: &state)
+            return Self.perform(state.batch.record(state.json.bytes), to: descriptor, state: &state)
         }
         if let failure { onError("cannot write HAR \(path): \(failure); exchanges are no longer recorded") }
     }
