@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 import MITMIO
 
 /// A request of the HTTP/1 relay held at a breakpoint: held as a rule `delay` holds it (the head waits in the queue,

@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 import MITMIO
 
 /// What the HTTP/1 relay keeps for the QA rules: the decision for the request waiting to start, its delay,

@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 import MITMIO
 
 /// Relays HTTP/1.x between a client leg and upstream legs, message by message, streaming bodies:
