@@ -112,6 +112,12 @@ package struct RuledExchange: Sendable, Equatable {
         resetSubject = streams ? "stream" : "connection"
     }
 
+    /// A machine for a file answer of `length` bytes whose head went out already.
+    package init(sendingFile length: Int) {
+        resetSubject = "connection"
+        state = length > 0 ? .sendingFile(offset: 0, remaining: length) : .finished
+    }
+
     /// Whether the request waits for a delay or a decision.
     package var holdsRequest: Bool {
         switch state {

@@ -52,14 +52,14 @@ extension HTTPRelay {
             if let index = heldHeadIndex, case .requestHead(let held, let framing) = queuedClientEvents[index] {
                 queuedClientEvents[index] = .requestHead(edited(held, edit), framing: framing)
             }
-            rules.delayDone = !startDelay()
-            if rules.delayDone && !machine.isClosed { processQueuedClientEvents() }
+            startRuledRequest()
+            if !rules.exchange.holdsRequest && !machine.isClosed { processQueuedClientEvents() }
             return false
         case .answer(let status, let reason):
             unlistPause()
             rules.breakpoint?.abort = .error(status: status, reason: reason)
             rules.pending?.answer = .fixed(FixedResponse(status: status), rule: breakpoint.machine.rule)
-            rules.delayDone = true
+            startRuledRequest()
             if !machine.isClosed { processQueuedClientEvents() }
             return false
         case .forget:

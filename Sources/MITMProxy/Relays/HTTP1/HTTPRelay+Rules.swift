@@ -8,16 +8,16 @@ import MITMIO
 struct HTTPRelayRules {
     /// The decision for the request head next in the queue, taken by `beginRequest`.
     var pending: RuleDecision?
-    /// Set while the next request is held by a delay.
+    /// What the rules do to the request next in the queue: held by a delay (`delayTimer` runs), or let go.
+    var exchange = RuledExchange(streams: false)
     var delayTimer: LoopTimer?
-    var delayDone = false
     /// The route of the current upstream when it is not the interception's own (a mapped origin, or the
     /// origin dialled again after one), or the plain origin.
     var route: UpstreamRoute?
     /// A file answer being streamed to the client.
     var sender: LocalFileSender?
-    /// Set while `pumpFileAnswer` runs (a write can report `.drained` from inside it).
-    var pumpingFile = false
+    /// Guards `pumpFileAnswer`, which a write re-enters when it reports `.drained` from inside it.
+    var filePump = PumpGate()
     /// The request next in the queue at a breakpoint (see `HTTPRelay+Breakpoints.swift`).
     var breakpoint: HTTPRelayBreakpoint?
 }
@@ -41,23 +41,36 @@ extension HTTPRelay {
             let book = context.rules.current
             let facts = book.rules.isEmpty ? nil : ruleFacts(for: head)
             rules.pending = facts.map { book.decide($0) } ?? RuleDecision()
-            rules.delayDone = false
-            if pauseAtRequestBreakpoint(head) || startDelay() { return false }
-            rules.delayDone = true
+            rules.exchange = RuledExchange(streams: false)
+            if pauseAtRequestBreakpoint(head) { return false }
+            startRuledRequest()
         }
-        return rules.delayDone
+        return !rules.exchange.holdsRequest
     }
 
-    /// Starts the pending decision's delay, if it has one; whether it did.
-    func startDelay() -> Bool {
-        guard let seconds = rules.pending?.delay, seconds > 0 else { return false }
-        nonisolated(unsafe) let relay = self
-        rules.delayTimer = loop.schedule(after: seconds) {
-            relay.rules.delayTimer = nil
-            relay.rules.delayDone = true
-            if !relay.machine.isClosed { relay.processQueuedClientEvents() }
+    /// Hands the pending decision to the rules' machine: the request is let go, or held until its delay's deadline.
+    func startRuledRequest() {
+        let decision = rules.pending ?? RuleDecision()
+        let now = decision.delay == nil ? 0 : context.clock.now()
+        for action in ruledActions(.requestHead(decision, now: now)) {
+            guard case .wait(let deadline) = action else { continue }
+            nonisolated(unsafe) let relay = self
+            rules.delayTimer = loop.schedule(after: Double(deadline - min(deadline, context.clock.now())) / 1e9) {
+                relay.rules.delayTimer = nil
+                _ = relay.ruledActions(.deadlinePassed)
+                if !relay.machine.isClosed { relay.processQueuedClientEvents() }
+            }
         }
-        return true
+    }
+
+    /// The rules' machine's actions for `event`; none, and the connection closed, for an event it cannot have.
+    private func ruledActions(_ event: RuledExchange.Event) -> [RuledExchange.Action] {
+        do {
+            return try rules.exchange.handle(event)
+        } catch {
+            close(reason: error.description)
+            return []
+        }
     }
 
     /// The decision for the request that starts now (and forgets it).
@@ -266,16 +279,17 @@ extension HTTPRelay {
 
     /// Streams the file answer while the client takes it; the client's `.drained` calls again.
     func pumpFileAnswer() {
-        guard let sender = rules.sender, !machine.isClosed, !rules.pumpingFile else { return }
-        rules.pumpingFile = true
-        defer { rules.pumpingFile = false }
+        guard let sender = rules.sender, !machine.isClosed, rules.filePump.enter() else { return }
+        defer { rules.filePump.leave() }
         while !sender.isFinished && client.outputRoom(below: Self.highWater) > 0 && !machine.isClosed {
             switch sender.next() {
-            case .success(let chunk):
+            case nil:
+                break
+            case .success(let chunk)?:
                 sender.exchange?.record.responseBodyBytes += chunk.count
                 sender.exchange?.record.responseBody.append(chunk)
                 client.write(chunk)
-            case .failure(let reason):
+            case .failure(let reason)?:
                 rules.sender = nil
                 if let exchange = sender.exchange {
                     exchange.record.failure = reason.description
@@ -288,7 +302,7 @@ extension HTTPRelay {
         }
         guard sender.isFinished, !machine.isClosed else { return }
         rules.sender = nil
-        rules.pumpingFile = false
+        rules.filePump.leave()
         sender.close()
         guard let exchange = sender.exchange else { return }
         exchange.complete(at: Date())

@@ -180,11 +180,13 @@ extension HTTP2Relay {
         guard let sender = ruled.files[clientID] else { return false }
         while !sender.isFinished && clientSession.queuedBytes(on: clientID) < 64 * 1024 {
             switch sender.next() {
-            case .success(let piece):
+            case .success(let piece)?:
                 streams[clientID]?.record.responseBodyBytes += piece.count
                 streams[clientID]?.record.responseBody.append(piece)
                 clientSession.send(piece, on: clientID)
-            case .failure(let reason):
+            case nil:
+                break
+            case .failure(let reason)?:
                 ruled.files[clientID] = nil
                 sender.close()
                 streams[clientID]?.fail(reason.description)
