@@ -112,6 +112,13 @@ package struct RuledExchange: Sendable, Equatable {
         resetSubject = streams ? "stream" : "connection"
     }
 
+    /// A machine for a request that went on to its upstream already, as `decision` said.
+    package init(forwarded decision: RuleDecision, streams: Bool) {
+        self.init(streams: streams)
+        self.decision = decision
+        state = .forwarded
+    }
+
     /// A machine for a file answer of `length` bytes whose head went out already.
     package init(sendingFile length: Int) {
         resetSubject = "connection"
@@ -127,7 +134,19 @@ package struct RuledExchange: Sendable, Equatable {
     }
 
     /// Whether the upstream's response body is dropped (the rules replaced it).
-    package var dropsUpstreamBody: Bool { state == .relayingBody(dropsUpstreamBody: true) }
+    package var dropsUpstreamBody: Bool {
+        switch state {
+        case .headReady(let replacement): replacement != nil
+        case .relayingBody(let drops): drops
+        default: false
+        }
+    }
+
+    /// The body that replaces the upstream's, once the head is ready.
+    package var replacement: [UInt8]? {
+        guard case .headReady(let replacement) = state else { return nil }
+        return replacement
+    }
 
     package mutating func handle(_ event: Event) throws(ImpossibleEvent) -> [Action] {
         switch (state, event) {

@@ -14,6 +14,8 @@ struct HTTPRelayRules {
     /// The route of the current upstream when it is not the interception's own (a mapped origin, or the
     /// origin dialled again after one), or the plain origin.
     var route: UpstreamRoute?
+    /// The machine of the first exchange's response while its rewritten head goes out.
+    var response: RuledExchange?
     /// A file answer being streamed to the client.
     var sender: LocalFileSender?
     /// Guards `pumpFileAnswer`, which a write re-enters when it reports `.drained` from inside it.
@@ -167,57 +169,65 @@ extension HTTPRelay {
     /// The response head the client gets: the rules' status, headers and body replaced for the first exchange.
     func ruledResponseHead(_ head: HTTPResponseHead) -> HTTPResponseHead {
         guard let first = exchanges.first, first.rewritesResponse, head.status >= 200 || head.status == 101 else { return head }
-        let decision = first.decision
+        var ruled = RuledExchange(forwarded: first.decision, streams: false)
         var rewritten = head
-        var what: [String] = []
-        if let status = decision.status {
-            rewritten.status = status
-            rewritten.reason = LocalResponse.phrase(status)
-            what.append("status \(head.status) replaced by \(status)")
-        }
-        if !decision.responseHeaders.isEmpty {
-            decision.responseHeaders.apply(to: &rewritten.headers)
-            what.append("response headers edited")
-        }
-        if let path = decision.bodyFile, let method = exchanges.first?.record.request.method {
-            switch RuledAnswer.readWhole(path) {
-            case .success(let bytes):
-                rewritten.headers.remove("Transfer-Encoding")
-                rewritten.headers.replaceOrAdd(name: "Content-Length", value: String(bytes.count))
-                perform(machine.receive(.responseBodyReplaced))
-                replacementBody = method == "HEAD" ? [] : bytes
-                what.append("body replaced by \(path) (\(ByteCountText.format(bytes.count)))")
-            case .failure(let failure):
-                what.append("body not replaced: \(failure)")
+        do {
+            let words = try ruled.rewriteResponseHead(status: head.status, isHEAD: first.record.request.method == "HEAD") { action in
+                switch action {
+                case .setStatus(let status):
+                    rewritten.status = status
+                    rewritten.reason = LocalResponse.phrase(status)
+                case .editResponseHeaders(let edits):
+                    edits.apply(to: &rewritten.headers)
+                case .replaceBody(let length):
+                    rewritten.headers.remove("Transfer-Encoding")
+                    rewritten.headers.replaceOrAdd(name: "Content-Length", value: String(length))
+                    perform(machine.receive(.responseBodyReplaced))
+                default:
+                    break
+                }
             }
+            let record = first.record
+            context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: record.host, port: record.port, rules: first.decision.rules,
+                                                      action: words ?? "", url: record.url, method: record.request.method)))
+        } catch {
+            close(reason: error.description)
+            return head
         }
-        if let fault = decision.faultAfterHeaders {
-            what.append(fault.isReset ? "reset the connection after the response head" : "closed the connection after the response head")
-        }
-        if let record = exchanges.first?.record {
-            context.events.emit(.ruleFired(RuleFiring(connectionID: connectionID, host: record.host, port: record.port, rules: decision.rules,
-                                                      action: what.joined(separator: "; "), url: record.url, method: record.request.method)))
-        }
+        rules.response = ruled
         return rewritten
     }
 
     /// After the first exchange's (rewritten) head went out: its replacement body, or its fault. Returns false when
     /// the relay closed.
     func afterRuledResponseHead() -> Bool {
-        if machine.response == .replaced, !replacementBody.isEmpty {
-            let body = replacementBody
-            replacementBody = []
-            exchanges[0].record.responseBodyBytes += body.count
-            exchanges[0].record.responseBody.append(body)
-            client.write(body)
+        guard var ruled = rules.response.take() else { return true }
+        let actions: [RuledExchange.Action]
+        do {
+            actions = try ruled.handle(.responseHeadSent)
+        } catch {
+            close(reason: error.description)
+            return false
         }
-        guard let fault = exchanges.first?.decision.faultAfterHeaders else { return true }
-        var record = exchanges.removeFirst().record
-        record.finished = Date()
-        record.failure = fault.isReset ? "the connection was reset after the response head by rule" : "the connection was closed after the response head by rule"
-        context.events.emit(.exchange(record))
-        breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
-        return false
+        for action in actions {
+            switch action {
+            case .sendBody(let body):
+                exchanges[0].record.responseBodyBytes += body.count
+                exchanges[0].record.responseBody.append(body)
+                client.write(body)
+            case .breakConnection(let fault, _):
+                var record = exchanges.removeFirst().record
+                record.finished = Date()
+                record.failure = fault.isReset ? "the connection was reset after the response head by rule"
+                    : "the connection was closed after the response head by rule"
+                context.events.emit(.exchange(record))
+                breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
+                return false
+            default:
+                break
+            }
+        }
+        return true
     }
 
     /// Ends the connection as a fault rule says: a reset at once, or a FIN after what was written.
