@@ -194,7 +194,9 @@ package struct RuledExchange: Sendable, Equatable {
         case (.answering, .localAnswerMade(let hasHead, let fileLength)):
             guard hasHead else {
                 state = .finished
-                guard case .fault(let fault, _)? = decision.answer else { return [.breakConnection(.closeBeforeHeaders, afterHead: false)] }
+                guard case .fault(let fault, _)? = decision.answer else {
+                    return [.breakConnection(.closeBeforeHeaders, afterHead: false)]
+                }
                 return [.breakConnection(fault, afterHead: false)]
             }
             if let fault = decision.faultAfterHeaders {
@@ -252,7 +254,10 @@ package struct RuledExchange: Sendable, Equatable {
     private mutating func headReady(_ replacement: [UInt8]?, words: [String]) -> [Action] {
         var words = words
         if let fault = decision.faultAfterHeaders {
-            words.append(fault.isReset ? "reset the \(resetSubject) after the response head" : "closed the connection after the response head")
+            words.append(
+                fault.isReset
+                    ? "reset the \(resetSubject) after the response head"
+                    : "closed the connection after the response head")
         }
         state = .headReady(replacement: replacement)
         return [.report(words.joined(separator: "; "))]

@@ -5,10 +5,13 @@ import Testing
 @Suite struct RuledExchangeTests {
     private func decision(_ actions: RuleActions, method: String = "GET") throws -> RuleDecision {
         let rule = TrafficRule(name: "r", pattern: try URLPattern(parsing: "api.test/v1"), actions: actions)
-        return RuleBook([rule]).decide(RequestFacts(scheme: "https", host: "api.test", port: 443, method: method, target: "/v1/items"))
+        return RuleBook([rule]).decide(
+            RequestFacts(scheme: "https", host: "api.test", port: 443, method: method, target: "/v1/items"))
     }
 
-    private func started(_ actions: RuleActions, streams: Bool = false) throws -> (RuledExchange, [RuledExchange.Action]) {
+    private func started(_ actions: RuleActions, streams: Bool = false) throws -> (
+        RuledExchange, [RuledExchange.Action]
+    ) {
         var machine = RuledExchange(streams: streams)
         let first = try machine.handle(.requestHead(try decision(actions), now: 1_000))
         return (machine, first)
@@ -16,7 +19,8 @@ import Testing
 
     @Test func aRequestNoRuleAnswersGoesOnWithItsHeaderEdits() throws {
         var actions = RuleActions()
-        actions.requestHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "X-QA", value: "1")], removeNames: ["Cookie"])
+        actions.requestHeaders = HeaderEdits(
+            setFields: [HTTPHeaderField(name: "X-QA", value: "1")], removeNames: ["Cookie"])
         let (machine, first) = try started(actions)
         #expect(first == [.forward(edits: actions.requestHeaders)])
         #expect(machine.state == .forwarded)
@@ -58,8 +62,14 @@ import Testing
         let length = RuledExchange.filePiece * 2 + 10
         #expect(try machine.handle(.localAnswerMade(hasHead: true, fileLength: length)) == [.sendHead(withBody: false)])
         #expect(try machine.handle(.clientHasRoom) == [.sendFilePiece(offset: 0, count: RuledExchange.filePiece)])
-        #expect(try machine.handle(.clientHasRoom) == [.sendFilePiece(offset: RuledExchange.filePiece, count: RuledExchange.filePiece)])
-        #expect(try machine.handle(.clientHasRoom) == [.sendFilePiece(offset: RuledExchange.filePiece * 2, count: 10), .endFileAnswer])
+        #expect(
+            try machine.handle(.clientHasRoom) == [
+                .sendFilePiece(offset: RuledExchange.filePiece, count: RuledExchange.filePiece)
+            ])
+        #expect(
+            try machine.handle(.clientHasRoom) == [
+                .sendFilePiece(offset: RuledExchange.filePiece * 2, count: 10), .endFileAnswer,
+            ])
         #expect(machine.state == .finished)
         #expect(throws: RuledExchange.ImpossibleEvent.self) { try machine.handle(.clientHasRoom) }
     }
@@ -87,7 +97,10 @@ import Testing
             actions.fault = fault
             var (machine, first) = try started(actions)
             #expect(first == [.answerLocally(.fault(fault, rule: "r"))])
-            #expect(try machine.handle(.localAnswerMade(hasHead: false, fileLength: 0)) == [.breakConnection(fault, afterHead: false)])
+            #expect(
+                try machine.handle(.localAnswerMade(hasHead: false, fileLength: 0)) == [
+                    .breakConnection(fault, afterHead: false)
+                ])
         }
     }
 
@@ -96,8 +109,9 @@ import Testing
         actions.respond = FixedResponse(status: 200, body: "x")
         actions.fault = .resetAfterHeaders
         var (machine, _) = try started(actions)
-        #expect(try machine.handle(.localAnswerMade(hasHead: true, fileLength: 0))
-            == [.sendHead(withBody: false), .breakConnection(.resetAfterHeaders, afterHead: true)])
+        #expect(
+            try machine.handle(.localAnswerMade(hasHead: true, fileLength: 0))
+                == [.sendHead(withBody: false), .breakConnection(.resetAfterHeaders, afterHead: true)])
     }
 
     @Test func theResponseHeadGetsTheRulesStatusHeadersAndBody() throws {
@@ -107,10 +121,19 @@ import Testing
         actions.bodyFile = "/srv/down.json"
         var (machine, _) = try started(actions)
         #expect(try machine.handle(.responseHead(status: 100)) == [])
-        #expect(try machine.handle(.responseHead(status: 200))
-            == [.setStatus(503), .editResponseHeaders(actions.responseHeaders), .readReplacement(path: "/srv/down.json")])
-        #expect(try machine.handle(.replacementRead(.success(Array("down".utf8)), isHEAD: false))
-            == [.replaceBody(contentLength: 4), .report("status 200 replaced by 503; response headers edited; body replaced by /srv/down.json (4 B)")])
+        #expect(
+            try machine.handle(.responseHead(status: 200))
+                == [
+                    .setStatus(503), .editResponseHeaders(actions.responseHeaders),
+                    .readReplacement(path: "/srv/down.json"),
+                ])
+        #expect(
+            try machine.handle(.replacementRead(.success(Array("down".utf8)), isHEAD: false))
+                == [
+                    .replaceBody(contentLength: 4),
+                    .report(
+                        "status 200 replaced by 503; response headers edited; body replaced by /srv/down.json (4 B)"),
+                ])
         #expect(try machine.handle(.responseHeadSent) == [.sendBody(Array("down".utf8))])
         #expect(machine.dropsUpstreamBody)
     }
@@ -120,7 +143,9 @@ import Testing
         actions.bodyFile = "/srv/a.json"
         var (machine, _) = try started(actions)
         _ = try machine.handle(.responseHead(status: 200))
-        #expect(try machine.handle(.replacementRead(.success([1, 2, 3]), isHEAD: true)).first == .replaceBody(contentLength: 3))
+        #expect(
+            try machine.handle(.replacementRead(.success([1, 2, 3]), isHEAD: true)).first
+                == .replaceBody(contentLength: 3))
         #expect(try machine.handle(.responseHeadSent) == [])
         #expect(machine.dropsUpstreamBody)
     }
@@ -130,8 +155,9 @@ import Testing
         actions.bodyFile = "/srv/gone.json"
         var (machine, _) = try started(actions)
         _ = try machine.handle(.responseHead(status: 200))
-        #expect(try machine.handle(.replacementRead(.failure(.init("no file /srv/gone.json")), isHEAD: false))
-            == [.report("body not replaced: no file /srv/gone.json")])
+        #expect(
+            try machine.handle(.replacementRead(.failure(.init("no file /srv/gone.json")), isHEAD: false))
+                == [.report("body not replaced: no file /srv/gone.json")])
         #expect(try machine.handle(.responseHeadSent) == [])
         #expect(machine.state == .relayingBody(dropsUpstreamBody: false))
     }
@@ -139,7 +165,9 @@ import Testing
     @Test func aFaultAfterTheUpstreamsHeadIsNamedPerProtocol() throws {
         var actions = RuleActions()
         actions.fault = .resetAfterHeaders
-        for (streams, words) in [(false, "reset the connection after the response head"), (true, "reset the stream after the response head")] {
+        for (streams, words) in [
+            (false, "reset the connection after the response head"), (true, "reset the stream after the response head"),
+        ] {
             var (machine, _) = try started(actions, streams: streams)
             #expect(try machine.handle(.responseHead(status: 200)) == [.report(words)])
             #expect(try machine.handle(.responseHeadSent) == [.breakConnection(.resetAfterHeaders, afterHead: true)])
@@ -147,7 +175,9 @@ import Testing
         }
         actions.fault = .closeAfterHeaders
         var (machine, _) = try started(actions, streams: true)
-        #expect(try machine.handle(.responseHead(status: 200)) == [.report("closed the connection after the response head")])
+        #expect(
+            try machine.handle(.responseHead(status: 200)) == [.report("closed the connection after the response head")]
+        )
     }
 
     @Test func aResponseNoRuleRewritesPassesAsItIs() throws {
@@ -159,7 +189,9 @@ import Testing
 
     @Test func eventsTheStateCannotHaveAreNamed() throws {
         var machine = RuledExchange(streams: false)
-        #expect(throws: RuledExchange.ImpossibleEvent(event: .deadlinePassed, state: .awaitingRequest)) { try machine.handle(.deadlinePassed) }
+        #expect(throws: RuledExchange.ImpossibleEvent(event: .deadlinePassed, state: .awaitingRequest)) {
+            try machine.handle(.deadlinePassed)
+        }
         #expect(throws: RuledExchange.ImpossibleEvent.self) { try machine.handle(.responseHead(status: 200)) }
         var actions = RuleActions()
         actions.delay = 1
