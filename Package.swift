@@ -75,10 +75,12 @@ let package = Package(
         .target(name: "MITMTLS", dependencies: ["COpenSSL", "CMITMTLSShims", "MITMCore"]),
         .target(name: "MITMIO", dependencies: ["CMITMShims"]),
         .target(name: "MITMHTTP2", dependencies: ["CNGHTTP2", "MITMCore"]),
+        // The QA rules: their model, the rules file (YAML, read with Yams), matching, and the machine that applies
+        // a decision to one exchange.
+        .target(name: "MITMRules", dependencies: ["MITMCore", .product(name: "Yams", package: "Yams")]),
         .target(
             name: "MITMProxy",
-            dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "CNGHTTP2",
-                           .product(name: "Yams", package: "Yams")],
+            dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "MITMRules", "CNGHTTP2"],
             // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
             // The table of known TLS client fingerprints, data kept beside the code (one line per fingerprint).
             resources: [.embedInCode("WebUI/Assets/index.html"), .embedInCode("WebUI/Assets/app.js"),
@@ -93,6 +95,7 @@ let package = Package(
             name: "mitm-proxy",
             dependencies: [
                 "MITMProxy",
+                "MITMRules",
                 "MITMPins",
                 "CMITMShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -108,9 +111,10 @@ let package = Package(
         .testTarget(name: "MITMTLSTests", dependencies: ["MITMTLS", "MITMCore", "TestSupport"]),
         .testTarget(name: "MITMHTTP2Tests", dependencies: ["MITMHTTP2", "MITMCore"]),
         .testTarget(name: "MITMIOTests", dependencies: ["MITMIO", "TestSupport"]),
+        .testTarget(name: "MITMRulesTests", dependencies: ["MITMRules", "MITMCore", "TestSupport"]),
         .testTarget(
             name: "MITMProxyTests",
-            dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2", "CMITMShims", "TestSupport"],
+            dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2", "MITMRules", "CMITMShims", "TestSupport"],
             exclude: ["Fixtures"]
         ),
         .testTarget(

@@ -27,4 +27,7 @@ public struct AbsoluteURL: Sendable, Equatable {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         return port == Self.defaultPort(forScheme: scheme) ? hostPart : "\(hostPart):\(port)"
     }
+
+    /// `https://host[:port]/path`.
+    public var text: String { "\(scheme)://\(authority)\(pathAndQuery)" }
 }

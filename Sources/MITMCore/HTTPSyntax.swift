@@ -1,5 +1,5 @@
 /// Byte classes and small text helpers shared by the HTTP/1 parser, the header helpers and the target parser (RFC 9110 §5.6).
-enum HTTPSyntax {
+package enum HTTPSyntax {
     static let cr: UInt8 = 0x0D
     static let lf: UInt8 = 0x0A
     static let space: UInt8 = 0x20
@@ -18,7 +18,7 @@ enum HTTPSyntax {
     }
 
     /// Whether `bytes` is a non-empty token.
-    static func isToken<C: Collection<UInt8>>(_ bytes: C) -> Bool {
+    package static func isToken<C: Collection<UInt8>>(_ bytes: C) -> Bool {
         !bytes.isEmpty && bytes.allSatisfy(isTokenByte)
     }
 
@@ -191,7 +191,7 @@ enum HTTPSyntax {
     }
 
     /// The value of a hexadecimal digit, or nil.
-    static func hexDigitValue(_ byte: UInt8) -> Int? {
+    package static func hexDigitValue(_ byte: UInt8) -> Int? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte - UInt8(ascii: "0"))
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(byte - UInt8(ascii: "a") + 10)

@@ -50,7 +50,7 @@ public enum QuantityText {
 }
 
 extension StringProtocol {
-    var trimmingSpaces: String {
+    package var trimmingSpaces: String {
         String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MITMCore
+import MITMRules
 @_spi(CommandLine) import MITMProxy
 import MITMTLS
 

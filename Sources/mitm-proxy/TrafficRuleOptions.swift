@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MITMCore
+import MITMRules
 
 /// The QA toolbox's flags: network conditions, map local and remote, fixed answers, delays, faults, and a rules file.
 struct TrafficRuleOptions: ParsableArguments {

@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 @testable import MITMProxy
 import Testing
 

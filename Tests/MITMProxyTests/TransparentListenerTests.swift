@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 import MITMProxy
 import Testing
 

@@ -1,39 +1,48 @@
 import Foundation
+import MITMRules
 
-/// Reads a map-local file in 64 KiB pieces as the client takes them; never the whole file at once. It owns the
-/// descriptor `ConfinedFile` opened when the request was decided, so what is sent is what was checked.
+/// Reads a map-local file in the pieces the rules' exchange machine asks for as the client takes them; never the
+/// whole file at once. It owns the descriptor `ConfinedFile` opened when the request was decided, so what is sent is
+/// what was checked.
 final class LocalFileSender {
     private let descriptor: Int32
     private var isOpen = true
-    private var offset: Int
-    private var remaining: Int
+    /// Where the bytes sent start in the file, and how many there are.
+    private let start: Int
+    let length: Int
+    /// The file answer's progress (`sendingFile` until the last piece).
+    private var machine: RuledExchange
     /// The exchange the file answers.
     var exchange: HTTPRelay.PendingExchange?
 
     /// Takes `descriptor` (closed when done) to send bytes `offset ..< offset + length`.
     init(descriptor: Int32, offset: Int, length: Int) {
         self.descriptor = descriptor
-        self.offset = offset
-        remaining = length
+        start = offset
+        self.length = length
+        machine = RuledExchange(sendingFile: length)
     }
 
-    var isFinished: Bool { remaining == 0 }
-
-    /// The next piece.
-    func next() -> Result<[UInt8], RuledAnswerFailure> {
-        let count = min(remaining, 64 * 1024)
+    /// The next piece the machine asks for now that the client can take more (nil once every piece went), or why it
+    /// cannot be read.
+    func next() -> Result<[UInt8], RuledAnswerFailure>? {
+        guard !isFinished, let actions = try? machine.handle(.clientHasRoom),
+              case .sendFilePiece(let offset, let count)? = actions.first else { return nil }
         var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
-        guard read > 0 else { return .failure(RuledAnswerFailure(read == 0 ? "the file got shorter while it was sent" : String(cString: strerror(errno)))) }
-        offset += read
-        remaining -= read
-        return .success(read == count ? bytes : Array(bytes[..<read]))
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(start + offset)) }
+        guard read == count else {
+            _ = try? machine.handle(.fileFailed)
+            return .failure(RuledAnswerFailure(read >= 0 ? "the file got shorter while it was sent" : String(cString: strerror(errno))))
+        }
+        return .success(bytes)
     }
+
+    /// Whether every piece was handed out.
+    var isFinished: Bool { machine.state == .finished }
 
     func close() {
         if isOpen { Foundation.close(descriptor) }
         isOpen = false
-        remaining = 0
     }
 
     deinit { close() }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MITMCore
+import MITMRules
 import Synchronization
 
 /// The rules in force: the command line's, then the rules file's, which is read again when it changes

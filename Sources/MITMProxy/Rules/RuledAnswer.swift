@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 
 /// What a rule answers a request with instead of its upstream: a head of its own, a file (or part of
 /// one) streamed as the body, or a fault.

@@ -1,4 +1,5 @@
 import MITMCore
+import MITMRules
 import MITMIO
 import MITMTLS
 

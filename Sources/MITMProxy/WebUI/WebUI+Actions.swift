@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 import Synchronization
 
 /// What the web UI acts on besides the recording: the proxy that sends its replays and holds its breakpoints. Weak: the

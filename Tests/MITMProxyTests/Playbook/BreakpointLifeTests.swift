@@ -1,4 +1,5 @@
 import MITMCore
+import MITMRules
 @testable import MITMProxy
 import Testing
 

@@ -1,4 +1,5 @@
 import MITMCore
+import MITMRules
 import Testing
 
 @_spi(Testing) @testable import MITMProxy

@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 import MITMIO
 
 /// A request of the HTTP/1 relay held at a breakpoint: held as a rule `delay` holds it (the head waits in the queue,
@@ -55,14 +56,14 @@ extension HTTPRelay {
         case .release(let edit):
             unlistPause()
             if let index = heldHeadIndex { applyEdit(edit, toHeadAt: index) }
-            rules.delayDone = !startDelay()
-            if rules.delayDone && !machine.isClosed { processQueuedClientEvents() }
+            startRuledRequest()
+            if !rules.exchange.holdsRequest && !machine.isClosed { processQueuedClientEvents() }
             return false
         case .answer(let status, let reason):
             unlistPause()
             rules.breakpoint?.abort = .error(status: status, reason: reason)
             rules.pending?.answer = .fixed(FixedResponse(status: status), rule: breakpoint.machine.rule)
-            rules.delayDone = true
+            startRuledRequest()
             if !machine.isClosed { processQueuedClientEvents() }
             return false
         case .forget:

@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 import MITMIO
 
 /// What the HTTP/1 relay keeps for the QA rules: the decision for the request waiting to start, its delay,
@@ -7,16 +8,18 @@ import MITMIO
 struct HTTPRelayRules {
     /// The decision for the request head next in the queue, taken by `beginRequest`.
     var pending: RuleDecision?
-    /// Set while the next request is held by a delay.
+    /// What the rules do to the request next in the queue: held by a delay (`delayTimer` runs), or let go.
+    var exchange = RuledExchange(streams: false)
     var delayTimer: (any ClockTimer)?
-    var delayDone = false
     /// The route of the current upstream when it is not the interception's own (a mapped origin, or the
     /// origin dialled again after one), or the plain origin.
     var route: UpstreamRoute?
+    /// The machine of the first exchange's response while its rewritten head goes out.
+    var response: RuledExchange?
     /// A file answer being streamed to the client.
     var sender: LocalFileSender?
-    /// Set while `pumpFileAnswer` runs (a write can report `.drained` from inside it).
-    var pumpingFile = false
+    /// Guards `pumpFileAnswer`, which a write re-enters when it reports `.drained` from inside it.
+    var filePump = PumpGate()
     /// The request next in the queue at a breakpoint (see `HTTPRelay+Breakpoints.swift`).
     var breakpoint: HTTPRelayBreakpoint?
     /// The first exchange's response held at a breakpoint (see `HTTPRelay+ResponseBreakpoints.swift`).
@@ -42,23 +45,36 @@ extension HTTPRelay {
             let book = context.rules.current
             let facts = book.rules.isEmpty ? nil : ruleFacts(for: head)
             rules.pending = facts.map { book.decide($0) } ?? RuleDecision()
-            rules.delayDone = false
-            if pauseAtRequestBreakpoint(head) || startDelay() { return false }
-            rules.delayDone = true
+            rules.exchange = RuledExchange(streams: false)
+            if pauseAtRequestBreakpoint(head) { return false }
+            startRuledRequest()
         }
-        return rules.delayDone
+        return !rules.exchange.holdsRequest
     }
 
-    /// Starts the pending decision's delay, if it has one; whether it did.
-    func startDelay() -> Bool {
-        guard let seconds = rules.pending?.delay, seconds > 0 else { return false }
-        nonisolated(unsafe) let relay = self
-        rules.delayTimer = context.clock.schedule(after: seconds, on: loop) {
-            relay.rules.delayTimer = nil
-            relay.rules.delayDone = true
-            if !relay.machine.isClosed { relay.processQueuedClientEvents() }
+    /// Hands the pending decision to the rules' machine: the request is let go, or held until its delay's deadline.
+    func startRuledRequest() {
+        let decision = rules.pending ?? RuleDecision()
+        let now = decision.delay == nil ? 0 : context.clock.now()
+        for action in ruledActions(.requestHead(decision, now: now)) {
+            guard case .wait(let deadline) = action else { continue }
+            nonisolated(unsafe) let relay = self
+            rules.delayTimer = context.clock.schedule(at: deadline, on: loop) {
+                relay.rules.delayTimer = nil
+                _ = relay.ruledActions(.deadlinePassed)
+                if !relay.machine.isClosed { relay.processQueuedClientEvents() }
+            }
         }
-        return true
+    }
+
+    /// The rules' machine's actions for `event`; none, and the connection closed, for an event it cannot have.
+    private func ruledActions(_ event: RuledExchange.Event) -> [RuledExchange.Action] {
+        do {
+            return try rules.exchange.handle(event)
+        } catch {
+            close(reason: error.description)
+            return []
+        }
     }
 
     /// The decision for the request that starts now (and forgets it).
@@ -153,56 +169,65 @@ extension HTTPRelay {
     /// The response head the client gets: the rules' status, headers and body replaced for the first exchange.
     func ruledResponseHead(_ head: HTTPResponseHead) -> HTTPResponseHead {
         guard let first = exchanges.first, first.rewritesResponse, head.status >= 200 || head.status == 101 else { return head }
-        let decision = first.decision
+        var ruled = RuledExchange(forwarded: first.decision, streams: false)
         var rewritten = head
-        var what: [String] = []
-        if let status = decision.status {
-            rewritten.status = status
-            rewritten.reason = LocalResponse.phrase(status)
-            what.append("status \(head.status) replaced by \(status)")
-        }
-        if !decision.responseHeaders.isEmpty {
-            decision.responseHeaders.apply(to: &rewritten.headers)
-            what.append("response headers edited")
-        }
-        if let path = decision.bodyFile, let method = exchanges.first?.record.request.method {
-            switch RuledAnswer.readWhole(path) {
-            case .success(let bytes):
-                rewritten.headers.remove("Transfer-Encoding")
-                rewritten.headers.replaceOrAdd(name: "Content-Length", value: String(bytes.count))
-                perform(machine.receive(.responseBodyReplaced))
-                replacementBody = method == "HEAD" ? [] : bytes
-                what.append("body replaced by \(path) (\(ByteCountText.format(bytes.count)))")
-            case .failure(let failure):
-                what.append("body not replaced: \(failure)")
+        do {
+            let words = try ruled.rewriteResponseHead(status: head.status, isHEAD: first.record.request.method == "HEAD") { action in
+                switch action {
+                case .setStatus(let status):
+                    rewritten.status = status
+                    rewritten.reason = LocalResponse.phrase(status)
+                case .editResponseHeaders(let edits):
+                    edits.apply(to: &rewritten.headers)
+                case .replaceBody(let length):
+                    rewritten.headers.remove("Transfer-Encoding")
+                    rewritten.headers.replaceOrAdd(name: "Content-Length", value: String(length))
+                    perform(machine.receive(.responseBodyReplaced))
+                default:
+                    break
+                }
             }
+            let record = first.record
+            context.events.emit(.ruleFired(RuleFiring(on: record, rules: first.decision.rules, action: words ?? "")))
+        } catch {
+            close(reason: error.description)
+            return head
         }
-        if let fault = decision.faultAfterHeaders {
-            what.append(fault.isReset ? "reset the connection after the response head" : "closed the connection after the response head")
-        }
-        if let record = exchanges.first?.record {
-            context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: what.joined(separator: "; "))))
-        }
+        rules.response = ruled
         return rewritten
     }
 
     /// After the first exchange's (rewritten) head went out: its replacement body, or its fault. Returns false when
     /// the relay closed.
-    func afterRuledResponseHead() -> Bool {
-        if machine.response == .replaced, !replacementBody.isEmpty {
-            let body = replacementBody
-            replacementBody = []
-            exchanges[0].record.responseBodyBytes += body.count
-            exchanges[0].record.responseBody.append(body)
-            client.write(body)
+    /// The body the web UI gave at a breakpoint (`bodyEditedAtBreakpoint`) went out instead of the rule's.
+    func afterRuledResponseHead(bodyEditedAtBreakpoint: Bool = false) -> Bool {
+        guard var ruled = rules.response.take() else { return true }
+        let actions: [RuledExchange.Action]
+        do {
+            actions = try ruled.handle(.responseHeadSent)
+        } catch {
+            close(reason: error.description)
+            return false
         }
-        guard let fault = exchanges.first?.decision.faultAfterHeaders else { return true }
-        var record = exchanges.removeFirst().record
-        record.finished = context.clock.wallNow()
-        record.failure = fault.isReset ? "the connection was reset after the response head by rule" : "the connection was closed after the response head by rule"
-        context.events.emit(.exchange(record))
-        breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
-        return false
+        for action in actions {
+            switch action {
+            case .sendBody(let body) where !bodyEditedAtBreakpoint:
+                exchanges[0].record.responseBodyBytes += body.count
+                exchanges[0].record.responseBody.append(body)
+                client.write(body)
+            case .breakConnection(let fault, _):
+                var record = exchanges.removeFirst().record
+                record.finished = context.clock.wallNow()
+                record.failure = fault.isReset ? "the connection was reset after the response head by rule"
+                    : "the connection was closed after the response head by rule"
+                context.events.emit(.exchange(record))
+                breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
+                return false
+            default:
+                break
+            }
+        }
+        return true
     }
 
     /// Ends the connection as a fault rule says: a reset at once, or a FIN after what was written.
@@ -264,16 +289,17 @@ extension HTTPRelay {
 
     /// Streams the file answer while the client takes it; the client's `.drained` calls again.
     func pumpFileAnswer() {
-        guard let sender = rules.sender, !machine.isClosed, !rules.pumpingFile else { return }
-        rules.pumpingFile = true
-        defer { rules.pumpingFile = false }
+        guard let sender = rules.sender, !machine.isClosed, rules.filePump.enter() else { return }
+        defer { rules.filePump.leave() }
         while !sender.isFinished && client.outputRoom(below: Self.highWater) > 0 && !machine.isClosed {
             switch sender.next() {
-            case .success(let chunk):
+            case nil:
+                break
+            case .success(let chunk)?:
                 sender.exchange?.record.responseBodyBytes += chunk.count
                 sender.exchange?.record.responseBody.append(chunk)
                 client.write(chunk)
-            case .failure(let reason):
+            case .failure(let reason)?:
                 rules.sender = nil
                 if let exchange = sender.exchange {
                     exchange.record.failure = reason.description
@@ -286,7 +312,7 @@ extension HTTPRelay {
         }
         guard sender.isFinished, !machine.isClosed else { return }
         rules.sender = nil
-        rules.pumpingFile = false
+        rules.filePump.leave()
         sender.close()
         guard let exchange = sender.exchange else { return }
         exchange.complete(at: context.clock.wallNow())

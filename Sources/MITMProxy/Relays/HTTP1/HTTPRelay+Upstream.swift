@@ -120,11 +120,12 @@ extension HTTPRelay {
         }
         let first = exchanges[0]
         var relayed = ruledResponseHead(HopByHopFields.forwarding(head))
+        var editedBody: [UInt8]?
         if let replacement, relaying == .relayHead {
             relayed.headers.remove("Transfer-Encoding")
             relayed.headers.replaceOrAdd(name: "Content-Length", value: String(replacement.count))
             perform(machine.receive(.responseBodyReplaced))
-            replacementBody = first.record.request.method == "HEAD" ? [] : replacement
+            editedBody = first.record.request.method == "HEAD" ? [] : replacement
         }
         if !first.clientKeepsAlive && head.status >= 200 && head.status != 101 {
             relayed.headers.replaceOrAdd(name: "Connection", value: "close")
@@ -137,7 +138,12 @@ extension HTTPRelay {
         }
         exchanges[0].record.response = relayed.status == head.status && machine.response != .replaced ? head : relayed
         exchanges[0].responseStarted = context.clock.wallNow()
-        guard afterRuledResponseHead() else { return }
+        if let editedBody {
+            exchanges[0].record.responseBodyBytes += editedBody.count
+            exchanges[0].record.responseBody.append(editedBody)
+            client.write(editedBody)
+        }
+        guard afterRuledResponseHead(bodyEditedAtBreakpoint: editedBody != nil) else { return }
         if exchanges[0].upgradeRequested && head.status != 101 && clientParser.isPaused {
             do {
                 queuedClientEvents.append(contentsOf: try clientParser.resume())

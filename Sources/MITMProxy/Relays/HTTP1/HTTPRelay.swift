@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 import MITMIO
 
 /// Relays HTTP/1.x between a client leg and upstream legs, message by message, streaming bodies:
@@ -69,8 +70,6 @@ final class HTTPRelay {
     var headDeadline: UInt64?
     /// The QA rules' state (see `HTTPRelay+Rules.swift`).
     var rules = HTTPRelayRules()
-    /// A response body the rules replaced, sent right after its head.
-    var replacementBody: [UInt8] = []
 
     /// Set when the client is the web UI replaying a request (`ReplayTags`).
     let replayTag: ReplayTags.Tag?

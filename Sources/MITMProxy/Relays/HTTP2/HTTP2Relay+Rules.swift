@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRules
 import MITMHTTP2
 import MITMIO
 
@@ -21,8 +22,8 @@ struct HTTP2RelayRules {
     var decisions: [Int32: RuleDecision] = [:]
     /// Map-local files being sent, by client stream.
     var files: [Int32: LocalFileSender] = [:]
-    /// Streams whose upstream body is discarded (the rules replaced it).
-    var replacing: Set<Int32> = []
+    /// The rules' machines of responses being rewritten, by client stream.
+    var responses: [Int32: RuledExchange] = [:]
     /// Streams at a breakpoint (see `HTTP2Relay+Breakpoints.swift`).
     var breakpoints: [Int32: HTTP2RelayBreakpoint] = [:]
     /// Responses held at a breakpoint (see `HTTP2Relay+ResponseBreakpoints.swift`).
@@ -31,6 +32,8 @@ struct HTTP2RelayRules {
     /// already, so the edited ones leaving do not reopen it again.
     var requestBodyEdited: Set<Int32> = []
     var responseBodyEdited: Set<Int32> = []
+    /// Streams whose response body the web UI replaced at a breakpoint: what the upstream still sends is dropped.
+    var replacedAtBreakpoint: Set<Int32> = []
 }
 
 /// The QA rules in the HTTP/2 relay: one decision per request head (`openStream`), before anything goes upstream.
@@ -186,11 +189,13 @@ extension HTTP2Relay {
         guard let sender = ruled.files[clientID] else { return false }
         while !sender.isFinished && clientSession.queuedBytes(on: clientID) < 64 * 1024 {
             switch sender.next() {
-            case .success(let piece):
+            case .success(let piece)?:
                 streams[clientID]?.record.responseBodyBytes += piece.count
                 streams[clientID]?.record.responseBody.append(piece)
                 clientSession.send(piece, on: clientID)
-            case .failure(let reason):
+            case nil:
+                break
+            case .failure(let reason)?:
                 ruled.files[clientID] = nil
                 sender.close()
                 streams[clientID]?.fail(reason.description)
@@ -210,31 +215,30 @@ extension HTTP2Relay {
     /// The response fields the client gets: the rules' status, header edits and body replacement.
     func ruledResponseFields(_ fields: [HTTP2HeaderField], _ clientID: Int32, endStream: Bool) -> (fields: [HTTP2HeaderField], body: [UInt8]?) {
         guard let decision = ruled.decisions[clientID], decision.rewritesResponse else { return (fields, nil) }
+        var ruledResponse = RuledExchange(forwarded: decision, streams: true)
         var edited = fields
-        var what: [String] = []
-        if let status = decision.status, let index = edited.firstIndex(where: { $0.nameText == ":status" }) {
-            what.append("status \(edited[index].valueText) replaced by \(status)")
-            edited[index] = HTTP2HeaderField(":status", String(status))
-        }
-        if !decision.responseHeaders.isEmpty {
-            edited = Self.edit(edited, decision.responseHeaders)
-            what.append("response headers edited")
-        }
-        var body: [UInt8]?
-        if let path = decision.bodyFile {
-            switch RuledAnswer.readWhole(path) {
-            case .success(let bytes):
-                body = streams[clientID]?.record.request.method == "HEAD" ? [] : bytes
-                edited = Self.edit(edited, HeaderEdits(setFields: [HTTPHeaderField(name: "content-length", value: String(bytes.count))]))
-                ruled.replacing.insert(clientID)
-                what.append("body replaced by \(path) (\(ByteCountText.format(bytes.count)))")
-            case .failure(let failure):
-                what.append("body not replaced: \(failure)")
+        let status = edited.first(where: { $0.nameText == ":status" }).flatMap { Int($0.valueText) } ?? 200
+        do {
+            let words = try ruledResponse.rewriteResponseHead(status: status, isHEAD: streams[clientID]?.record.request.method == "HEAD") { action in
+                switch action {
+                case .setStatus(let status):
+                    if let index = edited.firstIndex(where: { $0.nameText == ":status" }) { edited[index] = HTTP2HeaderField(":status", String(status)) }
+                case .editResponseHeaders(let edits):
+                    edited = Self.edit(edited, edits)
+                case .replaceBody(let length):
+                    edited = Self.edit(edited, HeaderEdits(setFields: [HTTPHeaderField(name: "content-length", value: String(length))]))
+                default:
+                    break
+                }
             }
+            if let record = streams[clientID]?.record { reportRuled(decision, record, words ?? "") }
+        } catch {
+            streams[clientID]?.fail(error.description)
+            resetClient(clientID, .internalError)
+            return (fields, nil)
         }
-        if let fault = decision.faultAfterHeaders { what.append(fault.isReset ? "reset the stream after the response head" : "closed the connection after the response head") }
-        if let record = streams[clientID]?.record { reportRuled(decision, record, what.joined(separator: "; ")) }
-        return (edited, body)
+        ruled.responses[clientID] = ruledResponse
+        return (edited, ruledResponse.replacement)
     }
 
     /// After a rewritten response head went to the client: the replacement body, or the fault.
@@ -248,18 +252,32 @@ extension HTTP2Relay {
                 clientSession.finish(streamID: clientID)
             }
         }
-        guard let fault = ruled.decisions[clientID]?.faultAfterHeaders else { return }
-        streams[clientID]?.fail(fault.isReset ? "the stream was reset after the response head by rule" : "the connection was closed after the response head by rule")
-        if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
-        if fault.isReset {
+        guard var ruledResponse = ruled.responses[clientID] else { return }
+        let actions: [RuledExchange.Action]
+        do {
+            actions = try ruledResponse.handle(.responseHeadSent)
+        } catch {
+            streams[clientID]?.fail(error.description)
             resetClient(clientID, .internalError)
-        } else {
-            finish("closed by rule after the response head")
+            return
+        }
+        ruled.responses[clientID] = ruledResponse
+        for case .breakConnection(let fault, _) in actions {
+            streams[clientID]?.fail(fault.isReset ? "the stream was reset after the response head by rule"
+                : "the connection was closed after the response head by rule")
+            if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
+            if fault.isReset {
+                resetClient(clientID, .internalError)
+            } else {
+                finish("closed by rule after the response head")
+            }
         }
     }
 
     /// Whether upstream body bytes of `clientID` are dropped (the rules replaced the body).
-    func isReplacingBody(_ clientID: Int32) -> Bool { ruled.replacing.contains(clientID) }
+    func isReplacingBody(_ clientID: Int32) -> Bool {
+        ruled.responses[clientID]?.dropsUpstreamBody == true || ruled.replacedAtBreakpoint.contains(clientID)
+    }
 
     /// Forgets a finished stream's rule state.
     func forgetRules(_ clientID: Int32) {
@@ -267,7 +285,8 @@ extension HTTP2Relay {
         endBreakpoint(clientID)
         ruled.decisions[clientID] = nil
         ruled.files.removeValue(forKey: clientID)?.close()
-        ruled.replacing.remove(clientID)
+        ruled.responses[clientID] = nil
+        ruled.replacedAtBreakpoint.remove(clientID)
         ruled.requestBodyEdited.remove(clientID)
         ruled.responseBodyEdited.remove(clientID)
     }

@@ -112,7 +112,7 @@ extension HTTP2Relay {
             relayed.body = stream.record.request.method == "HEAD" ? [] : replacement
             relayed.fields = relayed.fields.filter { $0.nameText != "content-length" }
                 + [HTTP2HeaderField("content-length", String(replacement.count))]
-            ruled.replacing.insert(clientID)
+            ruled.replacedAtBreakpoint.insert(clientID)
         }
         let endsWithHead = endStream && relayed.body == nil
         stream.record.response = HTTP2Heads.response(relayed.fields)

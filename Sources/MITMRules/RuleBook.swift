@@ -1,3 +1,5 @@
+import MITMCore
+
 /// The rules in force, in order (flags first, then the rules file), and the one decision per request
 /// they make. Every covering rule applies; when two want the same thing (two answers, two delays, two
 /// statuses) the earlier one wins; header edits add up.

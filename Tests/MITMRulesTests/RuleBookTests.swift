@@ -1,4 +1,5 @@
 import MITMCore
+import MITMRules
 import Testing
 
 @Suite struct RuleBookTests {

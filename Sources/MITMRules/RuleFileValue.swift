@@ -1,3 +1,5 @@
+import MITMCore
+
 /// A rules file as a plain tree, whatever its syntax (YAML or JSON): scalars stay text and are read by
 /// the rule that expects a number, a duration or a path.
 package indirect enum RuleFileValue: Sendable {

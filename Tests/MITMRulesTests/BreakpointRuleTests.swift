@@ -1,4 +1,5 @@
 import MITMCore
+import MITMRules
 import Testing
 
 /// `breakpoint:` in a rules file, and the decision it makes.

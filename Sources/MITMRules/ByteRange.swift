@@ -1,3 +1,5 @@
+import MITMCore
+
 /// A request's `Range: bytes=...` against a body of known size (RFC 9110 §14): one range is served as
 /// 206, several are answered with the whole body (allowed), and one that cannot be satisfied gets 416.
 package enum ByteRange: Sendable, Equatable {

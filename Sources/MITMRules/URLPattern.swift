@@ -1,3 +1,5 @@
+import MITMCore
+
 /// Which requests a rule covers: `[scheme://]HOST[/PATH]`, where HOST is an `--expect` host pattern
 /// (`api.example.com`, `*.example.com`, `*`) and PATH is a prefix (`/v1` covers `/v1`, `/v1/items` and
 /// `/v1?x`, not `/v10`) or, with `*`, a glob over the whole path (`/v1/*/avatar.png`; `*` also

@@ -1,3 +1,5 @@
+import MITMCore
+
 /// One QA rule: which requests it covers, and what it does to them (answer locally, send elsewhere,
 /// rewrite, delay, break) or to the connections of its hosts (throttle).
 public struct TrafficRule: Sendable, Equatable {
@@ -103,11 +105,6 @@ public struct RemoteTarget: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         AbsoluteURL(scheme: scheme, host: host, port: port, pathAndQuery: pathPrefix).text
     }
-}
-
-extension AbsoluteURL {
-    /// `https://host[:port]/path`.
-    public var text: String { "\(scheme)://\(authority)\(pathAndQuery)" }
 }
 
 /// A response a rule answers with itself.

@@ -1,4 +1,5 @@
 import MITMCore
+import MITMRules
 import Testing
 
 /// Throttle and delay values outside what the proxy can schedule are refused where they are written (the flag, the

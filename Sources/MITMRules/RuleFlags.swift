@@ -1,3 +1,5 @@
+import MITMCore
+
 /// The rules the command line's shortcuts make: `--map-local`, `--map-remote`, `--respond`, `--delay`,
 /// `--fault` (each `URL_PATTERN=VALUE`) and `--throttle [HOST=]PROFILE`. Each rule is named by its flag.
 package enum RuleFlags {

@@ -1,3 +1,5 @@
+import MITMCore
+
 /// What rules match a request by: known once its head has arrived.
 public struct RequestFacts: Sendable, Equatable {
     /// `http` or `https`.

@@ -3,12 +3,12 @@ import MITMCore
 import Yams
 
 /// Reads a `--rules` file: YAML (JSON is YAML too), turned into rules by `RuleFile`.
-enum RulesFileReader {
+package enum RulesFileReader {
     /// Rules files are small; a larger file is a mistake (a HAR or a binary passed by accident).
-    static let sizeLimit = 1024 * 1024
+    package static let sizeLimit = 1024 * 1024
 
     /// The enabled rules of the file at `path`.
-    static func rules(at path: String) throws(RuleError) -> [TrafficRule] {
+    package static func rules(at path: String) throws(RuleError) -> [TrafficRule] {
         let bytes = try contents(of: path)
         guard let text = String(validating: bytes, as: UTF8.self) else { throw RuleError("\(path): not UTF-8 text") }
         if let alias = YAMLAliasScan.firstAlias(in: text) {

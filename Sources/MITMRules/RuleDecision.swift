@@ -1,3 +1,5 @@
+import MITMCore
+
 /// What the rules say about one request, decided once when its head arrives. Empty when no rule covers it.
 package struct RuleDecision: Sendable, Equatable {
     /// How the request is answered without its upstream, if it is.

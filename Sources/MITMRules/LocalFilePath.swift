@@ -1,3 +1,5 @@
+import MITMCore
+
 /// Where a map-local rule finds the file for a request: the rule's file itself, or, for a directory,
 /// the file the rest of the request's path names inside it (`index.html` for the directory itself).
 /// The rest of the path is percent-decoded and may not climb out of the directory.

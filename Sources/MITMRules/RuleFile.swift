@@ -1,3 +1,5 @@
+import MITMCore
+
 /// Reads the rules of a rules file (`--rules FILE`, YAML or JSON) from its tree:
 ///
 /// ```yaml
