@@ -58,8 +58,9 @@ def curl(args, proxy_port, ca, origin_port):
     return subprocess.run(command, capture_output=True, text=True, timeout=30)
 
 
-def wait(driver, condition, what, timeout=10):
-    """Waits until `condition(driver)` is truthy; returns (value, seconds it took)."""
+def wait(driver, condition, what, timeout=30):
+    """Waits until `condition(driver)` is truthy; returns (value, seconds it took). The bound is for a loaded or
+    sanitized run: what a user would notice is timed by the callers from the seconds returned."""
     started = time.monotonic()
     try:
         # The page redraws the board and the visible rows as updates arrive: an element found may be gone a moment later.

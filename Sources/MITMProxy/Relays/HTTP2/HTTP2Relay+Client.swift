@@ -32,9 +32,8 @@ extension HTTP2Relay {
             guard let upstreamID = streams[clientID]?.upstreamID else { return }
             upstreamSession?.finish(streamID: upstreamID)
         case .resetReceived(let clientID, let code):
-            guard var stream = streams[clientID] else { return }
+            guard let stream = streams[clientID] else { return }
             if code != .noError || !stream.responseEnded { stream.fail("the client reset the stream (\(code))") }
-            streams[clientID] = stream
             if let upstreamID = stream.upstreamID { resetUpstream(upstreamID, code == .noError ? .cancel : code) }
         case .resetSent(let clientID, let code):
             guard requestedClientResets.remove(clientID) == nil, code != .noError else { return }
@@ -133,7 +132,7 @@ extension HTTP2Relay {
     private func clientStreamClosed(_ clientID: Int32, _ code: HTTP2ErrorCode) {
         requestedClientResets.remove(clientID)
         forgetRules(clientID)
-        guard var stream = streams.removeValue(forKey: clientID) else { return }
+        guard let stream = streams.removeValue(forKey: clientID) else { return }
         if let upstreamID = stream.upstreamID, code != .noError {
             resetUpstream(upstreamID, .cancel)
         } else if let upstreamID = stream.upstreamID {

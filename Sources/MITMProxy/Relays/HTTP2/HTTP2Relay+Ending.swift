@@ -40,7 +40,7 @@ extension HTTP2Relay {
             upstreamSession?.reset(streamID: upstreamID, code: .cancel)
         }
         clientStreamForUpstream.removeAll()
-        for var stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) {
+        for stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) {
             // RST_STREAM(CANCEL) tells the client this stream is lost, which a GOAWAY naming it as processed does not.
             if clientSession.isOpen(streamID: stream.clientID) { clientSession.reset(streamID: stream.clientID, code: .cancel) }
             stream.fail(reason)

@@ -134,7 +134,7 @@ extension HTTP2Relay {
 
     /// Answers a stream with a rule's answer: a fixed response, a file (streamed as the client's window allows), or a fault.
     func answerByRule(_ clientID: Int32, _ local: LocalResponse) {
-        guard var stream = streams[clientID] else { return }
+        guard let stream = streams[clientID] else { return }
         guard let answer = local.rule else {
             answerLocally(clientID, local)
             return
@@ -142,7 +142,6 @@ extension HTTP2Relay {
         reportRuled(answer.decision, stream.record, answer.action)
         guard let ruleHead = answer.head else {
             stream.fail(answer.fault?.isReset == true ? "the stream was reset by rule" : "the connection was closed by rule")
-            streams[clientID] = stream
             if answer.fault?.isReset == true {
                 resetClient(clientID, .internalError)
             } else {
@@ -160,7 +159,6 @@ extension HTTP2Relay {
         stream.record.responseBodyBytes = body.count
         stream.record.responseBody.append(body)
         stream.responseHeadArrived = context.clock.wallNow()
-        streams[clientID] = stream
         do {
             try clientSession.submitResponse(streamID: clientID, HTTP2Heads.fields(ruleHead), endStream: body.isEmpty && !hasFile)
             if !body.isEmpty {

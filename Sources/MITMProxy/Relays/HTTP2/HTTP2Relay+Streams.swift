@@ -25,7 +25,7 @@ extension HTTP2Relay {
 
     /// Answers a client stream with a response the proxy makes itself.
     func answerLocally(_ clientID: Int32, _ local: LocalResponse) {
-        guard var stream = streams[clientID], !stream.responseStarted else { return }
+        guard let stream = streams[clientID], !stream.responseStarted else { return }
         let head = local.head(keepAlive: true)
         let body = stream.record.request.method == "HEAD" ? [] : local.body
         stream.answeredLocally = true
@@ -37,7 +37,6 @@ extension HTTP2Relay {
         stream.record.responseBody.append(body)
         stream.responseHeadArrived = context.clock.wallNow()
         if head.status >= 400 { stream.fail(local.reasonText) }
-        streams[clientID] = stream
         do {
             try clientSession.submitResponse(streamID: clientID, HTTP2Heads.fields(head), endStream: body.isEmpty)
             clientSession.send(body, on: clientID)
@@ -65,14 +64,13 @@ extension HTTP2Relay {
     /// The upstream accepted a WebSocket on `clientID` (RFC 8441): the handshake is reported now, and its
     /// messages are read from the DATA that follows.
     func startWebSocket(_ clientID: Int32, _ handshake: WebSocketHandshake) {
-        guard var stream = streams[clientID] else { return }
+        guard let stream = streams[clientID] else { return }
         let session = WebSocketSessionID(connectionID: connectionID, stream: clientID)
         stream.record.webSocket = session
         stream.webSocket = WebSocketTap(endpoint: WebSocketEndpoint(session: session, host: host, port: port, url: stream.record.url),
                                         handshake: handshake, captureLimit: context.configuration.webSocketCaptureLimit,
                                         events: context.events, clock: context.clock)
         stream.reported = true
-        streams[clientID] = stream
         context.events.emit(.exchange(stream.finishedRecord(at: context.clock.wallNow())))
     }
 

@@ -106,7 +106,7 @@ extension HTTP2Relay {
     /// perhaps with a `replacement` body); whether it went.
     @discardableResult
     func relayResponse(_ fields: [HTTP2HeaderField], on clientID: Int32, endStream: Bool, replacement: [UInt8]? = nil) -> Bool {
-        guard var stream = streams[clientID] else { return false }
+        guard let stream = streams[clientID] else { return false }
         var relayed = ruledResponseFields(fields, clientID, endStream: endStream)
         if let replacement {
             relayed.body = stream.record.request.method == "HEAD" ? [] : replacement
@@ -119,7 +119,6 @@ extension HTTP2Relay {
         stream.responseHeadArrived = context.clock.wallNow()
         stream.responseStarted = true
         stream.responseEnded = endsWithHead
-        streams[clientID] = stream
         do {
             try clientSession.submitResponse(streamID: clientID, relayed.fields, endStream: endsWithHead)
             afterRuledResponse(clientID, body: relayed.body, upstreamEnded: endStream)

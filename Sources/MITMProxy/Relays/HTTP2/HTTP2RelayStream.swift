@@ -1,8 +1,9 @@
 import Foundation
 import MITMCore
 
-/// One client stream of an HTTP/2 relay and what became of it.
-struct HTTP2RelayStream {
+/// One client stream of an HTTP/2 relay and what became of it. A class: the relay changes a stream's fields as its
+/// frames arrive, in place, where a copy out of the dictionary and back would copy its record each time.
+final class HTTP2RelayStream {
     /// The stream's ID toward the client.
     let clientID: Int32
     /// Its twin toward the upstream, while that one is open.
@@ -43,7 +44,7 @@ struct HTTP2RelayStream {
     }
 
     /// Notes `reason` unless a reason is already known.
-    mutating func fail(_ reason: String) {
+    func fail(_ reason: String) {
         if failure == nil { failure = reason }
     }
 }
