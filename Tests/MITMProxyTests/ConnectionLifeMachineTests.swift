@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MITMCore
+@testable import MITMProxy
 
 /// Stand-ins for the engine's objects: the machine only keeps and hands them back.
 private enum NamedParts: ConnectionParts {

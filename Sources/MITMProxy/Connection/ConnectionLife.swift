@@ -1,3 +1,5 @@
+import MITMCore
+
 /// The engine's objects that a connection's states hold. The machine keeps them and hands them back in its actions
 /// without looking inside, so that it runs (and is tested) without sockets.
 package protocol ConnectionParts {
