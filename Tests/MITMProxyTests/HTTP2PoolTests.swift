@@ -50,18 +50,24 @@ import Testing
         return (harness, first)
     }
 
-    /// Waits until the proxy has the request for `path` (one the origin holds).
-    private func holding(_ harness: HTTP2Harness, _ path: String) async {
-        _ = await harness.events.first { if case .request(_, _, _, _, let url) = $0 { url.hasSuffix(path) } else { false } }
+    /// A `/hold` path that marks a new file when the origin has the request, and a wait for that mark: only then is the
+    /// held stream open on the upstream connection (the proxy's own record of the request comes before it is).
+    private func markedHold(_ until: String) -> (path: String, reached: () async -> Bool) {
+        let mark = TemporaryDirectory.path("hold-mark")
+        return ("/hold?ms=25000&until=\(until)&mark=\(mark)", {
+            let reached = await Poll.until(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: mark) }
+            try? FileManager.default.removeItem(atPath: mark)
+            return reached
+        })
     }
 
     @Test func aBusyConnectionIsSharedWhileItHasRoom() async throws {
         let (harness, first) = try await warmedUp()
         // Held until this connection has its third request (the warm-up's, this one, the other client's): answered
         // at once only if the two clients' streams shared it.
-        let path = "/hold?ms=25000&until=streams:3"
+        let (path, reached) = markedHold("streams:3")
         async let held = connection(harness, path)
-        await holding(harness, path)
+        #expect(await reached(), "the held request reached the origin")
         let (other, _) = try await connection(harness)
         let (holding, accepted) = try await held
         #expect(holding == first && other == first, "both clients' streams went over the pooled connection at once")
@@ -73,9 +79,9 @@ import Testing
         let (harness, first) = try await warmedUp(maxConcurrentStreams: 1)
         // Held until the origin accepts a second connection, so the only stream slot stays taken however slowly the
         // second curl starts; a second client queued behind it instead would wait out the 25 s.
-        let path = "/hold?ms=25000&until=accepted:2"
+        let (path, reached) = markedHold("accepted:2")
         async let held = connection(harness, path)
-        await holding(harness, path)
+        #expect(await reached(), "the held request reached the origin")
         let (other, _) = try await connection(harness)
         let (holding, accepted) = try await held
         #expect(holding == first)

@@ -25,6 +25,7 @@ Endpoints:
   GET  /hold?ms=N         the same JSON, after N ms
   GET  /hold?ms=N&until=accepted:K   the same JSON once the origin has accepted K connections (at most N ms)
   GET  /hold?ms=N&until=streams:K    the same JSON once this connection has received K requests (at most N ms)
+  GET  /hold?...&mark=PATH  also creates the file PATH when the hold begins (the request has reached the origin)
   CONNECT :protocol websocket (RFC 8441, with --extended-connect, which sends SETTINGS_ENABLE_CONNECT_PROTOCOL)
                           on /chat: 200, then a WebSocket echo on the stream (ws_echo.py), with
                           permessage-deflate when the client offers it; 403 on any other path
@@ -127,6 +128,9 @@ class Connection:
 
     async def hold(self, query):
         milliseconds = int(query.get("ms", ["0"])[0])
+        for mark in query.get("mark", []):
+            with open(mark, "w"):
+                pass
         until = query.get("until", [""])[0]
         kind, _, count = until.partition(":")
         if kind not in ("accepted", "streams") or not count.isdigit():
