@@ -181,14 +181,15 @@ import Testing
         let first = try await Curl.run(through: harness, [url, "-o", "/dev/null", "-w", "%{http_code}"])
         #expect(first.stdoutText == "418")
         try "rules:\n  - name: teapot\n    match: api.origin.test/tea\n    respond: [418\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let refused = await harness.recorder.first(timeout: .seconds(10)) {
+        // The file is looked at once a second; a sanitized proxy on a loaded machine takes seconds per request.
+        let refused = await harness.recorder.first(timeout: .seconds(40)) {
             if case .ruleFired(let firing) = $0 { firing.action.contains("keeping the previous 1 rule") } else { false }
         }
         #expect(refused != nil)
         let still = try await Curl.run(through: harness, [url, "-o", "/dev/null", "-w", "%{http_code}"])
         #expect(still.stdoutText == "418")
         try "rules:\n  - name: gone\n    match: api.origin.test/tea\n    respond: 410\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let changed = await Poll.until(timeout: .seconds(10)) {
+        let changed = await Poll.until(timeout: .seconds(40)) {
             (try? await Curl.run(through: harness, [url, "-o", "/dev/null", "-w", "%{http_code}"]).stdoutText) == "410"
         }
         #expect(changed)

@@ -12,7 +12,7 @@ struct WebUIReplayBrowserTests {
             let run = try await Subprocess.run("/usr/bin/env", [
                 "python3", RepositoryLayout.fixtures + "/web_ui_replay.py", "--proxy-port", String(proxy.port),
                 "--ca", proxy.caDirectory + "/ca.pem", "--origin-port", String(origin.port), "--screenshots", Chromium.screenshotDirectory,
-            ], timeout: .seconds(120))
+            ], timeout: .seconds(300))
             try #require(run.succeeded, "the browser run failed: \(run)")
             let seen = JSON(parsing: run.stdoutText)
             #expect(seen["replayResult"].string == "Sent: the proxy answered 200. The new flow is in the list.", "\(seen)")

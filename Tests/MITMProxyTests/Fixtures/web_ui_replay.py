@@ -33,9 +33,20 @@ def curl_args(args, path, extra=()):
 
 
 def open_flow(driver, text):
-    wait(driver, lambda d: flow_row(text)(d).click() or True, f"a click on the row of {text}")
-    wait(driver, lambda d: d.find_element(By.ID, "detail").is_displayed() and text.split("/")[-1] in d.find_element(By.ID, "detail-title").text,
-         f"the detail of {text}")
+    """Clicks the row of `text` until its detail shows: a click on a row the list redraws at that moment is lost, and a
+    page that fell behind the feed reloads its list (a resync), which under a sanitized, loaded run takes a while."""
+    name = text.split("/")[-1]
+
+    def opened(d):
+        detail = d.find_element(By.ID, "detail")
+        if detail.is_displayed() and name in d.find_element(By.ID, "detail-title").text:
+            return True
+        row = flow_row(text)(d)
+        if row is not None:
+            row.click()
+        return False
+
+    wait(driver, opened, f"the detail of {text}", timeout=90)
 
 
 def add_breakpoint(driver, at, match):
