@@ -157,7 +157,7 @@ package struct RuledExchange: Sendable, Equatable {
                 return [.answerLocally(answer)]
             }
             if let seconds = decision.delay, seconds > 0 {
-                let deadline = Self.deadline(seconds, after: now)
+                let deadline = ConnectionDeadline.instant(seconds, after: now)
                 state = .delayed(until: deadline)
                 return [.wait(until: deadline)]
             }
@@ -261,12 +261,5 @@ package struct RuledExchange: Sendable, Equatable {
         }
         state = .headReady(replacement: replacement)
         return [.report(words.joined(separator: "; "))]
-    }
-
-    /// `start` plus `seconds`, saturating.
-    private static func deadline(_ seconds: Double, after start: UInt64) -> UInt64 {
-        let nanoseconds = seconds * 1_000_000_000
-        guard nanoseconds < Double(UInt64.max - start) else { return .max }
-        return start + UInt64(nanoseconds)
     }
 }

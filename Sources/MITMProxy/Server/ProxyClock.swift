@@ -67,9 +67,6 @@ struct ProxyClock: Sendable {
 
     /// `start` plus `seconds`, saturating: a negative or NaN duration is `start`, one beyond the clock's range is never.
     static func deadline(_ seconds: Double, after start: UInt64) -> UInt64 {
-        guard seconds > 0 else { return start }
-        let nanoseconds = seconds * 1_000_000_000
-        guard nanoseconds < Double(UInt64.max - start) else { return UInt64.max }
-        return start + UInt64(nanoseconds)
+        ConnectionDeadline.instant(seconds, after: start)
     }
 }
