@@ -1,5 +1,6 @@
 // swift-tools-version: 6.0
 import PackageDescription
+
 #if os(Linux)
 import Glibc
 #endif
@@ -29,9 +30,11 @@ let executableReleaseLinkFlags: [String] = {
     let name = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     let version = name.split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
     guard version.count >= 2 && (version[0], version[1]) >= (2, 36) else { return [] }
-    return ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-            "-Xlinker", "--symbol-ordering-file=\(linkOrderFile)",
-            "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic"]
+    return [
+        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+        "-Xlinker", "--symbol-ordering-file=\(linkOrderFile)",
+        "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic",
+    ]
     #else
     return []
     #endif
@@ -83,9 +86,11 @@ let package = Package(
             dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "MITMRules", "CNGHTTP2"],
             // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
             // The table of known TLS client fingerprints, data kept beside the code (one line per fingerprint).
-            resources: [.embedInCode("WebUI/Assets/index.html"), .embedInCode("WebUI/Assets/app.js"),
-                        .embedInCode("WebUI/Assets/board.css"), .embedInCode("WebUI/Assets/act.js"),
-                        .embedInCode("WebUI/Assets/act.css"), .embedInCode("Identity/KnownClients.txt")]
+            resources: [
+                .embedInCode("WebUI/Assets/index.html"), .embedInCode("WebUI/Assets/app.js"),
+                .embedInCode("WebUI/Assets/board.css"), .embedInCode("WebUI/Assets/act.js"),
+                .embedInCode("WebUI/Assets/act.css"), .embedInCode("Identity/KnownClients.txt"),
+            ]
         ),
         .target(
             name: "MITMPins",
@@ -102,7 +107,9 @@ let package = Package(
             ],
             exclude: ["LinkOrder.txt"],
             // Allowed here: a package that depends on this one by version uses only the library product.
-            linkerSettings: [.unsafeFlags(executableReleaseLinkFlags, .when(platforms: [.linux], configuration: .release))]
+            linkerSettings: [
+                .unsafeFlags(executableReleaseLinkFlags, .when(platforms: [.linux], configuration: .release))
+            ]
         ),
         // What every test target shares: the subprocess runner, the test PKI, temporary directories, polling.
         // Part of no product: a package that depends on this one never builds it.

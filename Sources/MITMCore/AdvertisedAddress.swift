@@ -13,7 +13,8 @@ public struct AdvertisedAddress: Sendable, Equatable {
             throw AdvertisedAddressError(text: text, problem: error.reason)
         }
         if IPAddress(parsed.host)?.scope == .unspecified {
-            throw AdvertisedAddressError(text: text, problem: "\(parsed.host) is a listen-on-all address, not one a phone can reach")
+            throw AdvertisedAddressError(
+                text: text, problem: "\(parsed.host) is a listen-on-all address, not one a phone can reach")
         }
         host = parsed.host
         port = parsed.port

@@ -30,7 +30,10 @@ package struct AuditResult: Sendable, Equatable, Codable {
 
     /// The audit of `rounds`, checked against `expectations` (`validates:`/`pinned:` against the conclusions,
     /// `refused:`/`intercepted:` against the `trusted` round).
-    package init(rounds: [AuditRound], expectations: [Expectation], allowUnprovenRefusals: Bool = false, generatedAt: Date = Date()) {
+    package init(
+        rounds: [AuditRound], expectations: [Expectation], allowUnprovenRefusals: Bool = false,
+        generatedAt: Date = Date()
+    ) {
         self.generatedAt = generatedAt
         self.rounds = rounds
         profiles = rounds.map(\.profile)
@@ -40,29 +43,38 @@ package struct AuditResult: Sendable, Equatable, Codable {
             let name = expectation.pattern.description
             if !name.contains("*"), !names.contains(name) { names.append(name) }
         }
-        let passthroughFailed = rounds.first { $0.profile == .passthrough }?.clientCommand.map { !$0.succeeded } ?? false
+        let passthroughFailed =
+            rounds.first { $0.profile == .passthrough }?.clientCommand.map { !$0.succeeded } ?? false
         let trustedRound = rounds.first { $0.profile == .trusted }
         rows = names.sorted().map { host in
             let cells = rounds.map { $0.cell(for: host) }
             let refusers = trustedRound?.hosts.filter { $0.host == host }.flatMap(\.refusedBy) ?? []
-            let unproven = allowUnprovenRefusals ? nil : refusers.first { !(trustedRound?.provenClients.contains($0) ?? false) }
-            return Row(host: host, cells: cells,
-                       conclusion: AuditConclusion.of(cells, passthroughCommandFailed: passthroughFailed, unprovenRefuser: unproven))
+            let unproven =
+                allowUnprovenRefusals ? nil : refusers.first { !(trustedRound?.provenClients.contains($0) ?? false) }
+            return Row(
+                host: host, cells: cells,
+                conclusion: AuditConclusion.of(
+                    cells, passthroughCommandFailed: passthroughFailed, unprovenRefuser: unproven))
         }
         findings = rows.flatMap { row in
             row.cells.filter(\.isCritical).map { cell in
-                Finding(severity: "critical", host: row.host, profile: cell.profile.description, message: VerdictText.acceptedInvalid(cell.profile))
+                Finding(
+                    severity: "critical", host: row.host, profile: cell.profile.description,
+                    message: VerdictText.acceptedInvalid(cell.profile))
             }
         }
-        let trustedCheck = ExpectationCheck(expectations.filter { !$0.outcome.isAuditConclusion },
-                                            provenClients: trustedRound?.provenClients ?? [], allowUnprovenRefusals: allowUnprovenRefusals)
+        let trustedCheck = ExpectationCheck(
+            expectations.filter { !$0.outcome.isAuditConclusion },
+            provenClients: trustedRound?.provenClients ?? [], allowUnprovenRefusals: allowUnprovenRefusals)
         let trustedResults = trustedCheck.evaluate(trustedRound?.hosts ?? [])
         var remaining = trustedResults.makeIterator()
         let rows = rows
         self.expectations = expectations.map { expectation in
             guard expectation.outcome.isAuditConclusion else {
-                return remaining.next() ?? ExpectationResult(expectation: expectation.description, met: false, hosts: [:],
-                                                             explanation: "the audit ran no trusted round to check it against")
+                return remaining.next()
+                    ?? ExpectationResult(
+                        expectation: expectation.description, met: false, hosts: [:],
+                        explanation: "the audit ran no trusted round to check it against")
             }
             return Self.evaluate(expectation, rows)
         }
@@ -70,19 +82,25 @@ package struct AuditResult: Sendable, Equatable, Codable {
     }
 
     private static func evaluate(_ expectation: Expectation, _ rows: [Row]) -> ExpectationResult {
-        let matching = rows.filter { expectation.pattern.matches($0.host) && $0.cells.contains { $0.verdict != .unseen } }
-        guard !matching.isEmpty else {
-            return ExpectationResult(expectation: expectation.description, met: false, hosts: [:],
-                                     explanation: "no connection to \(expectation.pattern) was seen in any round (unseen)")
+        let matching = rows.filter {
+            expectation.pattern.matches($0.host) && $0.cells.contains { $0.verdict != .unseen }
         }
-        let wanted: Set<AuditConclusion.Kind> = expectation.outcome == .pinned ? [.pinned] : [.validatesNotPinned, .pinned, .validates]
+        guard !matching.isEmpty else {
+            return ExpectationResult(
+                expectation: expectation.description, met: false, hosts: [:],
+                explanation: "no connection to \(expectation.pattern) was seen in any round (unseen)")
+        }
+        let wanted: Set<AuditConclusion.Kind> =
+            expectation.outcome == .pinned ? [.pinned] : [.validatesNotPinned, .pinned, .validates]
         let hosts = Dictionary(uniqueKeysWithValues: matching.map { ($0.host, $0.conclusion.kind.rawValue) })
         if let failing = matching.first(where: { !wanted.contains($0.conclusion.kind) }) {
-            return ExpectationResult(expectation: expectation.description, met: false, hosts: hosts,
-                                     explanation: "\(failing.host): \(failing.conclusion.explanation)")
+            return ExpectationResult(
+                expectation: expectation.description, met: false, hosts: hosts,
+                explanation: "\(failing.host): \(failing.conclusion.explanation)")
         }
-        return ExpectationResult(expectation: expectation.description, met: true, hosts: hosts,
-                                 explanation: matching.map { "\($0.host): \($0.conclusion.kind.rawValue)" }.joined(separator: ", "))
+        return ExpectationResult(
+            expectation: expectation.description, met: true, hosts: hosts,
+            explanation: matching.map { "\($0.host): \($0.conclusion.kind.rawValue)" }.joined(separator: ", "))
     }
 
     /// The audit `encoded()` wrote, or nil when `data` is not an audit's report (a run's `--report` is read by

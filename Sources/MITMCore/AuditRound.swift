@@ -12,8 +12,10 @@ package struct AuditRound: Sendable, Equatable, Codable {
     package var clientCommand: ClientCommandOutcome?
 
     /// A round's record.
-    package init(profile: CertificateProfile, hosts: [HostVerdict], passedThrough: [String] = [], provenClients: [String] = [],
-                clientCommand: ClientCommandOutcome? = nil) {
+    package init(
+        profile: CertificateProfile, hosts: [HostVerdict], passedThrough: [String] = [], provenClients: [String] = [],
+        clientCommand: ClientCommandOutcome? = nil
+    ) {
         self.profile = profile
         self.hosts = hosts
         self.passedThrough = passedThrough
@@ -24,16 +26,21 @@ package struct AuditRound: Sendable, Equatable, Codable {
     /// The cell of `host` in this round.
     package func cell(for host: String) -> AuditCell {
         if profile == .passthrough {
-            return AuditCell(profile: profile, verdict: passedThrough.contains(host) ? .passedThrough : .unseen, how: [], connections: 0)
+            return AuditCell(
+                profile: profile, verdict: passedThrough.contains(host) ? .passedThrough : .unseen, how: [],
+                connections: 0)
         }
         let matching = hosts.filter { $0.host == host }
         guard !matching.isEmpty else { return AuditCell(profile: profile, verdict: .unseen, how: [], connections: 0) }
         let kinds = matching.map(\.verdict)
-        let verdict: AuditCell.Verdict = kinds.contains(.intercepted) ? .accepted
+        let verdict: AuditCell.Verdict =
+            kinds.contains(.intercepted)
+            ? .accepted
             : kinds.allSatisfy { $0 == .refused } ? .refused : .inconclusive
         var how: [String] = []
         for way in matching.flatMap(\.how) where !how.contains(way) { how.append(way) }
-        return AuditCell(profile: profile, verdict: verdict, how: how, connections: matching.map(\.attempts).reduce(0, +))
+        return AuditCell(
+            profile: profile, verdict: verdict, how: how, connections: matching.map(\.attempts).reduce(0, +))
     }
 
     /// Every host the round saw.

@@ -60,7 +60,9 @@ public struct BreakpointEdit: Sendable, Equatable, Codable {
     public var body: String?
 
     /// An edit of the given fields.
-    public init(method: String? = nil, url: String? = nil, status: Int? = nil, headers: [[String]]? = nil, body: String? = nil) {
+    public init(
+        method: String? = nil, url: String? = nil, status: Int? = nil, headers: [[String]]? = nil, body: String? = nil
+    ) {
         self.method = method
         self.url = url
         self.status = status
@@ -70,7 +72,9 @@ public struct BreakpointEdit: Sendable, Equatable, Codable {
 
     /// Why the edit cannot be applied, or nil when it can: header names must be tokens and values single lines.
     public var problem: String? {
-        if let method, method.isEmpty || !HTTPSyntax.isToken(method.utf8) { return "method \"\(method)\" is not an HTTP method" }
+        if let method, method.isEmpty || !HTTPSyntax.isToken(method.utf8) {
+            return "method \"\(method)\" is not an HTTP method"
+        }
         if let status, !(100...599).contains(status) { return "status \(status) is not between 100 and 599" }
         for pair in headers ?? [] {
             guard pair.count == 2, !pair[0].isEmpty, HTTPSyntax.isToken(pair[0].utf8) else {

@@ -82,12 +82,15 @@ public struct BreakpointMachine: Sendable, Equatable {
             return .release(edit)
         case (.paused(let phase, _), .aborted):
             state = .done
-            return .answer(status: 502, reason: "the \(phase.rawValue) was aborted at breakpoint \"\(rule)\" from the web UI")
+            return .answer(
+                status: 502, reason: "the \(phase.rawValue) was aborted at breakpoint \"\(rule)\" from the web UI")
         case (.paused(let phase, let deadline), .timerFired(let now)):
             guard now >= deadline else { return .hold(deadline: deadline) }
             state = .done
-            return .answer(status: 504, reason: "the \(phase.rawValue) was held at breakpoint \"\(rule)\" for "
-                + "\(QuantityText.duration(breakpoint.timeout)) without an answer from the web UI, and was aborted")
+            return .answer(
+                status: 504,
+                reason: "the \(phase.rawValue) was held at breakpoint \"\(rule)\" for "
+                    + "\(QuantityText.duration(breakpoint.timeout)) without an answer from the web UI, and was aborted")
         case (.paused, .exchangeEnded):
             state = .done
             return .forget

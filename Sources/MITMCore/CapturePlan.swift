@@ -30,13 +30,19 @@ public struct CapturePlan: Sendable, Equatable {
     public func ipCommands(for step: CaptureMachine.Step) -> [[String]] {
         switch step {
         case .namespace: [["netns", "add", namespace]]
-        case .link: [["link", "add", hostLink, "type", "veth", "peer", "name", clientLink], ["link", "set", clientLink, "netns", namespace]]
+        case .link:
+            [
+                ["link", "add", hostLink, "type", "veth", "peer", "name", clientLink],
+                ["link", "set", clientLink, "netns", namespace],
+            ]
         case .addresses:
-            [["addr", "add", hostAddress + "/30", "dev", hostLink],
-             ["link", "set", hostLink, "up"],
-             ["-n", namespace, "addr", "add", clientAddress + "/30", "dev", clientLink],
-             ["-n", namespace, "link", "set", clientLink, "up"],
-             ["-n", namespace, "link", "set", "lo", "up"]]
+            [
+                ["addr", "add", hostAddress + "/30", "dev", hostLink],
+                ["link", "set", hostLink, "up"],
+                ["-n", namespace, "addr", "add", clientAddress + "/30", "dev", clientLink],
+                ["-n", namespace, "link", "set", clientLink, "up"],
+                ["-n", namespace, "link", "set", "lo", "up"],
+            ]
         case .routes: [["-n", namespace, "route", "add", "default", "via", hostAddress]]
         case .resolver, .listeners, .rules, .command: []
         }
@@ -86,8 +92,10 @@ public struct CapturePlan: Sendable, Equatable {
 
     /// The pids whose capture leftovers are on the system: in `ip netns list`, `ip -o link show` and `nft list tables`
     /// output and the names under /etc/netns, every pid that `isRunning` says is not a running proxy.
-    public static func leftovers(namespaces: String, links: String, tables: String, resolverDirectories: [String],
-                                 isRunning: (Int32) -> Bool) -> [CapturePlan] {
+    public static func leftovers(
+        namespaces: String, links: String, tables: String, resolverDirectories: [String],
+        isRunning: (Int32) -> Bool
+    ) -> [CapturePlan] {
         var pids = Set<Int32>()
         for line in namespaces.split(separator: "\n") {
             if let name = line.split(separator: " ").first { pids.formUnion(pid(in: name, prefix: namespacePrefix)) }
@@ -97,7 +105,9 @@ public struct CapturePlan: Sendable, Equatable {
             let fields = line.split(separator: " ")
             guard fields.count > 1 else { continue }
             let name = fields[1].split(separator: "@").first ?? ""
-            if name.hasPrefix("mcap"), name.hasSuffix("h") { pids.formUnion(Int32(name.dropFirst(4).dropLast()).map { [$0] } ?? []) }
+            if name.hasPrefix("mcap"), name.hasSuffix("h") {
+                pids.formUnion(Int32(name.dropFirst(4).dropLast()).map { [$0] } ?? [])
+            }
         }
         for line in tables.split(separator: "\n") {
             // `table inet mitm_cap_812`

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The first bytes of a message body kept for the record (HAR), with the full size relayed.
 /// Bodies are streamed through the proxy untouched; only up to `limit` bytes are copied here.
 public struct CapturedBody: Sendable, Equatable {
@@ -80,5 +82,3 @@ extension ExchangeRecord {
         timings.receive = max(0, end.timeIntervalSince(firstByte) * 1000)
     }
 }
-
-import Foundation

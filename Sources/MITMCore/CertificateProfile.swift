@@ -27,7 +27,8 @@ public enum CertificateProfile: Sendable, Hashable, Codable, CustomStringConvert
 
     /// The profiles that take no argument, in the order the audit runs them.
     public static let plain: [CertificateProfile] = [
-        .trusted, .untrustedRoot, .selfSigned, .wrongHost, .expired, .notYetValid, .sameNameCA, .leafAsCA, .noServerAuth,
+        .trusted, .untrustedRoot, .selfSigned, .wrongHost, .expired, .notYetValid, .sameNameCA, .leafAsCA,
+        .noServerAuth,
         .passthrough,
     ]
 
@@ -35,13 +36,17 @@ public enum CertificateProfile: Sendable, Hashable, Codable, CustomStringConvert
     public init(parsing text: String) throws(CertificateProfileError) {
         if text.hasPrefix("key:") {
             let path = String(text.dropFirst(4))
-            guard !path.isEmpty else { throw CertificateProfileError("\(text): give the PEM private key file after key:, as in key:next-key.pem") }
+            guard !path.isEmpty else {
+                throw CertificateProfileError(
+                    "\(text): give the PEM private key file after key:, as in key:next-key.pem")
+            }
             self = .key(path: path)
             return
         }
         guard let profile = Self.plain.first(where: { $0.description == text.lowercased() }) else {
             let names = Self.plain.map(\.description).joined(separator: ", ")
-            throw CertificateProfileError("\(text.debugDescription) is not a certificate profile; use one of \(names), or key:FILE")
+            throw CertificateProfileError(
+                "\(text.debugDescription) is not a certificate profile; use one of \(names), or key:FILE")
         }
         self = profile
     }

@@ -36,7 +36,9 @@ public struct CertificateProfileRule: Sendable, Equatable, CustomStringConvertib
     public static func profile(for names: [String], in rules: [CertificateProfileRule]) -> CertificateProfile {
         var best: (specificity: Int, profile: CertificateProfile)?
         for rule in rules where names.contains(where: rule.pattern.matches) {
-            if best == nil || rule.pattern.specificity >= best!.specificity { best = (rule.pattern.specificity, rule.profile) }
+            if best == nil || rule.pattern.specificity >= best!.specificity {
+                best = (rule.pattern.specificity, rule.profile)
+            }
         }
         return best?.profile ?? .trusted
     }

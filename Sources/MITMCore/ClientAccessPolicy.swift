@@ -39,7 +39,8 @@ public struct ClientAccessPolicy: Sendable, Equatable {
         guard reach == .privateNetworks else { return nil }
         let scope = IPAddress(client)?.scope
         if let scope, Self.admittedScopes.contains(scope) { return nil }
-        let what = scope.map { "\(client) is a \($0.rawValue) address" } ?? "\(client) is not an address the proxy can read"
+        let what =
+            scope.map { "\(client) is a \($0.rawValue) address" } ?? "\(client) is not an address the proxy can read"
         return "\(what); listening on \(listenHost), the proxy admits only this machine and private networks "
             + "(\(Self.privateRanges)): pass --allow-public-clients to admit anyone (and --proxy-auth USER:PASS to lock it)"
     }
@@ -51,7 +52,8 @@ public struct ClientAccessPolicy: Sendable, Equatable {
     public var summary: String {
         switch reach {
         case .loopbackOnly: "this machine only (listening on loopback)"
-        case .privateNetworks: "this machine and devices on private networks (\(Self.privateRanges)); other addresses are refused"
+        case .privateNetworks:
+            "this machine and devices on private networks (\(Self.privateRanges)); other addresses are refused"
         case .anyone: "ANYONE who can reach this machine (--allow-public-clients)"
         }
     }

@@ -27,9 +27,11 @@ public struct ClientFingerprint: Sendable, Hashable, Codable {
         let sni = hello.extensionTypes.contains(Self.serverName) ? "d" : "i"
         let all = hello.extensionTypes
         let steady = all.filter { !Self.varyingExtensions.contains($0) }
-        ja4 = "t\(version)\(sni)\(Self.count(hello.cipherSuites))\(Self.count(all))\(alpnText)_\(ciphers)_"
+        ja4 =
+            "t\(version)\(sni)\(Self.count(hello.cipherSuites))\(Self.count(all))\(alpnText)_\(ciphers)_"
             + Self.extensionHash(all, signatureAlgorithms: hello.signatureAlgorithms)
-        stable = "t\(version)\(Self.count(hello.cipherSuites))\(Self.count(steady))\(alpnText)_\(ciphers)_"
+        stable =
+            "t\(version)\(Self.count(hello.cipherSuites))\(Self.count(steady))\(alpnText)_\(ciphers)_"
             + Self.extensionHash(steady, signatureAlgorithms: hello.signatureAlgorithms)
     }
 
@@ -52,10 +54,15 @@ public struct ClientFingerprint: Sendable, Hashable, Codable {
 
     /// The first and last characters of the first ALPN value (`00` without ALPN; hex digits when not alphanumeric).
     private static func alpnText(_ value: String?) -> String {
-        guard let bytes = value.map({ Array($0.utf8) }), let first = bytes.first, let last = bytes.last else { return "00" }
-        let alphanumeric = { (byte: UInt8) in (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+        guard let bytes = value.map({ Array($0.utf8) }), let first = bytes.first, let last = bytes.last else {
+            return "00"
+        }
+        let alphanumeric = { (byte: UInt8) in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+        }
         guard alphanumeric(first), alphanumeric(last) else {
-            let firstHex = DigitText.hex([first]), lastHex = DigitText.hex([last])
+            let firstHex = DigitText.hex([first])
+            let lastHex = DigitText.hex([last])
             return String(firstHex.first!) + String(lastHex.last!)
         }
         return String(decoding: [first, last], as: UTF8.self)

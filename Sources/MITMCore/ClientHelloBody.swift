@@ -18,7 +18,9 @@ struct ClientHelloBody {
 
     /// Parses `body`, the bytes after the four-byte handshake header.
     init(parsing body: ArraySlice<UInt8>) throws(ClientHelloMalformed) {
-        let parsed = body.withUnsafeBufferPointer { bytes in Result { () throws(ClientHelloMalformed) in try Self(borrowing: bytes) } }
+        let parsed = body.withUnsafeBufferPointer { bytes in
+            Result { () throws(ClientHelloMalformed) in try Self(borrowing: bytes) }
+        }
         self = try parsed.get()
     }
 
@@ -134,7 +136,8 @@ struct ClientHelloBody {
     }
 
     /// RFC 8446 §4.2.1: a one-byte-length list of at least one two-byte version.
-    private static func parseSupportedVersions(_ data: inout ClientHelloReader) throws(ClientHelloMalformed) -> [UInt16] {
+    private static func parseSupportedVersions(_ data: inout ClientHelloReader) throws(ClientHelloMalformed) -> [UInt16]
+    {
         var list = try data.readVector8("supported_versions list")
         try data.expectEnd("the supported_versions list")
         guard list.remainingCount >= 2, list.remainingCount.isMultiple(of: 2) else {
@@ -148,10 +151,13 @@ struct ClientHelloBody {
     }
 
     /// RFC 8446 §4.2.3: a two-byte-length list of two-byte schemes (GREASE left out).
-    private static func parseSignatureAlgorithms(_ data: inout ClientHelloReader) throws(ClientHelloMalformed) -> [UInt16] {
+    private static func parseSignatureAlgorithms(_ data: inout ClientHelloReader) throws(ClientHelloMalformed)
+        -> [UInt16]
+    {
         var list = try data.readVector16("signature_algorithms list")
         guard list.remainingCount.isMultiple(of: 2) else {
-            throw ClientHelloMalformed("signature_algorithms list has an invalid length of \(list.remainingCount) bytes")
+            throw ClientHelloMalformed(
+                "signature_algorithms list has an invalid length of \(list.remainingCount) bytes")
         }
         var schemes: [UInt16] = []
         while !list.isAtEnd {

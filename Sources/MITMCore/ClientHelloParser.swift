@@ -30,7 +30,8 @@ package enum ClientHelloParser {
     }
 
     /// Walks the handshake records, reassembling the handshake message and rejecting problems as early as the bytes allow.
-    private static func parseRecords(_ bytes: ArraySlice<UInt8>) throws(ClientHelloMalformed) -> ClientHelloParseResult {
+    private static func parseRecords(_ bytes: ArraySlice<UInt8>) throws(ClientHelloMalformed) -> ClientHelloParseResult
+    {
         var handshake: [UInt8] = []
         var recordStart = bytes.startIndex
         while true {
@@ -74,7 +75,8 @@ package enum ClientHelloParser {
     private static func checkRecordHeader(_ header: ArraySlice<UInt8>) throws(ClientHelloMalformed) {
         let start = header.startIndex
         if header.count >= 1, header[start] != handshakeContentType {
-            throw ClientHelloMalformed("a record of content type \(header[start]) arrived before the ClientHello was complete")
+            throw ClientHelloMalformed(
+                "a record of content type \(header[start]) arrived before the ClientHello was complete")
         }
         if header.count >= 2, header[start + 1] != 3 {
             throw ClientHelloMalformed("a record of the ClientHello has version major \(header[start + 1]), not 3")

@@ -35,7 +35,9 @@ struct ClientHelloReader {
         return UInt16(bytes[position]) << 8 | UInt16(bytes[position + 1])
     }
 
-    mutating func readBytes(count: Int, _ field: @autoclosure () -> String) throws(ClientHelloMalformed) -> UnsafeBufferPointer<UInt8> {
+    mutating func readBytes(count: Int, _ field: @autoclosure () -> String) throws(ClientHelloMalformed)
+        -> UnsafeBufferPointer<UInt8>
+    {
         try require(count, field())
         let start = position
         position += count

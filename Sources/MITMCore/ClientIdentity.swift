@@ -22,8 +22,10 @@ public struct ClientIdentity: Sendable, Hashable, Codable {
     public var processUnknown: ProcessUnknownReason?
 
     /// Creates an identity.
-    public init(address: String, fingerprint: ClientFingerprint? = nil, stack: String? = nil, process: ClientProcess? = nil,
-                processUnknown: ProcessUnknownReason? = nil) {
+    public init(
+        address: String, fingerprint: ClientFingerprint? = nil, stack: String? = nil, process: ClientProcess? = nil,
+        processUnknown: ProcessUnknownReason? = nil
+    ) {
         self.address = address
         self.fingerprint = fingerprint
         self.stack = stack

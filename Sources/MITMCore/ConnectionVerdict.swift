@@ -32,9 +32,11 @@ public struct ConnectionVerdict: Sendable, Equatable, Codable {
     public var identity: ClientIdentity?
 
     /// Creates a record.
-    public init(connectionID: Int, host: String, port: Int, verdict: Verdict, tlsVersion: String?, alpn: String?,
-                offeredALPN: [String], shownCertificatePin: String, startedAt: Date, handshakeMilliseconds: Double?,
-                decidedAt: Date, client: String? = nil, profile: CertificateProfile? = nil) {
+    public init(
+        connectionID: Int, host: String, port: Int, verdict: Verdict, tlsVersion: String?, alpn: String?,
+        offeredALPN: [String], shownCertificatePin: String, startedAt: Date, handshakeMilliseconds: Double?,
+        decidedAt: Date, client: String? = nil, profile: CertificateProfile? = nil
+    ) {
         self.connectionID = connectionID
         self.host = host
         self.port = port

@@ -42,7 +42,9 @@ public struct CredentialBackoff: Sendable {
             return .answerNow
         case .rejected(let address, let time):
             var count = 1
-            if case .failing(let earlier, let lastAt)? = addresses[address], time - lastAt < Self.quietInterval { count = earlier + 1 }
+            if case .failing(let earlier, let lastAt)? = addresses[address], time - lastAt < Self.quietInterval {
+                count = earlier + 1
+            }
             if addresses[address] == nil, addresses.count >= Self.addressLimit { forgetQuietest() }
             addresses[address] = .failing(count: count, lastAt: time)
             return count < 2 ? .answerNow : .answerAfter(seconds: Self.delay(afterWrongTries: count))
@@ -60,7 +62,9 @@ public struct CredentialBackoff: Sendable {
     }
 
     private static func lastAt(_ state: AddressState) -> Double {
-        switch state { case .failing(_, let lastAt): lastAt }
+        switch state {
+        case .failing(_, let lastAt): lastAt
+        }
     }
 
     /// The addresses remembered (for tests of the bound).

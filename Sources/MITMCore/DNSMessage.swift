@@ -66,8 +66,9 @@ public struct DNSQuery: Sendable, Equatable {
         let type = UInt16(datagram[index]) << 8 | UInt16(datagram[index + 1])
         let recordClass = UInt16(datagram[index + 2]) << 8 | UInt16(datagram[index + 3])
         let name = labels.joined(separator: ".")
-        return DNSQuery(id: id, flags: flags, name: name, hostName: labelHasDot ? nil : HostName.validate(name), type: type,
-                        recordClass: recordClass, question: datagram[12..<index + 4])
+        return DNSQuery(
+            id: id, flags: flags, name: name, hostName: labelHasDot ? nil : HostName.validate(name), type: type,
+            recordClass: recordClass, question: datagram[12..<index + 4])
     }
 
     /// The answer: `address` (4 bytes) as the one A record when given, else no record (NOERROR, an empty answer), with
@@ -95,9 +96,13 @@ public struct DNSQuery: Sendable, Equatable {
     }
 
     /// A response header: QR set, the query's opcode and RD kept, RA set, `code` as RCODE.
-    private static func header(id: UInt16, flags: UInt16, code: UInt16, answers: UInt16, questions: UInt16 = 1) -> [UInt8] {
+    private static func header(id: UInt16, flags: UInt16, code: UInt16, answers: UInt16, questions: UInt16 = 1)
+        -> [UInt8]
+    {
         let responseFlags = 0x8000 | (flags & 0x7900) | 0x0080 | code
-        return [UInt8(id >> 8), UInt8(id & 0xFF), UInt8(responseFlags >> 8), UInt8(responseFlags & 0xFF),
-                UInt8(questions >> 8), UInt8(questions & 0xFF), UInt8(answers >> 8), UInt8(answers & 0xFF), 0, 0, 0, 0]
+        return [
+            UInt8(id >> 8), UInt8(id & 0xFF), UInt8(responseFlags >> 8), UInt8(responseFlags & 0xFF),
+            UInt8(questions >> 8), UInt8(questions & 0xFF), UInt8(answers >> 8), UInt8(answers & 0xFF), 0, 0, 0, 0,
+        ]
     }
 }

@@ -47,9 +47,13 @@ public struct Expectation: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `refused:HOST` / `intercepted:HOST`.
     public init(parsing text: String) throws(ExpectationError) {
-        guard let colon = text.firstIndex(of: ":") else { throw ExpectationError(text, "expected OUTCOME:HOST, e.g. refused:api.example.com") }
+        guard let colon = text.firstIndex(of: ":") else {
+            throw ExpectationError(text, "expected OUTCOME:HOST, e.g. refused:api.example.com")
+        }
         guard let outcome = Outcome(rawValue: String(text[..<colon]).lowercased()) else {
-            throw ExpectationError(text, "the outcome must be `refused` or `intercepted` (or, in `mitm-proxy audit`, `validates` or `pinned`)")
+            throw ExpectationError(
+                text,
+                "the outcome must be `refused` or `intercepted` (or, in `mitm-proxy audit`, `validates` or `pinned`)")
         }
         do {
             pattern = try HostPattern(String(text[text.index(after: colon)...]))
@@ -92,7 +96,9 @@ public struct ExpectationResult: Sendable, Equatable, Codable {
     public var source: ExpectationSource?
 
     /// Creates a result.
-    public init(expectation: String, met: Bool, hosts: [String: String], explanation: String, source: ExpectationSource? = nil) {
+    public init(
+        expectation: String, met: Bool, hosts: [String: String], explanation: String, source: ExpectationSource? = nil
+    ) {
         self.expectation = expectation
         self.met = met
         self.hosts = hosts

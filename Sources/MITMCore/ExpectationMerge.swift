@@ -22,7 +22,8 @@ public struct ExpectationMerge: Sendable {
         for expectation in fromFiles {
             if let flag = flags.first(where: { $0.pattern == expectation.pattern }) {
                 overrides.append(Override(fromFile: expectation, flag: flag))
-            } else if !kept.contains(where: { $0.pattern == expectation.pattern && $0.outcome == expectation.outcome }) {
+            } else if !kept.contains(where: { $0.pattern == expectation.pattern && $0.outcome == expectation.outcome })
+            {
                 kept.append(expectation)
             }
         }

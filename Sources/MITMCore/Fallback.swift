@@ -29,7 +29,9 @@ public struct Fallback: Sendable, Equatable, Codable {
     public var time: Date
 
     /// Creates a fallback.
-    public init(client: String, host: String, refusedPort: Int, channel: Channel, request: String, connectionID: Int, time: Date) {
+    public init(
+        client: String, host: String, refusedPort: Int, channel: Channel, request: String, connectionID: Int, time: Date
+    ) {
         self.client = client
         self.host = host
         self.refusedPort = refusedPort
@@ -48,7 +50,8 @@ public struct Fallback: Sendable, Equatable, Codable {
         case .plainHTTP:
             then = "then fetched \(target) in clear text"
         case .passedThroughTunnel:
-            then = "then reached \(target) through a tunnel passed through untouched (--ignore-hosts or --intercept-hosts), which nothing checked"
+            then =
+                "then reached \(target) through a tunnel passed through untouched (--ignore-hosts or --intercept-hosts), which nothing checked"
         case .clearTunnel:
             then = "then reached \(target) through a CONNECT tunnel that was not TLS, in clear text"
         }

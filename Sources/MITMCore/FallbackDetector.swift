@@ -56,24 +56,30 @@ package struct FallbackDetector: Sendable {
             openTunnels.removeValue(forKey: record.connectionID)
             guard record.verdict.kind == .refused else { return [] }
             // By address: the clear-text request that follows has no TLS fingerprint to match.
-            return refused(Key(client: record.client ?? "unknown", host: Self.normalized(record.host)), port: record.port, started: record.startedAt)
+            return refused(
+                Key(client: record.client ?? "unknown", host: Self.normalized(record.host)), port: record.port,
+                started: record.startedAt)
         case .proxyProbe(let record, _):
             openTunnels.removeValue(forKey: record.connectionID)
         case .connectionOpened(let id, let host, let port, let peer):
             let key = Key(client: PeerAddress.host(of: peer) ?? "unknown", host: Self.normalized(host))
-            Self.insert(OpenTunnel(key: key, port: port, opened: time), at: id, into: &openTunnels, limit: memoryLimit) { $0.opened }
+            Self.insert(OpenTunnel(key: key, port: port, opened: time), at: id, into: &openTunnels, limit: memoryLimit)
+            { $0.opened }
         case .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _):
             openTunnels.removeValue(forKey: id)
         case .tunnel(let id, let host, let port, _, _, _, let passedThrough, _):
             guard let tunnel = openTunnels.removeValue(forKey: id) else { return [] }
             let channel: Fallback.Channel = passedThrough ? .passedThroughTunnel : .clearTunnel
-            let access = Access(channel: channel, request: "CONNECT \(HostName.isIPv6(host) ? "[\(host)]" : host):\(port)",
-                                connectionID: id, started: tunnel.opened)
+            let access = Access(
+                channel: channel, request: "CONNECT \(HostName.isIPv6(host) ? "[\(host)]" : host):\(port)",
+                connectionID: id, started: tunnel.opened)
             return accessed(tunnel.key, access)
         case .exchange(let record) where record.scheme == "http":
             let key = Key(client: record.client ?? "unknown", host: Self.normalized(record.host))
-            let access = Access(channel: .plainHTTP, request: "\(record.request.method) \(record.url)", connectionID: record.connectionID,
-                                started: record.started)
+            let access = Access(
+                channel: .plainHTTP, request: "\(record.request.method) \(record.url)",
+                connectionID: record.connectionID,
+                started: record.started)
             return accessed(key, access)
         default:
             break
@@ -94,7 +100,9 @@ package struct FallbackDetector: Sendable {
     }
 
     private mutating func accessed(_ key: Key, _ access: Access) -> [Fallback] {
-        if let refusal = refusals[key], access.started >= refusal.started { return report(key, refusal: refusal, access: access) }
+        if let refusal = refusals[key], access.started >= refusal.started {
+            return report(key, refusal: refusal, access: access)
+        }
         Self.insert(access, at: key, into: &latestAccess, limit: memoryLimit) { $0.started }
         return []
     }
@@ -102,11 +110,16 @@ package struct FallbackDetector: Sendable {
     private mutating func report(_ key: Key, refusal: Refusal, access: Access) -> [Fallback] {
         guard reported.insert(Reported(key: key, channel: access.channel)).inserted else { return [] }
         if reported.count > 4 * memoryLimit { reported.removeAll() }
-        return [Fallback(client: key.client, host: key.host, refusedPort: refusal.port, channel: access.channel,
-                         request: access.request, connectionID: access.connectionID, time: access.started)]
+        return [
+            Fallback(
+                client: key.client, host: key.host, refusedPort: refusal.port, channel: access.channel,
+                request: access.request, connectionID: access.connectionID, time: access.started)
+        ]
     }
 
-    private static func insert<K: Hashable, V>(_ value: V, at key: K, into table: inout [K: V], limit: Int, age: (V) -> Date) {
+    private static func insert<K: Hashable, V>(
+        _ value: V, at key: K, into table: inout [K: V], limit: Int, age: (V) -> Date
+    ) {
         if table[key] == nil, table.count >= limit, let oldest = table.min(by: { age($0.value) < age($1.value) })?.key {
             table.removeValue(forKey: oldest)
         }
@@ -117,7 +130,8 @@ package struct FallbackDetector: Sendable {
         // Hosts arrive lowercase almost always (every connection passes here): then there is nothing to make.
         var text = host
         let normal = text.withUTF8 { bytes in
-            bytes.last != UInt8(ascii: ".") && !bytes.contains { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+            bytes.last != UInt8(ascii: ".")
+                && !bytes.contains { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
         }
         if normal { return host }
         let lower = host.lowercased()

@@ -20,7 +20,11 @@ public struct Finding: Sendable, Equatable, Codable {
     /// One critical finding per host that accepted a certificate of an invalid profile.
     public static func acceptedInvalid(_ hosts: [HostVerdict]) -> [Finding] {
         hosts.filter(\.acceptedInvalidCertificate).compactMap { host in
-            host.profile.map { Finding(severity: "critical", host: host.host, profile: $0.description, message: VerdictText.acceptedInvalid($0)) }
+            host.profile.map {
+                Finding(
+                    severity: "critical", host: host.host, profile: $0.description,
+                    message: VerdictText.acceptedInvalid($0))
+            }
         }
     }
 }

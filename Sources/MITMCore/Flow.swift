@@ -29,8 +29,11 @@ package struct Flow: Sendable, Equatable {
         package var ended: Date
 
         /// Creates a tunnel record.
-        package init(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool = false,
-                     started: Date, ended: Date) {
+        package init(
+            connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String,
+            passedThrough: Bool = false,
+            started: Date, ended: Date
+        ) {
             self.started = started
             self.passedThrough = passedThrough
             self.connectionID = connectionID

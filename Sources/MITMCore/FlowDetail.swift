@@ -30,9 +30,11 @@ package struct FlowDetail: Encodable, Sendable {
                 base64 = Data(body.bytes).base64EncodedString()
             }
             if released {
-                note = "the body is no longer in memory: older flows give their bodies up to keep the list within its memory budget"
+                note =
+                    "the body is no longer in memory: older flows give their bodies up to keep the list within its memory budget"
             } else if body.isTruncated {
-                note = body.limit == 0
+                note =
+                    body.limit == 0
                     ? "the body was not recorded (\(body.totalSize) bytes relayed)"
                     : "truncated: the first \(body.bytes.count) of \(body.totalSize) bytes were recorded (--body-limit)"
             }
@@ -98,7 +100,9 @@ package struct FlowDetail: Encodable, Sendable {
             profile = (verdict.profile ?? .trusted).description
             self.verdict = verdict.acceptedInvalidCertificate ? "accepted-invalid" : verdict.verdict.kind.rawValue
             how = verdict.verdict.how
-            explanation = verdict.profile.map { VerdictText.explanation(verdict.verdict, profile: $0) } ?? VerdictText.explanation(verdict.verdict)
+            explanation =
+                verdict.profile.map { VerdictText.explanation(verdict.verdict, profile: $0) }
+                ?? VerdictText.explanation(verdict.verdict)
             client = verdict.client
             handshakeMilliseconds = verdict.handshakeMilliseconds.map(Milliseconds.shown)
             started = ISO8601.format(verdict.startedAt)
@@ -130,18 +134,22 @@ package struct FlowDetail: Encodable, Sendable {
         summary = FlowSummary(flow)
         switch flow.content {
         case .exchange(let record):
-            request = Message(method: record.request.method, target: record.request.target, httpVersion: record.httpVersion,
-                              headers: Self.pairs(record.request.headers),
-                              body: Body(record.requestBody, headers: record.request.headers, released: flow.bodiesReleased))
+            request = Message(
+                method: record.request.method, target: record.request.target, httpVersion: record.httpVersion,
+                headers: Self.pairs(record.request.headers),
+                body: Body(record.requestBody, headers: record.request.headers, released: flow.bodiesReleased))
             if let head = record.response {
-                response = Message(status: head.status, reason: head.reason, httpVersion: record.httpVersion,
-                                   headers: Self.pairs(head.headers), trailers: record.responseTrailers.map(Self.pairs),
-                                   body: Body(record.responseBody, headers: head.headers, released: flow.bodiesReleased))
+                response = Message(
+                    status: head.status, reason: head.reason, httpVersion: record.httpVersion,
+                    headers: Self.pairs(head.headers), trailers: record.responseTrailers.map(Self.pairs),
+                    body: Body(record.responseBody, headers: head.headers, released: flow.bodiesReleased))
             }
             let t = record.timings
-            timings = Timings(started: ISO8601.format(record.started), dns: Milliseconds.shown(t.dns), connect: Milliseconds.shown(t.connect),
-                              ssl: Milliseconds.shown(t.ssl), send: Milliseconds.shown(t.send), wait: Milliseconds.shown(t.wait),
-                              receive: Milliseconds.shown(t.receive), total: Double(record.durationMilliseconds))
+            timings = Timings(
+                started: ISO8601.format(record.started), dns: Milliseconds.shown(t.dns),
+                connect: Milliseconds.shown(t.connect),
+                ssl: Milliseconds.shown(t.ssl), send: Milliseconds.shown(t.send), wait: Milliseconds.shown(t.wait),
+                receive: Milliseconds.shown(t.receive), total: Double(record.durationMilliseconds))
             tls = flow.tls.map(TLSFacts.init)
             let summary = self.summary
             rules = summary.ruleActions

@@ -27,21 +27,28 @@ extension FlowFilter.Test {
         guard case .exchange(let record) = flow.content else { return false }
         switch self {
         case .method(let value): return record.request.method.lowercased() == value.lowercased()
-        case .status(let range): return record.response.map { (range.lowest...range.highest).contains($0.status) } ?? false
+        case .status(let range):
+            return record.response.map { (range.lowest...range.highest).contains($0.status) } ?? false
         case .url(let value): return FlowFilterText.contains(record.url, value)
         case .noResponse: return record.response == nil
         case .hasResponse: return record.response != nil
         case .header(let value, let side):
-            return sides(side, record).contains { headers in headers.contains { FlowFilterText.contains("\($0.name): \($0.value)", value) } }
+            return sides(side, record).contains { headers in
+                headers.contains { FlowFilterText.contains("\($0.name): \($0.value)", value) }
+            }
         case .contentType(let value, let side):
             return sides(side, record).contains { FlowFilterText.contains($0.first("content-type") ?? "", value) }
         case .body(let value, let side):
             let needle = Array(value.utf8)
-            if side != .response, FlowFilterText.contains(FlowFilterText.decoded(record.requestBody.bytes, record.request.headers), needle) {
+            if side != .response,
+                FlowFilterText.contains(
+                    FlowFilterText.decoded(record.requestBody.bytes, record.request.headers), needle)
+            {
                 return true
             }
             if side != .request, let head = record.response,
-               FlowFilterText.contains(FlowFilterText.decoded(record.responseBody.bytes, head.headers), needle) {
+                FlowFilterText.contains(FlowFilterText.decoded(record.responseBody.bytes, head.headers), needle)
+            {
                 return true
             }
             let messages = flow.webSocket?.messages ?? []

@@ -43,11 +43,15 @@ package indirect enum FlowFilter: Sendable, Equatable {
 
     /// The tests by name, and whether each takes a value.
     static let tests: [(name: String, takesValue: Bool, make: @Sendable (String) -> Test?)] = [
-        ("d", true, { .domain($0) }), ("m", true, { .method($0) }), ("c", true, { StatusRange(parsing: $0).map(Test.status) }),
+        ("d", true, { .domain($0) }), ("m", true, { .method($0) }),
+        ("c", true, { StatusRange(parsing: $0).map(Test.status) }),
         ("u", true, { .url($0) }),
-        ("b", true, { .body($0, .either) }), ("bq", true, { .body($0, .request) }), ("bs", true, { .body($0, .response) }),
-        ("h", true, { .header($0, .either) }), ("hq", true, { .header($0, .request) }), ("hs", true, { .header($0, .response) }),
-        ("t", true, { .contentType($0, .either) }), ("tq", true, { .contentType($0, .request) }), ("ts", true, { .contentType($0, .response) }),
+        ("b", true, { .body($0, .either) }), ("bq", true, { .body($0, .request) }),
+        ("bs", true, { .body($0, .response) }),
+        ("h", true, { .header($0, .either) }), ("hq", true, { .header($0, .request) }),
+        ("hs", true, { .header($0, .response) }),
+        ("t", true, { .contentType($0, .either) }), ("tq", true, { .contentType($0, .request) }),
+        ("ts", true, { .contentType($0, .response) }),
         ("e", false, { _ in .error }), ("q", false, { _ in .noResponse }), ("s", false, { _ in .hasResponse }),
         ("websocket", false, { _ in .webSocket }), ("rule", false, { _ in .rule }), ("all", false, { _ in .all }),
     ]

@@ -62,7 +62,9 @@ struct FlowFilterParser {
     }
 
     private mutating func parseUnary() throws(FlowFilterError) -> FlowFilter {
-        guard let token = peek else { throw FlowFilterError(message: "a filter is missing at the end", column: characters.count + 1, length: 0) }
+        guard let token = peek else {
+            throw FlowFilterError(message: "a filter is missing at the end", column: characters.count + 1, length: 0)
+        }
         switch token.kind {
         case .not:
             next += 1
@@ -95,11 +97,13 @@ struct FlowFilterParser {
         }
         guard known.takesValue else { return known.make("")! }
         guard let value = peek, case .word(let text) = value.kind else {
-            throw problem("~\(known.name) needs a value after it, as in ~\(known.name) \(Self.example(known.name))", at: token)
+            throw problem(
+                "~\(known.name) needs a value after it, as in ~\(known.name) \(Self.example(known.name))", at: token)
         }
         next += 1
         guard let test = known.make(text) else {
-            throw problem("~\(known.name) takes a status code (404) or a class of them (4xx), not \"\(text)\"", at: value)
+            throw problem(
+                "~\(known.name) takes a status code (404) or a class of them (4xx), not \"\(text)\"", at: value)
         }
         return test
     }
@@ -162,9 +166,11 @@ struct FlowFilterParser {
                 var end = index + 1
                 while end < characters.count, characters[end].isLetter { end += 1 }
                 guard end > index + 1 else {
-                    throw FlowFilterError(message: "~ needs a filter name after it (~d, ~m, ~c, ~b, ...)", column: index + 1, length: 1)
+                    throw FlowFilterError(
+                        message: "~ needs a filter name after it (~d, ~m, ~c, ~b, ...)", column: index + 1, length: 1)
                 }
-                tokens.append(Token(kind: .test(String(characters[(index + 1)..<end])), start: index, length: end - index))
+                tokens.append(
+                    Token(kind: .test(String(characters[(index + 1)..<end])), start: index, length: end - index))
                 index = end
             } else if character == "\"" || character == "'" {
                 var end = index + 1
@@ -181,7 +187,9 @@ struct FlowFilterParser {
                 index = end + 1
             } else {
                 var end = index
-                while end < characters.count, !characters[end].isWhitespace, !"()&|".contains(characters[end]) { end += 1 }
+                while end < characters.count, !characters[end].isWhitespace, !"()&|".contains(characters[end]) {
+                    end += 1
+                }
                 tokens.append(Token(kind: .word(String(characters[index..<end])), start: index, length: end - index))
                 index = end
             }

@@ -28,14 +28,17 @@ package enum FlowHAR {
             switch flow.content {
             case .exchange(let record):
                 entries.append(builder.entry(record))
-            case .handshake(let verdict) where verdict.verdict.kind != .intercepted && verdict.verdict.kind != .unused
+            case .handshake(let verdict)
+            where verdict.verdict.kind != .intercepted && verdict.verdict.kind != .unused
                 || verdict.acceptedInvalidCertificate:
                 errors.append(builder.tlsError(verdict))
             case .handshake, .tunnel:
                 continue
             }
         }
-        let document = Document(log: .init(creator: .init(name: "mitm-proxy", version: creatorVersion), entries: entries, _tlsErrors: errors))
+        let document = Document(
+            log: .init(
+                creator: .init(name: "mitm-proxy", version: creatorVersion), entries: entries, _tlsErrors: errors))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         return try encoder.encode(document)

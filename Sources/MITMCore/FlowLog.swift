@@ -52,8 +52,9 @@ package struct FlowLog: Sendable {
     package mutating func record(_ event: ProxyEvent) -> Change? {
         switch event {
         case .exchange(let record):
-            let flow = append(.exchange(record), tls: interceptions[record.connectionID], ruleFirings: takeFirings(for: record),
-                              opensWebSocket: record.webSocket != nil)
+            let flow = append(
+                .exchange(record), tls: interceptions[record.connectionID], ruleFirings: takeFirings(for: record),
+                opensWebSocket: record.webSocket != nil)
             if let session = record.webSocket { webSocketFlows[session] = flow.id }
             return .added(flow)
         case .webSocketMessage(let message):
@@ -69,16 +70,21 @@ package struct FlowLog: Sendable {
             return nil
         case .verdict(let verdict) where verdict.verdict.kind == .intercepted:
             rememberInterception(verdict)
-            guard let id = handshakeFlows.removeValue(forKey: verdict.connectionID), let index = position(of: id) else { return nil }
+            guard let id = handshakeFlows.removeValue(forKey: verdict.connectionID), let index = position(of: id) else {
+                return nil
+            }
             ring[index].content = .handshake(verdict)
             return .updated(ring[index])
         case .verdict(let verdict):
             let flow = append(.handshake(verdict))
             handshakeFlows[verdict.connectionID] = flow.id
             return .added(flow)
-        case .tunnel(let connectionID, let host, let port, let bytesUp, let bytesDown, let reason, let passedThrough, let started):
-            let tunnel = Flow.Tunnel(connectionID: connectionID, host: host, port: port, bytesUp: bytesUp, bytesDown: bytesDown,
-                                     reason: reason, passedThrough: passedThrough, started: started, ended: .now)
+        case .tunnel(
+            let connectionID, let host, let port, let bytesUp, let bytesDown, let reason, let passedThrough, let started
+        ):
+            let tunnel = Flow.Tunnel(
+                connectionID: connectionID, host: host, port: port, bytesUp: bytesUp, bytesDown: bytesDown,
+                reason: reason, passedThrough: passedThrough, started: started, ended: .now)
             return .added(append(.tunnel(tunnel)))
         default:
             return nil
@@ -122,9 +128,12 @@ package struct FlowLog: Sendable {
     }
 
     /// Applies `change` to the WebSocket of `session`'s flow, keeping the body budget.
-    private mutating func changeWebSocket(_ session: WebSocketSessionID,
-                                          _ change: (inout FlowWebSocket, _ keeps: Bool) -> Void) -> Change? {
-        guard let id = webSocketFlows[session], let index = position(of: id), var webSocket = ring[index].webSocket else { return nil }
+    private mutating func changeWebSocket(
+        _ session: WebSocketSessionID,
+        _ change: (inout FlowWebSocket, _ keeps: Bool) -> Void
+    ) -> Change? {
+        guard let id = webSocketFlows[session], let index = position(of: id), var webSocket = ring[index].webSocket
+        else { return nil }
         let before = ring[index].bodyBytes
         change(&webSocket, id >= bodyCursor)
         ring[index].webSocket = webSocket
@@ -138,8 +147,10 @@ package struct FlowLog: Sendable {
         return (start + id - firstID) % capacity
     }
 
-    private mutating func append(_ content: Flow.Content, tls: ConnectionVerdict? = nil, ruleFirings: [RuleFiring] = [],
-                                 opensWebSocket: Bool = false) -> Flow {
+    private mutating func append(
+        _ content: Flow.Content, tls: ConnectionVerdict? = nil, ruleFirings: [RuleFiring] = [],
+        opensWebSocket: Bool = false
+    ) -> Flow {
         var flow = Flow(id: nextID, content: content, tls: tls).compacted()
         flow.ruleFirings = ruleFirings
         if opensWebSocket { flow.webSocket = FlowWebSocket() }
@@ -152,7 +163,9 @@ package struct FlowLog: Sendable {
             if case .handshake(let verdict) = oldest.content, handshakeFlows[verdict.connectionID] == oldest.id {
                 handshakeFlows.removeValue(forKey: verdict.connectionID)
             }
-            if case .exchange(let record) = oldest.content, let session = record.webSocket, webSocketFlows[session] == oldest.id {
+            if case .exchange(let record) = oldest.content, let session = record.webSocket,
+                webSocketFlows[session] == oldest.id
+            {
                 webSocketFlows.removeValue(forKey: session)
             }
             ring[start] = flow

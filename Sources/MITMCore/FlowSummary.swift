@@ -61,7 +61,9 @@ package struct FlowSummary: Encodable, Sendable, Equatable {
                 var names = record.rules
                 for name in flow.ruleFirings.flatMap(\.rules) where !names.contains(name) { names.append(name) }
                 rules = names
-                ruleActions = flow.ruleFirings.map { firing in "\(firing.rules.map { "\"\($0)\"" }.joined(separator: ", ")): \(firing.action)" }
+                ruleActions = flow.ruleFirings.map { firing in
+                    "\(firing.rules.map { "\"\($0)\"" }.joined(separator: ", ")): \(firing.action)"
+                }
                 answeredByRule = flow.localAnswer != nil
             }
             duration = Double(record.durationMilliseconds)

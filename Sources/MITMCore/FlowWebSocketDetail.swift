@@ -51,12 +51,14 @@ package struct FlowWebSocketDetail: Encodable, Sendable {
         messages = webSocket.messages.map { entry in
             let message = entry.record.message
             let payload = message.kind == .text ? (text: message.payloadText, isBase64: false) : message.recordedData
-            return Message(number: entry.number, direction: message.direction.rawValue, time: entry.record.time.timeIntervalSince1970 * 1000,
-                           opcode: Int(message.opcode), kind: message.kind.rawValue, size: message.payload.totalSize,
-                           wireSize: message.wireSize, compressed: message.compressed, frames: message.frames,
-                           text: payload.isBase64 ? nil : payload.text, base64: payload.isBase64 ? payload.text : nil,
-                           truncated: message.payload.isTruncated, closeCode: message.closeCode, closeReason: message.closeReason,
-                           malformed: message.problem)
+            return Message(
+                number: entry.number, direction: message.direction.rawValue,
+                time: entry.record.time.timeIntervalSince1970 * 1000,
+                opcode: Int(message.opcode), kind: message.kind.rawValue, size: message.payload.totalSize,
+                wireSize: message.wireSize, compressed: message.compressed, frames: message.frames,
+                text: payload.isBase64 ? nil : payload.text, base64: payload.isBase64 ? payload.text : nil,
+                truncated: message.payload.isTruncated, closeCode: message.closeCode, closeReason: message.closeReason,
+                malformed: message.problem)
         }
         omitted = webSocket.omitted
         sent = webSocket.sent

@@ -21,13 +21,16 @@ package struct HARBuilder: Sendable {
     package func entry(_ record: ExchangeRecord) -> HAREntry {
         let t = record.timings
         let connect = t.connect < 0 ? -1 : t.connect + max(0, t.ssl)
-        let timings = HARTimings(blocked: -1, dns: rounded(t.dns), connect: rounded(connect), send: rounded(t.send),
-                                 wait: rounded(t.wait), receive: rounded(t.receive), ssl: rounded(t.ssl))
-        let total = [timings.dns, timings.connect, timings.send, timings.wait, timings.receive].filter { $0 > 0 }.reduce(0, +)
-        var entry = HAREntry(startedDateTime: ISO8601.format(record.started), time: rounded(total), request: request(record),
-                             response: response(record), cache: HARCache(), timings: timings,
-                             serverIPAddress: record.serverAddress, connection: String(record.connectionID),
-                             _rule: record.rules.isEmpty ? nil : record.rules.joined(separator: ", "), _client: record.clientName)
+        let timings = HARTimings(
+            blocked: -1, dns: rounded(t.dns), connect: rounded(connect), send: rounded(t.send),
+            wait: rounded(t.wait), receive: rounded(t.receive), ssl: rounded(t.ssl))
+        let total = [timings.dns, timings.connect, timings.send, timings.wait, timings.receive].filter { $0 > 0 }
+            .reduce(0, +)
+        var entry = HAREntry(
+            startedDateTime: ISO8601.format(record.started), time: rounded(total), request: request(record),
+            response: response(record), cache: HARCache(), timings: timings,
+            serverIPAddress: record.serverAddress, connection: String(record.connectionID),
+            _rule: record.rules.isEmpty ? nil : record.rules.joined(separator: ", "), _client: record.clientName)
         entry._replayOf = record.replayOf
         return entry
     }
@@ -38,7 +41,8 @@ package struct HARBuilder: Sendable {
         entry._resourceType = "websocket"
         entry._webSocketMessages = webSocketMessages
         if omitted > 0 {
-            entry.comment = "\(omitted) later WebSocket messages are not in this HAR (it keeps at most "
+            entry.comment =
+                "\(omitted) later WebSocket messages are not in this HAR (it keeps at most "
                 + "\(HARWebSocketLimits.messages) messages and \(HARWebSocketLimits.bytes / (1024 * 1024)) MiB of data per WebSocket, "
                 + "\(HARWebSocketLimits.totalBytes / (1024 * 1024)) MiB for all open ones); "
                 + "the --events file has every one"
@@ -52,60 +56,75 @@ package struct HARBuilder: Sendable {
         message.payload = message.payload.limited(to: bodyLimit)
         let data = message.recordedData
         let truncated = message.payload.isTruncated
-        return HARWebSocketMessage(type: message.direction.rawValue, time: record.time.timeIntervalSince1970,
-                                   opcode: Int(message.opcode), data: data.text,
-                                   _size: truncated ? message.payload.totalSize : nil, _truncated: truncated ? true : nil,
-                                   _compressed: message.compressed ? true : nil, _closeCode: message.closeCode,
-                                   _closeReason: message.closeReason, _malformed: message.problem)
+        return HARWebSocketMessage(
+            type: message.direction.rawValue, time: record.time.timeIntervalSince1970,
+            opcode: Int(message.opcode), data: data.text,
+            _size: truncated ? message.payload.totalSize : nil, _truncated: truncated ? true : nil,
+            _compressed: message.compressed ? true : nil, _closeCode: message.closeCode,
+            _closeReason: message.closeReason, _malformed: message.problem)
     }
 
     /// The `_tlsErrors` entry of a refused, failed or inconclusive connection, or of one that accepted an invalid certificate.
     package func tlsError(_ record: ConnectionVerdict) -> HARTLSError {
-        HARTLSError(time: ISO8601.format(record.decidedAt), connection: String(record.connectionID), host: record.host,
-                    port: record.port, verdict: record.verdict.kind.rawValue, reason: record.verdict.reason.rawValue,
-                    alert: record.verdict.alert, detail: record.verdict.detail, tlsVersion: record.tlsVersion,
-                    offeredALPN: record.offeredALPN, profile: record.profile?.description,
-                    comment: record.acceptedInvalidCertificate ? VerdictText.acceptedInvalid(record.profile) : nil,
-                    _client: record.identity?.label, _clientIdentity: record.identity)
+        HARTLSError(
+            time: ISO8601.format(record.decidedAt), connection: String(record.connectionID), host: record.host,
+            port: record.port, verdict: record.verdict.kind.rawValue, reason: record.verdict.reason.rawValue,
+            alert: record.verdict.alert, detail: record.verdict.detail, tlsVersion: record.tlsVersion,
+            offeredALPN: record.offeredALPN, profile: record.profile?.description,
+            comment: record.acceptedInvalidCertificate ? VerdictText.acceptedInvalid(record.profile) : nil,
+            _client: record.identity?.label, _clientIdentity: record.identity)
     }
 
     private func request(_ record: ExchangeRecord) -> HARRequest {
         let head = record.request
         var postData: HARPostData?
-        if record.requestBody.totalSize > 0 || head.headers.contains("content-length") || head.headers.contains("transfer-encoding") {
+        if record.requestBody.totalSize > 0 || head.headers.contains("content-length")
+            || head.headers.contains("transfer-encoding")
+        {
             let mime = head.headers.first("content-type") ?? ""
-            let body = HARBodyText(record.requestBody.limited(to: bodyLimit), mimeType: mime, contentEncoding: head.headers.first("content-encoding"))
-            postData = HARPostData(mimeType: mime, params: [], text: body.text, comment: body.comment,
-                                   _encoding: body.encoding, _truncated: body.truncated ? true : nil)
+            let body = HARBodyText(
+                record.requestBody.limited(to: bodyLimit), mimeType: mime,
+                contentEncoding: head.headers.first("content-encoding"))
+            postData = HARPostData(
+                mimeType: mime, params: [], text: body.text, comment: body.comment,
+                _encoding: body.encoding, _truncated: body.truncated ? true : nil)
         }
         let url = record.url
-        return HARRequest(method: head.method, url: url, httpVersion: record.httpVersion,
-                          cookies: requestCookies(head.headers), headers: headers(head.headers),
-                          queryString: Self.query(of: url), postData: postData,
-                          headersSize: head.serializedCount, bodySize: record.requestBodyBytes)
+        return HARRequest(
+            method: head.method, url: url, httpVersion: record.httpVersion,
+            cookies: requestCookies(head.headers), headers: headers(head.headers),
+            queryString: Self.query(of: url), postData: postData,
+            headersSize: head.serializedCount, bodySize: record.requestBodyBytes)
     }
 
     private func response(_ record: ExchangeRecord) -> HARResponse {
         guard let head = record.response else {
-            return HARResponse(status: 0, statusText: "", httpVersion: record.httpVersion, cookies: [], headers: [],
-                               content: HARContent(size: 0, mimeType: "x-unknown"), redirectURL: "", headersSize: -1,
-                               bodySize: -1, _error: record.failure ?? "no response")
+            return HARResponse(
+                status: 0, statusText: "", httpVersion: record.httpVersion, cookies: [], headers: [],
+                content: HARContent(size: 0, mimeType: "x-unknown"), redirectURL: "", headersSize: -1,
+                bodySize: -1, _error: record.failure ?? "no response")
         }
         let mime = head.headers.first("content-type") ?? "x-unknown"
-        let body = HARBodyText(record.responseBody.limited(to: bodyLimit), mimeType: mime, contentEncoding: head.headers.first("content-encoding"))
-        let content = HARContent(size: record.responseBodyBytes, mimeType: mime, text: record.responseBodyBytes > 0 ? body.text : nil,
-                                 encoding: record.responseBodyBytes > 0 ? body.encoding : nil, comment: body.comment,
-                                 _truncated: body.truncated ? true : nil)
-        return HARResponse(status: head.status, statusText: head.reason, httpVersion: record.httpVersion,
-                           cookies: responseCookies(head.headers), headers: headers(head.headers), content: content,
-                           redirectURL: head.headers.first("location") ?? "", headersSize: head.serializedCount,
-                           bodySize: record.responseBodyBytes, _error: record.failure,
-                           _trailers: record.responseTrailers.map { headers($0) })
+        let body = HARBodyText(
+            record.responseBody.limited(to: bodyLimit), mimeType: mime,
+            contentEncoding: head.headers.first("content-encoding"))
+        let content = HARContent(
+            size: record.responseBodyBytes, mimeType: mime, text: record.responseBodyBytes > 0 ? body.text : nil,
+            encoding: record.responseBodyBytes > 0 ? body.encoding : nil, comment: body.comment,
+            _truncated: body.truncated ? true : nil)
+        return HARResponse(
+            status: head.status, statusText: head.reason, httpVersion: record.httpVersion,
+            cookies: responseCookies(head.headers), headers: headers(head.headers), content: content,
+            redirectURL: head.headers.first("location") ?? "", headersSize: head.serializedCount,
+            bodySize: record.responseBodyBytes, _error: record.failure,
+            _trailers: record.responseTrailers.map { headers($0) })
     }
 
     private func headers(_ headers: HTTPHeaders) -> [HARNameValue] {
         headers.map { field in
-            HARNameValue(name: field.name, value: redact && Self.sensitive.contains(field.name.lowercased()) ? Self.masked : field.value)
+            HARNameValue(
+                name: field.name,
+                value: redact && Self.sensitive.contains(field.name.lowercased()) ? Self.masked : field.value)
         }
     }
 
@@ -121,7 +140,9 @@ package struct HARBuilder: Sendable {
         headers.values("set-cookie").compactMap { line in
             let segments = line.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             guard let first = segments.first, let equals = first.firstIndex(of: "=") else { return nil }
-            var cookie = HARCookie(name: String(first[..<equals]), value: redact ? Self.masked : String(first[first.index(after: equals)...]))
+            var cookie = HARCookie(
+                name: String(first[..<equals]),
+                value: redact ? Self.masked : String(first[first.index(after: equals)...]))
             for attribute in segments.dropFirst() {
                 let parts = attribute.split(separator: "=", maxSplits: 1).map(String.init)
                 switch parts[0].lowercased() {
@@ -181,7 +202,8 @@ struct HARBodyText {
         }
         truncated = body.isTruncated
         if body.isTruncated {
-            comment = body.limit == 0
+            comment =
+                body.limit == 0
                 ? "body not recorded (\(body.totalSize) bytes relayed)"
                 : "truncated: first \(body.bytes.count) of \(body.totalSize) bytes recorded (--body-limit)"
         } else {
@@ -194,9 +216,11 @@ struct HARBodyText {
     static func isTextual(_ mimeType: String) -> Bool {
         var mimeType = mimeType
         return mimeType.withUTF8 { type in
-            startsWith(type, textPrefix, at: 0) || textualWords.contains { word in
-                type.count >= word.count && (0...(type.count - word.count)).contains { startsWith(type, word, at: $0) }
-            }
+            startsWith(type, textPrefix, at: 0)
+                || textualWords.contains { word in
+                    type.count >= word.count
+                        && (0...(type.count - word.count)).contains { startsWith(type, word, at: $0) }
+                }
         }
     }
 
@@ -212,5 +236,6 @@ struct HARBodyText {
     }
 
     private static let textPrefix = Array("text/".utf8)
-    private static let textualWords = ["json", "xml", "javascript", "x-www-form-urlencoded", "graphql", "csv", "yaml"].map { Array($0.utf8) }
+    private static let textualWords = ["json", "xml", "javascript", "x-www-form-urlencoded", "graphql", "csv", "yaml"]
+        .map { Array($0.utf8) }
 }

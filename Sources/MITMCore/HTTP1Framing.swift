@@ -36,7 +36,9 @@ enum HTTP1Framing {
     /// The body framing of a response to a request with `requestMethod` (nil when unknown), and whether the parser
     /// pauses after it (101, or 2xx to CONNECT). The framing rules are the request's: a response whose length the
     /// client and the proxy could read differently is refused, not guessed at.
-    static func response(_ head: HTTPResponseHead, requestMethod: String?) throws(HTTP1ParseError) -> (framing: HTTP1BodyFraming, pause: Bool) {
+    static func response(_ head: HTTPResponseHead, requestMethod: String?) throws(HTTP1ParseError) -> (
+        framing: HTTP1BodyFraming, pause: Bool
+    ) {
         let chunked = try transferCoding(head.headers)
         let length = try contentLength(head.headers)
         if head.status == 101 {
@@ -94,14 +96,16 @@ enum HTTP1Framing {
     /// digits, and all must be the same number.
     static func contentLength(_ headers: HTTPHeaders) throws(HTTP1ParseError) -> Int? {
         var length: Int?
-        for index in headers.fields.indices where HTTPSyntax.equalsIgnoringASCIICase(headers.fields[index].name, "content-length") {
+        for index in headers.fields.indices
+        where HTTPSyntax.equalsIgnoringASCIICase(headers.fields[index].name, "content-length") {
             let value = headers.fields[index].value
             let utf8 = value.utf8
             var start = utf8.startIndex
             while true {
                 let end = utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? utf8.endIndex
                 guard let number = HTTPSyntax.decimalValue(HTTPSyntax.trimmingOWS(utf8[start..<end])) else {
-                    throw HTTP1ParseError(.badContentLength, "Content-Length \(HTTPSyntax.quoted(value)) is not a number")
+                    throw HTTP1ParseError(
+                        .badContentLength, "Content-Length \(HTTPSyntax.quoted(value)) is not a number")
                 }
                 if let length, length != number {
                     throw HTTP1ParseError(.badContentLength, "Content-Length values \(length) and \(number) disagree")

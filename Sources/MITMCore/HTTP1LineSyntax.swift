@@ -30,7 +30,8 @@ enum HTTP1LineSyntax {
     /// Rejects control characters (HTAB aside, which only a reason phrase may hold) before the line is split.
     static func checkControlCharacters(_ line: Line) throws(HTTP1ParseError) {
         if let control = line.first(where: { !HTTPSyntax.isTextByte($0) }) {
-            throw HTTP1ParseError(.badStartLine, "start line contains the control character \(HTTPSyntax.quoted([control]))")
+            throw HTTP1ParseError(
+                .badStartLine, "start line contains the control character \(HTTPSyntax.quoted([control]))")
         }
     }
 
@@ -49,15 +50,18 @@ enum HTTP1LineSyntax {
         }
         let target = Line(rebasing: line[(firstSpace + 1)..<secondSpace])
         guard !target.isEmpty, target.allSatisfy(HTTPSyntax.isVisibleASCII) else {
-            throw HTTP1ParseError(.badStartLine, "request target \(HTTPSyntax.quoted(target)) is empty or has characters other than visible ASCII")
+            throw HTTP1ParseError(
+                .badStartLine,
+                "request target \(HTTPSyntax.quoted(target)) is empty or has characters other than visible ASCII")
         }
         let versionBytes = Line(rebasing: line[(secondSpace + 1)...])
         if versionBytes.contains(HTTPSyntax.space) {
             throw HTTP1ParseError(.badStartLine, "request line \(HTTPSyntax.quoted(line)) has more than two spaces")
         }
         let version = try parseVersion(versionBytes, line: line)
-        return RequestLine(method: String(decoding: method, as: UTF8.self), target: String(decoding: target, as: UTF8.self),
-                           version: version)
+        return RequestLine(
+            method: String(decoding: method, as: UTF8.self), target: String(decoding: target, as: UTF8.self),
+            version: version)
     }
 
     /// `HTTP-version SP 3DIGIT [SP reason-phrase]`; the space and reason may be missing.
@@ -65,19 +69,23 @@ enum HTTP1LineSyntax {
         try checkControlCharacters(line)
         let versionEnd = line.firstIndex(of: HTTPSyntax.space) ?? line.endIndex
         guard HTTPSyntax.startsWith(line, "HTTP/") else {
-            throw HTTP1ParseError(.badStartLine, "status line \(HTTPSyntax.quoted(line)) does not start with an HTTP version")
+            throw HTTP1ParseError(
+                .badStartLine, "status line \(HTTPSyntax.quoted(line)) does not start with an HTTP version")
         }
         let version = try parseVersion(Line(rebasing: line[..<versionEnd]), line: line)
         let statusStart = versionEnd + 1
         let statusEnd = statusStart + 3
         guard statusEnd <= line.endIndex,
-              let status = HTTPSyntax.decimalValue(Line(rebasing: line[statusStart..<statusEnd])), status >= 100,
-              statusEnd == line.endIndex || line[statusEnd] == HTTPSyntax.space else {
-            throw HTTP1ParseError(.badStartLine, "status line \(HTTPSyntax.quoted(line)) has no three-digit status code")
+            let status = HTTPSyntax.decimalValue(Line(rebasing: line[statusStart..<statusEnd])), status >= 100,
+            statusEnd == line.endIndex || line[statusEnd] == HTTPSyntax.space
+        else {
+            throw HTTP1ParseError(
+                .badStartLine, "status line \(HTTPSyntax.quoted(line)) has no three-digit status code")
         }
         let reason = Line(rebasing: statusEnd == line.endIndex ? line[statusEnd...] : line[(statusEnd + 1)...])
         guard reason.allSatisfy(HTTPSyntax.isTextByte) else {
-            throw HTTP1ParseError(.badStartLine, "reason phrase \(HTTPSyntax.quoted(reason)) contains control characters")
+            throw HTTP1ParseError(
+                .badStartLine, "reason phrase \(HTTPSyntax.quoted(reason)) contains control characters")
         }
         return StatusLine(version: version, status: status, reason: HTTPSyntax.decodeTextNotingUTF8(reason).text)
     }
@@ -89,13 +97,16 @@ enum HTTP1LineSyntax {
             if bytes[7] == UInt8(ascii: "0") { return .http1_0 }
         }
         if HTTPSyntax.startsWith(bytes, "HTTP/") {
-            throw HTTP1ParseError(.badVersion, "HTTP version \(HTTPSyntax.quoted(bytes)) is not supported (only HTTP/1.0 and HTTP/1.1)")
+            throw HTTP1ParseError(
+                .badVersion, "HTTP version \(HTTPSyntax.quoted(bytes)) is not supported (only HTTP/1.0 and HTTP/1.1)")
         }
         throw HTTP1ParseError(.badStartLine, "start line \(HTTPSyntax.quoted(line)) has no valid HTTP version")
     }
 
     /// `field-name ":" OWS field-value OWS`; `place` names the line in error messages (`header line 3`).
-    static func parseFieldLine(_ line: Line, place: @autoclosure () -> String) throws(HTTP1ParseError) -> HTTPHeaderField {
+    static func parseFieldLine(_ line: Line, place: @autoclosure () -> String) throws(HTTP1ParseError)
+        -> HTTPHeaderField
+    {
         // One pass over the name: token bytes up to the colon is a valid name; anything else is some error.
         var colon = 0
         while colon < line.count, HTTPSyntax.isTokenByte(line[colon]) { colon += 1 }
@@ -108,7 +119,9 @@ enum HTTP1LineSyntax {
         if !HTTPSyntax.isPrintableASCII(value) {
             for byte in value {
                 guard HTTPSyntax.isTextByte(byte) else {
-                    throw HTTP1ParseError(.badHeader, "\(place()) (\(String(decoding: name, as: UTF8.self))) has a control character in its value")
+                    throw HTTP1ParseError(
+                        .badHeader,
+                        "\(place()) (\(String(decoding: name, as: UTF8.self))) has a control character in its value")
                 }
                 if byte >= 0x80 { isASCII = false }
             }
@@ -122,7 +135,8 @@ enum HTTP1LineSyntax {
             return HTTP1ParseError(.badHeader, "\(place) is empty")
         }
         if HTTPSyntax.isOWS(first) {
-            return HTTP1ParseError(.badHeader, "\(place) starts with whitespace (obsolete line folding is not accepted)")
+            return HTTP1ParseError(
+                .badHeader, "\(place) starts with whitespace (obsolete line folding is not accepted)")
         }
         guard let colon = line.firstIndex(of: HTTPSyntax.colon) else {
             return HTTP1ParseError(.badHeader, "\(place) has no colon")
@@ -147,9 +161,12 @@ enum HTTP1LineSyntax {
 
     /// Field names most requests and responses carry, as browsers, curl, nginx and common frameworks spell them.
     private static let commonFieldNames: [StaticString] = [
-        "Host", "Date", "ETag", "Vary", "Accept", "Server", "Cookie", "Origin", "Pragma", "Expires", "Referer", "Location",
-        "Connection", "Set-Cookie", "User-Agent", "Keep-Alive", "Content-Type", "Cache-Control", "Last-Modified", "Accept-Ranges",
-        "Authorization", "Content-Length", "Accept-Encoding", "Accept-Language", "Content-Encoding", "Transfer-Encoding",
+        "Host", "Date", "ETag", "Vary", "Accept", "Server", "Cookie", "Origin", "Pragma", "Expires", "Referer",
+        "Location",
+        "Connection", "Set-Cookie", "User-Agent", "Keep-Alive", "Content-Type", "Cache-Control", "Last-Modified",
+        "Accept-Ranges",
+        "Authorization", "Content-Length", "Accept-Encoding", "Accept-Language", "Content-Encoding",
+        "Transfer-Encoding",
         "If-None-Match", "If-Modified-Since", "Upgrade", "Age", "Via", "X-Forwarded-For", "X-Requested-With",
         "Access-Control-Allow-Origin", "Strict-Transport-Security", "Content-Security-Policy", "X-Content-Type-Options",
         "Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest", "Upgrade-Insecure-Requests",
@@ -157,7 +174,8 @@ enum HTTP1LineSyntax {
 
     /// `commonFieldNames` by their length in bytes, each with its String.
     private static let commonFieldNamesByLength: [[(StaticString, String)]] = {
-        var byLength = [[(StaticString, String)]](repeating: [], count: (commonFieldNames.map(\.utf8CodeUnitCount).max() ?? 0) + 1)
+        var byLength = [[(StaticString, String)]](
+            repeating: [], count: (commonFieldNames.map(\.utf8CodeUnitCount).max() ?? 0) + 1)
         for name in commonFieldNames { byLength[name.utf8CodeUnitCount].append((name, name.description)) }
         return byLength
     }()

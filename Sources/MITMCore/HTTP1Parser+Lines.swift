@@ -10,7 +10,8 @@ extension HTTP1Parser {
     mutating func nextLine(in bytes: UnsafeBufferPointer<UInt8>) -> (content: Range<Int>, length: Int, bareLF: Bool)? {
         let from = readIndex + scannedWithoutNewline
         guard from < bytes.count, let base = bytes.baseAddress,
-              let found = memchr(base + from, Int32(HTTPSyntax.lf), bytes.count - from) else {
+            let found = memchr(base + from, Int32(HTTPSyntax.lf), bytes.count - from)
+        else {
             scannedWithoutNewline = bytes.count - readIndex
             return nil
         }
@@ -85,8 +86,10 @@ extension HTTP1Parser {
                 try Self.refuseBareLF(bareLF, .badHeader, in: "trailer section")
                 if range.isEmpty { return true }
                 blockLines += 1
-                fields.append(try HTTP1LineSyntax.parseFieldLine(UnsafeBufferPointer(rebasing: bytes[range]),
-                                                                 place: "trailer line \(blockLines)"))
+                fields.append(
+                    try HTTP1LineSyntax.parseFieldLine(
+                        UnsafeBufferPointer(rebasing: bytes[range]),
+                        place: "trailer line \(blockLines)"))
             }
         }
     }
@@ -129,18 +132,21 @@ extension HTTP1Parser {
             index += 1
         }
         if index == line.startIndex {
-            throw HTTP1ParseError(.badChunk, "chunk size line \(HTTPSyntax.quoted(line)) does not start with a hex number")
+            throw HTTP1ParseError(
+                .badChunk, "chunk size line \(HTTPSyntax.quoted(line)) does not start with a hex number")
         }
         let rest = line[index...].drop(while: HTTPSyntax.isOWS)
         if rest.isEmpty && index < line.endIndex {
-            throw HTTP1ParseError(.badChunk, "chunk size line \(HTTPSyntax.quoted(line)) has whitespace after the size and no extension")
+            throw HTTP1ParseError(
+                .badChunk, "chunk size line \(HTTPSyntax.quoted(line)) has whitespace after the size and no extension")
         }
         if let first = rest.first {
             guard first == UInt8(ascii: ";") else {
                 throw HTTP1ParseError(.badChunk, "chunk size line \(HTTPSyntax.quoted(line)) has junk after the size")
             }
             guard rest.allSatisfy(HTTPSyntax.isTextByte) else {
-                throw HTTP1ParseError(.badChunk, "chunk extension in \(HTTPSyntax.quoted(line)) contains control characters")
+                throw HTTP1ParseError(
+                    .badChunk, "chunk extension in \(HTTPSyntax.quoted(line)) contains control characters")
             }
         }
         return size
@@ -161,12 +167,15 @@ extension HTTP1Parser {
     }
 
     /// Emits the head just read and sets up reading its body.
-    mutating func completeHead(_ line: HTTP1LineSyntax.StartLine, into events: inout [HTTP1Event]) throws(HTTP1ParseError) {
+    mutating func completeHead(_ line: HTTP1LineSyntax.StartLine, into events: inout [HTTP1Event])
+        throws(HTTP1ParseError)
+    {
         let headers = HTTPHeaders(fields)
         let framing: HTTP1BodyFraming
         switch line {
         case .request(let requestLine):
-            let head = HTTPRequestHead(method: requestLine.method, target: requestLine.target, version: requestLine.version, headers: headers)
+            let head = HTTPRequestHead(
+                method: requestLine.method, target: requestLine.target, version: requestLine.version, headers: headers)
             // A target the proxy and the origin could resolve differently (userinfo, a fragment, a foreign scheme) is
             // refused here, whatever relays it next; CONNECT targets are judged where the tunnel is opened.
             if requestLine.method != "CONNECT" {
@@ -175,9 +184,11 @@ extension HTTP1Parser {
             (framing, pauseAfterMessage) = try HTTP1Framing.request(head)
             events.append(.requestHead(head, framing: framing))
         case .status(let statusLine):
-            let head = HTTPResponseHead(version: statusLine.version, status: statusLine.status, reason: statusLine.reason, headers: headers)
+            let head = HTTPResponseHead(
+                version: statusLine.version, status: statusLine.status, reason: statusLine.reason, headers: headers)
             let isInterim = head.status < 200 && head.status != 101
-            (framing, pauseAfterMessage) = try HTTP1Framing.response(head, requestMethod: isInterim ? nil : expectedMethods.first)
+            (framing, pauseAfterMessage) = try HTTP1Framing.response(
+                head, requestMethod: isInterim ? nil : expectedMethods.first)
             if !isInterim && !expectedMethods.isEmpty {
                 expectedMethods.removeFirst()
             }

@@ -74,7 +74,8 @@ public struct HTTP1Parser: Sendable {
         var events: [HTTP1Event] = []
         // A read often completes a whole message (head, body, end): one allocation instead of one per doubling.
         events.reserveCapacity(4)
-        var input = UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        var input = UnsafeBufferPointer(
+            start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         if !paused && readIndex == buffer.count {
             takeBodyDirectly(from: &input, into: &events)
         }
@@ -201,7 +202,9 @@ extension HTTP1Parser {
 
     /// With nothing buffered, body bytes that need no look-ahead go from the input straight into an event, skipping the
     /// copy into the buffer.
-    private mutating func takeBodyDirectly(from input: inout UnsafeBufferPointer<UInt8>, into events: inout [HTTP1Event]) {
+    private mutating func takeBodyDirectly(
+        from input: inout UnsafeBufferPointer<UInt8>, into events: inout [HTTP1Event]
+    ) {
         guard !input.isEmpty else { return }
         switch phase {
         case .fixedBody(let remaining):

@@ -89,7 +89,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
             for index in fields.indices where HTTPSyntax.equalsIgnoringASCIICase(fields[index].name, name) {
                 var found = false
                 HTTPSyntax.forEachListElement(of: fields[index].value) { element in
-                    found = element.count == token.count && zip(element, token).allSatisfy { HTTPSyntax.lowercasedASCII($0) == $1 }
+                    found =
+                        element.count == token.count
+                        && zip(element, token).allSatisfy { HTTPSyntax.lowercasedASCII($0) == $1 }
                     return !found
                 }
                 if found { return true }

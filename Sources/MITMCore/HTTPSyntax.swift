@@ -37,7 +37,9 @@ package enum HTTPSyntax {
         // has it: either way a top bit shows (a borrow or carry only ever follows such a byte).
         while index + 8 <= bytes.count {
             let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if ((word &- 0x2020_2020_2020_2020) | (word &+ 0x0101_0101_0101_0101) | word) & 0x8080_8080_8080_8080 != 0 { return false }
+            if ((word &- 0x2020_2020_2020_2020) | (word &+ 0x0101_0101_0101_0101) | word) & 0x8080_8080_8080_8080 != 0 {
+                return false
+            }
             index += 8
         }
         while index < bytes.count {
@@ -131,7 +133,9 @@ package enum HTTPSyntax {
             }
     }
 
-    private static func equalIgnoringASCIICase(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func equalIgnoringASCIICase(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
         for index in 0..<lhs.count where lowercasedASCII(lhs[index]) != lowercasedASCII(rhs[index]) { return false }
         return true
     }

@@ -17,11 +17,15 @@ package enum HopByHopFields {
         }
         guard hopByHopCount > 0 else { return }
         if hopByHopCount == 1, let connectionIndex, !upgrading,
-           let persistence = persistenceOnly(headers.fields[connectionIndex].value) {
+            let persistence = persistenceOnly(headers.fields[connectionIndex].value)
+        {
             // Already as it would be written again (nginx sends `Connection: keep-alive` on every response): left
             // where it is, so the headers are not copied to be changed.
             if let persistence, headers.fields[connectionIndex].name == "Connection",
-               headers.fields[connectionIndex].value == persistence { return }
+                headers.fields[connectionIndex].value == persistence
+            {
+                return
+            }
             headers.fields.remove(at: connectionIndex)
             if let persistence { headers.add(name: "Connection", value: persistence) }
             return
@@ -71,7 +75,9 @@ package enum HopByHopFields {
         switch name.utf8.count {
         case 2: HTTPSyntax.equalsIgnoringASCIICase(name, "te")
         case 7: HTTPSyntax.equalsIgnoringASCIICase(name, "upgrade")
-        case 10: HTTPSyntax.equalsIgnoringASCIICase(name, "connection") || HTTPSyntax.equalsIgnoringASCIICase(name, "keep-alive")
+        case 10:
+            HTTPSyntax.equalsIgnoringASCIICase(name, "connection")
+                || HTTPSyntax.equalsIgnoringASCIICase(name, "keep-alive")
         case 16: HTTPSyntax.equalsIgnoringASCIICase(name, "proxy-connection")
         default: false
         }
@@ -113,7 +119,8 @@ package enum HopByHopFields {
     private static func collapseContentLength(_ headers: inout HTTPHeaders) {
         var count = 0
         var listsSeveral = false
-        for index in headers.fields.indices where HTTPSyntax.equalsIgnoringASCIICase(headers.fields[index].name, "content-length") {
+        for index in headers.fields.indices
+        where HTTPSyntax.equalsIgnoringASCIICase(headers.fields[index].name, "content-length") {
             count += 1
             listsSeveral = listsSeveral || headers.fields[index].value.utf8.contains(UInt8(ascii: ","))
         }

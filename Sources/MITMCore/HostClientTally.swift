@@ -40,12 +40,14 @@ public struct HostClientTally: Sendable, Equatable, Codable {
         for (kindAndWay, count) in try container.decodeIfPresent([String: Int].self, forKey: .ways) ?? [:] {
             let parts = kindAndWay.split(separator: ":", maxSplits: 1).map(String.init)
             guard parts.count == 2 else {
-                throw DecodingError.dataCorruptedError(forKey: .ways, in: container, debugDescription: "\"\(kindAndWay)\" is not KIND:WAY")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .ways, in: container, debugDescription: "\"\(kindAndWay)\" is not KIND:WAY")
             }
             wayTable[parts[0], default: [:]][parts[1]] = count
         }
         do {
-            counts = try VerdictCounts(kindTable: container.decode([String: Int].self, forKey: .counts), wayTable: wayTable)
+            counts = try VerdictCounts(
+                kindTable: container.decode([String: Int].self, forKey: .counts), wayTable: wayTable)
         } catch let error as VerdictCountsError {
             throw DecodingError.dataCorruptedError(forKey: .counts, in: container, debugDescription: error.description)
         }

@@ -32,8 +32,12 @@ package enum HostName {
                     if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hasUppercase = true }
                 }
             }
-            guard !name.isEmpty, name.count <= maxLength, (1...maxLabelLength).contains(name.count - labelStart) else { return nil }
-            if looksNumeric(UnsafeBufferPointer(rebasing: name[lastLabelStart...])), !isIPv4(Array(name)[...]) { return nil }
+            guard !name.isEmpty, name.count <= maxLength, (1...maxLabelLength).contains(name.count - labelStart) else {
+                return nil
+            }
+            if looksNumeric(UnsafeBufferPointer(rebasing: name[lastLabelStart...])), !isIPv4(Array(name)[...]) {
+                return nil
+            }
             // Most names come in normal form already: give the caller's string back rather than a copy.
             if !hasUppercase && name.count == bytes.count { return raw }
             return String(decoding: name.map(HTTPSyntax.lowercasedASCII), as: UTF8.self)
@@ -48,7 +52,9 @@ package enum HostName {
             var digitsAndDots = true
             for byte in bytes {
                 if byte == UInt8(ascii: ":") { return isIPv6(Array(bytes)[...]) }
-                if byte != UInt8(ascii: ".") && (byte < UInt8(ascii: "0") || byte > UInt8(ascii: "9")) { digitsAndDots = false }
+                if byte != UInt8(ascii: ".") && (byte < UInt8(ascii: "0") || byte > UInt8(ascii: "9")) {
+                    digitsAndDots = false
+                }
             }
             return digitsAndDots && isIPv4(Array(bytes)[...])
         }
@@ -61,8 +67,9 @@ package enum HostName {
 
     private static func isLabelByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"):
             return true
         default:
             return false
@@ -72,17 +79,22 @@ package enum HostName {
     /// A label that URL parsers read as a number (decimal, or `0x` hex), turning the whole name into an IPv4 address.
     private static func looksNumeric<Label: Collection<UInt8>>(_ label: Label) -> Bool {
         if label.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return true }
-        guard label.first == UInt8(ascii: "0"), HTTPSyntax.lowercasedASCII(label.dropFirst().first ?? 0) == UInt8(ascii: "x") else { return false }
+        guard label.first == UInt8(ascii: "0"),
+            HTTPSyntax.lowercasedASCII(label.dropFirst().first ?? 0) == UInt8(ascii: "x")
+        else { return false }
         return label.dropFirst(2).allSatisfy { HTTPSyntax.hexDigitValue($0) != nil }
     }
 
     /// Four decimal parts of 0...255, without leading zeros (which some resolvers read as octal).
     static func isIPv4(_ bytes: ArraySlice<UInt8>) -> Bool {
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in
-            guard (1...3).contains(part.count), let value = HTTPSyntax.decimalValue(part), value <= 255 else { return false }
-            return part.count == 1 || part.first != UInt8(ascii: "0")
-        }
+        return parts.count == 4
+            && parts.allSatisfy { part in
+                guard (1...3).contains(part.count), let value = HTTPSyntax.decimalValue(part), value <= 255 else {
+                    return false
+                }
+                return part.count == 1 || part.first != UInt8(ascii: "0")
+            }
     }
 
     /// Eight groups of one to four hex digits separated by colons, where one `::` may stand for one or more zero groups
@@ -106,7 +118,8 @@ package enum HostName {
         let left = bytes[..<elisionAt]
         let right = bytes[(elisionAt + 2)...]
         guard let leftCount = groupCount(left, allowsTrailingIPv4: false),
-              let rightCount = groupCount(right, allowsTrailingIPv4: true) else { return false }
+            let rightCount = groupCount(right, allowsTrailingIPv4: true)
+        else { return false }
         return leftCount + rightCount <= 7
     }
 
@@ -120,7 +133,9 @@ package enum HostName {
                 guard isIPv4(group) else { return nil }
                 count += 2
             } else {
-                guard (1...4).contains(group.count), group.allSatisfy({ HTTPSyntax.hexDigitValue($0) != nil }) else { return nil }
+                guard (1...4).contains(group.count), group.allSatisfy({ HTTPSyntax.hexDigitValue($0) != nil }) else {
+                    return nil
+                }
                 count += 1
             }
         }

@@ -29,7 +29,9 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
         if let invalid = host.first(where: { !Self.isHostCharacter($0) }) {
             throw .invalidCharacter(invalid, in: text)
         }
-        if !host.contains(":") && host.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+        if !host.contains(":")
+            && host.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+        {
             throw .emptyLabel(text)
         }
         kind = isWildcard ? .subdomains(of: host) : .exact(host)

@@ -16,7 +16,9 @@ package enum HostPatternFile {
                 throw HostPatternFileError(file: file, line: index + 1, reason: error.description)
             }
         }
-        guard !patterns.isEmpty else { throw HostPatternFileError(file: file, line: nil, reason: "it holds no host pattern") }
+        guard !patterns.isEmpty else {
+            throw HostPatternFileError(file: file, line: nil, reason: "it holds no host pattern")
+        }
         return patterns
     }
 }

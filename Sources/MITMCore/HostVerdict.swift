@@ -59,9 +59,11 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var byClient: [HostClientTally]
 
     /// Creates a summary.
-    public init(host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: VerdictCounts, how: [String],
-                refusedBy: [String] = [], clients: [String] = [], upstream: UpstreamOutcome? = nil,
-                profile: CertificateProfile? = nil, byClient: [HostClientTally] = []) {
+    public init(
+        host: String, port: Int? = nil, verdict: HostVerdictKind, attempts: Int, counts: VerdictCounts, how: [String],
+        refusedBy: [String] = [], clients: [String] = [], upstream: UpstreamOutcome? = nil,
+        profile: CertificateProfile? = nil, byClient: [HostClientTally] = []
+    ) {
         self.byClient = byClient
         self.host = host
         self.port = port
@@ -81,7 +83,8 @@ public struct HostVerdict: Sendable, Equatable, Codable {
     public var acceptedInvalidCertificate: Bool { verdict == .intercepted && profile?.isInvalid == true }
 
     private enum CodingKeys: String, CodingKey {
-        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream, clients, evidence, fallbacks, pinFailureReports, profile
+        case host, port, verdict, attempts, counts, how, ways, refusedBy, upstream, clients, evidence, fallbacks,
+            pinFailureReports, profile
         case byClient, disagreement
     }
 
@@ -114,8 +117,9 @@ public struct HostVerdict: Sendable, Equatable, Codable {
         verdict = try container.decode(HostVerdictKind.self, forKey: .verdict)
         attempts = try container.decode(Int.self, forKey: .attempts)
         do {
-            counts = try VerdictCounts(kindTable: container.decode([String: Int].self, forKey: .counts),
-                                       wayTable: container.decodeIfPresent([String: [String: Int]].self, forKey: .ways) ?? [:])
+            counts = try VerdictCounts(
+                kindTable: container.decode([String: Int].self, forKey: .counts),
+                wayTable: container.decodeIfPresent([String: [String: Int]].self, forKey: .ways) ?? [:])
         } catch let error as VerdictCountsError {
             throw DecodingError.dataCorruptedError(forKey: .counts, in: container, debugDescription: error.description)
         }

@@ -27,7 +27,9 @@ public struct IPAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:10.0.0.7`, how a dual-stack listener sees IPv4 clients).
     public var unmappedIPv4: IPAddress? {
-        guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return nil }
+        guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else {
+            return nil
+        }
         return IPAddress(bytes: Array(bytes[12...]))
     }
 
@@ -52,7 +54,9 @@ public struct IPAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func scopeOfIPv6(_ b: [UInt8]) -> IPAddressScope {
-        if b[0..<15].allSatisfy({ $0 == 0 }) { return b[15] == 1 ? .loopback : b[15] == 0 ? .unspecified : .publicInternet }
+        if b[0..<15].allSatisfy({ $0 == 0 }) {
+            return b[15] == 1 ? .loopback : b[15] == 0 ? .unspecified : .publicInternet
+        }
         if b[0] & 0xFE == 0xFC { return .privateNetwork }
         if b[0] == 0xFE && b[1] & 0xC0 == 0x80 { return .linkLocal }
         return .publicInternet

@@ -18,8 +18,10 @@ package struct JUnitReport: Sendable, Equatable {
         package var seconds: Double
 
         /// A case.
-        package init(group: String, name: String, failure: String? = nil, failureDetail: String? = nil, skipped: String? = nil,
-                    seconds: Double = 0) {
+        package init(
+            group: String, name: String, failure: String? = nil, failureDetail: String? = nil, skipped: String? = nil,
+            seconds: Double = 0
+        ) {
             self.group = group
             self.name = name
             self.failure = failure
@@ -51,16 +53,22 @@ package struct JUnitReport: Sendable, Equatable {
         var cases = report.expectations.map { result in
             // An expectation is judged by its hosts' verdicts: its time is the run's until the last of them was decided.
             let decided = report.connections.filter { result.hosts[$0.host] != nil }.map(\.decidedAt).max()
-            return TestCase(group: "expectations", name: "expect \(result.expectation)", failure: result.met ? nil : result.explanation,
-                            failureDetail: result.met ? nil : Self.detail(result, hosts: report.hosts),
-                            seconds: decided.map { max(0, $0.timeIntervalSince(startedAt)) } ?? 0)
+            return TestCase(
+                group: "expectations", name: "expect \(result.expectation)",
+                failure: result.met ? nil : result.explanation,
+                failureDetail: result.met ? nil : Self.detail(result, hosts: report.hosts),
+                seconds: decided.map { max(0, $0.timeIntervalSince(startedAt)) } ?? 0)
         }
         if let client = report.clientCommand {
-            cases.append(TestCase(group: "client", name: "client command", failure: client.succeeded ? nil : client.status,
-                                  failureDetail: client.succeeded ? nil : "command: \(client.command)\n\(client.status)",
-                                  seconds: client.seconds ?? 0))
+            cases.append(
+                TestCase(
+                    group: "client", name: "client command", failure: client.succeeded ? nil : client.status,
+                    failureDetail: client.succeeded ? nil : "command: \(client.command)\n\(client.status)",
+                    seconds: client.seconds ?? 0))
         }
-        self.init(name: "mitm-proxy", cases: cases, seconds: max(0, report.generatedAt.timeIntervalSince(startedAt)), systemOut: summary)
+        self.init(
+            name: "mitm-proxy", cases: cases, seconds: max(0, report.generatedAt.timeIntervalSince(startedAt)),
+            systemOut: summary)
     }
 
     /// One case per host and profile of an audit that took `seconds`, and one per expectation.
@@ -69,26 +77,35 @@ package struct JUnitReport: Sendable, Equatable {
         for row in audit.rows {
             for cell in row.cells {
                 let name = "\(cell.profile)"
-                let what = cell.how.isEmpty ? cell.verdict.rawValue : "\(cell.verdict.rawValue) (\(cell.how.joined(separator: ", ")))"
+                let what =
+                    cell.how.isEmpty
+                    ? cell.verdict.rawValue : "\(cell.verdict.rawValue) (\(cell.how.joined(separator: ", ")))"
                 // A cell is judged by its profile's round: the time its client command ran.
                 let round = audit.rounds.first { $0.profile == cell.profile }
                 let roundSeconds = round?.clientCommand?.seconds ?? 0
                 if cell.isCritical {
                     let evidence = round?.hosts.first { $0.host == row.host }?.evidence
-                    cases.append(TestCase(group: row.host, name: name, failure: VerdictText.acceptedInvalid(cell.profile),
-                                          failureDetail: "expected: refused (the \(cell.profile) certificate is invalid)\nseen: \(what)"
-                                              + (evidence.map { "\nevidence: \($0)" } ?? ""),
-                                          seconds: roundSeconds))
+                    cases.append(
+                        TestCase(
+                            group: row.host, name: name, failure: VerdictText.acceptedInvalid(cell.profile),
+                            failureDetail:
+                                "expected: refused (the \(cell.profile) certificate is invalid)\nseen: \(what)"
+                                + (evidence.map { "\nevidence: \($0)" } ?? ""),
+                            seconds: roundSeconds))
                 } else if cell.verdict == .unseen || cell.verdict == .inconclusive {
-                    cases.append(TestCase(group: row.host, name: name, skipped: "\(what): proves nothing", seconds: roundSeconds))
+                    cases.append(
+                        TestCase(group: row.host, name: name, skipped: "\(what): proves nothing", seconds: roundSeconds)
+                    )
                 } else {
                     cases.append(TestCase(group: row.host, name: name, seconds: roundSeconds))
                 }
             }
         }
         cases += audit.expectations.map { result in
-            TestCase(group: "expectations", name: "expect \(result.expectation)", failure: result.met ? nil : result.explanation,
-                     failureDetail: result.met ? nil : Self.detail(result, hosts: []))
+            TestCase(
+                group: "expectations", name: "expect \(result.expectation)",
+                failure: result.met ? nil : result.explanation,
+                failureDetail: result.met ? nil : Self.detail(result, hosts: []))
         }
         self.init(name: "mitm-proxy audit", cases: cases, seconds: seconds, systemOut: summary)
     }
@@ -101,7 +118,9 @@ package struct JUnitReport: Sendable, Equatable {
         } else {
             for (host, verdict) in result.hosts.sorted(by: { $0.key < $1.key }) {
                 lines.append("seen: \(host) \(verdict)")
-                if let evidence = hosts.first(where: { $0.host == host })?.evidence { lines.append("evidence: \(evidence)") }
+                if let evidence = hosts.first(where: { $0.host == host })?.evidence {
+                    lines.append("evidence: \(evidence)")
+                }
             }
         }
         lines.append(result.explanation)
@@ -113,16 +132,22 @@ package struct JUnitReport: Sendable, Equatable {
         let failures = cases.filter { $0.failure != nil }.count
         let skipped = cases.filter { $0.skipped != nil }.count
         let time = Self.secondsText(seconds)
-        var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
-                     "<testsuites name=\"\(XMLText.escaped(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\" time=\"\(time)\">",
-                     "  <testsuite name=\"\(XMLText.escaped(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"0\" "
-                        + "skipped=\"\(skipped)\" time=\"\(time)\">"]
+        var lines = [
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+            "<testsuites name=\"\(XMLText.escaped(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\" time=\"\(time)\">",
+            "  <testsuite name=\"\(XMLText.escaped(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"0\" "
+                + "skipped=\"\(skipped)\" time=\"\(time)\">",
+        ]
         for testCase in cases {
-            let open = "    <testcase classname=\"\(XMLText.escaped(testCase.group))\" name=\"\(XMLText.escaped(testCase.name))\" "
+            let open =
+                "    <testcase classname=\"\(XMLText.escaped(testCase.group))\" name=\"\(XMLText.escaped(testCase.name))\" "
                 + "time=\"\(Self.secondsText(testCase.seconds))\""
             if let failure = testCase.failure {
-                lines += [open + ">", "      <failure message=\"\(XMLText.escaped(failure))\" type=\"expectation\">"
-                    + XMLText.escaped(testCase.failureDetail ?? failure) + "</failure>", "    </testcase>"]
+                lines += [
+                    open + ">",
+                    "      <failure message=\"\(XMLText.escaped(failure))\" type=\"expectation\">"
+                        + XMLText.escaped(testCase.failureDetail ?? failure) + "</failure>", "    </testcase>",
+                ]
             } else if let skipped = testCase.skipped {
                 lines += [open + ">", "      <skipped message=\"\(XMLText.escaped(skipped))\"/>", "    </testcase>"]
             } else {

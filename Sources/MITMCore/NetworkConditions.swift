@@ -21,8 +21,10 @@ public struct NetworkConditions: Sendable, Equatable, CustomStringConvertible {
     public var profileName: String?
 
     /// Conditions with the given limits.
-    public init(down: Double? = nil, up: Double? = nil, latency: Double = 0, loss: Double = 0, isOffline: Bool = false,
-                profileName: String? = nil) {
+    public init(
+        down: Double? = nil, up: Double? = nil, latency: Double = 0, loss: Double = 0, isOffline: Bool = false,
+        profileName: String? = nil
+    ) {
         downBitsPerSecond = down
         upBitsPerSecond = up
         self.latency = latency
@@ -55,20 +57,25 @@ public struct NetworkConditions: Sendable, Equatable, CustomStringConvertible {
             return
         }
         guard lowered.contains("=") else {
-            throw RuleError("unknown network profile \"\(text)\": use \(Self.profiles.map(\.name).joined(separator: ", ")) "
-                + "or down=256kbit,up=64kbit,latency=300ms,loss=1%")
+            throw RuleError(
+                "unknown network profile \"\(text)\": use \(Self.profiles.map(\.name).joined(separator: ", ")) "
+                    + "or down=256kbit,up=64kbit,latency=300ms,loss=1%")
         }
         self.init()
         for part in lowered.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces }
-            guard pair.count == 2, !pair[1].isEmpty else { throw RuleError("\"\(part)\" in \"\(text)\" is not KEY=VALUE") }
+            guard pair.count == 2, !pair[1].isEmpty else {
+                throw RuleError("\"\(part)\" in \"\(text)\" is not KEY=VALUE")
+            }
             switch pair[0] {
             case "down", "up":
                 guard let bits = QuantityText.bitsPerSecond(pair[1]) else {
                     throw RuleError("\(pair[0])=\(pair[1]) is not a bandwidth like 256kbit or 1.5mbit")
                 }
                 guard Self.bandwidthRange.contains(bits) else {
-                    throw RuleError("\(pair[0])=\(pair[1]) is outside what can be simulated: \(pair[0]) must be between 1bit and 100gbit")
+                    throw RuleError(
+                        "\(pair[0])=\(pair[1]) is outside what can be simulated: \(pair[0]) must be between 1bit and 100gbit"
+                    )
                 }
                 if pair[0] == "down" { downBitsPerSecond = bits } else { upBitsPerSecond = bits }
             case "latency":
@@ -76,7 +83,8 @@ public struct NetworkConditions: Sendable, Equatable, CustomStringConvertible {
                     throw RuleError("latency=\(pair[1]) is not a duration like 300ms or 1s")
                 }
                 guard Self.latencyRange.contains(seconds) else {
-                    throw RuleError("latency=\(pair[1]) is outside what can be simulated: latency must be between 0ms and 60m")
+                    throw RuleError(
+                        "latency=\(pair[1]) is outside what can be simulated: latency must be between 0ms and 60m")
                 }
                 latency = seconds
             case "loss":
@@ -94,8 +102,10 @@ public struct NetworkConditions: Sendable, Equatable, CustomStringConvertible {
     /// `down 512kbit/s, up unlimited, +300ms per round trip, 1% loss`, or `offline`.
     public var description: String {
         if isOffline { return "offline" }
-        var parts = ["down \(downBitsPerSecond.map(QuantityText.bandwidth) ?? "unlimited")",
-                     "up \(upBitsPerSecond.map(QuantityText.bandwidth) ?? "unlimited")"]
+        var parts = [
+            "down \(downBitsPerSecond.map(QuantityText.bandwidth) ?? "unlimited")",
+            "up \(upBitsPerSecond.map(QuantityText.bandwidth) ?? "unlimited")",
+        ]
         if latency > 0 { parts.append("+\(QuantityText.duration(latency)) per round trip") }
         if loss > 0 { parts.append("\(QuantityText.percent(loss)) loss") }
         return (profileName.map { "\($0): " } ?? "") + parts.joined(separator: ", ")

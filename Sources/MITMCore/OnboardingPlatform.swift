@@ -23,8 +23,12 @@ package enum OnboardingPlatform: String, Sendable, CaseIterable {
         // iPhone browsers (Safari, Chrome's CriOS, Firefox's FxiOS) all use the system's trust store.
         if has("iPhone") || has("iPad") || has("iPod") { return [.iOS] }
         if has("Android") { return has("Firefox/") ? [.android, .firefox] : [.android] }
-        let system: OnboardingPlatform? = has("Windows") ? .windows : has("Macintosh") || has("Mac OS X") ? .macOS
-            : has("Linux") || has("X11") ? .linux : nil
+        let system: OnboardingPlatform? =
+            has("Windows")
+            ? .windows
+            : has("Macintosh") || has("Mac OS X")
+                ? .macOS
+                : has("Linux") || has("X11") ? .linux : nil
         if has("Firefox/") { return [.firefox] + (system.map { [$0] } ?? []) }
         return system.map { [$0] } ?? []
     }

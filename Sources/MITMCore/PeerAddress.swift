@@ -7,7 +7,8 @@ package enum PeerAddress {
             if bytes.first == UInt8(ascii: "["), let close = bytes.firstIndex(of: UInt8(ascii: "]")) {
                 return String(decoding: UnsafeBufferPointer(rebasing: bytes[1..<close]), as: UTF8.self)
             }
-            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes.lastIndex(of: UInt8(ascii: ":")) == colon else { return nil }
+            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes.lastIndex(of: UInt8(ascii: ":")) == colon
+            else { return nil }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<colon]), as: UTF8.self)
         }
     }

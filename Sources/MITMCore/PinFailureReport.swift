@@ -30,9 +30,9 @@ public struct PinFailureReport: Sendable, Equatable, Codable {
     /// and `known-pins` or `validated-certificate-chain`.
     public init?(_ record: ExchangeRecord) {
         guard !record.requestBody.bytes.isEmpty,
-              let object = try? JSONSerialization.jsonObject(with: Data(record.requestBody.bytes)) as? [String: Any],
-              let noted = object["noted-hostname"] as? String, !noted.isEmpty,
-              object["known-pins"] != nil || object["validated-certificate-chain"] != nil
+            let object = try? JSONSerialization.jsonObject(with: Data(record.requestBody.bytes)) as? [String: Any],
+            let noted = object["noted-hostname"] as? String, !noted.isEmpty,
+            object["known-pins"] != nil || object["validated-certificate-chain"] != nil
         else { return nil }
         notedHostname = noted.lowercased()
         hostname = (object["hostname"] as? String)?.lowercased()
@@ -52,11 +52,14 @@ public struct PinFailureReport: Sendable, Equatable, Codable {
 
     /// One line: what failed, who reported it, and whether the app blocked.
     public var summary: String {
-        let target = hostname.map { host in port.map { "\(host):\($0)" } ?? host }.map { " (connecting to \($0))" } ?? ""
+        let target =
+            hostname.map { host in port.map { "\(host):\($0)" } ?? host }.map { " (connecting to \($0))" } ?? ""
         let app = appBundleID.map { " by \($0)" } ?? ""
         let enforcement: String
         switch enforcePinning {
-        case false?: enforcement = "enforce-pinning false: the app only reports and connects anyway; report-only pinning is not pinning"
+        case false?:
+            enforcement =
+                "enforce-pinning false: the app only reports and connects anyway; report-only pinning is not pinning"
         case true?: enforcement = "enforce-pinning true: the app refused the connection and reported it"
         case nil: enforcement = "enforce-pinning not given"
         }

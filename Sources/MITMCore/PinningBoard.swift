@@ -54,8 +54,9 @@ package struct PinningBoard: Encodable, Sendable {
 
     /// The board of `report`, whose expectations were `expectations`.
     package init(_ report: VerdictReport, expectations: [Expectation], droppedEvents: Int = 0) {
-        let check = ExpectationCheck(expectations, provenClients: report.provenClients, allowUnprovenRefusals: report.allowUnprovenRefusals,
-                                     trustPerAddress: report.trustPerAddress, clientLabels: report.clientLabels)
+        let check = ExpectationCheck(
+            expectations, provenClients: report.provenClients, allowUnprovenRefusals: report.allowUnprovenRefusals,
+            trustPerAddress: report.trustPerAddress, clientLabels: report.clientLabels)
         result = report.result
         generatedAt = ISO8601.format(report.generatedAt)
         listen = report.listen
@@ -65,17 +66,25 @@ package struct PinningBoard: Encodable, Sendable {
         rows = report.hosts.map { host in
             let deciding = check.owner(of: host.host).compactMap { owner in expectations.firstIndex(of: owner) }
             let results = deciding.compactMap { $0 < report.expectations.count ? report.expectations[$0] : nil }
-            var notes = [host.disagreement, VerdictText.upstreamNote(host), VerdictText.profileNote(host)].compactMap { $0 }
-            notes += host.fallbacks.map { RunFinding.fallback($0).line } + host.pinFailureReports.map { RunFinding.pinFailureReport($0).line }
-            return Row(host: host.host, port: host.port, verdict: host.verdict.rawValue, attempts: host.attempts,
-                       connections: host.verdict == .unseen ? "none" : VerdictText.counts(host), how: host.how,
-                       expectation: results.isEmpty ? nil : results.map(\.expectation).joined(separator: ", "),
-                       holds: results.isEmpty ? nil : results.allSatisfy(\.met),
-                       explanation: results.isEmpty ? nil : results.map(\.explanation).joined(separator: "; "),
-                       profile: host.profile?.description, acceptedInvalidCertificate: host.acceptedInvalidCertificate,
-                       clients: host.clients.map { Client(address: ClientIdentity.address(ofKey: $0), name: check.clientLabels[$0] ?? $0,
-                                                          trustsCA: check.isProven($0)) },
-                       notes: notes, evidence: host.evidence, disagreement: host.disagreement)
+            var notes = [host.disagreement, VerdictText.upstreamNote(host), VerdictText.profileNote(host)].compactMap {
+                $0
+            }
+            notes +=
+                host.fallbacks.map { RunFinding.fallback($0).line }
+                + host.pinFailureReports.map { RunFinding.pinFailureReport($0).line }
+            return Row(
+                host: host.host, port: host.port, verdict: host.verdict.rawValue, attempts: host.attempts,
+                connections: host.verdict == .unseen ? "none" : VerdictText.counts(host), how: host.how,
+                expectation: results.isEmpty ? nil : results.map(\.expectation).joined(separator: ", "),
+                holds: results.isEmpty ? nil : results.allSatisfy(\.met),
+                explanation: results.isEmpty ? nil : results.map(\.explanation).joined(separator: "; "),
+                profile: host.profile?.description, acceptedInvalidCertificate: host.acceptedInvalidCertificate,
+                clients: host.clients.map {
+                    Client(
+                        address: ClientIdentity.address(ofKey: $0), name: check.clientLabels[$0] ?? $0,
+                        trustsCA: check.isProven($0))
+                },
+                notes: notes, evidence: host.evidence, disagreement: host.disagreement)
         }
     }
 }

@@ -19,7 +19,9 @@ public struct ProxyCredentials: Sendable, CustomStringConvertible, CustomDebugSt
         let password = text[text.index(after: colon)...]
         guard !user.isEmpty else { throw .emptyUser }
         guard !password.isEmpty else { throw .emptyPassword }
-        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { throw .controlCharacter }
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw .controlCharacter
+        }
         self.user = user
         expected = Array(text.utf8)
     }
@@ -33,7 +35,8 @@ public struct ProxyCredentials: Sendable, CustomStringConvertible, CustomDebugSt
         guard let authorization else { return false }
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic",
-              let decoded = Data(base64Encoded: parts[1].trimmingCharacters(in: .whitespaces)) else { return false }
+            let decoded = Data(base64Encoded: parts[1].trimmingCharacters(in: .whitespaces))
+        else { return false }
         return Self.constantTimeEqual(Array(decoded), expected)
     }
 
@@ -61,11 +64,14 @@ public struct ProxyCredentials: Sendable, CustomStringConvertible, CustomDebugSt
     public var urlUserInfo: String {
         let text = String(decoding: expected, as: UTF8.self)
         guard let colon = text.firstIndex(of: ":") else { return "" }
-        let encode = { (part: Substring) in part.addingPercentEncoding(withAllowedCharacters: Self.unreservedCharacters) ?? "" }
+        let encode = { (part: Substring) in
+            part.addingPercentEncoding(withAllowedCharacters: Self.unreservedCharacters) ?? ""
+        }
         return encode(text[..<colon]) + ":" + encode(text[text.index(after: colon)...])
     }
 
-    private static let unreservedCharacters = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    private static let unreservedCharacters = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// `user (password hidden)`.
     public var description: String { "\(user) (password hidden)" }

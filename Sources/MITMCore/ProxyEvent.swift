@@ -50,9 +50,11 @@ public struct ExchangeRecord: Sendable, Equatable {
     public var exchange = 0
 
     /// Creates a record.
-    public init(connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
-                response: HTTPResponseHead? = nil, requestBodyBytes: Int = 0, responseBodyBytes: Int = 0,
-                started: Date, finished: Date, failure: String? = nil) {
+    public init(
+        connectionID: Int, scheme: String, host: String, port: Int, request: HTTPRequestHead,
+        response: HTTPResponseHead? = nil, requestBodyBytes: Int = 0, responseBodyBytes: Int = 0,
+        started: Date, finished: Date, failure: String? = nil
+    ) {
         self.connectionID = connectionID
         self.scheme = scheme
         self.host = host
@@ -107,7 +109,9 @@ public enum ProxyEvent: Sendable, Equatable {
     /// A CONNECT tunnel that was relayed without interception ended: not TLS, or (`passedThrough`) a TLS tunnel the
     /// host lists left alone.
     /// `started` is when the proxy accepted the CONNECT (or the connection it came on).
-    case tunnel(connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool, started: Date)
+    case tunnel(
+        connectionID: Int, host: String, port: Int, bytesUp: Int, bytesDown: Int, reason: String, passedThrough: Bool,
+        started: Date)
     /// The client's TLS handshake with the proxy failed or was abandoned.
     case clientTLSFailed(connectionID: Int, host: String, port: Int, reason: String)
     /// Connecting or talking to the upstream failed.

@@ -6,7 +6,9 @@ package enum QRCodeText {
         let width = (modules.first?.count ?? 0) + 2 * border
         let light = [Bool](repeating: false, count: width)
         let padding = [Bool](repeating: false, count: border)
-        var rows = [[Bool]](repeating: light, count: border) + modules.map { padding + $0 + padding } + [[Bool]](repeating: light, count: border)
+        var rows =
+            [[Bool]](repeating: light, count: border) + modules.map { padding + $0 + padding }
+            + [[Bool]](repeating: light, count: border)
         if rows.count % 2 == 1 { rows.append(light) }
         return stride(from: 0, to: rows.count, by: 2).map { index in
             let cells = zip(rows[index], rows[index + 1]).map { top, bottom in

@@ -5,7 +5,9 @@ public enum QuantityText {
     public static func seconds(_ text: String) -> Double? {
         let lowered = text.lowercased().trimmingSpaces
         for (unit, factor) in [("ms", 0.001), ("s", 1.0), ("m", 60.0)] where lowered.hasSuffix(unit) {
-            guard let value = Double(lowered.dropLast(unit.count).trimmingSpaces), value >= 0, value.isFinite else { return nil }
+            guard let value = Double(lowered.dropLast(unit.count).trimmingSpaces), value >= 0, value.isFinite else {
+                return nil
+            }
             return value * factor
         }
         return nil
@@ -16,10 +18,14 @@ public enum QuantityText {
     public static func bitsPerSecond(_ text: String) -> Double? {
         var lowered = text.lowercased().trimmingSpaces
         if lowered.hasSuffix("/s") { lowered = String(lowered.dropLast(2)) }
-        let units: [(String, Double)] = [("kbit", 1e3), ("mbit", 1e6), ("gbit", 1e9), ("bit", 1),
-                                         ("kbps", 1e3), ("mbps", 1e6), ("gbps", 1e9), ("bps", 1)]
+        let units: [(String, Double)] = [
+            ("kbit", 1e3), ("mbit", 1e6), ("gbit", 1e9), ("bit", 1),
+            ("kbps", 1e3), ("mbps", 1e6), ("gbps", 1e9), ("bps", 1),
+        ]
         for (unit, factor) in units where lowered.hasSuffix(unit) {
-            guard let value = Double(lowered.dropLast(unit.count).trimmingSpaces), value > 0, value.isFinite else { return nil }
+            guard let value = Double(lowered.dropLast(unit.count).trimmingSpaces), value > 0, value.isFinite else {
+                return nil
+            }
             return value * factor
         }
         return nil

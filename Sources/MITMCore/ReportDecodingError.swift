@@ -18,14 +18,17 @@ public struct ReportDecodingError: Error, Sendable, CustomStringConvertible {
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             description = "its \"\(Self.path(context.codingPath))\" field has the wrong type\(hint)"
         case .dataCorrupted(let context):
-            description = context.codingPath.isEmpty
-                ? "it is not JSON\(hint)" : "its \"\(Self.path(context.codingPath))\" field holds an unexpected value\(hint)"
+            description =
+                context.codingPath.isEmpty
+                ? "it is not JSON\(hint)"
+                : "its \"\(Self.path(context.codingPath))\" field holds an unexpected value\(hint)"
         @unknown default:
             description = "it is not in the report format\(hint)"
         }
     }
 
     private static func path(_ keys: [any CodingKey]) -> String {
-        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(
+            of: ".[", with: "[")
     }
 }

@@ -30,12 +30,15 @@ package enum RequestTarget: Sendable, Equatable {
         if target.contains("://") {
             return .absolute(try parseAbsolute(target))
         }
-        throw HTTP1ParseError(.badStartLine, "request target \(HTTPSyntax.quoted(target)) is neither a path nor an http(s) URL")
+        throw HTTP1ParseError(
+            .badStartLine, "request target \(HTTPSyntax.quoted(target)) is neither a path nor an http(s) URL")
     }
 
     /// Splits `host[:port]` (IPv6 hosts in brackets) as found in CONNECT targets, URLs and Host headers. The host is
     /// validated and normalized by `HostName`; without a port, `defaultPort` is used, and nil makes the port required.
-    package static func parseAuthority(_ authority: String, defaultPort: Int?) throws(HTTP1ParseError) -> (host: String, port: Int) {
+    package static func parseAuthority(_ authority: String, defaultPort: Int?) throws(HTTP1ParseError) -> (
+        host: String, port: Int
+    ) {
         guard !authority.isEmpty else {
             throw HTTP1ParseError(.badStartLine, "the host is empty")
         }
@@ -43,7 +46,8 @@ package enum RequestTarget: Sendable, Equatable {
         let portText: Substring?
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else {
-                throw HTTP1ParseError(.badStartLine, "IPv6 address in \(HTTPSyntax.quoted(authority)) has no closing bracket")
+                throw HTTP1ParseError(
+                    .badStartLine, "IPv6 address in \(HTTPSyntax.quoted(authority)) has no closing bracket")
             }
             let literal = String(authority[authority.index(after: authority.startIndex)..<close])
             guard HostName.isIPv6(literal), let normalized = HostName.validate(literal) else {
@@ -63,7 +67,9 @@ package enum RequestTarget: Sendable, Equatable {
             let utf8 = authority.utf8
             let colon = utf8.firstIndex(of: UInt8(ascii: ":"))
             if let colon, utf8[utf8.index(after: colon)...].contains(UInt8(ascii: ":")) {
-                throw HTTP1ParseError(.badStartLine, "\(HTTPSyntax.quoted(authority)) has several colons: an IPv6 address must be in brackets")
+                throw HTTP1ParseError(
+                    .badStartLine,
+                    "\(HTTPSyntax.quoted(authority)) has several colons: an IPv6 address must be in brackets")
             }
             let name = colon.map { String(authority[..<$0]) } ?? authority
             guard let normalized = HostName.validate(name) else {
@@ -78,8 +84,10 @@ package enum RequestTarget: Sendable, Equatable {
             }
             return (host, defaultPort)
         }
-        guard portText.utf8.count <= 5, let port = HTTPSyntax.decimalValue(portText.utf8), (1...65_535).contains(port) else {
-            throw HTTP1ParseError(.badStartLine, "port \(HTTPSyntax.quoted(String(portText))) is not a number in 1...65535")
+        guard portText.utf8.count <= 5, let port = HTTPSyntax.decimalValue(portText.utf8), (1...65_535).contains(port)
+        else {
+            throw HTTP1ParseError(
+                .badStartLine, "port \(HTTPSyntax.quoted(String(portText))) is not a number in 1...65535")
         }
         return (host, port)
     }
@@ -90,13 +98,15 @@ package enum RequestTarget: Sendable, Equatable {
         }
         let scheme = HTTPSyntax.asciiLowercased(target[..<separator.lowerBound])
         guard scheme == "http" || scheme == "https" else {
-            throw HTTP1ParseError(.badStartLine, "URL scheme \(HTTPSyntax.quoted(scheme)) is not supported (only http and https)")
+            throw HTTP1ParseError(
+                .badStartLine, "URL scheme \(HTTPSyntax.quoted(scheme)) is not supported (only http and https)")
         }
         let rest = target[separator.upperBound...]
         let authorityEnd = rest.firstIndex(where: isAuthorityTerminator) ?? rest.endIndex
         let authority = String(rest[..<authorityEnd])
         if authority.utf8.contains(UInt8(ascii: "@")) {
-            throw HTTP1ParseError(.badStartLine, "URL \(HTTPSyntax.quoted(target)) has userinfo (user@host), which is not allowed")
+            throw HTTP1ParseError(
+                .badStartLine, "URL \(HTTPSyntax.quoted(target)) has userinfo (user@host), which is not allowed")
         }
         let (host, port) = try parseAuthority(authority, defaultPort: AbsoluteURL.defaultPort(forScheme: scheme))
         let path = rest[authorityEnd...]
@@ -112,7 +122,8 @@ package enum RequestTarget: Sendable, Equatable {
     /// Paths and queries hold visible ASCII only and no fragment.
     private static func checkPathAndQuery(_ path: Substring, of target: String) throws(HTTP1ParseError) {
         guard path.utf8.allSatisfy(HTTPSyntax.isVisibleASCII) else {
-            throw HTTP1ParseError(.badStartLine, "request target \(HTTPSyntax.quoted(target)) has characters other than visible ASCII")
+            throw HTTP1ParseError(
+                .badStartLine, "request target \(HTTPSyntax.quoted(target)) has characters other than visible ASCII")
         }
         if path.utf8.contains(UInt8(ascii: "#")) {
             throw HTTP1ParseError(.badStartLine, "request target \(HTTPSyntax.quoted(target)) has a fragment")

@@ -12,7 +12,9 @@ public struct ReverseTarget: Sendable, Equatable {
         var rest = Substring(text)
         var listenPort = 0
         if let equals = rest.firstIndex(of: "="), let port = Int(rest[..<equals]) {
-            guard (0...65_535).contains(port) else { throw ReverseTargetError("local port \(port) is not a port number (0-65535)") }
+            guard (0...65_535).contains(port) else {
+                throw ReverseTargetError("local port \(port) is not a port number (0-65535)")
+            }
             listenPort = port
             rest = rest[rest.index(after: equals)...]
         }
@@ -20,7 +22,8 @@ public struct ReverseTarget: Sendable, Equatable {
             throw ReverseTargetError("\(rest) is not an https:// URL naming a host (and a port)")
         }
         guard origin.scheme == "https" else {
-            throw ReverseTargetError("\(rest) is not an https:// URL (the proxy is a TLS server in front of an HTTPS origin)")
+            throw ReverseTargetError(
+                "\(rest) is not an https:// URL (the proxy is a TLS server in front of an HTTPS origin)")
         }
         guard origin.pathAndQuery == "/" else {
             throw ReverseTargetError("\(rest): give the origin only (scheme, host and port), without path or query")

@@ -38,53 +38,53 @@ package struct RootCertificateProfile: Sendable {
         let base64 = Data(certificateDER).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
             .split(separator: "\n").map { "\t\t\t\($0)" }.joined(separator: "\n")
         return """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-        <plist version="1.0">
-        <dict>
-        \t<key>PayloadContent</key>
-        \t<array>
-        \t\t<dict>
-        \t\t\t<key>PayloadCertificateFileName</key>
-        \t\t\t<string>mitm-proxy-ca.cer</string>
-        \t\t\t<key>PayloadContent</key>
-        \t\t\t<data>
-        \(base64)
-        \t\t\t</data>
-        \t\t\t<key>PayloadDescription</key>
-        \t\t\t<string>Adds the root certificate \(name)</string>
-        \t\t\t<key>PayloadDisplayName</key>
-        \t\t\t<string>\(name)</string>
-        \t\t\t<key>PayloadIdentifier</key>
-        \t\t\t<string>\(identifier).root</string>
-        \t\t\t<key>PayloadType</key>
-        \t\t\t<string>com.apple.security.root</string>
-        \t\t\t<key>PayloadUUID</key>
-        \t\t\t<string>\(payloadUUID)</string>
-        \t\t\t<key>PayloadVersion</key>
-        \t\t\t<integer>1</integer>
-        \t\t</dict>
-        \t</array>
-        \t<key>PayloadDescription</key>
-        \t<string>Lets mitm-proxy, a test proxy, intercept this device's HTTPS. Install it on test devices only, and remove it when done testing.</string>
-        \t<key>PayloadDisplayName</key>
-        \t<string>\(name)</string>
-        \t<key>PayloadIdentifier</key>
-        \t<string>\(identifier)</string>
-        \t<key>PayloadOrganization</key>
-        \t<string>mitm-proxy</string>
-        \t<key>PayloadRemovalDisallowed</key>
-        \t<false/>
-        \t<key>PayloadType</key>
-        \t<string>Configuration</string>
-        \t<key>PayloadUUID</key>
-        \t<string>\(profileUUID)</string>
-        \t<key>PayloadVersion</key>
-        \t<integer>1</integer>
-        </dict>
-        </plist>
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+            <dict>
+            \t<key>PayloadContent</key>
+            \t<array>
+            \t\t<dict>
+            \t\t\t<key>PayloadCertificateFileName</key>
+            \t\t\t<string>mitm-proxy-ca.cer</string>
+            \t\t\t<key>PayloadContent</key>
+            \t\t\t<data>
+            \(base64)
+            \t\t\t</data>
+            \t\t\t<key>PayloadDescription</key>
+            \t\t\t<string>Adds the root certificate \(name)</string>
+            \t\t\t<key>PayloadDisplayName</key>
+            \t\t\t<string>\(name)</string>
+            \t\t\t<key>PayloadIdentifier</key>
+            \t\t\t<string>\(identifier).root</string>
+            \t\t\t<key>PayloadType</key>
+            \t\t\t<string>com.apple.security.root</string>
+            \t\t\t<key>PayloadUUID</key>
+            \t\t\t<string>\(payloadUUID)</string>
+            \t\t\t<key>PayloadVersion</key>
+            \t\t\t<integer>1</integer>
+            \t\t</dict>
+            \t</array>
+            \t<key>PayloadDescription</key>
+            \t<string>Lets mitm-proxy, a test proxy, intercept this device's HTTPS. Install it on test devices only, and remove it when done testing.</string>
+            \t<key>PayloadDisplayName</key>
+            \t<string>\(name)</string>
+            \t<key>PayloadIdentifier</key>
+            \t<string>\(identifier)</string>
+            \t<key>PayloadOrganization</key>
+            \t<string>mitm-proxy</string>
+            \t<key>PayloadRemovalDisallowed</key>
+            \t<false/>
+            \t<key>PayloadType</key>
+            \t<string>Configuration</string>
+            \t<key>PayloadUUID</key>
+            \t<string>\(profileUUID)</string>
+            \t<key>PayloadVersion</key>
+            \t<integer>1</integer>
+            </dict>
+            </plist>
 
-        """
+            """
     }
 
     /// 16 bytes as an RFC 9562 version 8 (custom) UUID: the version and variant bits set, the rest from `bytes`.
@@ -94,7 +94,11 @@ package struct RootCertificateProfile: Sendable {
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         let hex = DigitText.hex(bytes, uppercase: true)
         let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(hex[hex.index(hex.startIndex, offsetBy: range.lowerBound)..<hex.index(hex.startIndex, offsetBy: range.upperBound)])
+            String(
+                hex[
+                    hex.index(
+                        hex.startIndex, offsetBy: range.lowerBound)..<hex.index(
+                            hex.startIndex, offsetBy: range.upperBound)])
         }
         return parts.joined(separator: "-")
     }

@@ -19,7 +19,10 @@ public struct RuleFiring: Sendable, Equatable, Codable {
     public var exchange: Int?
 
     /// A firing.
-    public init(connectionID: Int, host: String, port: Int, rules: [String], action: String, url: String? = nil, method: String? = nil) {
+    public init(
+        connectionID: Int, host: String, port: Int, rules: [String], action: String, url: String? = nil,
+        method: String? = nil
+    ) {
         self.connectionID = connectionID
         self.host = host
         self.port = port
@@ -31,8 +34,9 @@ public struct RuleFiring: Sendable, Equatable, Codable {
 
     /// A firing of request rules on the exchange of `record`.
     public init(on record: ExchangeRecord, rules: [String], action: String) {
-        self.init(connectionID: record.connectionID, host: record.host, port: record.port, rules: rules, action: action,
-                  url: record.url, method: record.request.method)
+        self.init(
+            connectionID: record.connectionID, host: record.host, port: record.port, rules: rules, action: action,
+            url: record.url, method: record.request.method)
         exchange = record.exchange
     }
 

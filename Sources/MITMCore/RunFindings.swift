@@ -23,7 +23,9 @@ public struct RunFindings: Sendable {
     public mutating func observe(_ event: ProxyEvent, at time: Date) -> [RunFinding] {
         if case .finding = event { return [] }
         var found = detector.observe(event, at: time).map(RunFinding.fallback)
-        if case .exchange(let record) = event, let report = PinFailureReport(record) { found.append(.pinFailureReport(report)) }
+        if case .exchange(let record) = event, let report = PinFailureReport(record) {
+            found.append(.pinFailureReport(report))
+        }
         for finding in found { keep(finding) }
         return found
     }
@@ -36,7 +38,8 @@ public struct RunFindings: Sendable {
     private mutating func keep(_ finding: RunFinding) {
         switch finding {
         case .fallback(let fallback) where fallbacks.count < Self.keptPerKind: fallbacks.append(fallback)
-        case .pinFailureReport(let report) where pinFailureReports.count < Self.keptPerKind: pinFailureReports.append(report)
+        case .pinFailureReport(let report) where pinFailureReports.count < Self.keptPerKind:
+            pinFailureReports.append(report)
         default: omitted += 1
         }
     }

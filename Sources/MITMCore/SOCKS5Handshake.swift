@@ -66,7 +66,9 @@ package struct SOCKS5Handshake: Sendable, Equatable {
             case .checkingCredentials, .connectRequested, .failed: return actions
             }
             guard let step else {
-                if buffer.count > Self.maximumMessage { return actions + fail(.generalFailure, "the SOCKS5 message is too long") }
+                if buffer.count > Self.maximumMessage {
+                    return actions + fail(.generalFailure, "the SOCKS5 message is too long")
+                }
                 return actions
             }
             actions += step
@@ -109,7 +111,8 @@ package struct SOCKS5Handshake: Sendable, Equatable {
         let method: UInt8 = requiresCredentials ? 2 : 0
         guard methods.contains(method) else {
             state = .failed
-            let why = requiresCredentials
+            let why =
+                requiresCredentials
                 ? "SOCKS5 authentication required (--proxy-auth): the client offers no user name and password"
                 : "the SOCKS5 client offers no method the proxy speaks (it needs no authentication)"
             return [.send([Self.version, 0xFF]), .fail(reason: why)]
@@ -149,7 +152,9 @@ package struct SOCKS5Handshake: Sendable, Equatable {
             guard buffer.count >= 5 else { return nil }
             addressLength = 1 + Int(buffer[4])
         case 4: addressLength = 16
-        default: return fail(.addressTypeNotSupported, "SOCKS5 address type \(addressType) is not one of IPv4, domain name, IPv6")
+        default:
+            return fail(
+                .addressTypeNotSupported, "SOCKS5 address type \(addressType) is not one of IPv4, domain name, IPv6")
         }
         guard buffer.count >= 4 + addressLength + 2 else { return nil }
         let address = Array(buffer[4..<4 + addressLength])

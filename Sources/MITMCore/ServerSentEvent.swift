@@ -4,7 +4,9 @@ package enum ServerSentEvent {
     package static func frame(_ name: String, _ data: String) -> [UInt8] {
         var text = "event: \(name)\n"
         // A line break inside the data would end the field early: every kind of line break starts a new `data:` line.
-        for line in data.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+        for line in data.split(
+            omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+        {
             text += "data: \(line)\n"
         }
         text += "\n"

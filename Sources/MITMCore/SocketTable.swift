@@ -19,7 +19,8 @@ package enum SocketTable {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode ...
             guard fields.count >= 10, fields[1] == local, remote.map({ fields[2] == $0 }) ?? true,
-                  let inode = UInt64(fields[9]), inode != 0 else { continue }
+                let inode = UInt64(fields[9]), inode != 0
+            else { continue }
             return inode
         }
         return nil

@@ -116,7 +116,8 @@ package struct SpareConnectionJudge: Sendable {
             return waiting.map { .unused(connection: $0, sibling: connection) }
         case .closed(let connection, let time):
             guard let key = siblingKeys.removeValue(forKey: connection),
-                  let index = siblings[key]?.firstIndex(where: { $0.connection == connection }) else { return [] }
+                let index = siblings[key]?.firstIndex(where: { $0.connection == connection })
+            else { return [] }
             siblings[key]?[index].closedAt = time
             trimClosed(key)
             // Keys of hosts no longer visited would otherwise stay for the whole run.

@@ -53,7 +53,10 @@ public struct TunnelPolicy: Sendable {
 
     /// Intercepts `interceptHosts` (every host when empty) except `passThroughHosts`, with the certificate
     /// `profileRules` choose (`trusted` by default).
-    public init(passThroughHosts: [HostPattern] = [], interceptHosts: [HostPattern] = [], profileRules: [CertificateProfileRule] = []) {
+    public init(
+        passThroughHosts: [HostPattern] = [], interceptHosts: [HostPattern] = [],
+        profileRules: [CertificateProfileRule] = []
+    ) {
         self.passThroughHosts = passThroughHosts
         self.interceptHosts = interceptHosts
         self.profileRules = profileRules
@@ -97,7 +100,8 @@ public struct TunnelPolicy: Sendable {
     /// Whether the host lists pass through every host `pattern` matches (for a wildcard: its ordinary subdomains,
     /// and every narrower intercept pattern inside it), so that an expectation on it can never get a verdict.
     public func hostListsPassThrough(_ pattern: HostPattern) -> Bool {
-        let hosts = [pattern.representativeHost] + interceptHosts.map(\.representativeHost).filter { pattern.matches($0) }
+        let hosts =
+            [pattern.representativeHost] + interceptHosts.map(\.representativeHost).filter { pattern.matches($0) }
         return !hosts.contains { hostListsIntercept([$0]) }
     }
 

@@ -17,7 +17,9 @@ package enum TunnelRequestCheck {
     }
 
     /// Checks `head` (HTTP/1, or an HTTP/2 request with its `:authority`) inside a tunnel to `host`:`port`.
-    package static func check(_ head: HTTPRequestHead, authority: String? = nil, tunnelHost host: String, port: Int) -> Refusal? {
+    package static func check(_ head: HTTPRequestHead, authority: String? = nil, tunnelHost host: String, port: Int)
+        -> Refusal?
+    {
         // Runs for every request: nothing is built and nothing parsed unless the request names another place.
         let originForm = head.target.utf8.first == UInt8(ascii: "/")
         if head.method == "CONNECT", head.version != .http2 || !originForm {
@@ -26,17 +28,30 @@ package enum TunnelRequestCheck {
         if head.version == .http2 {
             guard let authority else { return nil }
             if authority.utf8.contains(UInt8(ascii: "@")) {
-                return Refusal(status: 400, reason: "the :authority \(HTTPSyntax.quoted(authority)) carries userinfo, which HTTP/2 forbids")
+                return Refusal(
+                    status: 400,
+                    reason: "the :authority \(HTTPSyntax.quoted(authority)) carries userinfo, which HTTP/2 forbids")
             }
-            if let other = head.headers.values("host").first(where: { $0 != authority && !sameAuthority($0, authority, defaultPort: port) }) {
-                return Refusal(status: 400, reason: "the Host \(HTTPSyntax.quoted(other)) differs from the :authority \(HTTPSyntax.quoted(authority))")
+            if let other = head.headers.values("host").first(where: {
+                $0 != authority && !sameAuthority($0, authority, defaultPort: port)
+            }) {
+                return Refusal(
+                    status: 400,
+                    reason:
+                        "the Host \(HTTPSyntax.quoted(other)) differs from the :authority \(HTTPSyntax.quoted(authority))"
+                )
             }
             return misdirected(authority, shown: authority, tunnelHost: host, port: port)
         }
         if head.version == .http1_1, case let hosts = head.headers.count(named: "host"), hosts != 1 {
-            return Refusal(status: 400, reason: hosts == 0 ? "an HTTP/1.1 request without Host" : "an HTTP/1.1 request with \(hosts) Host fields")
+            return Refusal(
+                status: 400,
+                reason: hosts == 0
+                    ? "an HTTP/1.1 request without Host" : "an HTTP/1.1 request with \(hosts) Host fields")
         }
-        guard !originForm, head.target.contains("://"), case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method) else { return nil }
+        guard !originForm, head.target.contains("://"),
+            case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method)
+        else { return nil }
         // A URL without a port names its scheme's default, which a tunnel to another port still serves.
         let bracketed = url.host.utf8.contains(UInt8(ascii: ":")) ? "[\(url.host)]" : url.host
         let named = url.port == AbsoluteURL.defaultPort(forScheme: url.scheme) ? "\(bracketed):\(port)" : url.authority
@@ -46,11 +61,16 @@ package enum TunnelRequestCheck {
     private static func tunnel(_ host: String, _ port: Int) -> String { "the tunnel to \(host):\(port)" }
 
     /// `authority` as compared (a missing port is the tunnel's), `shown` as the client wrote it.
-    private static func misdirected(_ authority: String, shown: String, tunnelHost host: String, port: Int) -> Refusal? {
+    private static func misdirected(_ authority: String, shown: String, tunnelHost host: String, port: Int) -> Refusal?
+    {
         if isVerbatim(authority, host: host, port: port) { return nil }
         let tunnelAuthority = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
         guard !sameAuthority(authority, tunnelAuthority, defaultPort: port) else { return nil }
-        return Refusal(status: 421, reason: "the request is for \(HTTPSyntax.quoted(shown)), not for \(tunnel(host, port)): open a connection to it")
+        return Refusal(
+            status: 421,
+            reason:
+                "the request is for \(HTTPSyntax.quoted(shown)), not for \(tunnel(host, port)): open a connection to it"
+        )
     }
 
     /// Whether `authority` is the tunnel's own text, `host` or `host:port`: the same place, known without parsing.
@@ -65,7 +85,8 @@ package enum TunnelRequestCheck {
     /// Whether two `host[:port]` texts name one place (names compared in normal form; a missing port is `defaultPort`).
     private static func sameAuthority(_ left: String, _ right: String, defaultPort: Int) -> Bool {
         guard let one = try? RequestTarget.parseAuthority(left, defaultPort: defaultPort),
-              let other = try? RequestTarget.parseAuthority(right, defaultPort: defaultPort) else { return false }
+            let other = try? RequestTarget.parseAuthority(right, defaultPort: defaultPort)
+        else { return false }
         return one.host == other.host && one.port == other.port
     }
 }

@@ -46,12 +46,20 @@ package struct UTF8Validator: Sendable, Equatable {
     private mutating func begin(_ byte: UInt8) -> Bool {
         switch byte {
         case 0xC2...0xDF: needed = 1
-        case 0xE0: needed = 2; lower = 0xA0
+        case 0xE0:
+            needed = 2
+            lower = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: needed = 2
-        case 0xED: needed = 2; upper = 0x9F
-        case 0xF0: needed = 3; lower = 0x90
+        case 0xED:
+            needed = 2
+            upper = 0x9F
+        case 0xF0:
+            needed = 3
+            lower = 0x90
         case 0xF1...0xF3: needed = 3
-        case 0xF4: needed = 3; upper = 0x8F
+        case 0xF4:
+            needed = 3
+            upper = 0x8F
         default: return false
         }
         return true

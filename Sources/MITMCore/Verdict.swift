@@ -49,7 +49,8 @@ public struct Verdict: Sendable, Equatable, Codable {
     public var resumed: Bool?
 
     /// The detail of a resumed connection's verdict.
-    public static let resumedSessionDetail = "resumed a TLS session (the certificate was accepted in an earlier full handshake for this host)"
+    public static let resumedSessionDetail =
+        "resumed a TLS session (the certificate was accepted in an earlier full handshake for this host)"
 
     /// Creates a verdict.
     public init(kind: VerdictKind, reason: VerdictReason, alert: String? = nil, detail: String? = nil) {

@@ -50,9 +50,10 @@ public struct VerdictCounts: Sendable, Equatable, ExpressibleByDictionaryLiteral
 
     /// `{"refused": {"alert unknown_ca": 2}}`, as reports write the ways.
     var wayTable: [String: [String: Int]] {
-        Dictionary(uniqueKeysWithValues: perWay.map { kind, ways in
-            (kind.rawValue, Dictionary(uniqueKeysWithValues: ways.map { ($0.key.description, $0.value) }))
-        })
+        Dictionary(
+            uniqueKeysWithValues: perWay.map { kind, ways in
+                (kind.rawValue, Dictionary(uniqueKeysWithValues: ways.map { ($0.key.description, $0.value) }))
+            })
     }
 
     /// The counts a report wrote (`kindTable`, `wayTable`); throws on a kind or way that does not exist.

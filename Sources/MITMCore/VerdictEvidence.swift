@@ -14,18 +14,24 @@ package enum VerdictEvidence {
         var parts: [String] = []
         if !host.clients.isEmpty {
             // Per process where the report has it (the pids that reached this host), else per client key.
-            let named = host.byClient.isEmpty ? host.clients.map { (check.clientLabels[$0] ?? $0, $0) } : host.byClient.map { ($0.client, $0.key) }
+            let named =
+                host.byClient.isEmpty
+                ? host.clients.map { (check.clientLabels[$0] ?? $0, $0) } : host.byClient.map { ($0.client, $0.key) }
             let clients = named.map { "\($0.0) (trust \(check.isProven($0.1) ? "proven" : "not proven"))" }
             parts.append("client\(clients.count == 1 ? "" : "s") \(clients.joined(separator: ", "))")
         }
         if let disagreement = host.disagreement { parts.append(disagreement) }
-        parts.append(host.attempts == 0 ? "no connection" : "\(host.attempts) connection\(host.attempts == 1 ? "" : "s")")
+        parts.append(
+            host.attempts == 0 ? "no connection" : "\(host.attempts) connection\(host.attempts == 1 ? "" : "s")")
         if deciding.isEmpty {
             parts.append("no expectation")
         } else {
-            parts.append(deciding.map { expectation in
-                expectation.source.isFlag ? "expectation --expect \(expectation)" : "expectation \(expectation) from \(expectation.source)"
-            }.joined(separator: ", "))
+            parts.append(
+                deciding.map { expectation in
+                    expectation.source.isFlag
+                        ? "expectation --expect \(expectation)"
+                        : "expectation \(expectation) from \(expectation.source)"
+                }.joined(separator: ", "))
         }
         return parts.joined(separator: "; ")
     }

@@ -58,7 +58,8 @@ public struct VerdictLedger: Sendable {
                 byClient.append(HostClientTally(client: label, key: key))
                 index = byClient.count - 1
             }
-            byClient[index].counts.add(verdict.kind, way: verdict.kind == .intercepted ? nil : verdict.way, delta: delta)
+            byClient[index].counts.add(
+                verdict.kind, way: verdict.kind == .intercepted ? nil : verdict.way, delta: delta)
         }
 
         static let clientLimit = 64
@@ -166,9 +167,10 @@ public struct VerdictLedger: Sendable {
         let attempts = tally.counts.total
         guard attempts > 0 else { return nil }
         let failures = upstream[key].flatMap { $0.lastFailure == nil ? nil : $0 }
-        return HostVerdict(host: key.host, port: key.port, verdict: HostVerdict.kind(counts: tally.counts), attempts: attempts,
-                           counts: tally.counts, how: tally.how, refusedBy: tally.refusedBy, clients: tally.clients,
-                           upstream: failures, profile: tally.profile, byClient: tally.byClient)
+        return HostVerdict(
+            host: key.host, port: key.port, verdict: HostVerdict.kind(counts: tally.counts), attempts: attempts,
+            counts: tally.counts, how: tally.how, refusedBy: tally.refusedBy, clients: tally.clients,
+            upstream: failures, profile: tally.profile, byClient: tally.byClient)
     }
 
     /// Clients that completed at least one interception (or loaded the trust probe).

@@ -56,7 +56,8 @@ package struct VerdictMachine: Sendable {
         switch state {
         case .handshaking: return false
         case .established: return true
-        case .decided(let verdict): return verdict.reason != .alert && verdict.reason != .closedInHandshake && verdict.reason != .negotiation
+        case .decided(let verdict):
+            return verdict.reason != .alert && verdict.reason != .closedInHandshake && verdict.reason != .negotiation
         }
     }
 
@@ -69,7 +70,10 @@ package struct VerdictMachine: Sendable {
             return afterHandshake(observation)
         case .decided(let verdict):
             if verdict.kind == .inconclusive && observation == .applicationData {
-                return decide(Verdict(kind: .intercepted, reason: .applicationData, detail: "the client spoke after the silence window"))
+                return decide(
+                    Verdict(
+                        kind: .intercepted, reason: .applicationData,
+                        detail: "the client spoke after the silence window"))
             }
             return nil
         }
@@ -88,7 +92,10 @@ package struct VerdictMachine: Sendable {
             if alert == .closeNotify {
                 return certificateSent
                     ? decide(Verdict(kind: .refused, reason: .closedInHandshake, alert: alert.name))
-                    : decide(Verdict(kind: .failed, reason: .negotiation, alert: alert.name, detail: "closed before the certificate was sent"))
+                    : decide(
+                        Verdict(
+                            kind: .failed, reason: .negotiation, alert: alert.name,
+                            detail: "closed before the certificate was sent"))
             }
             return decide(Verdict(kind: .failed, reason: .negotiation, alert: alert.name))
         case .sessionResumed:
@@ -103,8 +110,12 @@ package struct VerdictMachine: Sendable {
         case .peerClosed(let reset):
             let how = reset ? "reset" : "closed"
             return certificateSent
-                ? decide(Verdict(kind: .refused, reason: .closedInHandshake, detail: "connection \(how) without an alert"))
-                : decide(Verdict(kind: .failed, reason: .negotiation, detail: "connection \(how) before the certificate was sent"))
+                ? decide(
+                    Verdict(kind: .refused, reason: .closedInHandshake, detail: "connection \(how) without an alert"))
+                : decide(
+                    Verdict(
+                        kind: .failed, reason: .negotiation, detail: "connection \(how) before the certificate was sent"
+                    ))
         case .handshakeFailed(let reason):
             return decide(Verdict(kind: .failed, reason: .negotiation, detail: reason))
         case .silenceWindowElapsed:
@@ -125,8 +136,10 @@ package struct VerdictMachine: Sendable {
             }
             return decide(Verdict(kind: .refused, reason: .closedAfterHandshake, alert: alert.name))
         case .peerClosed(let reset):
-            return decide(Verdict(kind: .refused, reason: .closedAfterHandshake, alert: lastAlert?.name,
-                                  detail: reset ? "connection reset" : nil))
+            return decide(
+                Verdict(
+                    kind: .refused, reason: .closedAfterHandshake, alert: lastAlert?.name,
+                    detail: reset ? "connection reset" : nil))
         case .silenceWindowElapsed, .stopped:
             return decide(Verdict(kind: .inconclusive, reason: .idle))
         case .handshakeFailed(let reason):

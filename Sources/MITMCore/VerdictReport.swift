@@ -45,13 +45,17 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     public var droppedEvents: Int?
 
     /// Builds a report from a run's ledger, adding `unseen` hosts for exact-name expectations nobody contacted.
-    public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
-                ledger: VerdictLedger, expectations: [Expectation], allowUnprovenRefusals: Bool = false, trustPerAddress: Bool = false,
-                clientCommand: ClientCommandOutcome? = nil, findings: RunFindings = RunFindings()) {
+    public init(
+        final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
+        ledger: VerdictLedger, expectations: [Expectation], allowUnprovenRefusals: Bool = false,
+        trustPerAddress: Bool = false,
+        clientCommand: ClientCommandOutcome? = nil, findings: RunFindings = RunFindings()
+    ) {
         var hosts = ledger.hostVerdicts
         let labels = ledger.clientLabels
-        let check = ExpectationCheck(expectations, provenClients: ledger.provenClients, allowUnprovenRefusals: allowUnprovenRefusals,
-                                     trustPerAddress: trustPerAddress, clientLabels: labels)
+        let check = ExpectationCheck(
+            expectations, provenClients: ledger.provenClients, allowUnprovenRefusals: allowUnprovenRefusals,
+            trustPerAddress: trustPerAddress, clientLabels: labels)
         let results = check.evaluate(hosts)
         for expectation in expectations {
             let name = expectation.pattern.description
@@ -77,7 +81,9 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         self.clientCommand = clientCommand
         self.findings = Finding.acceptedInvalid(hosts)
         let clientFailed = clientCommand.map { !$0.succeeded } ?? false
-        self.result = results.isEmpty && !clientFailed ? "no-expectations" : results.allSatisfy(\.met) && !clientFailed ? "pass" : "fail"
+        self.result =
+            results.isEmpty && !clientFailed
+            ? "no-expectations" : results.allSatisfy(\.met) && !clientFailed ? "pass" : "fail"
     }
 
     /// Puts each fallback on its host's entries, and each pin-failure report on the entries of its `noted-hostname`
@@ -88,7 +94,10 @@ public struct VerdictReport: Sendable, Codable, Equatable {
             var names = [report.notedHostname]
             if let hostname = report.hostname { names.append(hostname) }
             let name = names.first { name in hosts.contains { $0.host == name } }
-            if name == nil { hosts.append(HostVerdict(host: report.notedHostname, verdict: .unseen, attempts: 0, counts: [:], how: [])) }
+            if name == nil {
+                hosts.append(
+                    HostVerdict(host: report.notedHostname, verdict: .unseen, attempts: 0, counts: [:], how: []))
+            }
             for index in hosts.indices where hosts[index].host == name ?? report.notedHostname {
                 hosts[index].pinFailureReports.append(report)
             }
@@ -96,19 +105,24 @@ public struct VerdictReport: Sendable, Codable, Equatable {
     }
 
     /// A report of `connections` (every one kept in detail).
-    public init(final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
-                connections: [ConnectionVerdict], expectations: [Expectation], allowUnprovenRefusals: Bool = false,
-                trustPerAddress: Bool = false) {
+    public init(
+        final: Bool, generatedAt: Date = Date(), listen: String, caCertificate: String, silenceWindowSeconds: Double,
+        connections: [ConnectionVerdict], expectations: [Expectation], allowUnprovenRefusals: Bool = false,
+        trustPerAddress: Bool = false
+    ) {
         var ledger = VerdictLedger(detailLimit: connections.count)
         for connection in connections { ledger.record(connection, replacing: nil) }
-        self.init(final: final, generatedAt: generatedAt, listen: listen, caCertificate: caCertificate,
-                  silenceWindowSeconds: silenceWindowSeconds, ledger: ledger, expectations: expectations,
-                  allowUnprovenRefusals: allowUnprovenRefusals, trustPerAddress: trustPerAddress)
+        self.init(
+            final: final, generatedAt: generatedAt, listen: listen, caCertificate: caCertificate,
+            silenceWindowSeconds: silenceWindowSeconds, ledger: ledger, expectations: expectations,
+            allowUnprovenRefusals: allowUnprovenRefusals, trustPerAddress: trustPerAddress)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case result, final, generatedAt, listen, caCertificate, silenceWindowSeconds, hosts, connections, connectionsOmitted
-        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings, rules, trustPerAddress, clients, clientLabels
+        case result, final, generatedAt, listen, caCertificate, silenceWindowSeconds, hosts, connections,
+            connectionsOmitted
+        case provenClients, allowUnprovenRefusals, expectations, clientCommand, findings, rules, trustPerAddress,
+            clients, clientLabels
         case droppedEvents
     }
 
@@ -125,7 +139,8 @@ public struct VerdictReport: Sendable, Codable, Equatable {
         connections = try container.decodeIfPresent([ConnectionVerdict].self, forKey: .connections) ?? []
         connectionsOmitted = try container.decodeIfPresent(Int.self, forKey: .connectionsOmitted) ?? 0
         let intercepting = connections.filter { $0.verdict.kind == .intercepted }.map(\.clientKey)
-        provenClients = try container.decodeIfPresent([String].self, forKey: .provenClients) ?? Array(Set(intercepting)).sorted()
+        provenClients =
+            try container.decodeIfPresent([String].self, forKey: .provenClients) ?? Array(Set(intercepting)).sorted()
         allowUnprovenRefusals = try container.decodeIfPresent(Bool.self, forKey: .allowUnprovenRefusals) ?? false
         trustPerAddress = try container.decodeIfPresent(Bool.self, forKey: .trustPerAddress) ?? false
         clients = try container.decodeIfPresent([ClientIdentity].self, forKey: .clients) ?? []

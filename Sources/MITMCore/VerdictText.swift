@@ -9,23 +9,30 @@ package enum VerdictText {
         let verdict = record.verdict
         var facts: [String] = []
         if verdict.kind == .intercepted {
-            facts = [record.tlsVersion, record.alpn, verdict.resumed == true ? "resumed session" : nil].compactMap { $0 }
+            facts = [record.tlsVersion, record.alpn, verdict.resumed == true ? "resumed session" : nil].compactMap {
+                $0
+            }
         } else {
             facts = [verdict.how]
         }
         var detail = facts.isEmpty ? "" : " (\(facts.joined(separator: ", ")))"
         if let identity = record.identity { detail += " by \(identity.label)" }
         if let profile = record.profile {
-            let word = record.acceptedInvalidCertificate ? "ACCEPTED AN INVALID CERTIFICATE" : verdict.kind.rawValue.uppercased()
-            return "\(record.host):\(record.port) [\(profile)]: \(word)\(detail) -- \(explanation(verdict, profile: profile))"
+            let word =
+                record.acceptedInvalidCertificate
+                ? "ACCEPTED AN INVALID CERTIFICATE" : verdict.kind.rawValue.uppercased()
+            return
+                "\(record.host):\(record.port) [\(profile)]: \(word)\(detail) -- \(explanation(verdict, profile: profile))"
         }
-        return "\(record.host):\(record.port): \(verdict.kind.rawValue.uppercased())\(detail) -- \(explanation(verdict))"
+        return
+            "\(record.host):\(record.port): \(verdict.kind.rawValue.uppercased())\(detail) -- \(explanation(verdict))"
     }
 
     /// The finding of a client that accepted a certificate of `profile`.
     package static func acceptedInvalid(_ profile: CertificateProfile?) -> String {
         let defect = profile.flatMap { profile in profile.defect.map { " (\(profile): \($0))" } } ?? ""
-        return "CRITICAL: the client ACCEPTED an INVALID certificate\(defect) and sent its request: it does not validate "
+        return
+            "CRITICAL: the client ACCEPTED an INVALID certificate\(defect) and sent its request: it does not validate "
             + "certificates, so anyone on its network can read and change this traffic"
     }
 
@@ -33,7 +40,8 @@ package enum VerdictText {
     package static func explanation(_ verdict: Verdict, profile: CertificateProfile) -> String {
         guard let defect = profile.defect else {
             if case .key = profile, verdict.kind == .intercepted {
-                return "the client accepted a certificate with the key from \(profile.description.dropFirst(4)): its pins include that key"
+                return
+                    "the client accepted a certificate with the key from \(profile.description.dropFirst(4)): its pins include that key"
             }
             return explanation(verdict)
         }
@@ -41,7 +49,8 @@ package enum VerdictText {
         case .intercepted:
             return acceptedInvalid(profile)
         case .refused:
-            return "the client refused a certificate that is invalid because \(defect): correct (this proves that check, not pinning)"
+            return
+                "the client refused a certificate that is invalid because \(defect): correct (this proves that check, not pinning)"
         case .unused, .inconclusive, .failed:
             return explanation(verdict)
         }
@@ -50,29 +59,36 @@ package enum VerdictText {
     package static func explanation(_ verdict: Verdict) -> String {
         switch (verdict.kind, verdict.reason) {
         case (.intercepted, _) where verdict.resumed == true:
-            return "the client resumed the TLS session of an earlier full handshake for this host, where it accepted the forged "
+            return
+                "the client resumed the TLS session of an earlier full handshake for this host, where it accepted the forged "
                 + "certificate, and sent its request: no pinning on this connection"
         case (.intercepted, _):
             return "the client accepted the forged certificate and sent its request: no pinning on this connection"
         case (.refused, .alert):
             return "the client rejected the certificate during the handshake: \(caCaveat)"
         case (.refused, .closedInHandshake):
-            return "the client hung up during the handshake after seeing the certificate, without an alert (as Java and Node do "
+            return
+                "the client hung up during the handshake after seeing the certificate, without an alert (as Java and Node do "
                 + "when they reject a certificate): \(caCaveat)"
         case (.refused, _):
-            return "the client closed the connection right after the handshake without sending a request: it checked the "
+            return
+                "the client closed the connection right after the handshake without sending a request: it checked the "
                 + "certificate itself, as pinning does"
         case (.unused, .abandonedInHandshake):
-            return "the client gave up on this spare connection during the handshake while it used another connection, open at "
+            return
+                "the client gave up on this spare connection during the handshake while it used another connection, open at "
                 + "the same time, to the same host: neither an acceptance nor a refusal"
         case (.unused, _):
-            return "the client closed this spare connection without a request while it used another connection to the same "
+            return
+                "the client closed this spare connection without a request while it used another connection to the same "
                 + "host: it accepted the certificate; not a refusal"
         case (.inconclusive, _):
-            return "the handshake completed but the client sent nothing and did not close (a pre-connect?): this proves nothing"
+            return
+                "the handshake completed but the client sent nothing and did not close (a pre-connect?): this proves nothing"
         case (.failed, _):
             let detail = verdict.detail.map { ": \($0)" } ?? ""
-            return "the handshake broke for a reason that is not the certificate\(detail); this is a client/proxy incompatibility, "
+            return
+                "the handshake broke for a reason that is not the certificate\(detail); this is a client/proxy incompatibility, "
                 + "not evidence of pinning"
         }
     }
@@ -95,7 +111,8 @@ package enum VerdictText {
         guard let upstream = host.upstream, let failure = upstream.lastFailure else { return nil }
         if upstream.requests == 0 { return "upstream failed: \(failure)" }
         if upstream.answeredWith502 == 0 { return nil }
-        let share = upstream.answeredWith502 == upstream.requests
+        let share =
+            upstream.answeredWith502 == upstream.requests
             ? "every request answered 502" : "\(upstream.answeredWith502) of \(upstream.requests) requests answered 502"
         return "\(share): \(failure)"
     }
@@ -104,7 +121,9 @@ package enum VerdictText {
     package static func profileNote(_ host: HostVerdict) -> String? {
         guard let profile = host.profile else { return nil }
         if host.acceptedInvalidCertificate { return "profile \(profile): ACCEPTED AN INVALID CERTIFICATE (CRITICAL)" }
-        if profile.isInvalid, host.verdict == .refused { return "profile \(profile): refused the invalid certificate (correct)" }
+        if profile.isInvalid, host.verdict == .refused {
+            return "profile \(profile): refused the invalid certificate (correct)"
+        }
         return "profile \(profile)"
     }
 
@@ -126,16 +145,19 @@ package enum VerdictText {
     }
 
     /// The per-host table printed on exit, the expectations under it, and the client command's status.
-    package static func table(_ hosts: [HostVerdict], expectations: [ExpectationResult], client: ClientCommandOutcome? = nil) -> String {
+    package static func table(
+        _ hosts: [HostVerdict], expectations: [ExpectationResult], client: ClientCommandOutcome? = nil
+    ) -> String {
         var lines: [String] = []
         let names = displayNames(hosts)
         let width = max(4, names.map(\.count).max() ?? 4)
         lines.append("HOST".padding(toLength: width, withPad: " ", startingAt: 0) + "  VERDICT       CONNECTIONS")
         for (name, host) in zip(names, hosts) {
             let counts = host.verdict == .unseen ? "none" : self.counts(host)
-            lines.append(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                + host.verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "  " + counts
-                + (upstreamNote(host).map { "; \($0)" } ?? "") + (profileNote(host).map { "; \($0)" } ?? ""))
+            lines.append(
+                name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                    + host.verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "  " + counts
+                    + (upstreamNote(host).map { "; \($0)" } ?? "") + (profileNote(host).map { "; \($0)" } ?? ""))
             let indent = String(repeating: " ", count: width + 2)
             if let disagreement = host.disagreement { lines.append(indent + disagreement) }
             lines += findingLines(host).map { indent + $0 }

@@ -30,8 +30,9 @@ public struct VerdictWay: Sendable, Hashable, CustomStringConvertible {
         if text.hasPrefix("alert "), text.count > 6 {
             self.init(reason: .alert, alert: String(text.dropFirst(6)))
         } else if let open = text.firstIndex(of: "("), text.hasSuffix(")"),
-                  let reason = VerdictReason(rawValue: String(text[..<open]).trimmingSuffix(" ")),
-                  text[open...].hasPrefix("(alert ") {
+            let reason = VerdictReason(rawValue: String(text[..<open]).trimmingSuffix(" ")),
+            text[open...].hasPrefix("(alert ")
+        {
             self.init(reason: reason, alert: String(text[open...].dropFirst(7).dropLast()))
         } else if let reason = VerdictReason(rawValue: text) {
             self.init(reason: reason)

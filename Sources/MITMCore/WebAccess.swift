@@ -50,26 +50,37 @@ package struct WebAccess: Sendable {
     /// Whether `request` may see the web UI.
     package func decide(_ request: Request) -> Decision {
         if let token {
-            if let presented = request.queryToken, Self.constantTimeEqual(presented, token) { return .allowed(rememberToken: true) }
-            if let presented = request.headerToken, Self.constantTimeEqual(presented, token) { return .allowed(rememberToken: false) }
+            if let presented = request.queryToken, Self.constantTimeEqual(presented, token) {
+                return .allowed(rememberToken: true)
+            }
+            if let presented = request.headerToken, Self.constantTimeEqual(presented, token) {
+                return .allowed(rememberToken: false)
+            }
         }
         let peer = request.peer ?? "an unknown address"
-        guard let address = request.peer, Self.isLoopback(address) || Self.hostOf(address).map(isOwnAddress) == true else {
+        guard let address = request.peer, Self.isLoopback(address) || Self.hostOf(address).map(isOwnAddress) == true
+        else {
             let presentedWrongToken = request.queryToken != nil || request.headerToken != nil
             if token != nil {
-                return .refused(reason: presentedWrongToken
-                    ? "the token given is wrong; open the address mitm-proxy printed at start (it ends in ?token=...)"
-                    : "\(peer) is not this machine: open the address mitm-proxy printed at start, which carries the token (?token=...)")
+                return .refused(
+                    reason: presentedWrongToken
+                        ? "the token given is wrong; open the address mitm-proxy printed at start (it ends in ?token=...)"
+                        : "\(peer) is not this machine: open the address mitm-proxy printed at start, which carries the token (?token=...)"
+                )
             }
-            return .refused(reason: "the web UI shows every request passing through the proxy, so it answers this machine only, and "
-                + "\(peer) is another one; to open it from elsewhere, start mitm-proxy with --web-token TOKEN and open "
-                + "http://ADDRESS:PORT/?token=TOKEN")
+            return .refused(
+                reason:
+                    "the web UI shows every request passing through the proxy, so it answers this machine only, and "
+                    + "\(peer) is another one; to open it from elsewhere, start mitm-proxy with --web-token TOKEN and open "
+                    + "http://ADDRESS:PORT/?token=TOKEN")
         }
         // A name must be loopback's (a page that points its own name at this machine must not read the traffic); an IP
         // literal of this machine's own is no such trick.
         if let host = request.host, !Self.namesLoopback(host: host), Self.hostOf(host).map(isOwnAddress) != true {
-            return .refused(reason: "the request was addressed to \(host), not to this machine's loopback address; open "
-                + "http://127.0.0.1:PORT/ or http://localhost:PORT/ (a page that points its own name at 127.0.0.1 must not read the traffic)")
+            return .refused(
+                reason: "the request was addressed to \(host), not to this machine's loopback address; open "
+                    + "http://127.0.0.1:PORT/ or http://localhost:PORT/ (a page that points its own name at 127.0.0.1 must not read the traffic)"
+            )
         }
         return .allowed(rememberToken: false)
     }
@@ -82,7 +93,9 @@ package struct WebAccess: Sendable {
         if text.hasPrefix("::ffff:") { text = String(text.dropFirst(7)) }
         if text == "::1" || text == "0:0:0:0:0:0:0:1" { return true }
         let octets = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && Int($0)! <= 255 }) else {
+        guard octets.count == 4,
+            octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && Int($0)! <= 255 })
+        else {
             return false
         }
         return octets[0] == "127"

@@ -57,7 +57,8 @@ package struct WebFeedQueue: Sendable {
         writer = .idle
         var bytes: [UInt8] = []
         if droppedSinceNotice > 0 {
-            bytes += ServerSentEvent.frame("resync", #"{"dropped":\#(droppedSinceNotice),"droppedTotal":\#(droppedTotal)}"#)
+            bytes += ServerSentEvent.frame(
+                "resync", #"{"dropped":\#(droppedSinceNotice),"droppedTotal":\#(droppedTotal)}"#)
             droppedSinceNotice = 0
         }
         if let board {

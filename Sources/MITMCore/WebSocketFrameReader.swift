@@ -54,8 +54,10 @@ package struct WebSocketFrameReader {
         self.handshake = handshake
         self.captureLimit = max(0, captureLimit)
         inflater = handshake.deflate == nil ? nil : WebSocketInflater()
-        forgetWindow = direction == .send ? handshake.deflate?.clientNoContextTakeover == true
-                                          : handshake.deflate?.serverNoContextTakeover == true
+        forgetWindow =
+            direction == .send
+            ? handshake.deflate?.clientNoContextTakeover == true
+            : handshake.deflate?.serverNoContextTakeover == true
     }
 
     /// Whether the reader gave up on this direction (everything after is relayed unread).
@@ -118,7 +120,8 @@ package struct WebSocketFrameReader {
             endPartial()
             output.append(message)
         case .payload(let frame):
-            let cut = "the connection ended inside a frame (\(frame.consumed) of its \(frame.length) payload bytes came)"
+            let cut =
+                "the connection ended inside a frame (\(frame.consumed) of its \(frame.length) payload bytes came)"
             if var control = frame.control {
                 control.problem = Self.joined(control.problem, cut)
                 control.payload = control.payload.limited(to: captureLimit)
@@ -163,8 +166,10 @@ package struct WebSocketFrameReader {
         }
         var problems: [String] = []
         if masked != (direction == .send) {
-            problems.append(direction == .send ? "an unmasked frame from the client (clients must mask every frame)"
-                                               : "a masked frame from the server (servers must not mask)")
+            problems.append(
+                direction == .send
+                    ? "an unmasked frame from the client (clients must mask every frame)"
+                    : "a masked frame from the server (servers must not mask)")
         }
         var frame = Frame(fin: fin, opcode: opcode, mask: mask, length: length)
         if isControl {
@@ -200,15 +205,20 @@ package struct WebSocketFrameReader {
         if WebSocketMessage.kind(of: opcode) == .reserved { return "a frame with the reserved opcode \(opcode)" }
         if rsv23 || (rsv1 && handshake.deflate == nil) {
             if !handshake.otherExtensions.isEmpty {
-                return "a frame using bits of the extension \(handshake.otherExtensions.joined(separator: ", ")), which the proxy does not read"
+                return
+                    "a frame using bits of the extension \(handshake.otherExtensions.joined(separator: ", ")), which the proxy does not read"
             }
-            return rsv23 ? "a frame with the reserved bits RSV2 or RSV3 set" : "a frame with RSV1 set although permessage-deflate was not agreed"
+            return rsv23
+                ? "a frame with the reserved bits RSV2 or RSV3 set"
+                : "a frame with RSV1 set although permessage-deflate was not agreed"
         }
         if rsv1 && (opcode == 0 || WebSocketMessage.isControl(opcode)) {
             return "RSV1 (compressed) set on a \(opcode == 0 ? "continuation" : "control") frame"
         }
         if opcode == 0 && current == nil { return "a continuation frame with no message to continue" }
-        if (opcode == 1 || opcode == 2) && current != nil { return "a new data frame before the fragmented message's last frame" }
+        if (opcode == 1 || opcode == 2) && current != nil {
+            return "a new data frame before the fragmented message's last frame"
+        }
         return nil
     }
 
@@ -269,8 +279,10 @@ package struct WebSocketFrameReader {
         output.append(data.message)
     }
 
-    private static func inflate(_ bytes: UnsafeRawBufferPointer, with inflater: WebSocketInflater,
-                                into data: inout DataMessage) -> WebSocketInflater.Failure? {
+    private static func inflate(
+        _ bytes: UnsafeRawBufferPointer, with inflater: WebSocketInflater,
+        into data: inout DataMessage
+    ) -> WebSocketInflater.Failure? {
         let isText = data.message.opcode == 1
         do {
             try inflater.inflate(bytes) { out in
@@ -288,17 +300,21 @@ package struct WebSocketFrameReader {
         if message.opcode == 8 {
             let bytes = message.payload.bytes
             if message.payload.totalSize == 1 {
-                message.problem = Self.joined(message.problem, "a close frame with a 1-byte payload (a status code takes 2)")
+                message.problem = Self.joined(
+                    message.problem, "a close frame with a 1-byte payload (a status code takes 2)")
             } else if bytes.count >= 2 {
                 let code = Int(bytes[0]) << 8 | Int(bytes[1])
                 message.closeCode = code
                 if !Self.isSendableCloseCode(code) {
-                    message.problem = Self.joined(message.problem, "the close code \(code), which may not be sent in a frame")
+                    message.problem = Self.joined(
+                        message.problem, "the close code \(code), which may not be sent in a frame")
                 }
                 let reason = Array(bytes[2...])
                 var utf8 = UTF8Validator()
                 utf8.feed(reason)
-                if !utf8.isComplete { message.problem = Self.joined(message.problem, "a close reason that is not UTF-8") }
+                if !utf8.isComplete {
+                    message.problem = Self.joined(message.problem, "a close reason that is not UTF-8")
+                }
                 message.closeReason = String(decoding: reason, as: UTF8.self)
             }
         }
@@ -326,14 +342,17 @@ package struct WebSocketFrameReader {
     private mutating func stopInsideMessage(_ reason: String) {
         if var data = current {
             current = nil
-            data.message.problem = Self.joined(data.message.problem, "\(reason); later frames in this direction are relayed unread")
+            data.message.problem = Self.joined(
+                data.message.problem, "\(reason); later frames in this direction are relayed unread")
             output.append(data.message)
         }
         state = .stopped
     }
 
     /// Reports a data message still waiting for frames as cut short.
-    private mutating func endPartial(_ reason: String = "the connection ended before the fragmented message's last frame") {
+    private mutating func endPartial(
+        _ reason: String = "the connection ended before the fragmented message's last frame"
+    ) {
         guard var data = current else { return }
         current = nil
         data.message.problem = Self.joined(data.message.problem, reason)
@@ -349,7 +368,9 @@ package struct WebSocketFrameReader {
 
     /// Hands `body` the chunk without its mask (frame bytes at offset `frame.consumed` onward), in pieces of at
     /// most `unmaskPiece` bytes, so that the reader's buffer stays small however large the reads are.
-    private mutating func unmasked(_ chunk: UnsafeRawBufferPointer, _ frame: Frame, _ body: (UnsafeRawBufferPointer) -> Void) {
+    private mutating func unmasked(
+        _ chunk: UnsafeRawBufferPointer, _ frame: Frame, _ body: (UnsafeRawBufferPointer) -> Void
+    ) {
         guard let mask = frame.mask else {
             body(chunk)
             return

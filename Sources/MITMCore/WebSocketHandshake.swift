@@ -15,7 +15,8 @@ package struct WebSocketHandshake: Sendable, Equatable {
     /// The WebSocket an HTTP/1.1 `101 Switching Protocols` opened, or nil when it switched to something else.
     package static func http1(request: HTTPRequestHead, response: HTTPResponseHead) -> WebSocketHandshake? {
         guard response.status == 101, response.headers.tokens("upgrade").contains("websocket"),
-              request.headers.tokens("upgrade").contains("websocket") else { return nil }
+            request.headers.tokens("upgrade").contains("websocket")
+        else { return nil }
         return WebSocketHandshake(extensionsHeader: response.headers)
     }
 
@@ -29,12 +30,15 @@ package struct WebSocketHandshake: Sendable, Equatable {
     /// The extensions listed in the server's `Sec-WebSocket-Extensions`.
     init(extensionsHeader headers: HTTPHeaders) {
         for element in headers.values("sec-websocket-extensions").flatMap({ $0.split(separator: ",") }) {
-            let parameters = element.split(separator: ";").map { HTTPSyntax.asciiLowercased(bytes: HTTPSyntax.trimmingOWS($0.utf8)) }
+            let parameters = element.split(separator: ";").map {
+                HTTPSyntax.asciiLowercased(bytes: HTTPSyntax.trimmingOWS($0.utf8))
+            }
             guard let name = parameters.first, !name.isEmpty else { continue }
             if name == "permessage-deflate" && deflate == nil {
                 let names = Set(parameters.dropFirst().map { String($0.split(separator: "=").first ?? "") })
-                deflate = WebSocketDeflate(serverNoContextTakeover: names.contains("server_no_context_takeover"),
-                                           clientNoContextTakeover: names.contains("client_no_context_takeover"))
+                deflate = WebSocketDeflate(
+                    serverNoContextTakeover: names.contains("server_no_context_takeover"),
+                    clientNoContextTakeover: names.contains("client_no_context_takeover"))
             } else {
                 otherExtensions.append(name)
             }

@@ -12,7 +12,8 @@ package enum XMLText {
             case "\n": escaped += "&#10;"
             case "\t", "\r": escaped += "&#\(scalar.value);"
             default:
-                escaped.unicodeScalars.append(scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF ? "\u{FFFD}" : scalar)
+                escaped.unicodeScalars.append(
+                    scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF ? "\u{FFFD}" : scalar)
             }
         }
         return escaped

@@ -57,9 +57,12 @@ final class HTTP2CallbackSink {
     /// A header block completed; `opensStream` is nghttp2's category (request, or first response block).
     func endBlock(streamID: Int32, opensStream: Bool, endStream: Bool) {
         guard let block = partialBlocks.removeValue(forKey: streamID) else { return }
-        events.append(.headers(streamID: streamID, HTTP2HeaderBlock(
-            kind: kind(of: block, streamID: streamID, opensStream: opensStream), fields: block.fields,
-            endStream: endStream, exceedsLimit: block.exceedsLimit)))
+        events.append(
+            .headers(
+                streamID: streamID,
+                HTTP2HeaderBlock(
+                    kind: kind(of: block, streamID: streamID, opensStream: opensStream), fields: block.fields,
+                    endStream: endStream, exceedsLimit: block.exceedsLimit)))
     }
 
     private func kind(of block: PartialBlock, streamID: Int32, opensStream: Bool) -> HTTP2HeaderBlockKind {

@@ -12,13 +12,15 @@ enum HTTP2Callbacks {
             HTTP2Callbacks.sink(userData).beginBlock(streamID: frame.pointee.hd.stream_id)
             return 0
         }
-        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, flags, userData in
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) {
+            _, frame, name, nameLength, value, valueLength, flags, userData in
             guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
             let size = HTTP2HeaderField.listSize(nameLength: nameLength, valueLength: valueLength)
             HTTP2Callbacks.sink(userData).addField(streamID: frame.pointee.hd.stream_id, size: size) {
-                HTTP2HeaderField(name: Array(UnsafeBufferPointer(start: name, count: nameLength)),
-                                 value: Array(UnsafeBufferPointer(start: value, count: valueLength)),
-                                 neverIndexed: flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
+                HTTP2HeaderField(
+                    name: Array(UnsafeBufferPointer(start: name, count: nameLength)),
+                    value: Array(UnsafeBufferPointer(start: value, count: valueLength)),
+                    neverIndexed: flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
             }
             return 0
         }
@@ -35,13 +37,15 @@ enum HTTP2Callbacks {
             guard let frame else { return 0 }
             let header = frame.pointee.hd
             if header.type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
-                HTTP2Callbacks.sink(userData).events.append(.resetSent(
-                    streamID: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
+                HTTP2Callbacks.sink(userData).events.append(
+                    .resetSent(
+                        streamID: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
             } else if header.type == UInt8(NGHTTP2_GOAWAY.rawValue) {
                 let goaway = frame.pointee.goaway
-                HTTP2Callbacks.sink(userData).events.append(.goAwaySent(
-                    lastStreamID: goaway.last_stream_id, HTTP2ErrorCode(rawValue: goaway.error_code),
-                    debug: HTTP2Callbacks.text(goaway.opaque_data, goaway.opaque_data_len)))
+                HTTP2Callbacks.sink(userData).events.append(
+                    .goAwaySent(
+                        lastStreamID: goaway.last_stream_id, HTTP2ErrorCode(rawValue: goaway.error_code),
+                        debug: HTTP2Callbacks.text(goaway.opaque_data, goaway.opaque_data_len)))
             }
             return 0
         }
@@ -52,8 +56,10 @@ enum HTTP2Callbacks {
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, libraryError, userData in
             guard let frame else { return 0 }
             let header = frame.pointee.hd
-            HTTP2Callbacks.sink(userData).events.append(.diagnostic(
-                "invalid \(HTTP2FrameName.name(of: header.type)) frame on stream \(header.stream_id): \(String(cString: nghttp2_strerror(libraryError)))"))
+            HTTP2Callbacks.sink(userData).events.append(
+                .diagnostic(
+                    "invalid \(HTTP2FrameName.name(of: header.type)) frame on stream \(header.stream_id): \(String(cString: nghttp2_strerror(libraryError)))"
+                ))
             return 0
         }
         nghttp2_session_callbacks_set_error_callback2(callbacks) { _, _, message, length, userData in
@@ -70,20 +76,24 @@ enum HTTP2Callbacks {
         switch UInt32(header.type) {
         case NGHTTP2_HEADERS.rawValue:
             let category = frame.headers.cat
-            sink.endBlock(streamID: header.stream_id,
-                          opensStream: category == NGHTTP2_HCAT_REQUEST || category == NGHTTP2_HCAT_RESPONSE,
-                          endStream: endStream)
+            sink.endBlock(
+                streamID: header.stream_id,
+                opensStream: category == NGHTTP2_HCAT_REQUEST || category == NGHTTP2_HCAT_RESPONSE,
+                endStream: endStream)
         case NGHTTP2_DATA.rawValue:
             if endStream { sink.events.append(.endStream(streamID: header.stream_id)) }
         case NGHTTP2_RST_STREAM.rawValue:
-            sink.events.append(.resetReceived(streamID: header.stream_id, HTTP2ErrorCode(rawValue: frame.rst_stream.error_code)))
+            sink.events.append(
+                .resetReceived(streamID: header.stream_id, HTTP2ErrorCode(rawValue: frame.rst_stream.error_code)))
         case NGHTTP2_SETTINGS.rawValue:
             if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { sink.events.append(.settingsReceived) }
         case NGHTTP2_GOAWAY.rawValue:
             let goaway = frame.goaway
-            sink.events.append(.goAwayReceived(lastStreamID: goaway.last_stream_id,
-                                               HTTP2ErrorCode(rawValue: goaway.error_code),
-                                               debug: text(goaway.opaque_data, goaway.opaque_data_len)))
+            sink.events.append(
+                .goAwayReceived(
+                    lastStreamID: goaway.last_stream_id,
+                    HTTP2ErrorCode(rawValue: goaway.error_code),
+                    debug: text(goaway.opaque_data, goaway.opaque_data_len)))
         default:
             return
         }
@@ -120,8 +130,10 @@ enum HTTP2Callbacks {
 /// Frame type names for log lines.
 enum HTTP2FrameName {
     static func name(of type: UInt8) -> String {
-        let names = ["DATA", "HEADERS", "PRIORITY", "RST_STREAM", "SETTINGS", "PUSH_PROMISE", "PING", "GOAWAY",
-                     "WINDOW_UPDATE", "CONTINUATION"]
+        let names = [
+            "DATA", "HEADERS", "PRIORITY", "RST_STREAM", "SETTINGS", "PUSH_PROMISE", "PING", "GOAWAY",
+            "WINDOW_UPDATE", "CONTINUATION",
+        ]
         return Int(type) < names.count ? names[Int(type)] : "type-\(type)"
     }
 }

@@ -16,13 +16,17 @@ extension Array where Element == HTTP2HeaderField {
             let value = cursor
             cursor = Self.copy(field.value, to: cursor)
             let flags = field.neverIndexed ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE
-            pairs.append(nghttp2_nv(name: name, value: value, namelen: field.name.count,
-                                    valuelen: field.value.count, flags: UInt8(flags.rawValue)))
+            pairs.append(
+                nghttp2_nv(
+                    name: name, value: value, namelen: field.name.count,
+                    valuelen: field.value.count, flags: UInt8(flags.rawValue)))
         }
         return pairs.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
     }
 
-    private static func copy(_ bytes: [UInt8], to destination: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+    private static func copy(_ bytes: [UInt8], to destination: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<
+        UInt8
+    > {
         bytes.withUnsafeBufferPointer { source in
             if let base = source.baseAddress { destination.initialize(from: base, count: source.count) }
         }

@@ -48,7 +48,8 @@ public final class HTTP2Session {
         nghttp2_option_set_stream_reset_rate_limit(option, settings.resetBurst, settings.resetsPerSecond)
         var pointer: OpaquePointer?
         let userData = Unmanaged.passUnretained(sink).toOpaque()
-        let created = role == .server
+        let created =
+            role == .server
             ? nghttp2_session_server_new2(&pointer, callbacks, userData, option)
             : nghttp2_session_client_new2(&pointer, callbacks, userData, option)
         guard created == 0, let pointer else {
@@ -62,23 +63,31 @@ public final class HTTP2Session {
 
     private func submitInitialSettings() throws(HTTP2SessionError) {
         var entries = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
-                                   value: settings.maxConcurrentStreams),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
-                                   value: UInt32(settings.streamWindow)),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
-                                   value: settings.maxHeaderListSize),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: settings.maxConcurrentStreams),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                value: UInt32(settings.streamWindow)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: settings.maxHeaderListSize),
         ]
         if role == .client {
-            entries.append(nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue),
-                                                  value: settings.enablePush ? 1 : 0))
+            entries.append(
+                nghttp2_settings_entry(
+                    settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue),
+                    value: settings.enablePush ? 1 : 0))
         }
-        try check(nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count),
-                  "submitting SETTINGS")
+        try check(
+            nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count),
+            "submitting SETTINGS")
         if settings.connectionWindow > 65_535 {  // the protocol's initial connection window
-            try check(nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0,
-                                                            settings.connectionWindow),
-                      "raising the connection window")
+            try check(
+                nghttp2_session_set_local_window_size(
+                    session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0,
+                    settings.connectionWindow),
+                "raising the connection window")
         }
     }
 
@@ -170,7 +179,8 @@ public final class HTTP2Session {
     /// and `finish` unless `endStream`. nghttp2 holds the HEADERS back while the peer's concurrency
     /// limit is reached. Returns the stream ID.
     public func submitRequest(_ fields: [HTTP2HeaderField], endStream: Bool) throws(HTTP2SessionError) -> Int32 {
-        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: HTTP2Callbacks.readBody)
+        var provider = nghttp2_data_provider(
+            source: nghttp2_data_source(ptr: nil), read_callback: HTTP2Callbacks.readBody)
         let streamID = fields.withNameValuePairs { pairs, count in
             endStream
                 ? nghttp2_submit_request(session, nil, pairs, count, nil, nil)
@@ -182,8 +192,10 @@ public final class HTTP2Session {
     }
 
     /// Server role: sends the final response head on `streamID`; the body follows unless `endStream`.
-    public func submitResponse(streamID: Int32, _ fields: [HTTP2HeaderField], endStream: Bool) throws(HTTP2SessionError) {
-        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: HTTP2Callbacks.readBody)
+    public func submitResponse(streamID: Int32, _ fields: [HTTP2HeaderField], endStream: Bool) throws(HTTP2SessionError)
+    {
+        var provider = nghttp2_data_provider(
+            source: nghttp2_data_source(ptr: nil), read_callback: HTTP2Callbacks.readBody)
         let result = fields.withNameValuePairs { pairs, count in
             endStream
                 ? nghttp2_submit_response(session, streamID, pairs, count, nil)
@@ -273,8 +285,9 @@ public final class HTTP2Session {
         }
         let lastStreamID = nghttp2_session_get_last_proc_stream_id(session)
         var debugBytes = Array(debug.utf8)
-        _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStreamID, code.rawValue,
-                                  &debugBytes, debugBytes.count)
+        _ = nghttp2_submit_goaway(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStreamID, code.rawValue,
+            &debugBytes, debugBytes.count)
     }
 
     /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS (nghttp2 assumes 100 until its SETTINGS arrive).
@@ -292,8 +305,11 @@ public final class HTTP2Session {
     /// of its own (the setting may go from absent to 1 at any time, never back). Once only.
     public func acceptExtendedConnect() throws(HTTP2SessionError) {
         guard role == .server, !acceptsExtendedConnect else { return }
-        var entry = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL.rawValue), value: 1)
-        try check(nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entry, 1), "submitting SETTINGS_ENABLE_CONNECT_PROTOCOL")
+        var entry = nghttp2_settings_entry(
+            settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL.rawValue), value: 1)
+        try check(
+            nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entry, 1),
+            "submitting SETTINGS_ENABLE_CONNECT_PROTOCOL")
         acceptsExtendedConnect = true
     }
 

@@ -19,7 +19,8 @@ final class EpollReadinessSet: ReadinessSet, @unchecked Sendable {
             Glibc.close(descriptor)
             throw SystemCallError(call: "eventfd", errno: code)
         }
-        guard mitm_epoll_register(descriptor, wakeDescriptor, Readiness.readable.rawValue, ReadyEvent.wakeToken, 0) == 0 else {
+        guard mitm_epoll_register(descriptor, wakeDescriptor, Readiness.readable.rawValue, ReadyEvent.wakeToken, 0) == 0
+        else {
             let code = errno
             Glibc.close(wakeDescriptor)
             Glibc.close(descriptor)
@@ -30,7 +31,8 @@ final class EpollReadinessSet: ReadinessSet, @unchecked Sendable {
     }
 
     func register(_ fd: Int32, interest: Readiness, token: UInt64, exclusive: Bool) throws(SystemCallError) {
-        let result = exclusive
+        let result =
+            exclusive
             ? mitm_epoll_register_exclusive(descriptor, fd, token)
             : mitm_epoll_register(descriptor, fd, interest.rawValue, token, 0)
         guard result == 0 else {

@@ -96,7 +96,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Adds `fd` to the loop's readiness set for its whole life; returns the token to deregister it with.
     /// `exclusive`: a listening socket other loops watch too; a connection wakes one of them. The handler is held
     /// weakly. Only on `queue`.
-    func register(_ fd: Int32, interest: Readiness, exclusive: Bool = false, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
+    func register(_ fd: Int32, interest: Readiness, exclusive: Bool = false, handler: ReadinessHandler)
+        throws(SystemCallError) -> UInt64
+    {
         try core.register(fd, interest: interest, exclusive: exclusive, handler: handler)
     }
 

@@ -1,4 +1,5 @@
 import CMITMShims
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +16,8 @@ public final class EventLoopGroup: Sendable {
 
     /// A group of existing loops (index i at position i).
     public init(loops: [EventLoop]) {
-        precondition(!loops.isEmpty && loops.indices.allSatisfy { loops[$0].index == $0 }, "loops must be indexed 0..<count")
+        precondition(
+            !loops.isEmpty && loops.indices.allSatisfy { loops[$0].index == $0 }, "loops must be indexed 0..<count")
         self.loops = loops
     }
 }

@@ -1,5 +1,6 @@
 import CMITMShims
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,12 +26,16 @@ public final class Listener: @unchecked Sendable {
 
     /// Binds and listens on `host:port` (port 0 picks a free port) for `loops`. A connection from a peer `admits`
     /// turns down is closed at once, never handed to `onAccept`, which runs on the loop given to it.
-    public init(host: String, port: Int, backlog: Int32 = 1024, loops: [EventLoop],
-                admits: @escaping @Sendable (SocketAddress) -> Bool = { _ in true },
-                onAccept: @escaping @Sendable (Int32, SocketAddress, EventLoop) -> Void) throws(ListenError) {
+    public init(
+        host: String, port: Int, backlog: Int32 = 1024, loops: [EventLoop],
+        admits: @escaping @Sendable (SocketAddress) -> Bool = { _ in true },
+        onAccept: @escaping @Sendable (Int32, SocketAddress, EventLoop) -> Void
+    ) throws(ListenError) {
         precondition(!loops.isEmpty, "a listener needs a loop to accept on")
         guard let requested = SocketAddress.numeric(host: host, port: port) else {
-            throw ListenError(message: "cannot listen on \(host):\(port): \(host) is not an IP address (use 127.0.0.1, 0.0.0.0 or ::)")
+            throw ListenError(
+                message: "cannot listen on \(host):\(port): \(host) is not an IP address (use 127.0.0.1, 0.0.0.0 or ::)"
+            )
         }
         let descriptor = socket(requested.family, mitm_sock_stream_nonblocking, 0)
         guard descriptor >= 0 else {
@@ -88,8 +93,10 @@ private final class AcceptSlot: ReadinessHandler, @unchecked Sendable {
     /// How many connections one loop turn accepts before it lets the loop's other sockets and timers run.
     private static let acceptsPerTurn = 64
 
-    init(loop: EventLoop, descriptor: Int32, admits: @escaping @Sendable (SocketAddress) -> Bool,
-         onAccept: @escaping @Sendable (Int32, SocketAddress, EventLoop) -> Void) {
+    init(
+        loop: EventLoop, descriptor: Int32, admits: @escaping @Sendable (SocketAddress) -> Bool,
+        onAccept: @escaping @Sendable (Int32, SocketAddress, EventLoop) -> Void
+    ) {
         self.loop = loop
         self.descriptor = descriptor
         self.admits = admits
@@ -98,7 +105,11 @@ private final class AcceptSlot: ReadinessHandler, @unchecked Sendable {
 
     /// Adds the listening socket to the loop's readiness set, waking this loop alone for a connection.
     func join() throws(SystemCallError) {
-        let registration = onLoop { Result { () throws(SystemCallError) in try loop.register(descriptor, interest: .readable, exclusive: true, handler: self) } }
+        let registration = onLoop {
+            Result { () throws(SystemCallError) in
+                try loop.register(descriptor, interest: .readable, exclusive: true, handler: self)
+            }
+        }
         token = try registration.get()
     }
 
@@ -137,7 +148,9 @@ private final class AcceptSlot: ReadinessHandler, @unchecked Sendable {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let accepted = withUnsafeMutablePointer(to: &storage) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { mitm_accept_nonblocking(descriptor, $0, &length) }
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    mitm_accept_nonblocking(descriptor, $0, &length)
+                }
             }
             if accepted >= 0 {
                 let peer = SocketAddress(storage: storage, length: length)

@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// The addresses that reach this machine: loopback, the unspecified address (which Linux connects to
 /// the local host) and every interface's address.
@@ -9,7 +10,9 @@ public enum LocalAddresses {
     /// Whether connecting to `host` (an IP literal) reaches this machine.
     public static func contains(_ host: String) -> Bool {
         let text = host.lowercased()
-        if text.hasPrefix("127.") || text.hasPrefix("::ffff:127.") || text == "::1" || isUnspecified(text) { return true }
+        if text.hasPrefix("127.") || text.hasPrefix("::ffff:127.") || text == "::1" || isUnspecified(text) {
+            return true
+        }
         return interfaceAddresses().contains(text)
     }
 
@@ -47,9 +50,12 @@ public enum LocalAddresses {
             guard family == AF_INET || family == AF_INET6 else { continue }
             let length = family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size
             var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            guard getnameinfo(address, socklen_t(length), &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
+            guard getnameinfo(address, socklen_t(length), &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0
+            else { continue }
             let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            found.append(InterfaceAddress(interface: String(cString: entry.pointee.ifa_name), address: text, isIPv6: family == AF_INET6))
+            found.append(
+                InterfaceAddress(
+                    interface: String(cString: entry.pointee.ifa_name), address: text, isIPv6: family == AF_INET6))
         }
         return found
     }

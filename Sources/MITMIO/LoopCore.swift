@@ -1,6 +1,7 @@
 import CMITMShims
 import Dispatch
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -187,7 +188,9 @@ final class LoopCore: @unchecked Sendable {
     // MARK: - Descriptors
 
     /// Adds `fd` to the readiness set for its whole life; returns its token. On `queue`.
-    func register(_ fd: Int32, interest: Readiness, exclusive: Bool, handler: ReadinessHandler) throws(SystemCallError) -> UInt64 {
+    func register(_ fd: Int32, interest: Readiness, exclusive: Bool, handler: ReadinessHandler) throws(SystemCallError)
+        -> UInt64
+    {
         let token = try add(fd, interest: interest, exclusive: exclusive)
         handlers[token] = WeakHandler(handler: handler)
         return token

@@ -1,4 +1,5 @@
 import CMITMShims
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,12 +19,14 @@ enum LoopThread {
     static func start(name: String, _ body: @escaping () -> Void) {
         let context = Unmanaged.passRetained(Body(name: name, run: body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
-            let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
-            mitm_set_thread_name(body.name)
-            body.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, nil,
+            { raw in
+                let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
+                mitm_set_thread_name(body.name)
+                body.run()
+                return nil
+            }, context)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             fatalError("cannot start the event loop's thread \(name): \(String(cString: strerror(result)))")

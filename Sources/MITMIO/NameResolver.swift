@@ -1,5 +1,6 @@
 import CMITMShims
 import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +37,9 @@ public final class NameResolver: Sendable {
             return
         }
         if Self.isLocalhostName(target) {
-            let loopback = [SocketAddress.numeric(host: "127.0.0.1", port: port), SocketAddress.numeric(host: "::1", port: port)]
+            let loopback = [
+                SocketAddress.numeric(host: "127.0.0.1", port: port), SocketAddress.numeric(host: "::1", port: port),
+            ]
             loop.execute { completion(.success(loopback.compactMap { $0 })) }
             return
         }

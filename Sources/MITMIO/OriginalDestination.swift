@@ -16,7 +16,9 @@ extension SocketAddress {
         for level in levels {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let result = withUnsafeMutablePointer(to: &storage) { getsockopt(descriptor, level, originalDestinationOption, $0, &length) }
+            let result = withUnsafeMutablePointer(to: &storage) {
+                getsockopt(descriptor, level, originalDestinationOption, $0, &length)
+            }
             if result == 0 { return SocketAddress(storage: storage, length: length) }
         }
         return nil

@@ -1,4 +1,5 @@
 import CMITMShims
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,13 +31,17 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         var copy = storage
         return withUnsafePointer(to: &copy) { pointer in
             if family == AF_INET {
-                let address = pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
+                let address = pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    $0.pointee.sin_addr.s_addr
+                }
                 return Self.dottedQuad(UInt32(bigEndian: address))
             }
             return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
                 var inet = address.pointee.sin6_addr
                 return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { buffer in
-                    guard inet_ntop(AF_INET6, &inet, buffer.baseAddress, socklen_t(buffer.count)) != nil else { return "" }
+                    guard inet_ntop(AF_INET6, &inet, buffer.baseAddress, socklen_t(buffer.count)) != nil else {
+                        return ""
+                    }
                     return String(cString: buffer.baseAddress!)
                 }
             }
@@ -50,11 +55,20 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
             var count = 0
             for shift in stride(from: 24, through: 0, by: -8) {
                 let octet = Int((address >> UInt32(shift)) & 0xFF)
-                if octet >= 100 { buffer[count] = UInt8(ascii: "0") + UInt8(octet / 100); count += 1 }
-                if octet >= 10 { buffer[count] = UInt8(ascii: "0") + UInt8(octet / 10 % 10); count += 1 }
+                if octet >= 100 {
+                    buffer[count] = UInt8(ascii: "0") + UInt8(octet / 100)
+                    count += 1
+                }
+                if octet >= 10 {
+                    buffer[count] = UInt8(ascii: "0") + UInt8(octet / 10 % 10)
+                    count += 1
+                }
                 buffer[count] = UInt8(ascii: "0") + UInt8(octet % 10)
                 count += 1
-                if shift > 0 { buffer[count] = UInt8(ascii: "."); count += 1 }
+                if shift > 0 {
+                    buffer[count] = UInt8(ascii: ".")
+                    count += 1
+                }
             }
             return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
         }

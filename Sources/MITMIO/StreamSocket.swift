@@ -1,4 +1,5 @@
 import CMITMShims
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -123,7 +124,9 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
     }
 
     public func sendNow(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard !isClosed, pendingWrites.isEmpty, !shutdownAfterFlush, registrationError == nil, let base = bytes.baseAddress else { return 0 }
+        guard !isClosed, pendingWrites.isEmpty, !shutdownAfterFlush, registrationError == nil,
+            let base = bytes.baseAddress
+        else { return 0 }
         var sent = 0
         while sent < bytes.count {
             let count = Glibc.send(descriptor, base + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
@@ -246,7 +249,9 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
         }
         while !isClosed, let first = pendingWrites.first {
             let sent = first.withUnsafeBytes { buffer in
-                Glibc.send(descriptor, buffer.baseAddress! + firstWriteOffset, buffer.count - firstWriteOffset, Int32(MSG_NOSIGNAL))
+                Glibc.send(
+                    descriptor, buffer.baseAddress! + firstWriteOffset, buffer.count - firstWriteOffset,
+                    Int32(MSG_NOSIGNAL))
             }
             if sent >= 0 {
                 firstWriteOffset += sent

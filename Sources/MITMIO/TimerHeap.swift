@@ -61,7 +61,10 @@ struct TimerHeap {
 
     /// Drops every entry (the loop is stopping).
     mutating func removeAll() {
-        entries.forEach { $0.index = -1; $0.work = nil }
+        entries.forEach {
+            $0.index = -1
+            $0.work = nil
+        }
         entries.removeAll()
     }
 

@@ -19,7 +19,8 @@ enum ATSSnippet {
             ]
         }
         if !leaf.isEmpty && !ca.isEmpty {
-            lines.append("            <!-- ATS requires a match in each list: a new leaf key fails even if a CA pin matches -->")
+            lines.append(
+                "            <!-- ATS requires a match in each list: a new leaf key fails even if a CA pin matches -->")
         }
         lines += identities("NSPinnedLeafIdentities", leaf) + identities("NSPinnedCAIdentities", ca)
         lines += ["        </dict>", "    </dict>", "</dict>"]

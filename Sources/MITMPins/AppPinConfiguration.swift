@@ -60,8 +60,11 @@ public struct PinnedDomain: Sendable, Equatable {
     public let problems: [String]
 
     /// A domain entry.
-    public init(name: String, includesSubdomains: Bool, pins: [ConfiguredPin], requiresLeafMatch: Bool = false,
-                requiresCAMatch: Bool = false, expiration: Date? = nil, overridingSources: [String] = [], problems: [String] = []) {
+    public init(
+        name: String, includesSubdomains: Bool, pins: [ConfiguredPin], requiresLeafMatch: Bool = false,
+        requiresCAMatch: Bool = false, expiration: Date? = nil, overridingSources: [String] = [],
+        problems: [String] = []
+    ) {
         self.name = name
         self.includesSubdomains = includesSubdomains
         self.pins = pins
@@ -101,8 +104,11 @@ public struct AppPinConfiguration: Sendable {
     public let releaseTrustsUserCAs: Bool
 
     /// A configuration made in code.
-    public init(path: String, kind: PinConfigurationKind, domains: [PinnedDomain], debugOverrideAnchors: [TrustAnchorSource] = [],
-                releaseTrustsUserCAs: Bool = false) {
+    public init(
+        path: String, kind: PinConfigurationKind, domains: [PinnedDomain],
+        debugOverrideAnchors: [TrustAnchorSource] = [],
+        releaseTrustsUserCAs: Bool = false
+    ) {
         self.path = path
         self.kind = kind
         self.domains = domains
@@ -120,8 +126,12 @@ public struct AppPinConfiguration: Sendable {
     public static func parse(_ bytes: [UInt8], path: String) throws(PinsError) -> AppPinConfiguration {
         if bytes.starts(with: Array("bplist".utf8)) { return try ATSPlistReader.read(Data(bytes), path: path) }
         let text = String(decoding: bytes.prefix(64 * 1024), as: UTF8.self)
-        if text.contains("<network-security-config") { return try NetworkSecurityConfigReader.read(Data(bytes), path: path) }
-        if text.contains("<plist") || text.contains("<!DOCTYPE plist") { return try ATSPlistReader.read(Data(bytes), path: path) }
+        if text.contains("<network-security-config") {
+            return try NetworkSecurityConfigReader.read(Data(bytes), path: path)
+        }
+        if text.contains("<plist") || text.contains("<!DOCTYPE plist") {
+            return try ATSPlistReader.read(Data(bytes), path: path)
+        }
         throw PinsError("\(path) is neither an Info.plist (XML or binary) nor an Android network_security_config.xml")
     }
 

@@ -6,10 +6,13 @@ import MITMTLS
 public enum BackupPin {
     /// `value` in canonical form, or an error when it is not base64 of a SHA-256.
     public static func validated(_ value: String) throws(PinsError) -> String {
-        let bare = value.hasPrefix("sha256//") ? String(value.dropFirst(8))
+        let bare =
+            value.hasPrefix("sha256//")
+            ? String(value.dropFirst(8))
             : value.hasPrefix("sha256/") ? String(value.dropFirst(7)) : value
         guard let data = Data(base64Encoded: bare), data.count == 32 else {
-            throw PinsError("backup pin \(value) is not a pin: expected the base64 of a SHA-256 (44 characters ending in =)")
+            throw PinsError(
+                "backup pin \(value) is not a pin: expected the base64 of a SHA-256 (44 characters ending in =)")
         }
         return data.base64EncodedString()
     }
@@ -19,7 +22,9 @@ public enum BackupPin {
     public static func pin(ofKeyFile path: String) throws(PinsError) -> String {
         let bytes = try FileBytes.read(path, what: "backup key file")
         guard let info = subjectPublicKeyInfo(in: bytes) else {
-            throw PinsError("\(path) holds no PEM public key, private key, certificate request or certificate to compute a backup pin from")
+            throw PinsError(
+                "\(path) holds no PEM public key, private key, certificate request or certificate to compute a backup pin from"
+            )
         }
         return SHA256Digest.base64(info)
     }

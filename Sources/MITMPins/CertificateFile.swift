@@ -22,12 +22,16 @@ public enum CertificateFile {
             return try X509Certificate.certificates(inFileBytes: bytes)
         } catch {
             if !labels.isEmpty {
-                throw PinsError("\(path) holds a damaged PEM certificate (\(error.stack.reason)): copy the whole -----BEGIN CERTIFICATE----- ... -----END CERTIFICATE----- block again")
+                throw PinsError(
+                    "\(path) holds a damaged PEM certificate (\(error.stack.reason)): copy the whole -----BEGIN CERTIFICATE----- ... -----END CERTIFICATE----- block again"
+                )
             }
             if looksLikeText(bytes) {
-                throw PinsError("\(path) is not a certificate: no -----BEGIN CERTIFICATE----- line, and it is text, not DER")
+                throw PinsError(
+                    "\(path) is not a certificate: no -----BEGIN CERTIFICATE----- line, and it is text, not DER")
             }
-            throw PinsError("\(path) is not a valid DER certificate (\(bytes.count) bytes): truncated or not a certificate")
+            throw PinsError(
+                "\(path) is not a valid DER certificate (\(bytes.count) bytes): truncated or not a certificate")
         }
     }
 
@@ -35,7 +39,9 @@ public enum CertificateFile {
     public static func proxyCA(directory: String) throws(PinsError) -> [X509Certificate] {
         let path = CertificateAuthorityFiles(directory: directory).certificatePEM
         guard FileManager.default.fileExists(atPath: path) else {
-            throw PinsError("no proxy CA at \(path): start the proxy (or run `mitm-proxy ca path`) once to create it, or pass --ca-dir with the directory that holds ca.pem")
+            throw PinsError(
+                "no proxy CA at \(path): start the proxy (or run `mitm-proxy ca path`) once to create it, or pass --ca-dir with the directory that holds ca.pem"
+            )
         }
         return try read(path)
     }

@@ -43,7 +43,9 @@ public struct ChainElement: Sendable {
         notAfter = certificate.notAfter
         daysLeft = Int((notAfter.timeIntervalSince(now) / 86_400).rounded(.down))
         let info = certificate.subjectPublicKeyInfoDER
-        guard !info.isEmpty else { throw PinsError("the certificate \(certificate.subject) has no readable public key") }
+        guard !info.isEmpty else {
+            throw PinsError("the certificate \(certificate.subject) has no readable public key")
+        }
         pin = SHA256Digest.base64(info)
         rawKey = try RawPublicKey(of: certificate)
         certificateSHA256Base64 = SHA256Digest.base64(certificate.der)

@@ -13,9 +13,15 @@ public enum ChainReport {
             let count = chain.elements.count == 1 ? "1 certificate" : "\(chain.elements.count) certificates"
             lines.append("\(chain.source): \(count)")
             if let forged = chain.elements.first(where: \.isForgedByMITMProxy) {
-                lines.append("  WARNING: FORGED BY A MITM-PROXY CA (\(forged.isMITMProxyCA ? forged.subject : forged.issuer)): these are the")
-                lines.append("  proxy's keys, not the server's. NEVER pin them: an app shipped with them fails against the real server.")
-                lines.append("  Run mitm-proxy pins without --proxy, or through a mitm-proxy that relays its own probe untouched.")
+                lines.append(
+                    "  WARNING: FORGED BY A MITM-PROXY CA (\(forged.isMITMProxyCA ? forged.subject : forged.issuer)): these are the"
+                )
+                lines.append(
+                    "  proxy's keys, not the server's. NEVER pin them: an app shipped with them fails against the real server."
+                )
+                lines.append(
+                    "  Run mitm-proxy pins without --proxy, or through a mitm-proxy that relays its own probe untouched."
+                )
             }
             for element in chain.elements {
                 lines.append("")
@@ -37,8 +43,9 @@ public enum ChainReport {
         let document = ReportJSON(
             generatedAt: now,
             chains: chains.map { chain in
-                ChainJSON(source: chain.source, served: chain.served,
-                          certificates: chain.elements.map { ElementJSON($0, rawKey: rawKey) })
+                ChainJSON(
+                    source: chain.source, served: chain.served,
+                    certificates: chain.elements.map { ElementJSON($0, rawKey: rawKey) })
             }
         )
         return JSONText.encode(document)
@@ -46,7 +53,9 @@ public enum ChainReport {
 
     /// The lines for one certificate, without indentation.
     static func describe(_ element: ChainElement, rawKey: Bool) -> [String] {
-        var lines = ["[\(element.index)] \(element.position.rawValue)  \(element.subject.isEmpty ? "(empty subject)" : element.subject)"]
+        var lines = [
+            "[\(element.index)] \(element.position.rawValue)  \(element.subject.isEmpty ? "(empty subject)" : element.subject)"
+        ]
         func field(_ name: String, _ value: String) {
             lines.append("    " + name.padding(toLength: 20, withPad: " ", startingAt: 0) + value)
         }
@@ -55,11 +64,16 @@ public enum ChainReport {
         field("key", element.key.description)
         field("not after", "\(DateText.minute(element.notAfter)) (\(DateText.daysLeft(element.daysLeft)))")
         field("SPKI-SHA256-BASE64", element.pin)
-        if element.isForgedByMITMProxy { field("warning", "issued by a mitm-proxy CA: a forgery, never a pin for an app") }
+        if element.isForgedByMITMProxy {
+            field("warning", "issued by a mitm-proxy CA: a forgery, never a pin for an app")
+        }
         if element.daysLeft <= soonDays {
-            field("warning", element.daysLeft < 0
-                ? "expired: a server cannot present it any more; a pin on its key holds only if the renewal kept the key"
-                : "expires within \(soonDays) days: a pin on this key breaks at renewal unless the new certificate keeps the key or a backup pin shipped first")
+            field(
+                "warning",
+                element.daysLeft < 0
+                    ? "expired: a server cannot present it any more; a pin on its key holds only if the renewal kept the key"
+                    : "expires within \(soonDays) days: a pin on this key breaks at renewal unless the new certificate keeps the key or a backup pin shipped first"
+            )
         }
         if rawKey {
             field("raw key SHA-256", "\(element.rawKey.sha256Base64)  (NOT a pin)")
@@ -137,7 +151,8 @@ struct RawKeyJSON: Encodable {
     let format: String
     let byteCount: Int
     let subjectPublicKeyInfoHeaderHex: String?
-    let note = "not a pin: SHA-256 of the raw key bytes (what SecKeyCopyExternalRepresentation returns), not of the SubjectPublicKeyInfo"
+    let note =
+        "not a pin: SHA-256 of the raw key bytes (what SecKeyCopyExternalRepresentation returns), not of the SubjectPublicKeyInfo"
 
     init(_ key: RawPublicKey) {
         sha256Base64 = key.sha256Base64

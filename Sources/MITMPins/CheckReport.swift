@@ -12,7 +12,9 @@ public struct PinCheckReport: Sendable {
     public let domains: [DomainCheck]
 
     /// A report.
-    public init(configuration: AppPinConfiguration, chain: CertificateChain, selectionNote: String?, domains: [DomainCheck]) {
+    public init(
+        configuration: AppPinConfiguration, chain: CertificateChain, selectionNote: String?, domains: [DomainCheck]
+    ) {
         self.configuration = configuration
         self.chain = chain
         self.selectionNote = selectionNote
@@ -27,10 +29,14 @@ public struct PinCheckReport: Sendable {
 
     /// The report for a person.
     public var text: String {
-        var lines = ["Pins in \(configuration.path) (\(configuration.kind.displayName))",
-                     "checked against \(chain.source):"]
+        var lines = [
+            "Pins in \(configuration.path) (\(configuration.kind.displayName))",
+            "checked against \(chain.source):",
+        ]
         for element in chain.elements {
-            lines.append("  [\(element.index)] \(element.position.rawValue)  \(element.subject)  (\(element.key), not after \(DateText.day(element.notAfter)), \(DateText.daysLeft(element.daysLeft)))")
+            lines.append(
+                "  [\(element.index)] \(element.position.rawValue)  \(element.subject)  (\(element.key), not after \(DateText.day(element.notAfter)), \(DateText.daysLeft(element.daysLeft)))"
+            )
             lines.append("      SPKI-SHA256-BASE64 \(element.pin)")
         }
         if let selectionNote { lines += ["", selectionNote] }
@@ -46,7 +52,8 @@ public struct PinCheckReport: Sendable {
         let matched = domains.filter(\.matched).count
         lines.append("")
         if domains.count == 1 {
-            lines.append(matched == 1 ? "The pinned domain matches this chain." : "The pinned domain does not match this chain.")
+            lines.append(
+                matched == 1 ? "The pinned domain matches this chain." : "The pinned domain does not match this chain.")
         } else {
             lines.append("\(matched) of \(domains.count) pinned domains match this chain.")
         }
@@ -116,7 +123,8 @@ private struct CheckJSON: Encodable {
 
     init(_ report: PinCheckReport) {
         configuration = Configuration(path: report.configuration.path, kind: report.configuration.kind)
-        chain = Chain(source: report.chain.source, certificates: report.chain.elements.map { ElementJSON($0, rawKey: false) })
+        chain = Chain(
+            source: report.chain.source, certificates: report.chain.elements.map { ElementJSON($0, rawKey: false) })
         selectionNote = report.selectionNote
         domains = report.domains.map { check in
             Domain(
@@ -125,7 +133,8 @@ private struct CheckJSON: Encodable {
                 expiration: check.domain.expiration.map(DateText.day),
                 matched: check.matched,
                 pins: check.pins.map {
-                    Pin(value: $0.pin.value, scope: $0.pin.scope, matches: $0.matches.map(\.index),
+                    Pin(
+                        value: $0.pin.value, scope: $0.pin.scope, matches: $0.matches.map(\.index),
                         outOfScope: $0.outOfScope.map(\.index), problem: $0.problem)
                 },
                 warnings: check.warnings,

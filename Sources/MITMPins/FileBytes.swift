@@ -27,7 +27,8 @@ enum FileBytes {
             }
             bytes += chunk[0..<count]
             if bytes.count > limit {
-                throw PinsError("cannot read \(what) \(path): it is larger than \(limit / 1024 / 1024) MiB, which no \(what) is")
+                throw PinsError(
+                    "cannot read \(what) \(path): it is larger than \(limit / 1024 / 1024) MiB, which no \(what) is")
             }
         }
     }

@@ -18,7 +18,9 @@ public struct HostAndPort: Sendable, Equatable, CustomStringConvertible {
         var host = Substring(text)
         var portText: Substring?
         if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { throw PinsError("\(text): missing ] after the IPv6 address") }
+            guard let close = host.firstIndex(of: "]") else {
+                throw PinsError("\(text): missing ] after the IPv6 address")
+            }
             let rest = host[host.index(after: close)...]
             host = host[host.index(after: host.startIndex)..<close]
             if !rest.isEmpty {

@@ -4,7 +4,9 @@ enum LeafNameCoverage {
     /// A note when `chain`'s leaf has DNS names and none covers `domain` (exactly, or as `*.parent` for one label);
     /// nil when it does, or when there is no leaf or it names nothing.
     static func note(for domain: String, chain: CertificateChain) -> String? {
-        guard let leaf = chain.elements.first(where: { $0.position == .leaf }), !leaf.dnsNames.isEmpty else { return nil }
+        guard let leaf = chain.elements.first(where: { $0.position == .leaf }), !leaf.dnsNames.isEmpty else {
+            return nil
+        }
         guard !leaf.dnsNames.contains(where: { covers($0, domain) }) else { return nil }
         return "note: the leaf certificate's names (\(leaf.dnsNames.joined(separator: ", "))) do not cover \(domain): "
             + "a server for \(domain) would not present it"

@@ -12,7 +12,8 @@ public struct LiveChainRequest: Sendable, Equatable {
     public var timeoutSeconds: Double
 
     /// A request for `target`'s chain.
-    public init(target: HostAndPort, serverName: String? = nil, proxy: HostAndPort? = nil, timeoutSeconds: Double = 10) {
+    public init(target: HostAndPort, serverName: String? = nil, proxy: HostAndPort? = nil, timeoutSeconds: Double = 10)
+    {
         self.target = target
         self.serverName = serverName
         self.proxy = proxy

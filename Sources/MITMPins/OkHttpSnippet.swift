@@ -5,7 +5,9 @@ enum OkHttpSnippet {
         let pattern = SnippetEscaping.quoted(request.includeSubdomains ? "**.\(request.domain)" : request.domain)
         var lines = ["val certificatePinner = CertificatePinner.Builder()"]
         for pin in request.pins {
-            lines.append("    .add(\(pattern), \(SnippetEscaping.quoted("sha256/\(pin.pin)"))) // \(SnippetEscaping.lineComment(pin.note))")
+            lines.append(
+                "    .add(\(pattern), \(SnippetEscaping.quoted("sha256/\(pin.pin)"))) // \(SnippetEscaping.lineComment(pin.note))"
+            )
         }
         lines += [
             "    .build()",

@@ -30,7 +30,9 @@ public enum PinChecker {
     public static let soonDays = 30
 
     /// Checks `domain`, from a configuration of `kind`, against `chain`, with dates judged at `now`.
-    public static func check(_ domain: PinnedDomain, kind: PinConfigurationKind, against chain: CertificateChain, now: Date) -> DomainCheck {
+    public static func check(
+        _ domain: PinnedDomain, kind: PinConfigurationKind, against chain: CertificateChain, now: Date
+    ) -> DomainCheck {
         let elements = chain.elements
         let results = domain.pins.map { result(for: $0, in: elements) }
         let matched: Bool
@@ -62,7 +64,8 @@ public enum PinChecker {
         let outOfScope = all.filter { element in !inScope.contains { $0.index == element.index } }
         var problem: String?
         if inScope.isEmpty, let wrong = outOfScope.first {
-            problem = pin.scope == .leaf
+            problem =
+                pin.scope == .leaf
                 ? "matches \(wrong.label), but NSPinnedLeafIdentities is compared only with the leaf: move it to NSPinnedCAIdentities"
                 : "matches \(wrong.label), but NSPinnedCAIdentities is compared only with intermediates and roots: move it to NSPinnedLeafIdentities"
         } else if all.isEmpty {

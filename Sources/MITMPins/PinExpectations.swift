@@ -39,7 +39,9 @@ public struct PinExpectations: Sendable {
             if domain.includesSubdomains, let below = Self.subdomains(of: exact, kind: configuration.kind) {
                 expectations.append(Expectation(outcome, below, source: source))
             }
-            warnings += Self.mistakes(domain, kind: configuration.kind, file: configuration.path, now: now).map { "\(place): \($0)" }
+            warnings += Self.mistakes(domain, kind: configuration.kind, file: configuration.path, now: now).map {
+                "\(place): \($0)"
+            }
         }
         self.expectations = expectations
         self.warnings = warnings
@@ -47,12 +49,20 @@ public struct PinExpectations: Sendable {
     }
 
     /// `refused`, unless the configuration itself turns the pins off for a user-installed CA like the proxy's.
-    private static func outcome(_ domain: PinnedDomain, kind: PinConfigurationKind, now: Date) -> (Expectation.Outcome, String?) {
+    private static func outcome(_ domain: PinnedDomain, kind: PinConfigurationKind, now: Date) -> (
+        Expectation.Outcome, String?
+    ) {
         if let expiration = domain.expiration, expiration <= now {
-            return (.intercepted, "pin-set expired on \(DateText.day(expiration)): Android no longer enforces it, so the domain is not pinned")
+            return (
+                .intercepted,
+                "pin-set expired on \(DateText.day(expiration)): Android no longer enforces it, so the domain is not pinned"
+            )
         }
         if domain.overridingSources.contains("user") {
-            return (.intercepted, "trust anchors src=\"user\" have overridePins=\"true\": a user-installed CA such as mitm-proxy's skips these pins")
+            return (
+                .intercepted,
+                "trust anchors src=\"user\" have overridePins=\"true\": a user-installed CA such as mitm-proxy's skips these pins"
+            )
         }
         return (.refused, nil)
     }
@@ -65,12 +75,15 @@ public struct PinExpectations: Sendable {
     }
 
     /// What `pins check` says about the entry that needs no certificate chain, and pins that cannot be SPKI hashes.
-    private static func mistakes(_ domain: PinnedDomain, kind: PinConfigurationKind, file: String, now: Date) -> [String] {
+    private static func mistakes(_ domain: PinnedDomain, kind: PinConfigurationKind, file: String, now: Date)
+        -> [String]
+    {
         let results = domain.pins.map { pin in
             PinMatchResult(pin: pin, matches: [], outOfScope: [], problem: PinValue(pin.value, chain: []).problem)
         }
         let noChain = CertificateChain(source: file, served: false, elements: [])
-        let rotation = RotationWarnings(domain: domain, kind: kind, chain: noChain, results: results, now: now).all.map(\.message)
+        let rotation = RotationWarnings(domain: domain, kind: kind, chain: noChain, results: results, now: now).all.map(
+            \.message)
         let unusable = results.compactMap { result in
             result.problem.map { "pin \(result.pin.value.debugDescription) cannot be an SPKI SHA-256 hash: \($0)" }
         }
@@ -82,14 +95,20 @@ public struct PinExpectations: Sendable {
         var notes: [String] = []
         let debugUser = configuration.debugOverrideAnchors.filter { $0.source == "user" }
         if debugUser.contains(where: \.overridesPins) {
-            notes.append("\(configuration.path): <debug-overrides> trusts user CAs with overridePins=\"true\": a debuggable build skips every "
-                + "pin-set for mitm-proxy's CA, so pinned domains show intercepted there; test a build that keeps its pins")
+            notes.append(
+                "\(configuration.path): <debug-overrides> trusts user CAs with overridePins=\"true\": a debuggable build skips every "
+                    + "pin-set for mitm-proxy's CA, so pinned domains show intercepted there; test a build that keeps its pins"
+            )
         } else if !debugUser.isEmpty {
-            notes.append("\(configuration.path): <debug-overrides> trusts user CAs: a debuggable build accepts mitm-proxy's CA and keeps its pins")
+            notes.append(
+                "\(configuration.path): <debug-overrides> trusts user CAs: a debuggable build accepts mitm-proxy's CA and keeps its pins"
+            )
         }
         if !configuration.releaseTrustsUserCAs {
-            notes.append("\(configuration.path): no <trust-anchors> outside <debug-overrides> has src=\"user\": a release build (targeting "
-                + "API 24 or later) refuses every host signed by a user-installed CA, pinned or not, so only a control host can prove anything")
+            notes.append(
+                "\(configuration.path): no <trust-anchors> outside <debug-overrides> has src=\"user\": a release build (targeting "
+                    + "API 24 or later) refuses every host signed by a user-installed CA, pinned or not, so only a control host can prove anything"
+            )
         }
         return notes
     }

@@ -16,7 +16,8 @@ public struct SnippetPin: Sendable, Equatable {
         pin = element.pin
         isCA = element.position.isCA
         isLeaf = element.position == .leaf
-        note = "\(element.position.rawValue) \(element.subject.isEmpty ? "(empty subject)" : element.subject), not after \(DateText.day(element.notAfter))"
+        note =
+            "\(element.position.rawValue) \(element.subject.isEmpty ? "(empty subject)" : element.subject), not after \(DateText.day(element.notAfter))"
     }
 
     /// A backup pin given by value or computed from a spare key, listed with leaf or CA pins.
@@ -42,7 +43,9 @@ public struct SnippetRequest: Sendable {
     public var expirationGiven: Bool
 
     /// A request for `domain`.
-    public init(domain: String, includeSubdomains: Bool, pins: [SnippetPin], expiration: Date, expirationGiven: Bool = false) {
+    public init(
+        domain: String, includeSubdomains: Bool, pins: [SnippetPin], expiration: Date, expirationGiven: Bool = false
+    ) {
         self.domain = domain
         self.includeSubdomains = includeSubdomains
         var seen = Set<String>()
@@ -70,13 +73,17 @@ public enum PinSnippets {
     public static func warnings(_ format: PinsOutputFormat, _ request: SnippetRequest) -> [String] {
         var warnings: [String] = []
         if request.pins.count < 2 {
-            warnings.append("only one pin: when that key changes, every installed app stops connecting until it is updated; add a backup pin (--backup-pin or --backup-key)")
+            warnings.append(
+                "only one pin: when that key changes, every installed app stops connecting until it is updated; add a backup pin (--backup-pin or --backup-key)"
+            )
         }
         if format == .trustkit && request.pins.count < 2 {
             warnings.append("TrustKit refuses a configuration with fewer than two pins")
         }
         if format == .ats && request.pins.contains(where: \.isCA) && request.pins.contains(where: { !$0.isCA }) {
-            warnings.append("ATS requires a match in each list present: with leaf and CA pins, a new leaf key breaks the domain even though the CA pins still match; keep one list (--only leaf or --only ca) unless that is what you want")
+            warnings.append(
+                "ATS requires a match in each list present: with leaf and CA pins, a new leaf key breaks the domain even though the CA pins still match; keep one list (--only leaf or --only ca) unless that is what you want"
+            )
         }
         if format == .curl && !request.pins.contains(where: \.isLeaf) {
             warnings.append("curl compares only the server's own (leaf) key: CA pins never match in --pinnedpubkey")

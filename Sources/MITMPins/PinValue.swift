@@ -12,7 +12,8 @@ struct PinValue {
         if let bare = Self.strippingPrefix(trimmed) {
             canonical = nil
             let fixed = Self.base64SHA256(bare)
-            problem = "written with the OkHttp/curl prefix (\(trimmed.prefix(8))...): this file wants the bare base64 value"
+            problem =
+                "written with the OkHttp/curl prefix (\(trimmed.prefix(8))...): this file wants the bare base64 value"
                 + Self.wouldMatch(fixed, chain: chain)
             return
         }
@@ -39,10 +40,12 @@ struct PinValue {
     /// What a well-formed value that matches no pin is, when it is a hash of something else in the chain.
     static func misuse(_ canonical: String, chain: [ChainElement]) -> String? {
         if let element = chain.first(where: { $0.rawKey.sha256Base64 == canonical }) {
-            return "this is the SHA-256 of the raw key of \(element.label) (\(element.rawKey.format), what SecKeyCopyExternalRepresentation returns), not of its SubjectPublicKeyInfo: the pin for that key is \(element.pin)"
+            return
+                "this is the SHA-256 of the raw key of \(element.label) (\(element.rawKey.format), what SecKeyCopyExternalRepresentation returns), not of its SubjectPublicKeyInfo: the pin for that key is \(element.pin)"
         }
         if let element = chain.first(where: { $0.certificateSHA256Base64 == canonical }) {
-            return "this is the SHA-256 of the whole certificate \(element.label), not of its public key: the key pin is \(element.pin)"
+            return
+                "this is the SHA-256 of the whole certificate \(element.label), not of its public key: the key pin is \(element.pin)"
         }
         return nil
     }

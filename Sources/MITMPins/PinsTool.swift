@@ -84,15 +84,17 @@ public enum PinsTool {
             var chains = everything
             if !options.positions.isEmpty {
                 chains = chains.map { chain in
-                    CertificateChain(source: chain.source, served: chain.served,
-                                     elements: chain.elements.filter { options.positions.contains($0.position) })
+                    CertificateChain(
+                        source: chain.source, served: chain.served,
+                        elements: chain.elements.filter { options.positions.contains($0.position) })
                 }
             }
             switch options.format {
             case .text:
                 return PinsToolResult(standardOutput: ChainReport.text(chains, rawKey: options.rawKey))
             case .json:
-                return PinsToolResult(standardOutput: ChainReport.json(chains, rawKey: options.rawKey, now: options.now))
+                return PinsToolResult(
+                    standardOutput: ChainReport.json(chains, rawKey: options.rawKey, now: options.now))
             case .ats, .okhttp, .android, .trustkit, .curl:
                 return try snippet(options, chains: chains, domainCandidates: everything.flatMap(\.elements))
             }
@@ -107,19 +109,28 @@ public enum PinsTool {
             let configuration = try AppPinConfiguration.read(options.configurationPath)
             var parts: [CertificateChain] = []
             if let live = options.live {
-                parts.append(try CertificateChain(source: live.sourceDescription, certificates: live.fetch(), served: true, now: options.now))
+                parts.append(
+                    try CertificateChain(
+                        source: live.sourceDescription, certificates: live.fetch(), served: true, now: options.now))
             }
             for path in options.files {
-                parts.append(try CertificateChain(source: path, certificates: CertificateFile.read(path), served: false, now: options.now))
+                parts.append(
+                    try CertificateChain(
+                        source: path, certificates: CertificateFile.read(path), served: false, now: options.now))
             }
             guard !parts.isEmpty else {
                 throw PinsError("no chain to compare with: pass --connect host[:port] or --cert FILE")
             }
             let chain = parts.count == 1 ? parts[0] : CertificateChain(joining: parts)
-            let (domains, note) = try select(configuration, names: options.domains, serverName: options.live?.effectiveServerName)
-            let checks = domains.map { PinChecker.check($0, kind: configuration.kind, against: chain, now: options.now) }
-            let report = PinCheckReport(configuration: configuration, chain: chain, selectionNote: note, domains: checks)
-            return PinsToolResult(standardOutput: options.json ? report.json : report.text, exitStatus: report.exitStatus)
+            let (domains, note) = try select(
+                configuration, names: options.domains, serverName: options.live?.effectiveServerName)
+            let checks = domains.map {
+                PinChecker.check($0, kind: configuration.kind, against: chain, now: options.now)
+            }
+            let report = PinCheckReport(
+                configuration: configuration, chain: chain, selectionNote: note, domains: checks)
+            return PinsToolResult(
+                standardOutput: options.json ? report.json : report.text, exitStatus: report.exitStatus)
         } catch {
             return PinsToolResult(error: error)
         }
@@ -136,15 +147,21 @@ public enum PinsTool {
     private static func readChains(_ options: PinsListOptions) throws(PinsError) -> [CertificateChain] {
         var chains: [CertificateChain] = []
         for path in options.files {
-            chains.append(try CertificateChain(source: path, certificates: CertificateFile.read(path), served: false, now: options.now))
+            chains.append(
+                try CertificateChain(
+                    source: path, certificates: CertificateFile.read(path), served: false, now: options.now))
         }
         if let live = options.live {
-            chains.append(try CertificateChain(source: live.sourceDescription, certificates: live.fetch(), served: true, now: options.now))
+            chains.append(
+                try CertificateChain(
+                    source: live.sourceDescription, certificates: live.fetch(), served: true, now: options.now))
         }
         if let directory = options.proxyCADirectory {
             let certificates = try CertificateFile.proxyCA(directory: directory)
             let path = CertificateAuthorityFiles(directory: directory).certificatePEM
-            chains.append(try CertificateChain(source: "proxy CA \(path)", certificates: certificates, served: false, now: options.now))
+            chains.append(
+                try CertificateChain(
+                    source: "proxy CA \(path)", certificates: certificates, served: false, now: options.now))
         }
         guard !chains.isEmpty else {
             throw PinsError("nothing to read: pass certificate files, --connect host[:port], or --proxy-ca")
@@ -154,7 +171,9 @@ public enum PinsTool {
 
     /// The snippet for the pins of `chains`; the domain, when not given, comes from `domainCandidates`
     /// (every certificate read, so that `--only ca` still finds the leaf's name).
-    private static func snippet(_ options: PinsListOptions, chains: [CertificateChain], domainCandidates: [ChainElement]) throws(PinsError) -> PinsToolResult {
+    private static func snippet(
+        _ options: PinsListOptions, chains: [CertificateChain], domainCandidates: [ChainElement]
+    ) throws(PinsError) -> PinsToolResult {
         let elements = chains.flatMap(\.elements)
         var pins = elements.sorted { ($0.position.isCA ? 1 : 0) < ($1.position.isCA ? 1 : 0) }.map(SnippetPin.init)
         let backupsAreCA = !elements.contains { $0.position == .leaf } && !elements.isEmpty
@@ -162,14 +181,17 @@ public enum PinsTool {
             pins.append(SnippetPin(backup: try BackupPin.validated(value), isCA: backupsAreCA))
         }
         for path in options.backupKeyFiles {
-            pins.append(SnippetPin(backup: try BackupPin.pin(ofKeyFile: path), isCA: backupsAreCA, note: "backup key \(path)"))
+            pins.append(
+                SnippetPin(backup: try BackupPin.pin(ofKeyFile: path), isCA: backupsAreCA, note: "backup key \(path)"))
         }
         guard !pins.isEmpty else { throw PinsError("no certificate left to pin after --only") }
         var notes: [String] = []
-        let domain = options.domain ?? inferredDomain(options, elements: domainCandidates) ?? {
-            notes.append("no domain name known: the snippet uses example.com; pass --domain")
-            return "example.com"
-        }()
+        let domain =
+            options.domain ?? inferredDomain(options, elements: domainCandidates)
+            ?? {
+                notes.append("no domain name known: the snippet uses example.com; pass --domain")
+                return "example.com"
+            }()
         let request = SnippetRequest(
             domain: domain,
             includeSubdomains: options.includeSubdomains,
@@ -178,8 +200,9 @@ public enum PinsTool {
             expirationGiven: options.expiration != nil
         )
         let warnings = notes + PinSnippets.warnings(options.format, request)
-        return PinsToolResult(standardOutput: PinSnippets.render(options.format, request),
-                              standardError: warnings.map { "warning: \($0)\n" }.joined())
+        return PinsToolResult(
+            standardOutput: PinSnippets.render(options.format, request),
+            standardError: warnings.map { "warning: \($0)\n" }.joined())
     }
 
     private static func inferredDomain(_ options: PinsListOptions, elements: [ChainElement]) -> String? {
@@ -191,7 +214,9 @@ public enum PinsTool {
         return DistinguishedNameText.commonName(leaf.subject)
     }
 
-    private static func select(_ configuration: AppPinConfiguration, names: [String], serverName: String?) throws(PinsError) -> ([PinnedDomain], String?) {
+    private static func select(_ configuration: AppPinConfiguration, names: [String], serverName: String?)
+        throws(PinsError) -> ([PinnedDomain], String?)
+    {
         if !names.isEmpty {
             var chosen: [PinnedDomain] = []
             for name in names {
@@ -208,7 +233,10 @@ public enum PinsTool {
             let covering = configuration.domains(covering: serverName)
             if !covering.isEmpty && covering.count < configuration.domains.count {
                 let names = covering.map(\.name).joined(separator: ", ")
-                return (covering, "Checking the entry that applies to \(serverName) (\(names)); pass --domain to choose others.")
+                return (
+                    covering,
+                    "Checking the entry that applies to \(serverName) (\(names)); pass --domain to choose others."
+                )
             }
         }
         return (configuration.domains, nil)

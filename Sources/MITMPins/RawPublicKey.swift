@@ -52,8 +52,9 @@ public struct RawPublicKey: Sendable, Equatable {
         var data: UnsafePointer<UInt8>?
         var length: Int32 = 0
         guard let info = X509_get_X509_PUBKEY(certificate.pointer),
-              X509_PUBKEY_get0_param(nil, &data, &length, nil, info) == 1,
-              let data, length > 0 else { return [] }
+            X509_PUBKEY_get0_param(nil, &data, &length, nil, info) == 1,
+            let data, length > 0
+        else { return [] }
         return Array(UnsafeBufferPointer(start: data, count: Int(length)))
     }
 
@@ -61,7 +62,8 @@ public struct RawPublicKey: Sendable, Equatable {
     private static func uncompressedPoint(of key: OpaquePointer) -> [UInt8]? {
         let size = (Int(EVP_PKEY_get_bits(key)) + 7) / 8
         guard size > 0, let x = coordinate(OSSL_PKEY_PARAM_EC_PUB_X, of: key, size: size),
-              let y = coordinate(OSSL_PKEY_PARAM_EC_PUB_Y, of: key, size: size) else { return nil }
+            let y = coordinate(OSSL_PKEY_PARAM_EC_PUB_Y, of: key, size: size)
+        else { return nil }
         return [0x04] + x + y
     }
 

@@ -1,4 +1,5 @@
 import CMITMShims
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -23,7 +24,9 @@ final class TCPClientSocket {
     deinit { close(fd) }
 
     /// Connects to `endpoint`, trying each resolved address in turn; `role` prefixes messages (`proxy `).
-    static func connect(to endpoint: HostAndPort, role: String = "", deadline: Deadline) throws(PinsError) -> TCPClientSocket {
+    static func connect(to endpoint: HostAndPort, role: String = "", deadline: Deadline) throws(PinsError)
+        -> TCPClientSocket
+    {
         let name = "\(role)\(endpoint)"
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -39,7 +42,10 @@ final class TCPClientSocket {
         while let info = cursor {
             cursor = info.pointee.ai_next
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
-            guard fd >= 0 else { lastError = FileBytes.errnoText(errno); continue }
+            guard fd >= 0 else {
+                lastError = FileBytes.errnoText(errno)
+                continue
+            }
             let connection = TCPClientSocket(fd: fd, name: name, deadline: deadline)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -48,7 +54,10 @@ final class TCPClientSocket {
             setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
             #endif
             if systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return connection }
-            guard errno == EINPROGRESS || errno == EINTR else { lastError = FileBytes.errnoText(errno); continue }
+            guard errno == EINPROGRESS || errno == EINTR else {
+                lastError = FileBytes.errnoText(errno)
+                continue
+            }
             guard try connection.wait(for: Int16(POLLOUT)) else {
                 throw PinsError("could not connect to \(name): no answer within \(deadline.text)")
             }
@@ -66,7 +75,10 @@ final class TCPClientSocket {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, noSignalFlag) }
-            if count >= 0 { sent += count; continue }
+            if count >= 0 {
+                sent += count
+                continue
+            }
             switch errno {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK:

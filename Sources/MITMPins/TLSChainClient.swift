@@ -7,12 +7,15 @@ import MITMTLS
 enum TLSChainClient {
     /// Runs a handshake on `socket`, starting with `pending` bytes already received, and returns
     /// the server's chain, leaf first.
-    static func handshake(on socket: TCPClientSocket, serverName: String?, pending: [UInt8]) throws(PinsError) -> [X509Certificate] {
+    static func handshake(on socket: TCPClientSocket, serverName: String?, pending: [UInt8]) throws(PinsError)
+        -> [X509Certificate]
+    {
         let stage = "during the TLS handshake"
         let tls: TLSConnection
         do {
-            tls = try TLSConnection(client: try ClientTLSContext.chainReader(), serverName: serverName,
-                                    verifyName: serverName ?? "", alpn: [])
+            tls = try TLSConnection(
+                client: try ClientTLSContext.chainReader(), serverName: serverName,
+                verifyName: serverName ?? "", alpn: [])
         } catch {
             throw PinsError("cannot start TLS with \(socket.name): \(error)")
         }
@@ -27,7 +30,8 @@ enum TLSChainClient {
             case .needsInput:
                 let incoming = try socket.receive(stage: stage)
                 guard !incoming.isEmpty else {
-                    throw PinsError("\(socket.name) did not complete a TLS handshake: it closed the connection (is it a TLS port?)")
+                    throw PinsError(
+                        "\(socket.name) did not complete a TLS handshake: it closed the connection (is it a TLS port?)")
                 }
                 tls.receive(incoming)
             case .failed(let failure):
@@ -35,12 +39,16 @@ enum TLSChainClient {
             }
         }
         let chain = tls.peerCertificates
-        guard !chain.isEmpty else { throw PinsError("\(socket.name) completed a TLS handshake without presenting a certificate") }
+        guard !chain.isEmpty else {
+            throw PinsError("\(socket.name) completed a TLS handshake without presenting a certificate")
+        }
         return chain
     }
 
     private static func describe(_ reason: String) -> String {
-        if reason.contains("wrong version number") || reason.contains("packet length too long") || reason.contains("record layer failure") {
+        if reason.contains("wrong version number") || reason.contains("packet length too long")
+            || reason.contains("record layer failure")
+        {
             return "\(reason) (the server did not answer in TLS: is it a plain-text port?)"
         }
         return reason

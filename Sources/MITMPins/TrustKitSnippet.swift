@@ -16,10 +16,12 @@ enum TrustKitSnippet {
         }
         lines.append("            kTSKPublicKeyHashes: [")
         if request.pins.count < 2 {
-            lines.append("                // TrustKit refuses fewer than two pins: add a backup pin (a spare key kept offline)")
+            lines.append(
+                "                // TrustKit refuses fewer than two pins: add a backup pin (a spare key kept offline)")
         }
         for pin in request.pins {
-            lines.append("                \(SnippetEscaping.quoted(pin.pin)), // \(SnippetEscaping.lineComment(pin.note))")
+            lines.append(
+                "                \(SnippetEscaping.quoted(pin.pin)), // \(SnippetEscaping.lineComment(pin.note))")
         }
         lines += [
             "            ],",

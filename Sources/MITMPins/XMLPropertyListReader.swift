@@ -13,7 +13,9 @@ enum XMLPropertyListReader {
         return try value(of: root.children[0], place: [], depth: 0)
     }
 
-    private static func value(of element: XMLTree.Element, place: [String], depth: Int) throws(PropertyListError) -> PropertyList {
+    private static func value(of element: XMLTree.Element, place: [String], depth: Int) throws(PropertyListError)
+        -> PropertyList
+    {
         switch element.name {
         case "dict":
             try expectNoText(in: element, place: place)
@@ -28,7 +30,10 @@ enum XMLPropertyListReader {
                     throw PropertyListError("a dictionary\(where: place) has <\(key.name)> where a <key> belongs")
                 }
                 let inner = place + [key.text]
-                guard entries.updateValue(try value(of: children[pair + 1], place: inner, depth: depth + 1), forKey: key.text) == nil else {
+                guard
+                    entries.updateValue(
+                        try value(of: children[pair + 1], place: inner, depth: depth + 1), forKey: key.text) == nil
+                else {
                     throw PropertyListError("a dictionary\(where: place) has the key \"\(key.text)\" twice")
                 }
             }
@@ -49,21 +54,28 @@ enum XMLPropertyListReader {
             return .boolean(element.name == "true")
         case "integer":
             let text = try leafText(of: element, place: place).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let number = integer(text) else { throw PropertyListError("<integer>\(where: place) holds \"\(text.prefix(40))\", not an integer") }
+            guard let number = integer(text) else {
+                throw PropertyListError("<integer>\(where: place) holds \"\(text.prefix(40))\", not an integer")
+            }
             return .integer(number)
         case "real":
             let text = try leafText(of: element, place: place).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let number = Double(text) else { throw PropertyListError("<real>\(where: place) holds \"\(text.prefix(40))\", not a number") }
+            guard let number = Double(text) else {
+                throw PropertyListError("<real>\(where: place) holds \"\(text.prefix(40))\", not a number")
+            }
             return .real(number)
         case "date":
             let text = try leafText(of: element, place: place).trimmingCharacters(in: .whitespacesAndNewlines)
             guard let date = ISO8601DateFormatter().date(from: text) else {
-                throw PropertyListError("<date>\(where: place) holds \"\(text.prefix(40))\", not a date like 2026-01-31T12:00:00Z")
+                throw PropertyListError(
+                    "<date>\(where: place) holds \"\(text.prefix(40))\", not a date like 2026-01-31T12:00:00Z")
             }
             return .date(date)
         case "data":
             let text = try leafText(of: element, place: place).filter { !$0.isWhitespace }
-            guard let bytes = Data(base64Encoded: text) else { throw PropertyListError("<data>\(where: place) is not base64") }
+            guard let bytes = Data(base64Encoded: text) else {
+                throw PropertyListError("<data>\(where: place) is not base64")
+            }
             return .data([UInt8](bytes))
         case "key":
             throw PropertyListError("a <key>\(where: place) stands where a value belongs")
@@ -73,7 +85,9 @@ enum XMLPropertyListReader {
     }
 
     /// The children of an array or dictionary one level below `depth`, once the nesting is known to be allowed.
-    private static func containerChildren(of element: XMLTree.Element, place: [String], depth: Int) throws(PropertyListError) -> [XMLTree.Element] {
+    private static func containerChildren(of element: XMLTree.Element, place: [String], depth: Int)
+        throws(PropertyListError) -> [XMLTree.Element]
+    {
         guard depth < PropertyList.maximumDepth else {
             throw PropertyListError("its arrays and dictionaries nest more than \(PropertyList.maximumDepth) deep")
         }
@@ -83,7 +97,8 @@ enum XMLPropertyListReader {
     /// The text of an element that holds no elements.
     private static func leafText(of element: XMLTree.Element, place: [String]) throws(PropertyListError) -> String {
         guard element.children.isEmpty else {
-            throw PropertyListError("<\(element.name)>\(where: place) holds <\(element.children[0].name)>, but only text belongs there")
+            throw PropertyListError(
+                "<\(element.name)>\(where: place) holds <\(element.children[0].name)>, but only text belongs there")
         }
         return element.text
     }
@@ -106,7 +121,8 @@ enum XMLPropertyListReader {
         let hex = digits.lowercased().hasPrefix("0x")
         let body = hex ? digits.dropFirst(2) : digits
         guard !body.isEmpty, body.allSatisfy({ $0.isASCII && $0.isHexDigit && (hex || $0.isNumber) }),
-              let magnitude = Int128(body, radix: hex ? 16 : 10) else { return nil }
+            let magnitude = Int128(body, radix: hex ? 16 : 10)
+        else { return nil }
         return negative ? -magnitude : magnitude
     }
 }

@@ -35,7 +35,8 @@ enum XMLTree {
         do {
             return try parse([UInt8](data))
         } catch {
-            throw PinsError("\(path) \(error.reason)" + (error.isEncoding ? ": save it as UTF-8, as Android reads it" : ""))
+            throw PinsError(
+                "\(path) \(error.reason)" + (error.isEncoding ? ": save it as UTF-8, as Android reads it" : ""))
         }
     }
 
@@ -48,7 +49,9 @@ enum XMLTree {
         do {
             return try reader.document()
         } catch {
-            throw Failure(reason: "is not well-formed XML (line \(reader.line(at: error.offset))): \(error.problem)", isEncoding: false)
+            throw Failure(
+                reason: "is not well-formed XML (line \(reader.line(at: error.offset))): \(error.problem)",
+                isEncoding: false)
         }
     }
 
@@ -96,7 +99,9 @@ struct XMLReader {
         }
         let root = try element()
         try skipMisc()
-        guard index == bytes.count else { throw XMLSyntaxError(offset: index, problem: "content after the root element") }
+        guard index == bytes.count else {
+            throw XMLSyntaxError(offset: index, problem: "content after the root element")
+        }
         return root
     }
 
@@ -129,7 +134,8 @@ struct XMLReader {
                 if let parent = open.last { parent.children.append(element) } else { root = element }
                 if !closed {
                     guard open.count < XMLTree.maximumDepth else {
-                        throw XMLSyntaxError(offset: start, problem: "elements nest more than \(XMLTree.maximumDepth) deep")
+                        throw XMLSyntaxError(
+                            offset: start, problem: "elements nest more than \(XMLTree.maximumDepth) deep")
                     }
                     open.append(element)
                 }
@@ -161,8 +167,11 @@ struct XMLReader {
             }
             let start = index
             guard hadSpace, index < bytes.count else {
-                throw XMLSyntaxError(offset: index, problem: index < bytes.count ? "a malformed attribute"
-                                     : "the document ends before every element is closed")
+                throw XMLSyntaxError(
+                    offset: index,
+                    problem: index < bytes.count
+                        ? "a malformed attribute"
+                        : "the document ends before every element is closed")
             }
             let attribute = try readName()
             skipSpace()
@@ -214,9 +223,13 @@ struct XMLReader {
         case "quot": return [UInt8(ascii: "\"")]
         case "apos": return [UInt8(ascii: "'")]
         default:
-            let number: UInt32? = name.hasPrefix("#x") ? UInt32(name.dropFirst(2), radix: 16)
+            let number: UInt32? =
+                name.hasPrefix("#x")
+                ? UInt32(name.dropFirst(2), radix: 16)
                 : name.hasPrefix("#") ? UInt32(name.dropFirst(), radix: 10) : nil
-            guard name.hasPrefix("#") else { throw XMLSyntaxError(offset: start, problem: "an undeclared entity (&\(name);)") }
+            guard name.hasPrefix("#") else {
+                throw XMLSyntaxError(offset: start, problem: "an undeclared entity (&\(name);)")
+            }
             guard let number, number != 0, let scalar = Unicode.Scalar(number) else {
                 throw XMLSyntaxError(offset: start, problem: "a character reference to no character (&\(name);)")
             }
@@ -265,8 +278,11 @@ struct XMLReader {
     private mutating func readName() throws(XMLSyntaxError) -> String {
         let start = index
         guard index < bytes.count, isNameStart(bytes[index]) else {
-            throw XMLSyntaxError(offset: index, problem: index < bytes.count ? "a malformed tag or attribute name"
-                                 : "the document ends before every element is closed")
+            throw XMLSyntaxError(
+                offset: index,
+                problem: index < bytes.count
+                    ? "a malformed tag or attribute name"
+                    : "the document ends before every element is closed")
         }
         while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
         return String(decoding: bytes[start..<index], as: UTF8.self)
@@ -279,7 +295,8 @@ struct XMLReader {
         return index > start
     }
 
-    private mutating func skip(past terminator: StaticString, from start: Int, _ problem: String) throws(XMLSyntaxError) {
+    private mutating func skip(past terminator: StaticString, from start: Int, _ problem: String) throws(XMLSyntaxError)
+    {
         let opened = index
         index = start
         while index < bytes.count {
@@ -293,7 +310,9 @@ struct XMLReader {
     }
 
     private mutating func expect(_ byte: Unicode.Scalar, _ problem: String) throws(XMLSyntaxError) {
-        guard index < bytes.count, bytes[index] == UInt8(ascii: byte) else { throw XMLSyntaxError(offset: index, problem: problem) }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: byte) else {
+            throw XMLSyntaxError(offset: index, problem: problem)
+        }
         index += 1
     }
 
@@ -304,7 +323,8 @@ struct XMLReader {
     }
 
     private func isNameStart(_ byte: UInt8) -> Bool {
-        byte >= 0x80 || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")) || byte == UInt8(ascii: "_")
+        byte >= 0x80 || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+            || byte == UInt8(ascii: "_")
             || byte == UInt8(ascii: ":")
     }
 

@@ -38,7 +38,9 @@ package enum ByteRange: Sendable, Equatable {
     }
 
     private static func decimal(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), text.utf8.count <= 18 else { return nil }
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), text.utf8.count <= 18 else {
+            return nil
+        }
         return Int(text)
     }
 }

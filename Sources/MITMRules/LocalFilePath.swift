@@ -29,7 +29,8 @@ package enum LocalFilePath {
                 continue
             }
             guard let high = iterator.next().flatMap(HTTPSyntax.hexDigitValue),
-                  let low = iterator.next().flatMap(HTTPSyntax.hexDigitValue) else { return nil }
+                let low = iterator.next().flatMap(HTTPSyntax.hexDigitValue)
+            else { return nil }
             bytes.append(UInt8(high * 16 + low))
         }
         return String(validating: bytes, as: UTF8.self)

@@ -77,16 +77,21 @@ package struct RuleBook: Sendable, Equatable {
     }
 
     /// The mapped request: the pattern's literal path prefix replaced by the target's.
-    static func remote(_ target: RemoteTarget, pattern: URLPattern, facts: RequestFacts, rule: String) -> RuleDecision.Remote {
+    static func remote(_ target: RemoteTarget, pattern: URLPattern, facts: RequestFacts, rule: String)
+        -> RuleDecision.Remote
+    {
         let prefix = pattern.literalPrefix
         let path = facts.path
-        var rest = path.utf8.starts(with: prefix.utf8) ? String(decoding: path.utf8.dropFirst(prefix.utf8.count), as: UTF8.self) : path
+        var rest =
+            path.utf8.starts(with: prefix.utf8)
+            ? String(decoding: path.utf8.dropFirst(prefix.utf8.count), as: UTF8.self) : path
         var base = target.pathPrefix
         if base.hasSuffix("/") && rest.hasPrefix("/") { rest.removeFirst() }
         if !base.hasSuffix("/") && !rest.isEmpty && !rest.hasPrefix("/") { base += "/" }
         var mapped = base + rest
         if mapped.isEmpty { mapped = "/" }
-        return RuleDecision.Remote(scheme: target.scheme, host: target.host, port: target.port, target: mapped + facts.query, rule: rule)
+        return RuleDecision.Remote(
+            scheme: target.scheme, host: target.host, port: target.port, target: mapped + facts.query, rule: rule)
     }
 
     /// The network conditions for a connection to `host`, and the rule that sets them: the most specific host
@@ -111,7 +116,8 @@ package struct RuleBook: Sendable, Equatable {
     /// if one does: such a host's upstream is never contacted.
     package func answersEveryRequest(host: String, scheme: String) -> String? {
         for rule in rules where rule.actions.throttle == nil && rule.pattern.host.matches(host) {
-            let coversAll = rule.methods.isEmpty && rule.pattern.path == "/" && (rule.pattern.scheme ?? scheme) == scheme
+            let coversAll =
+                rule.methods.isEmpty && rule.pattern.path == "/" && (rule.pattern.scheme ?? scheme) == scheme
             if coversAll && rule.actions.answersLocally { return rule.name }
         }
         return nil

@@ -17,14 +17,18 @@ import MITMCore
 /// Relative paths are taken from the file's directory. Unknown keys are errors (a typo must not silently
 /// switch a rule off).
 package enum RuleFile {
-    static let ruleKeys = ["name", "match", "method", "methods", "enabled", "mapLocal", "mapRemote", "respond", "requestHeaders",
-                           "responseHeaders", "status", "bodyFile", "delay", "fault", "throttle", "breakpoint"]
+    static let ruleKeys = [
+        "name", "match", "method", "methods", "enabled", "mapLocal", "mapRemote", "respond", "requestHeaders",
+        "responseHeaders", "status", "bodyFile", "delay", "fault", "throttle", "breakpoint",
+    ]
 
     /// The enabled rules of `tree`, read from the file `fileName` in `baseDirectory`. Every rule is read, so a file with
     /// several mistakes is refused with all of them, each named by its rule and (from `ruleLines`, the line each rule
     /// starts on, when the reader knows it) its line.
-    package static func rules(from tree: RuleFileValue, fileName: String, baseDirectory: String,
-                             ruleLines: [Int] = []) throws(RuleError) -> [TrafficRule] {
+    package static func rules(
+        from tree: RuleFileValue, fileName: String, baseDirectory: String,
+        ruleLines: [Int] = []
+    ) throws(RuleError) -> [TrafficRule] {
         let list: [RuleFileValue]
         switch tree {
         case .list(let items):
@@ -62,13 +66,17 @@ package enum RuleFile {
             }
         }
         guard mistakes.isEmpty else {
-            throw RuleError(mistakes.count == 1 ? mistakes[0]
-                : "\(fileName) has \(mistakes.count) mistakes:\n  " + mistakes.joined(separator: "\n  "))
+            throw RuleError(
+                mistakes.count == 1
+                    ? mistakes[0]
+                    : "\(fileName) has \(mistakes.count) mistakes:\n  " + mistakes.joined(separator: "\n  "))
         }
         return rules
     }
 
-    private static func rule(_ entries: [(key: String, value: RuleFileValue)], place: String, baseDirectory: String) throws(RuleError) -> TrafficRule? {
+    private static func rule(_ entries: [(key: String, value: RuleFileValue)], place: String, baseDirectory: String)
+        throws(RuleError) -> TrafficRule?
+    {
         var seen: Set<String> = []
         for (key, _) in entries {
             guard ruleKeys.contains(key) else {
@@ -82,7 +90,9 @@ package enum RuleFile {
         if let name { place += " (\(name))" }
         if let enabled = value("enabled"), try scalar(enabled, "enabled", place).lowercased() == "false" { return nil }
         guard let matchValue = value("match") else {
-            throw RuleError("\(place): no \"match\"; give a URL pattern like api.example.com/v1 or {host: api.example.com, path: /v1}")
+            throw RuleError(
+                "\(place): no \"match\"; give a URL pattern like api.example.com/v1 or {host: api.example.com, path: /v1}"
+            )
         }
         var (pattern, methods) = try match(matchValue, place)
         for key in ["method", "methods"] {
@@ -94,7 +104,9 @@ package enum RuleFile {
         var actions = RuleActions()
         if let v = value("mapLocal") { actions.mapLocal = try path(v, "mapLocal") }
         if let v = value("mapRemote") {
-            do { actions.mapRemote = try RemoteTarget(parsing: try scalar(v, "mapRemote", place)) } catch { throw RuleError("\(place): \(error)") }
+            do { actions.mapRemote = try RemoteTarget(parsing: try scalar(v, "mapRemote", place)) } catch {
+                throw RuleError("\(place): \(error)")
+            }
         }
         if let v = value("respond") { actions.respond = try respond(v, place, baseDirectory: baseDirectory) }
         if let v = value("requestHeaders") { actions.requestHeaders = try headerEdits(v, "requestHeaders", place) }
@@ -106,23 +118,31 @@ package enum RuleFile {
             guard let seconds = QuantityText.seconds(text) ?? Double(text).flatMap({ $0 >= 0 ? $0 : nil }) else {
                 throw RuleError("\(place): delay \"\(text)\" is not a duration like 2s or 300ms")
             }
-            do { actions.delay = try RuleActions.delay(seconds, written: text) } catch { throw RuleError("\(place): \(error)") }
+            do { actions.delay = try RuleActions.delay(seconds, written: text) } catch {
+                throw RuleError("\(place): \(error)")
+            }
         }
         if let v = value("fault") {
-            do { actions.fault = try RuleFault(parsing: try scalar(v, "fault", place)) } catch { throw RuleError("\(place): \(error)") }
+            do { actions.fault = try RuleFault(parsing: try scalar(v, "fault", place)) } catch {
+                throw RuleError("\(place): \(error)")
+            }
         }
         if let v = value("breakpoint") { actions.breakpoint = try breakpoint(v, place) }
         if let v = value("throttle") {
-            do { actions.throttle = try NetworkConditions(parsing: try scalar(v, "throttle", place)) } catch { throw RuleError("\(place): \(error)") }
+            do { actions.throttle = try NetworkConditions(parsing: try scalar(v, "throttle", place)) } catch {
+                throw RuleError("\(place): \(error)")
+            }
             let others = entries.map(\.key).filter { !["name", "match", "enabled", "throttle"].contains($0) }
             guard others.isEmpty, pattern.path == "/", pattern.scheme == nil, methods.isEmpty else {
-                throw RuleError("\(place): throttle applies to whole connections: match a host only (no path, scheme or method) "
-                    + "and put other actions in a rule of their own")
+                throw RuleError(
+                    "\(place): throttle applies to whole connections: match a host only (no path, scheme or method) "
+                        + "and put other actions in a rule of their own")
             }
         }
         if actions == RuleActions() {
-            throw RuleError("\(place): no action; give one of mapLocal, mapRemote, respond, requestHeaders, responseHeaders, "
-                + "status, bodyFile, delay, fault, throttle, breakpoint")
+            throw RuleError(
+                "\(place): no action; give one of mapLocal, mapRemote, respond, requestHeaders, responseHeaders, "
+                    + "status, bodyFile, delay, fault, throttle, breakpoint")
         }
         if actions.mapLocal != nil && actions.respond != nil {
             throw RuleError("\(place): mapLocal and respond both answer the request; keep one")
@@ -149,11 +169,14 @@ package enum RuleFile {
                 case "host": host = try scalar(item, "match.host", place)
                 case "path": path = try scalar(item, "match.path", place)
                 case "method", "methods": methods += try strings(item, "match.\(key)", place).map { $0.uppercased() }
-                default: throw RuleError("\(place): unknown key \"match.\(key)\"; match takes scheme, host, path, method")
+                default:
+                    throw RuleError("\(place): unknown key \"match.\(key)\"; match takes scheme, host, path, method")
                 }
             }
             let text = (scheme.map { "\($0)://" } ?? "") + host + (path.hasPrefix("/") ? path : "/" + path)
-            do { return (try URLPattern(parsing: text), methods) } catch { throw RuleError("\(place): match: \(error)") }
+            do { return (try URLPattern(parsing: text), methods) } catch {
+                throw RuleError("\(place): match: \(error)")
+            }
         default:
             throw RuleError("\(place): match must be a URL pattern or a mapping, not \(value.kindName)")
         }
@@ -172,25 +195,34 @@ package enum RuleFile {
                 case "at": phases = try scalar(item, "breakpoint.at", place)
                 case "timeout":
                     let text = try scalar(item, "breakpoint.timeout", place)
-                    guard let seconds = QuantityText.seconds(text), seconds > 0, seconds <= RuleActions.longestDelay else {
-                        throw RuleError("\(place): breakpoint.timeout \"\(text)\" is not a duration between 1ms and a day, like 30s or 5m")
+                    guard let seconds = QuantityText.seconds(text), seconds > 0, seconds <= RuleActions.longestDelay
+                    else {
+                        throw RuleError(
+                            "\(place): breakpoint.timeout \"\(text)\" is not a duration between 1ms and a day, like 30s or 5m"
+                        )
                     }
                     timeout = seconds
                 default: throw RuleError("\(place): unknown key \"breakpoint.\(key)\"; breakpoint takes at, timeout")
                 }
             }
         default:
-            throw RuleError("\(place): breakpoint must be request, response, both or {at, timeout}, not \(value.kindName)")
+            throw RuleError(
+                "\(place): breakpoint must be request, response, both or {at, timeout}, not \(value.kindName)")
         }
         let breakpoint: Breakpoint
-        do { breakpoint = try Breakpoint(phases: phases, timeout: timeout) } catch { throw RuleError("\(place): \(error)") }
+        do { breakpoint = try Breakpoint(phases: phases, timeout: timeout) } catch {
+            throw RuleError("\(place): \(error)")
+        }
         return breakpoint
     }
 
-    private static func respond(_ value: RuleFileValue, _ place: String, baseDirectory: String) throws(RuleError) -> FixedResponse {
+    private static func respond(_ value: RuleFileValue, _ place: String, baseDirectory: String) throws(RuleError)
+        -> FixedResponse
+    {
         if case .scalar = value { return FixedResponse(status: try status(value, "respond", place)) }
         guard case .map(let entries) = value else {
-            throw RuleError("\(place): respond must be a status or {status, body, bodyFile, headers}, not \(value.kindName)")
+            throw RuleError(
+                "\(place): respond must be a status or {status, body, bodyFile, headers}, not \(value.kindName)")
         }
         var response = FixedResponse(status: 200)
         var hasStatus = false
@@ -200,16 +232,21 @@ package enum RuleFile {
                 response.status = try status(item, "respond.status", place)
                 hasStatus = true
             case "body": response.body = try scalar(item, "respond.body", place)
-            case "bodyFile": response.bodyFile = RuleFlags.absolute(try scalar(item, "respond.bodyFile", place), from: baseDirectory)
+            case "bodyFile":
+                response.bodyFile = RuleFlags.absolute(try scalar(item, "respond.bodyFile", place), from: baseDirectory)
             case "headers": response.headers = try headerFields(item, "respond.headers", place)
-            default: throw RuleError("\(place): unknown key \"respond.\(key)\"; respond takes status, body, bodyFile, headers")
+            default:
+                throw RuleError(
+                    "\(place): unknown key \"respond.\(key)\"; respond takes status, body, bodyFile, headers")
             }
         }
         guard hasStatus else { throw RuleError("\(place): respond needs a status") }
         return response
     }
 
-    private static func headerEdits(_ value: RuleFileValue, _ key: String, _ place: String) throws(RuleError) -> HeaderEdits {
+    private static func headerEdits(_ value: RuleFileValue, _ key: String, _ place: String) throws(RuleError)
+        -> HeaderEdits
+    {
         guard case .map(let entries) = value else {
             throw RuleError("\(place): \(key) must be {set: {Name: value}, remove: [Name]}, not \(value.kindName)")
         }
@@ -228,8 +265,12 @@ package enum RuleFile {
         return edits
     }
 
-    private static func headerFields(_ value: RuleFileValue, _ key: String, _ place: String) throws(RuleError) -> [HTTPHeaderField] {
-        guard case .map(let entries) = value else { throw RuleError("\(place): \(key) must be a mapping of Name: value, not \(value.kindName)") }
+    private static func headerFields(_ value: RuleFileValue, _ key: String, _ place: String) throws(RuleError)
+        -> [HTTPHeaderField]
+    {
+        guard case .map(let entries) = value else {
+            throw RuleError("\(place): \(key) must be a mapping of Name: value, not \(value.kindName)")
+        }
         var fields: [HTTPHeaderField] = []
         for (name, item) in entries {
             let text = try scalar(item, "\(key).\(name)", place)
@@ -253,7 +294,9 @@ package enum RuleFile {
     }
 
     private static func scalar(_ value: RuleFileValue, _ key: String, _ place: String) throws(RuleError) -> String {
-        guard case .scalar(let text) = value else { throw RuleError("\(place): \(key) must be a single value, not \(value.kindName)") }
+        guard case .scalar(let text) = value else {
+            throw RuleError("\(place): \(key) must be a single value, not \(value.kindName)")
+        }
         return text
     }
 

@@ -41,7 +41,9 @@ package enum RuleFlags {
             throw RuleError("--delay \(text): \"\(value)\" is not a duration like 2s or 300ms")
         }
         var actions = RuleActions()
-        do { actions.delay = try RuleActions.delay(seconds, written: value) } catch { throw RuleError("--delay \(text): \(error)") }
+        do { actions.delay = try RuleActions.delay(seconds, written: value) } catch {
+            throw RuleError("--delay \(text): \(error)")
+        }
         return TrafficRule(name: "--delay \(text)", pattern: pattern, actions: actions)
     }
 
@@ -78,12 +80,15 @@ package enum RuleFlags {
         } catch {
             throw RuleError("--throttle \(text): \(error)")
         }
-        return TrafficRule(name: "--throttle \(text)", pattern: URLPattern(scheme: nil, host: host, path: "/"), actions: actions)
+        return TrafficRule(
+            name: "--throttle \(text)", pattern: URLPattern(scheme: nil, host: host, path: "/"), actions: actions)
     }
 
     static func split(_ flag: String, _ text: String, valueName: String) throws(RuleError) -> (URLPattern, String) {
         guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
-            throw RuleError("\(flag) \(text): expected URL_PATTERN=\(valueName), e.g. api.example.com/v1/config=\(example(valueName))")
+            throw RuleError(
+                "\(flag) \(text): expected URL_PATTERN=\(valueName), e.g. api.example.com/v1/config=\(example(valueName))"
+            )
         }
         let value = String(text[text.index(after: equals)...])
         guard !value.isEmpty else { throw RuleError("\(flag) \(text): the \(valueName) after \"=\" is empty") }

@@ -12,8 +12,9 @@ package enum RulesFileReader {
         let bytes = try contents(of: path)
         guard let text = String(validating: bytes, as: UTF8.self) else { throw RuleError("\(path): not UTF-8 text") }
         if let alias = YAMLAliasScan.firstAlias(in: text) {
-            throw RuleError("\(path):\(alias.line):\(alias.column): YAML aliases (*name) are not supported in rules files; "
-                + "write the value out")
+            throw RuleError(
+                "\(path):\(alias.line):\(alias.column): YAML aliases (*name) are not supported in rules files; "
+                    + "write the value out")
         }
         let root: Node?
         do {
@@ -65,7 +66,8 @@ package enum RulesFileReader {
             }
             return .map(entries)
         case .alias:
-            throw RuleError("\(path)\(Self.place(node)): YAML aliases are not supported in rules files; write the value out")
+            throw RuleError(
+                "\(path)\(Self.place(node)): YAML aliases are not supported in rules files; write the value out")
         }
     }
 

@@ -60,7 +60,8 @@ public struct RuleActions: Sendable, Equatable {
     /// `seconds` (written `text`) as a delay, or why the proxy cannot schedule it.
     static func delay(_ seconds: Double, written text: String) throws(RuleError) -> Double {
         guard seconds <= longestDelay else {
-            throw RuleError("delay \"\(text)\" is outside what can be scheduled: a delay must be between 0ms and 1440m (a day)")
+            throw RuleError(
+                "delay \"\(text)\" is outside what can be scheduled: a delay must be between 0ms and 1440m (a day)")
         }
         return seconds
     }
@@ -85,7 +86,8 @@ public struct RemoteTarget: Sendable, Equatable, CustomStringConvertible {
         let url: AbsoluteURL
         do {
             guard case .absolute(let parsed) = try RequestTarget.parse(text, method: "GET") else {
-                throw RuleError("map-remote target \"\(text)\" is not an absolute URL like https://staging.example.com/")
+                throw RuleError(
+                    "map-remote target \"\(text)\" is not an absolute URL like https://staging.example.com/")
             }
             url = parsed
         } catch let error as RuleError {
@@ -145,7 +147,8 @@ public enum RuleFault: String, Sendable, Equatable, CaseIterable {
     /// Parses one of the names.
     public init(parsing text: String) throws(RuleError) {
         guard let fault = RuleFault(rawValue: text.lowercased()) else {
-            throw RuleError("unknown fault \"\(text)\": use \(RuleFault.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw RuleError(
+                "unknown fault \"\(text)\": use \(RuleFault.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         self = fault
     }

@@ -36,7 +36,9 @@ public struct URLPattern: Sendable, Equatable, CustomStringConvertible {
         let pathText = rest[slash...]
         path = pathText.isEmpty ? "/" : String(pathText)
         if let bad = path.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            throw RuleError("URL pattern \"\(text)\": the path contains a space or control character (U+\(String(bad.value, radix: 16)))")
+            throw RuleError(
+                "URL pattern \"\(text)\": the path contains a space or control character (U+\(String(bad.value, radix: 16)))"
+            )
         }
     }
 
@@ -87,8 +89,10 @@ public struct URLPattern: Sendable, Equatable, CustomStringConvertible {
 
     /// `*` matches any run of bytes, `/` included; everything else matches itself.
     static func glob(_ pattern: ArraySlice<UInt8>, _ subject: ArraySlice<UInt8>) -> Bool {
-        var p = pattern.startIndex, s = subject.startIndex
-        var star: Int?, resume = subject.startIndex
+        var p = pattern.startIndex
+        var s = subject.startIndex
+        var star: Int?
+        var resume = subject.startIndex
         while s < subject.endIndex {
             if p < pattern.endIndex && pattern[p] == UInt8(ascii: "*") {
                 star = p

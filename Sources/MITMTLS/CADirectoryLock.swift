@@ -24,7 +24,8 @@ public final class CADirectoryLock: Sendable {
     /// Marks `directory` as used by a running proxy until the returned lock is released.
     public static func inUse(directory: String) throws(CertificateAuthorityError) -> CADirectoryLock {
         let files = CertificateAuthorityFiles(directory: directory)
-        return try lock(files.directory + "/.in-use.lock", operation: LOCK_SH, purpose: "marking the CA directory in use")
+        return try lock(
+            files.directory + "/.in-use.lock", operation: LOCK_SH, purpose: "marking the CA directory in use")
     }
 
     /// Whether a running proxy holds `directory` (a shared in-use lock that an exclusive one cannot take).
@@ -40,16 +41,20 @@ public final class CADirectoryLock: Sendable {
         return errno == EWOULDBLOCK
     }
 
-    private static func lock(_ path: String, operation: Int32, purpose: String) throws(CertificateAuthorityError) -> CADirectoryLock {
+    private static func lock(_ path: String, operation: Int32, purpose: String) throws(CertificateAuthorityError)
+        -> CADirectoryLock
+    {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             let code = errno
             let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
             if code == EACCES || code == EPERM || code == EROFS {
-                throw CertificateAuthorityError("the CA directory \(directory) is not writable by this user (\(String(cString: strerror(code)))): "
-                    + "give it to this user (chown), or pass --ca-dir with a directory of your own")
+                throw CertificateAuthorityError(
+                    "the CA directory \(directory) is not writable by this user (\(String(cString: strerror(code)))): "
+                        + "give it to this user (chown), or pass --ca-dir with a directory of your own")
             }
-            throw CertificateAuthorityError("cannot open the lock file \(path) (\(purpose)): \(String(cString: strerror(code)))")
+            throw CertificateAuthorityError(
+                "cannot open the lock file \(path) (\(purpose)): \(String(cString: strerror(code)))")
         }
         while flock(descriptor, operation) != 0 {
             guard errno == EINTR else {

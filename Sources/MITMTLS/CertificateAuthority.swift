@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 import FoundationEssentials
 import Glibc
 
@@ -16,7 +16,10 @@ public final class CertificateAuthority: Sendable {
     /// Whether this call created the CA (first start) rather than loading it.
     public let wasCreated: Bool
 
-    init(certificate: X509Certificate, key: PrivateKey, files: CertificateAuthorityFiles, warnings: [String], wasCreated: Bool) {
+    init(
+        certificate: X509Certificate, key: PrivateKey, files: CertificateAuthorityFiles, warnings: [String],
+        wasCreated: Bool
+    ) {
         self.certificate = certificate
         self.key = key
         self.files = files
@@ -41,11 +44,13 @@ public final class CertificateAuthority: Sendable {
         case (true, false):
             throw CertificateAuthorityError(
                 "the CA directory is half-written: \(files.certificatePEM) exists but \(files.privateKey) is missing. "
-                    + "Restore the key, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)` and reinstall the new CA on your devices.")
+                    + "Restore the key, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)` and reinstall the new CA on your devices."
+            )
         case (false, true):
             throw CertificateAuthorityError(
                 "the CA directory is half-written: \(files.privateKey) exists but \(files.certificatePEM) is missing. "
-                    + "Restore the certificate, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)` and reinstall the new CA on your devices.")
+                    + "Restore the certificate, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)` and reinstall the new CA on your devices."
+            )
         case (true, true):
             return try load(files: files, warnings: warnings)
         }
@@ -61,37 +66,46 @@ public final class CertificateAuthority: Sendable {
         return try create(files: files, warnings: warnings)
     }
 
-    private static func load(files: CertificateAuthorityFiles, warnings: [String]) throws(CertificateAuthorityError) -> CertificateAuthority {
+    private static func load(files: CertificateAuthorityFiles, warnings: [String]) throws(CertificateAuthorityError)
+        -> CertificateAuthority
+    {
         let certificateBytes = try FileStore.read(files.certificatePEM, what: "CA certificate")
         let keyBytes = try FileStore.read(files.privateKey, what: "CA private key")
         let certificate: X509Certificate
         do {
-            guard let first = try X509Certificate.pemChain(certificateBytes).first else { throw TLSError("no certificate") }
+            guard let first = try X509Certificate.pemChain(certificateBytes).first else {
+                throw TLSError("no certificate")
+            }
             certificate = first
         } catch {
-            throw CertificateAuthorityError("\(files.certificatePEM) is not a readable PEM certificate (\(error)). "
-                + "Restore it, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)`.")
+            throw CertificateAuthorityError(
+                "\(files.certificatePEM) is not a readable PEM certificate (\(error)). "
+                    + "Restore it, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)`.")
         }
         let key: PrivateKey
         do {
             key = try PrivateKey(pem: keyBytes)
         } catch {
-            throw CertificateAuthorityError("\(files.privateKey) is not a readable PEM private key (\(error)). "
-                + "Restore it, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)`.")
+            throw CertificateAuthorityError(
+                "\(files.privateKey) is not a readable PEM private key (\(error)). "
+                    + "Restore it, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)`.")
         }
         guard X509_check_private_key(certificate.pointer, key.pointer) == 1 else {
             _ = OpenSSLErrorStack.drain()
-            throw CertificateAuthorityError("\(files.privateKey) does not match the certificate \(files.certificatePEM). "
-                + "Restore the matching pair, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)`.")
+            throw CertificateAuthorityError(
+                "\(files.privateKey) does not match the certificate \(files.certificatePEM). "
+                    + "Restore the matching pair, or run `mitm-proxy ca regenerate --ca-dir \(files.directory)`.")
         }
         guard certificate.isCA else {
-            throw CertificateAuthorityError("\(files.certificatePEM) is not a CA certificate (basicConstraints CA:TRUE missing). "
-                + "Run `mitm-proxy ca regenerate --ca-dir \(files.directory)`.")
+            throw CertificateAuthorityError(
+                "\(files.certificatePEM) is not a CA certificate (basicConstraints CA:TRUE missing). "
+                    + "Run `mitm-proxy ca regenerate --ca-dir \(files.directory)`.")
         }
         var notes = warnings
         if certificate.notAfter < Date() {
-            throw CertificateAuthorityError("the CA certificate \(files.certificatePEM) expired on \(certificate.notAfter). "
-                + "Run `mitm-proxy ca regenerate --ca-dir \(files.directory)` and reinstall it on your devices.")
+            throw CertificateAuthorityError(
+                "the CA certificate \(files.certificatePEM) expired on \(certificate.notAfter). "
+                    + "Run `mitm-proxy ca regenerate --ca-dir \(files.directory)` and reinstall it on your devices.")
         }
         var keyInfo = stat()
         if stat(files.privateKey, &keyInfo) == 0, keyInfo.st_mode & 0o077 != 0 {
@@ -101,10 +115,13 @@ public final class CertificateAuthority: Sendable {
         if !FileStore.exists(files.certificateDER) {
             try FileStore.writeAtomically(certificate.der, to: files.certificateDER, mode: 0o644)
         }
-        return CertificateAuthority(certificate: certificate, key: key, files: files, warnings: notes, wasCreated: false)
+        return CertificateAuthority(
+            certificate: certificate, key: key, files: files, warnings: notes, wasCreated: false)
     }
 
-    private static func create(files: CertificateAuthorityFiles, warnings: [String]) throws(CertificateAuthorityError) -> CertificateAuthority {
+    private static func create(files: CertificateAuthorityFiles, warnings: [String]) throws(CertificateAuthorityError)
+        -> CertificateAuthority
+    {
         let key: PrivateKey
         let certificate: X509Certificate
         do {
@@ -114,12 +131,15 @@ public final class CertificateAuthority: Sendable {
             throw CertificateAuthorityError("cannot create a CA: \(error)")
         }
         let keyPEM: [UInt8]
-        do { keyPEM = try key.pkcs8PEM() } catch { throw CertificateAuthorityError("cannot encode the CA key: \(error)") }
+        do { keyPEM = try key.pkcs8PEM() } catch {
+            throw CertificateAuthorityError("cannot encode the CA key: \(error)")
+        }
         // ca.pem is written last: its presence marks a complete CA.
         try FileStore.writeAtomically(keyPEM, to: files.privateKey, mode: 0o600)
         try FileStore.writeAtomically(certificate.der, to: files.certificateDER, mode: 0o644)
         try FileStore.writeAtomically(Array(certificate.pem.utf8), to: files.certificatePEM, mode: 0o644)
-        return CertificateAuthority(certificate: certificate, key: key, files: files, warnings: warnings, wasCreated: true)
+        return CertificateAuthority(
+            certificate: certificate, key: key, files: files, warnings: warnings, wasCreated: true)
     }
 
     /// The CA certificate and key as a PKCS#12 that iOS and macOS import (3DES, SHA-1 MAC).
@@ -140,7 +160,8 @@ enum CertificateAuthorityCertificate {
         let certificate = X509Certificate(taking: raw)
         guard X509_set_version(raw, 2) == 1 else { throw TLSError("setting certificate version") }
         try X509Extensions.setRandomSerial(raw)
-        try X509Extensions.setValidity(raw, from: now.addingTimeInterval(-86_400), until: now.addingTimeInterval(10 * 365 * 86_400))
+        try X509Extensions.setValidity(
+            raw, from: now.addingTimeInterval(-86_400), until: now.addingTimeInterval(10 * 365 * 86_400))
         let shortID = SHA256Digest.hex((try? key.subjectPublicKeyInfoDER()) ?? []).prefix(8)
         guard let name = X509_get_subject_name(raw) else { throw TLSError("reading the subject name") }
         try X509Extensions.setName(name, [("O", "mitm-proxy"), ("CN", "mitm-proxy CA \(shortID)")])

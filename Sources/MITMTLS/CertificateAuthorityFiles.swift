@@ -40,7 +40,9 @@ public struct CertificateAuthorityFiles: Sendable, Equatable {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16_384)
-        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &found) == 0, let found, let directory = found.pointee.pw_dir else {
+        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &found) == 0, let found,
+            let directory = found.pointee.pw_dir
+        else {
             return "/"
         }
         return String(decoding: UnsafeRawBufferPointer(start: directory, count: strlen(directory)), as: UTF8.self)
@@ -50,7 +52,9 @@ public struct CertificateAuthorityFiles: Sendable, Equatable {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16_384)
-        guard getpwnam_r(user, &entry, &buffer, buffer.count, &found) == 0, let found, let directory = found.pointee.pw_dir else {
+        guard getpwnam_r(user, &entry, &buffer, buffer.count, &found) == 0, let found,
+            let directory = found.pointee.pw_dir
+        else {
             return nil
         }
         return String(decoding: UnsafeRawBufferPointer(start: directory, count: strlen(directory)), as: UTF8.self)

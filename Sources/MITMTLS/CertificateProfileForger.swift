@@ -20,14 +20,17 @@ public final class CertificateProfileForger: Sendable {
     private static let cacheCapacity = 10_000
 
     /// A forger of every profile; `keyFiles` are the PEM private keys of the `key:FILE` profiles in use, read now.
-    public init(trusted: LeafForger, keyFiles: [String] = [], now: @escaping @Sendable () -> Date = { Date() }) throws(CertificateProfileSetupError) {
+    public init(trusted: LeafForger, keyFiles: [String] = [], now: @escaping @Sendable () -> Date = { Date() })
+        throws(CertificateProfileSetupError)
+    {
         self.trusted = trusted
         self.now = now
         var forgers: [String: LeafForger] = [:]
         for path in keyFiles where forgers[path] == nil {
             let key = try Self.readKey(path)
             do {
-                forgers[path] = try LeafForger(authority: trusted.authority, leafKey: key, validity: trusted.validity, now: now)
+                forgers[path] = try LeafForger(
+                    authority: trusted.authority, leafKey: key, validity: trusted.validity, now: now)
             } catch {
                 throw CertificateProfileSetupError("key:\(path): cannot forge a certificate with this key: \(error)")
             }
@@ -48,33 +51,45 @@ public final class CertificateProfileForger: Sendable {
             key = try PrivateKey(pem: bytes)
         } catch {
             _ = OpenSSLErrorStack.drain()
-            throw CertificateProfileSetupError("key:\(path): not an unencrypted PEM private key (-----BEGIN PRIVATE KEY-----, EC or RSA)")
+            throw CertificateProfileSetupError(
+                "key:\(path): not an unencrypted PEM private key (-----BEGIN PRIVATE KEY-----, EC or RSA)")
         }
         guard key.algorithm == "EC" || (key.algorithm == "RSA" && key.bits >= 2048) else {
-            throw CertificateProfileSetupError("key:\(path): a \(key.algorithm) key of \(key.bits) bits; use an EC key or RSA of 2048 bits or more")
+            throw CertificateProfileSetupError(
+                "key:\(path): a \(key.algorithm) key of \(key.bits) bits; use an EC key or RSA of 2048 bits or more")
         }
         return key
     }
 
     /// The identity to present for `profile` and `names` (first name first). `passthrough` forges nothing: it gets the trusted leaf.
-    public func identity(for profile: CertificateProfile, names: [SubjectAlternativeName]) throws(TLSError) -> ForgedIdentity {
+    public func identity(for profile: CertificateProfile, names: [SubjectAlternativeName]) throws(TLSError)
+        -> ForgedIdentity
+    {
         switch profile {
         case .trusted, .passthrough:
             return ForgedIdentity(certificate: try trusted.leaf(for: names), key: trusted.leafKey, pin: trusted.leafPin)
         case .wrongHost:
-            return ForgedIdentity(certificate: try trusted.leaf(for: [.dns(Self.wrongHostName)]), key: trusted.leafKey, pin: trusted.leafPin)
+            return ForgedIdentity(
+                certificate: try trusted.leaf(for: [.dns(Self.wrongHostName)]), key: trusted.leafKey,
+                pin: trusted.leafPin)
         case .key(let path):
-            guard let forger = keyForgers[path] else { throw TLSError("key:\(path) was not loaded when the proxy started") }
+            guard let forger = keyForgers[path] else {
+                throw TLSError("key:\(path) was not loaded when the proxy started")
+            }
             return ForgedIdentity(certificate: try forger.leaf(for: names), key: forger.leafKey, pin: forger.leafPin)
         default:
             return try cached(profile, names)
         }
     }
 
-    private func cached(_ profile: CertificateProfile, _ names: [SubjectAlternativeName]) throws(TLSError) -> ForgedIdentity {
+    private func cached(_ profile: CertificateProfile, _ names: [SubjectAlternativeName]) throws(TLSError)
+        -> ForgedIdentity
+    {
         let key = "\(profile)|" + names.map(\.description).joined(separator: ",")
         let current = now()
-        if let hit = cache.withLock({ $0[key] }), current.timeIntervalSince(hit.made) < Self.cacheLifetime { return hit.identity }
+        if let hit = cache.withLock({ $0[key] }), current.timeIntervalSince(hit.made) < Self.cacheLifetime {
+            return hit.identity
+        }
         let identity = try forge(profile, names, at: current)
         cache.withLock { entries in
             if entries.count >= Self.cacheCapacity { entries.removeAll(keepingCapacity: true) }
@@ -97,12 +112,15 @@ public final class CertificateProfileForger: Sendable {
         return try result.get()
     }
 
-    private func forge(_ profile: CertificateProfile, _ names: [SubjectAlternativeName], at current: Date) throws(TLSError) -> ForgedIdentity {
+    private func forge(_ profile: CertificateProfile, _ names: [SubjectAlternativeName], at current: Date)
+        throws(TLSError) -> ForgedIdentity
+    {
         let authority = trusted.authority
         let leafKey = trusted.leafKey
         let day: TimeInterval = 86_400
-        var recipe = CertificateRecipe.leaf(names: names, key: leafKey, issuer: authority.certificate, signingKey: authority.key,
-                                            notBefore: current.addingTimeInterval(-day), notAfter: current.addingTimeInterval(trusted.validity))
+        var recipe = CertificateRecipe.leaf(
+            names: names, key: leafKey, issuer: authority.certificate, signingKey: authority.key,
+            notBefore: current.addingTimeInterval(-day), notAfter: current.addingTimeInterval(trusted.validity))
         var chain: [X509Certificate] = []
         switch profile {
         case .untrustedRoot:

@@ -26,20 +26,25 @@ struct CertificateRecipe {
     var subjectIsIssuerName = false
 
     /// A server leaf for `names`, in the shape `LeafForger` makes, issued by `issuer` and signed by `signingKey`.
-    static func leaf(names: [SubjectAlternativeName], key: PrivateKey, issuer: X509Certificate?, signingKey: PrivateKey,
-                     notBefore: Date, notAfter: Date) -> CertificateRecipe {
-        let keyUsage: StaticString = key.algorithm == "RSA" ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature"
-        return CertificateRecipe(subject: commonName(for: names).map { [("O", "mitm-proxy"), ("CN", $0)] } ?? [], names: names,
-                                 subjectKey: key, issuer: issuer, signingKey: signingKey, notBefore: notBefore, notAfter: notAfter,
-                                 keyUsage: keyUsage)
+    static func leaf(
+        names: [SubjectAlternativeName], key: PrivateKey, issuer: X509Certificate?, signingKey: PrivateKey,
+        notBefore: Date, notAfter: Date
+    ) -> CertificateRecipe {
+        let keyUsage: StaticString =
+            key.algorithm == "RSA" ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature"
+        return CertificateRecipe(
+            subject: commonName(for: names).map { [("O", "mitm-proxy"), ("CN", $0)] } ?? [], names: names,
+            subjectKey: key, issuer: issuer, signingKey: signingKey, notBefore: notBefore, notAfter: notAfter,
+            keyUsage: keyUsage)
     }
 
     /// A CA certificate in the shape of the proxy's own (DESIGN.md "Certificates").
     static func authority(name: String, key: PrivateKey, now: Date) -> CertificateRecipe {
-        CertificateRecipe(subject: [("O", "mitm-proxy"), ("CN", name)], subjectKey: key, issuer: nil, signingKey: key,
-                          notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400),
-                          basicConstraints: "critical,CA:TRUE,pathlen:0", keyUsage: "critical,keyCertSign,cRLSign",
-                          extendedKeyUsage: nil, subjectKeyIdentifier: true)
+        CertificateRecipe(
+            subject: [("O", "mitm-proxy"), ("CN", name)], subjectKey: key, issuer: nil, signingKey: key,
+            notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400),
+            basicConstraints: "critical,CA:TRUE,pathlen:0", keyUsage: "critical,keyCertSign,cRLSign",
+            extendedKeyUsage: nil, subjectKeyIdentifier: true)
     }
 
     /// The subject CN of a leaf: the first name when it fits in 64 characters.
@@ -59,7 +64,9 @@ struct CertificateRecipe {
         try X509Extensions.setValidity(raw, from: notBefore, until: notAfter)
         guard let subjectName = X509_get_subject_name(raw) else { throw TLSError("reading the subject name") }
         if subjectIsIssuerName, let issuer {
-            guard X509_set_subject_name(raw, X509_get_subject_name(issuer.pointer)) == 1 else { throw TLSError("setting the subject name") }
+            guard X509_set_subject_name(raw, X509_get_subject_name(issuer.pointer)) == 1 else {
+                throw TLSError("setting the subject name")
+            }
         } else {
             try X509Extensions.setName(subjectName, subject)
         }

@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 
 /// The ciphertext between one `SSL` and its socket, behind a BIO of our own instead of two memory BIOs.
 ///
@@ -116,7 +116,8 @@ private nonisolated(unsafe) let ciphertextMethod: OpaquePointer? = {
     BIO_meth_set_read_ex(method) { bio, data, length, readCount in
         mitm_bio_clear_retry_flags(bio)
         guard let data, length > 0,
-              let count = CiphertextBuffers.with(bio, { $0.read(into: UnsafeMutableRawBufferPointer(start: data, count: length)) })
+            let count = CiphertextBuffers.with(
+                bio, { $0.read(into: UnsafeMutableRawBufferPointer(start: data, count: length)) })
         else { return 0 }
         readCount?.pointee = count
         if count == 0 {
@@ -127,7 +128,9 @@ private nonisolated(unsafe) let ciphertextMethod: OpaquePointer? = {
     }
     BIO_meth_set_write_ex(method) { bio, data, length, writtenCount in
         mitm_bio_clear_retry_flags(bio)
-        guard let data, CiphertextBuffers.with(bio, { $0.write(UnsafeRawBufferPointer(start: data, count: length)) }) != nil else {
+        guard let data,
+            CiphertextBuffers.with(bio, { $0.write(UnsafeRawBufferPointer(start: data, count: length)) }) != nil
+        else {
             return 0
         }
         writtenCount?.pointee = length

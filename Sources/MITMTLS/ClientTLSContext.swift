@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 
 /// The `SSL_CTX` for upstream (client-role) connections: verifies against the system store plus
 /// extra CA files, unless verification is turned off.
@@ -25,7 +25,8 @@ public final class ClientTLSContext: @unchecked Sendable {
         if SSL_CTX_set_default_verify_paths(context) != 1 { _ = OpenSSLErrorStack.drain() }
         for file in extraCAFiles {
             guard SSL_CTX_load_verify_locations(context, file, nil) == 1 else {
-                throw TLSError("loading upstream CA file \(file) (it must be a readable PEM file with at least one certificate)")
+                throw TLSError(
+                    "loading upstream CA file \(file) (it must be a readable PEM file with at least one certificate)")
             }
         }
     }
@@ -44,7 +45,8 @@ public final class ClientTLSContext: @unchecked Sendable {
 /// OpenSSL's new-session callback: keeps the session for the connection's upstream key.
 private func rememberSession(ssl: OpaquePointer?, session: OpaquePointer?) -> Int32 {
     guard let ssl, let session, let connection = TLSConnection.owner(of: ssl), let cache = connection.sessionCache,
-          let key = connection.sessionKey else { return 0 }
+        let key = connection.sessionKey
+    else { return 0 }
     cache.store(TLSSessionBox(taking: session), for: key)
     return 1
 }

@@ -1,5 +1,7 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
+import FoundationEssentials
+import Glibc
 
 /// Rendering of X.509 names, entry by entry (OpenSSL's print flags are macros Swift cannot see).
 enum DistinguishedName {
@@ -17,8 +19,9 @@ enum DistinguishedName {
         var result: [(key: String, value: String)] = []
         for index in 0..<X509_NAME_entry_count(name) {
             guard let entry = X509_NAME_get_entry(name, index),
-                  let object = X509_NAME_ENTRY_get_object(entry),
-                  let data = X509_NAME_ENTRY_get_data(entry) else { continue }
+                let object = X509_NAME_ENTRY_get_object(entry),
+                let data = X509_NAME_ENTRY_get_data(entry)
+            else { continue }
             let nid = OBJ_obj2nid(object)
             let key = OBJ_nid2sn(nid).map { String(cString: $0) } ?? "?"
             var utf8: UnsafeMutablePointer<UInt8>?
@@ -40,6 +43,3 @@ enum ASN1Time {
         return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
     }
 }
-
-import FoundationEssentials
-import Glibc

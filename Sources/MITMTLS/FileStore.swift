@@ -67,12 +67,15 @@ enum FileStore {
             var info = stat()
             if stat(path, &info) == 0 {
                 guard (info.st_mode & S_IFMT) == S_IFDIR else {
-                    throw CertificateAuthorityError("cannot create CA directory \(directory): \(path) is a file, not a directory; pass another --ca-dir")
+                    throw CertificateAuthorityError(
+                        "cannot create CA directory \(directory): \(path) is a file, not a directory; pass another --ca-dir"
+                    )
                 }
                 continue
             }
             guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
-                throw CertificateAuthorityError("cannot create CA directory \(directory): mkdir \(path): \(String(cString: strerror(errno)))")
+                throw CertificateAuthorityError(
+                    "cannot create CA directory \(directory): mkdir \(path): \(String(cString: strerror(errno)))")
             }
         }
     }
@@ -83,11 +86,14 @@ enum FileStore {
         var info = stat()
         if stat(directory, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
-                throw CertificateAuthorityError("CA directory \(directory) exists but is not a directory; pass another --ca-dir")
+                throw CertificateAuthorityError(
+                    "CA directory \(directory) exists but is not a directory; pass another --ca-dir")
             }
             guard info.st_mode & 0o077 != 0 else { return nil }
             guard chmod(directory, 0o700) == 0 else {
-                throw CertificateAuthorityError("CA directory \(directory) is accessible to other users and cannot be restricted to 0700: \(String(cString: strerror(errno)))")
+                throw CertificateAuthorityError(
+                    "CA directory \(directory) is accessible to other users and cannot be restricted to 0700: \(String(cString: strerror(errno)))"
+                )
             }
             return "CA directory \(directory) was accessible to other users; restricted it to mode 0700"
         }

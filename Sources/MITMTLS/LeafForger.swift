@@ -38,7 +38,8 @@ public final class LeafForger: Sendable {
         self.now = now
         self.encodingLeafKey = key.legacyCopy() ?? key
         self.signingKey = authority.key.legacyCopy() ?? authority.key
-        self.fixedExtensions = try FixedLeafExtensions(authority: authority.certificate, keyIsRSA: key.algorithm == "RSA")
+        self.fixedExtensions = try FixedLeafExtensions(
+            authority: authority.certificate, keyIsRSA: key.algorithm == "RSA")
     }
 
     /// How many leaves were actually signed (cache misses), for tests and statistics.
@@ -72,21 +73,26 @@ public final class LeafForger: Sendable {
         let certificate = X509Certificate(taking: raw)
         guard X509_set_version(raw, 2) == 1 else { throw TLSError("setting certificate version") }
         try X509Extensions.setRandomSerial(raw)
-        try X509Extensions.setValidity(raw, from: current.addingTimeInterval(-86_400), until: current.addingTimeInterval(validity))
+        try X509Extensions.setValidity(
+            raw, from: current.addingTimeInterval(-86_400), until: current.addingTimeInterval(validity))
         guard let subject = X509_get_subject_name(raw) else { throw TLSError("reading the subject name") }
-        let commonName: String? = switch names[0] {
-        case .dns(let host) where host.utf8.count <= 64: host
-        case .ipAddress(let bytes): IPAddressText.format(bytes)
-        default: nil
-        }
+        let commonName: String? =
+            switch names[0] {
+            case .dns(let host) where host.utf8.count <= 64: host
+            case .ipAddress(let bytes): IPAddressText.format(bytes)
+            default: nil
+            }
         if let commonName { try X509Extensions.setName(subject, [("O", "mitm-proxy"), ("CN", commonName)]) }
         guard X509_set_issuer_name(raw, X509_get_subject_name(authority.certificate.pointer)) == 1,
-              X509_set_pubkey(raw, encodingLeafKey.pointer) == 1 else {
+            X509_set_pubkey(raw, encodingLeafKey.pointer) == 1
+        else {
             throw TLSError("setting issuer and public key")
         }
         try SubjectAlternativeNameExtension.add(names, critical: commonName == nil, to: raw)
         try fixedExtensions.add(to: raw)
-        guard X509_sign(raw, signingKey.pointer, EVP_sha256()) > 0 else { throw TLSError("signing a forged certificate") }
+        guard X509_sign(raw, signingKey.pointer, EVP_sha256()) > 0 else {
+            throw TLSError("signing a forged certificate")
+        }
         return certificate
     }
 }
@@ -97,7 +103,8 @@ private final class FixedLeafExtensions: @unchecked Sendable {
     private let extensions: [OpaquePointer]
 
     init(authority: X509Certificate, keyIsRSA: Bool) throws(TLSError) {
-        let keyUsage: StaticString = keyIsRSA ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature"
+        let keyUsage: StaticString =
+            keyIsRSA ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature"
         var built: [OpaquePointer] = []
         for (nid, value) in [
             (NID_basic_constraints, "critical,CA:FALSE" as StaticString),
@@ -140,7 +147,8 @@ private struct LeafCache: ~Copyable {
     }
 
     func recent(for names: [SubjectAlternativeName], at time: Date) -> X509Certificate? {
-        guard let lastAsked, lastAsked.names == names, lastAsked.notAfter.timeIntervalSince(time) > Self.renewalMargin else {
+        guard let lastAsked, lastAsked.names == names, lastAsked.notAfter.timeIntervalSince(time) > Self.renewalMargin
+        else {
             return nil
         }
         return lastAsked.certificate
@@ -150,7 +158,9 @@ private struct LeafCache: ~Copyable {
         lastAsked = (names, leaf.certificate, leaf.notAfter)
     }
 
-    mutating func store(_ leaf: X509Certificate, for key: Set<SubjectAlternativeName>, as names: [SubjectAlternativeName]) {
+    mutating func store(
+        _ leaf: X509Certificate, for key: Set<SubjectAlternativeName>, as names: [SubjectAlternativeName]
+    ) {
         if leaves.count >= Self.capacity { leaves.removeAll(keepingCapacity: true) }
         let notAfter = leaf.notAfter
         leaves[key] = (leaf, notAfter)

@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 
 /// A transient OpenSSL memory BIO, used to move PEM/DER bytes in and out of OpenSSL objects.
 final class MemoryBIO {
@@ -23,7 +23,9 @@ final class MemoryBIO {
         var data: UnsafeMutablePointer<CChar>?
         let length = mitm_bio_mem_contents(pointer, &data)
         guard length > 0, let data else { return [] }
-        return data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        return data.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
     }
 
     deinit { BIO_free(pointer) }

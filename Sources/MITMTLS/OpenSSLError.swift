@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 
 /// The OpenSSL error queue, read and emptied: one entry per line, outermost last.
 public struct OpenSSLErrorStack: Error, CustomStringConvertible, Sendable, Equatable {

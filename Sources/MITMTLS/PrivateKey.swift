@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 
 /// An owned OpenSSL private key (`EVP_PKEY`).
 // @unchecked Sendable: the key is never mutated after creation, and OpenSSL keys are safe to share read-only.
@@ -103,7 +103,8 @@ enum PublicKeyDescription {
         guard EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return nil }
         var buffer = [CChar](repeating: 0, count: 64)
         var length = 0
-        guard EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, &buffer, buffer.count, &length) == 1 else {
+        guard EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, &buffer, buffer.count, &length) == 1
+        else {
             return nil
         }
         let name = String(cBuffer: buffer)

@@ -1,7 +1,7 @@
 import COpenSSL
-import MITMCore
 import FoundationEssentials
 import Glibc
+import MITMCore
 
 /// SHA-256 through OpenSSL's EVP interface.
 public enum SHA256Digest {

@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 
 /// One server-role `SSL_CTX` with the server configuration and, but for the base one, a certificate, its key and
 /// its chain installed. Holds the objects it was made from, so their identities stay unique while it lives.
@@ -38,7 +38,8 @@ final class ServerIdentityContext: @unchecked Sendable {
         }
         guard let identity else { return }
         guard SSL_CTX_use_certificate(context, identity.certificate.pointer) == 1,
-              SSL_CTX_use_PrivateKey(context, identity.key.pointer) == 1 else {
+            SSL_CTX_use_PrivateKey(context, identity.key.pointer) == 1
+        else {
             throw TLSError("installing the forged certificate")
         }
         for intermediate in identity.chain where mitm_ssl_ctx_add1_chain_cert(context, intermediate.pointer) != 1 {

@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 import Dispatch
 import Synchronization
 
@@ -69,7 +69,8 @@ func selectALPN(
     argument: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let ssl, let input, let output, let outputLength,
-          let connection = TLSConnection.owner(of: ssl) else { return SSL_TLSEXT_ERR_NOACK }
+        let connection = TLSConnection.owner(of: ssl)
+    else { return SSL_TLSEXT_ERR_NOACK }
     let offered = UnsafeBufferPointer(start: input, count: Int(inputLength))
     for wanted in connection.offeredALPN {
         var index = 0

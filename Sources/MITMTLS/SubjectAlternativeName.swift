@@ -1,4 +1,6 @@
 import COpenSSL
+import FoundationEssentials
+import Glibc
 import MITMCore
 
 /// One subjectAltName entry the proxy understands.
@@ -53,6 +55,3 @@ public enum IPAddressText {
         IPAddress(text)?.bytes
     }
 }
-
-import FoundationEssentials
-import Glibc

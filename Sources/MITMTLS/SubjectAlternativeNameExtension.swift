@@ -8,12 +8,14 @@ enum SubjectAlternativeNameExtension {
         defer { GENERAL_NAMES_free(stack) }
         for name in names {
             guard let general = GENERAL_NAME_new() else { throw TLSError("allocating a subjectAltName entry") }
-            let (type, bytes): (Int32, [UInt8]) = switch name {
-            case .dns(let host): (GEN_DNS, Array(host.utf8))
-            case .ipAddress(let address): (GEN_IPADD, address)
-            }
+            let (type, bytes): (Int32, [UInt8]) =
+                switch name {
+                case .dns(let host): (GEN_DNS, Array(host.utf8))
+                case .ipAddress(let address): (GEN_IPADD, address)
+                }
             guard let value = ASN1_STRING_type_new(type == GEN_DNS ? V_ASN1_IA5STRING : V_ASN1_OCTET_STRING),
-                  ASN1_STRING_set(value, bytes, Int32(bytes.count)) == 1 else {
+                ASN1_STRING_set(value, bytes, Int32(bytes.count)) == 1
+            else {
                 GENERAL_NAME_free(general)
                 throw TLSError("encoding subjectAltName entry \(name)")
             }
@@ -23,7 +25,10 @@ enum SubjectAlternativeNameExtension {
                 throw TLSError("collecting subjectAltName entries")
             }
         }
-        guard X509_add1_ext_i2d(certificate, NID_subject_alt_name, UnsafeMutableRawPointer(stack), critical ? 1 : 0, 0) == 1 else {
+        guard
+            X509_add1_ext_i2d(certificate, NID_subject_alt_name, UnsafeMutableRawPointer(stack), critical ? 1 : 0, 0)
+                == 1
+        else {
             throw TLSError("adding subjectAltName")
         }
     }

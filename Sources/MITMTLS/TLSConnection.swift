@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 import MITMCore
 
 /// The outcome of a handshake step.
@@ -132,7 +132,8 @@ public final class TLSConnection {
 
         if context.verifies {
             let parameters = SSL_get0_param(ssl)
-            let ok = IPAddressText.parse(verifyName) != nil
+            let ok =
+                IPAddressText.parse(verifyName) != nil
                 ? X509_VERIFY_PARAM_set1_ip_asc(parameters, verifyName)
                 : SSL_set1_host(ssl, verifyName)
             guard ok == 1 else { throw TLSError("setting the name to verify (\(verifyName))") }

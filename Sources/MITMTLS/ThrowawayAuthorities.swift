@@ -16,13 +16,16 @@ final class ThrowawayAuthorities: Sendable {
     init(authority: CertificateAuthority, now: Date) throws(TLSError) {
         untrustedRootKey = try PrivateKey.generateP256()
         let rootID = SHA256Digest.hex(try untrustedRootKey.subjectPublicKeyInfoDER()).prefix(8)
-        untrustedRoot = try CertificateRecipe.authority(name: "mitm-proxy untrusted-root CA \(rootID)", key: untrustedRootKey, now: now).sign()
+        untrustedRoot = try CertificateRecipe.authority(
+            name: "mitm-proxy untrusted-root CA \(rootID)", key: untrustedRootKey, now: now
+        ).sign()
         impostorKey = try PrivateKey.generateP256()
         nonCAIntermediateKey = try PrivateKey.generateP256()
         // No keyUsage (which allows every usage): CA:FALSE is the one thing that forbids it to sign.
         var intermediate = CertificateRecipe.leaf(
             names: [.dns("leaf-as-ca.mitm-proxy.invalid")], key: nonCAIntermediateKey, issuer: authority.certificate,
-            signingKey: authority.key, notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400))
+            signingKey: authority.key, notBefore: now.addingTimeInterval(-86_400),
+            notAfter: now.addingTimeInterval(365 * 86_400))
         intermediate.keyUsage = nil
         intermediate.subjectKeyIdentifier = true
         // Named like the proxy CA, so it is self-issued: RFC 5280 §6.1.4 (l) does not count it against the CA's

@@ -1,5 +1,5 @@
-import COpenSSL
 import CMITMTLSShims
+import COpenSSL
 import FoundationEssentials
 import Glibc
 
@@ -25,7 +25,9 @@ public final class X509Certificate: @unchecked Sendable {
             }
             return certificate
         }
-        guard let parsed else { throw TLSError("parsing a DER certificate (\(der.count) bytes): truncated or not a certificate") }
+        guard let parsed else {
+            throw TLSError("parsing a DER certificate (\(der.count) bytes): truncated or not a certificate")
+        }
         self.init(taking: parsed)
     }
 
@@ -46,8 +48,11 @@ public final class X509Certificate: @unchecked Sendable {
     /// Reads a file's certificates: PEM (one or more) or a single DER certificate.
     public static func certificates(inFileBytes bytes: [UInt8]) throws(TLSError) -> [X509Certificate] {
         let pemMarker = Array("-----BEGIN".utf8)
-        let looksLikePEM = bytes.count >= pemMarker.count
-            && bytes.indices.dropLast(pemMarker.count - 1).contains { bytes[$0..<$0 + pemMarker.count].elementsEqual(pemMarker) }
+        let looksLikePEM =
+            bytes.count >= pemMarker.count
+            && bytes.indices.dropLast(pemMarker.count - 1).contains {
+                bytes[$0..<$0 + pemMarker.count].elementsEqual(pemMarker)
+            }
         return looksLikePEM ? try pemChain(bytes) : [try X509Certificate(der: bytes)]
     }
 
@@ -117,7 +122,9 @@ public final class X509Certificate: @unchecked Sendable {
 
     /// The serial number in uppercase hex.
     public var serialHex: String {
-        guard let serial = X509_get0_serialNumber(pointer), let number = ASN1_INTEGER_to_BN(serial, nil) else { return "" }
+        guard let serial = X509_get0_serialNumber(pointer), let number = ASN1_INTEGER_to_BN(serial, nil) else {
+            return ""
+        }
         defer { BN_free(number) }
         guard let hex = BN_bn2hex(number) else { return "" }
         defer { mitm_openssl_free(hex) }

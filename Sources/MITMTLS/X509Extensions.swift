@@ -1,4 +1,6 @@
 import COpenSSL
+import FoundationEssentials
+import Glibc
 
 /// Builders for the fixed X.509 extensions of the CA and forged leaves. Only constant strings go
 /// through OpenSSL's config syntax; names from the network never do (see `SubjectAlternativeNameExtension`).
@@ -39,9 +41,13 @@ enum X509Extensions {
 
     /// Sets notBefore/notAfter relative to `now`.
     static func setValidity(_ certificate: OpaquePointer, from start: Date, until end: Date) throws(TLSError) {
-        guard let notBefore = ASN1_TIME_set(nil, time_t(start.timeIntervalSince1970)) else { throw TLSError("encoding a time") }
+        guard let notBefore = ASN1_TIME_set(nil, time_t(start.timeIntervalSince1970)) else {
+            throw TLSError("encoding a time")
+        }
         defer { ASN1_TIME_free(notBefore) }
-        guard let notAfter = ASN1_TIME_set(nil, time_t(end.timeIntervalSince1970)) else { throw TLSError("encoding a time") }
+        guard let notAfter = ASN1_TIME_set(nil, time_t(end.timeIntervalSince1970)) else {
+            throw TLSError("encoding a time")
+        }
         defer { ASN1_TIME_free(notAfter) }
         guard X509_set1_notBefore(certificate, notBefore) == 1, X509_set1_notAfter(certificate, notAfter) == 1 else {
             throw TLSError("setting the validity period")
@@ -58,6 +64,3 @@ enum X509Extensions {
         }
     }
 }
-
-import FoundationEssentials
-import Glibc

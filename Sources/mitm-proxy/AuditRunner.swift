@@ -16,7 +16,8 @@ struct AuditRunner {
         let started = ContinuousClock.now
         var rounds: [AuditRound] = []
         for (index, profile) in profiles.enumerated() {
-            console.err("audit round \(index + 1)/\(profiles.count): \(profile)\(profile.defect.map { " (\($0))" } ?? "")")
+            console.err(
+                "audit round \(index + 1)/\(profiles.count): \(profile)\(profile.defect.map { " (\($0))" } ?? "")")
             switch runRound(profile, console: console) {
             case .success(let round): rounds.append(round)
             case .failure(let message):
@@ -24,14 +25,24 @@ struct AuditRunner {
                 return ExitStatus.usageOrSetup
             }
         }
-        let audit = AuditResult(rounds: rounds, expectations: expectations, allowUnprovenRefusals: options.allowUnprovenRefusals)
+        let audit = AuditResult(
+            rounds: rounds, expectations: expectations, allowUnprovenRefusals: options.allowUnprovenRefusals)
         let summary = AuditText.matrix(audit)
         console.err(summary)
         let took = ContinuousClock.now - started
         do {
-            if let path = options.reportPath { try audit.encoded().write(to: URL(fileURLWithPath: path), options: .atomic) }
-            if let path = options.junitPath { try Data(JUnitReport(audit: audit, seconds: Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18,
-                                                                 summary: summary).xml.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) }
+            if let path = options.reportPath {
+                try audit.encoded().write(to: URL(fileURLWithPath: path), options: .atomic)
+            }
+            if let path = options.junitPath {
+                try Data(
+                    JUnitReport(
+                        audit: audit,
+                        seconds: Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18,
+                        summary: summary
+                    ).xml.utf8
+                ).write(to: URL(fileURLWithPath: path), options: .atomic)
+            }
         } catch {
             console.err("mitm-proxy: cannot write the audit's report: \(error.localizedDescription)")
             return ExitStatus.usageOrSetup
@@ -73,7 +84,9 @@ struct AuditRunner {
         server.stop()
         server.flushEvents()
         let ledger = server.ledger
-        return .success(AuditRound(profile: profile, hosts: ledger.hostVerdicts, passedThrough: passedThrough.withLock { $0 },
-                                   provenClients: ledger.provenClients, clientCommand: outcome))
+        return .success(
+            AuditRound(
+                profile: profile, hosts: ledger.hostVerdicts, passedThrough: passedThrough.withLock { $0 },
+                provenClients: ledger.provenClients, clientCommand: outcome))
     }
 }

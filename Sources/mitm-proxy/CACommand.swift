@@ -26,15 +26,16 @@ struct CACommand: ParsableCommand {
 
         func run() throws {
             let authority = try CACommand.load(ca)
-            print("""
-            directory:        \(authority.files.directory)
-            certificate PEM:  \(authority.files.certificatePEM)
-            certificate DER:  \(authority.files.certificateDER)
-            private key:      \(authority.files.privateKey)
-            subject:          \(authority.certificate.subject)
-            SHA-256:          \(authority.certificate.fingerprintSHA256)
-            valid until:      \(authority.certificate.notAfter)
-            """)
+            print(
+                """
+                directory:        \(authority.files.directory)
+                certificate PEM:  \(authority.files.certificatePEM)
+                certificate DER:  \(authority.files.certificateDER)
+                private key:      \(authority.files.privateKey)
+                subject:          \(authority.certificate.subject)
+                SHA-256:          \(authority.certificate.fingerprintSHA256)
+                valid until:      \(authority.certificate.notAfter)
+                """)
         }
     }
 
@@ -49,7 +50,9 @@ struct CACommand: ParsableCommand {
         @OptionGroup var ca: CADirectoryOption
         @Option(help: "pem, der or p12 (the .p12 holds the CA private key too: keep it private).")
         var format: Format = .pem
-        @Option(name: .shortAndLong, help: ArgumentHelp("File to write; stdout when omitted (pem only).", valueName: "file"))
+        @Option(
+            name: .shortAndLong, help: ArgumentHelp("File to write; stdout when omitted (pem only).", valueName: "file")
+        )
         var output: String?
         @Option(help: "Password protecting the .p12 (required for p12: iOS refuses empty passwords).")
         var password: String?
@@ -76,8 +79,12 @@ struct CACommand: ParsableCommand {
                 return
             }
             let mode: Int16 = format == .p12 ? 0o600 : 0o644
-            guard FileManager.default.createFile(atPath: output, contents: Data(bytes), attributes: [.posixPermissions: mode]) else {
-                FileHandle.standardError.write(Data("mitm-proxy: cannot write \(output): \(String(cString: strerror(errno)))\n".utf8))
+            guard
+                FileManager.default.createFile(
+                    atPath: output, contents: Data(bytes), attributes: [.posixPermissions: mode])
+            else {
+                FileHandle.standardError.write(
+                    Data("mitm-proxy: cannot write \(output): \(String(cString: strerror(errno)))\n".utf8))
                 throw ExitCode(2)
             }
             print("wrote \(output) (\(format.rawValue))")
@@ -95,22 +102,29 @@ struct CACommand: ParsableCommand {
             let files = CertificateAuthorityFiles(directory: ca.caDirectory)
             let inUse = CADirectoryLock.isHeldByAProxy(directory: ca.caDirectory)
             if inUse && !force {
-                FileHandle.standardError.write(Data("""
-                    mitm-proxy: a running mitm-proxy uses the CA in \(files.directory); it would keep serving the old CA while \
-                    ca.pem names the new one, and clients trusting the new one would refuse it. Stop that proxy first \
-                    (or re-run with --force and restart it).\n
-                    """.utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        """
+                        mitm-proxy: a running mitm-proxy uses the CA in \(files.directory); it would keep serving the old CA while \
+                        ca.pem names the new one, and clients trusting the new one would refuse it. Stop that proxy first \
+                        (or re-run with --force and restart it).\n
+                        """.utf8))
                 throw ExitCode(2)
             }
             if FileManager.default.fileExists(atPath: files.certificatePEM) && !force {
-                FileHandle.standardError.write(Data("mitm-proxy: a CA exists in \(files.directory); devices that trust it will stop trusting the proxy. Re-run with --force to replace it.\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "mitm-proxy: a CA exists in \(files.directory); devices that trust it will stop trusting the proxy. Re-run with --force to replace it.\n"
+                            .utf8))
                 throw ExitCode(2)
             }
             if inUse {
-                FileHandle.standardError.write(Data("""
-                    warning: a running mitm-proxy uses \(files.directory): it keeps serving the OLD CA until it is restarted, \
-                    and clients that trust the new one will refuse it.\n
-                    """.utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        """
+                        warning: a running mitm-proxy uses \(files.directory): it keeps serving the OLD CA until it is restarted, \
+                        and clients that trust the new one will refuse it.\n
+                        """.utf8))
             }
             do {
                 let authority = try CertificateAuthority.regenerate(directory: ca.caDirectory)

@@ -23,7 +23,9 @@ final class CaptureSetup: @unchecked Sendable {
 
     /// Removes the leftovers of crashed runs (said with `say`) and makes this run's namespace; the configuration gets
     /// the transparent listener and the capture's clients.
-    static func make(into configuration: inout ProxyConfiguration, say: @escaping @Sendable (String) -> Void) throws(CaptureError) -> CaptureSetup {
+    static func make(into configuration: inout ProxyConfiguration, say: @escaping @Sendable (String) -> Void)
+        throws(CaptureError) -> CaptureSetup
+    {
         let setup = CaptureSetup(namespace: try CaptureNamespace.forThisProcess(), say: say)
         setup.watcher = SignalWaiter.forward { [setup] in _ = try? setup.advance(.signal) }
         try setup.advance(.begin)
@@ -43,10 +45,12 @@ final class CaptureSetup: @unchecked Sendable {
         }
         try advance(.stepDone(.listeners))
         let plan = namespace.plan
-        return ["capture: the client command runs in network namespace \(plan.namespace) (address \(plan.clientAddress)); its TCP goes "
+        return [
+            "capture: the client command runs in network namespace \(plan.namespace) (address \(plan.clientAddress)); its TCP goes "
                 + "to the transparent listener \(transparent) and its DNS is answered by the proxy, so it needs no proxy setting "
                 + "(the CA variables are set; it must still trust the CA)",
-                "capture: UDP other than DNS is refused in the namespace: QUIC (HTTP/3) clients fall back to TCP"]
+            "capture: UDP other than DNS is refused in the namespace: QUIC (HTTP/3) clients fall back to TCP",
+        ]
     }
 
     /// The client command runs as `pid` (a signal that came before it is passed on at once).
@@ -65,7 +69,9 @@ final class CaptureSetup: @unchecked Sendable {
             let event = events.removeFirst()
             let actions: [CaptureMachine.Action]
             do {
-                actions = try machine.withLock { machine throws(CaptureMachine.ImpossibleEvent) in try machine.handle(event) }
+                actions = try machine.withLock { machine throws(CaptureMachine.ImpossibleEvent) in
+                    try machine.handle(event)
+                }
             } catch {
                 throw CaptureError(message: error.description)
             }
@@ -73,9 +79,15 @@ final class CaptureSetup: @unchecked Sendable {
         }
         switch machine.withLock({ $0.outcome }) {
         case .failed(let step, let reason)?:
-            throw CaptureError(message: "the capture could not set up \(step), so nothing was run and everything made was removed: \(reason)")
+            throw CaptureError(
+                message:
+                    "the capture could not set up \(step), so nothing was run and everything made was removed: \(reason)"
+            )
         case .interrupted? where first != .end:
-            throw CaptureError(message: "interrupted while setting up the capture: everything made was removed, and the client command did not run")
+            throw CaptureError(
+                message:
+                    "interrupted while setting up the capture: everything made was removed, and the client command did not run"
+            )
         case .completed?, .interrupted?, .abandoned?, nil:
             return
         }
@@ -86,13 +98,17 @@ final class CaptureSetup: @unchecked Sendable {
         switch action {
         case .removeLeftovers:
             for name in CaptureNamespace.removeLeftovers() {
-                say("removed the leftovers of a capture that did not end cleanly: network namespace \(name), its link and nftables table")
+                say(
+                    "removed the leftovers of a capture that did not end cleanly: network namespace \(name), its link and nftables table"
+                )
             }
             return .leftoversRemoved
         case .perform(.listeners), .perform(.command):
             return nil
         case .perform(.rules):
-            guard let proxy = server.withLock({ $0 }), let transparent = proxy.transparentAddress, let dnsPort = proxy.captureDNSPort else {
+            guard let proxy = server.withLock({ $0 }), let transparent = proxy.transparentAddress,
+                let dnsPort = proxy.captureDNSPort
+            else {
                 return .stepFailed(.rules, reason: "the proxy's capture ports are not known")
             }
             do {

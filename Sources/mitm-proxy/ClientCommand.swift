@@ -18,7 +18,8 @@ struct ClientCommand {
 
     /// The environment: the caller's, plus proxy variables (not under capture) and CA paths that common clients read.
     var environment: [String: String] {
-        capturePrefix == nil ? proxy.applied(to: ProcessInfo.processInfo.environment)
+        capturePrefix == nil
+            ? proxy.applied(to: ProcessInfo.processInfo.environment)
             : proxy.appliedUnderCapture(to: ProcessInfo.processInfo.environment)
     }
 
@@ -35,7 +36,10 @@ struct ClientCommand {
         let startedAt = ContinuousClock.now
         _ = mitm_become_child_subreaper()
         guard mitm_spawn(&pid, path, argv, envp) == 0 else {
-            throw LaunchError(description: "cannot run \(arguments[0]): the system refused to start it (is it a program for this machine, with a valid #! line?)")
+            throw LaunchError(
+                description:
+                    "cannot run \(arguments[0]): the system refused to start it (is it a program for this machine, with a valid #! line?)"
+            )
         }
         let child = pid
         started(child)
@@ -49,13 +53,17 @@ struct ClientCommand {
         while waitpid(-1, &orphanStatus, WNOHANG) > 0 {}
         // Without its status the run proves nothing: never read a lost child as one that exited 0.
         guard waited == pid else {
-            throw LaunchError(description: "lost track of \(arguments[0]) (waitpid: \(String(cString: strerror(errno)))): its result is unknown")
+            throw LaunchError(
+                description:
+                    "lost track of \(arguments[0]) (waitpid: \(String(cString: strerror(errno)))): its result is unknown"
+            )
         }
         let signal = status & 0x7f
         let ran = ContinuousClock.now - startedAt
-        return ClientCommandOutcome(command: ShellWords.quoted(arguments), exitStatus: signal == 0 ? (status >> 8) & 0xff : nil,
-                                    signal: signal == 0 ? nil : signal,
-                                    seconds: Double(ran.components.seconds) + Double(ran.components.attoseconds) / 1e18)
+        return ClientCommandOutcome(
+            command: ShellWords.quoted(arguments), exitStatus: signal == 0 ? (status >> 8) & 0xff : nil,
+            signal: signal == 0 ? nil : signal,
+            seconds: Double(ran.components.seconds) + Double(ran.components.attoseconds) / 1e18)
     }
 
     private func resolvedExecutable() throws -> String {

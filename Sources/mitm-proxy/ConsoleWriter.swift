@@ -13,7 +13,9 @@ final class ConsoleWriter: Sendable {
         lock.withLock { _ in
             var offset = 0
             while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+                let written = bytes.withUnsafeBytes {
+                    Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset)
+                }
                 if written < 0 && errno == EINTR { continue }
                 if written <= 0 { return }
                 offset += written

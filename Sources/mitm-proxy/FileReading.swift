@@ -5,10 +5,16 @@ enum FileReading {
     /// The bytes of `path`, or a message like `cannot read report x.json: No such file or directory`.
     static func contents(of path: String, what: String) throws(FileReadingError) -> Data {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw FileReadingError(what: what, path: path, reason: String(cString: strerror(errno))) }
-        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw FileReadingError(what: what, path: path, reason: "it is a directory, not a file") }
+        guard stat(path, &info) == 0 else {
+            throw FileReadingError(what: what, path: path, reason: String(cString: strerror(errno)))
+        }
+        guard (info.st_mode & S_IFMT) != S_IFDIR else {
+            throw FileReadingError(what: what, path: path, reason: "it is a directory, not a file")
+        }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FileReadingError(what: what, path: path, reason: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else {
+            throw FileReadingError(what: what, path: path, reason: String(cString: strerror(errno)))
+        }
         defer { close(descriptor) }
         var bytes = Data()
         var chunk = [UInt8](repeating: 0, count: 65_536)

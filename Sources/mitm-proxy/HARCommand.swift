@@ -7,7 +7,8 @@ struct HARCommand: ParsableCommand {
         commandName: "har", abstract: "Summarize a HAR file recorded with --har.", subcommands: [Summary.self])
 
     struct Summary: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print hosts, request counts, statuses and TLS verdicts of a HAR file.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print hosts, request counts, statuses and TLS verdicts of a HAR file.")
 
         @Argument(help: ArgumentHelp("The HAR file.", valueName: "file"))
         var path: String

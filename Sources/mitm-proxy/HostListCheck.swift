@@ -33,11 +33,15 @@ struct HostListCheck {
     /// Throws for a pattern in both lists and for an exact expected host the lists pass through.
     func validate() throws {
         if let pattern = policy.contradictoryPatterns.first {
-            throw ValidationError("\(pattern) is given to both --ignore-hosts and --intercept-hosts; keep it in one of them")
+            throw ValidationError(
+                "\(pattern) is given to both --ignore-hosts and --intercept-hosts; keep it in one of them")
         }
-        if let expectation = expectations.first(where: { $0.pattern.isExactName && policy.hostListsPassThrough($0.pattern) }) {
-            throw ValidationError("\(Self.name(expectation)): \(expectation.pattern) is passed through untouched by "
-                + "\(listsNamed), so it can never get a verdict; \(remedy(for: expectation.pattern))")
+        if let expectation = expectations.first(where: {
+            $0.pattern.isExactName && policy.hostListsPassThrough($0.pattern)
+        }) {
+            throw ValidationError(
+                "\(Self.name(expectation)): \(expectation.pattern) is passed through untouched by "
+                    + "\(listsNamed), so it can never get a verdict; \(remedy(for: expectation.pattern))")
         }
     }
 
@@ -63,7 +67,9 @@ struct HostListCheck {
 
     private func remedy(for pattern: HostPattern) -> String {
         let host = pattern.representativeHost
-        if let ignoring = policy.passThroughHosts.filter({ $0.matches(host) }).max(by: { $0.specificity < $1.specificity }) {
+        if let ignoring = policy.passThroughHosts.filter({ $0.matches(host) }).max(by: {
+            $0.specificity < $1.specificity
+        }) {
             return "drop \(ignoring) from --ignore-hosts or the expectation"
         }
         return "add --intercept-hosts \(pattern) or drop the expectation"

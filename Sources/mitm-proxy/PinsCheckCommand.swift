@@ -18,12 +18,20 @@ struct PinsCheckCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The app's Info.plist or network_security_config.xml.", valueName: "config"))
     var configuration: String
 
-    @Option(name: .long, help: ArgumentHelp("A certificate file for the chain (leaf first); with --connect, adds to the served chain (e.g. the root). Repeatable.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A certificate file for the chain (leaf first); with --connect, adds to the served chain (e.g. the root). Repeatable.",
+            valueName: "file"))
     var cert: [String] = []
 
     @OptionGroup var live: PinsLiveChainOptions
 
-    @Option(name: .long, help: ArgumentHelp("Check only this pinned domain (default: the entry covering the server name, else all). Repeatable.", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Check only this pinned domain (default: the entry covering the server name, else all). Repeatable.",
+            valueName: "name"))
     var domain: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Output: text or json.", valueName: "format"))

@@ -32,31 +32,57 @@ struct PinsShowCommand: ParsableCommand {
     @Flag(name: .long, help: "Read the proxy's own CA certificate (ca.pem in --ca-dir).")
     var proxyCA = false
 
-    @Option(name: .long, help: ArgumentHelp("The proxy's CA directory (default: ~/.mitm-proxy); implies --proxy-ca.", valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The proxy's CA directory (default: ~/.mitm-proxy); implies --proxy-ca.", valueName: "dir"))
     var caDir: String?
 
-    @Option(name: .long, help: ArgumentHelp("Output: text, json, or a snippet: ats, okhttp, android, trustkit, curl.", valueName: "format"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Output: text, json, or a snippet: ats, okhttp, android, trustkit, curl.", valueName: "format"))
     var format: PinsOutputFormat = .text
 
-    @Flag(name: .long, help: "Also print the SHA-256 of each raw public key (what SecKeyCopyExternalRepresentation gives). It is NOT a pin.")
+    @Flag(
+        name: .long,
+        help:
+            "Also print the SHA-256 of each raw public key (what SecKeyCopyExternalRepresentation gives). It is NOT a pin."
+    )
     var rawKey = false
 
-    @Option(name: .long, help: ArgumentHelp("Keep only these certificates: leaf, intermediate, root, or ca (intermediates and roots). Repeatable.", valueName: "position"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Keep only these certificates: leaf, intermediate, root, or ca (intermediates and roots). Repeatable.",
+            valueName: "position"))
     var only: [PinsPositionChoice] = []
 
-    @Option(name: .long, help: ArgumentHelp("The domain snippets pin (default: the server name, or the leaf's first DNS name).", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The domain snippets pin (default: the server name, or the leaf's first DNS name).", valueName: "name"))
     var domain: String?
 
     @Flag(name: .long, help: "Snippets cover subdomains (ATS: one level; OkHttp, Android, TrustKit: all levels).")
     var includeSubdomains = false
 
-    @Option(name: .long, help: ArgumentHelp("When Android and TrustKit stop enforcing the pins (default: one year, or the last pinned certificate's expiry if sooner).", valueName: "yyyy-MM-dd"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "When Android and TrustKit stop enforcing the pins (default: one year, or the last pinned certificate's expiry if sooner).",
+            valueName: "yyyy-MM-dd"))
     var expiration: String?
 
-    @Option(name: .long, help: ArgumentHelp("A backup pin to add to snippets (base64 SHA-256). Repeatable.", valueName: "pin"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("A backup pin to add to snippets (base64 SHA-256). Repeatable.", valueName: "pin"))
     var backupPin: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("A PEM public key, private key, CSR or certificate whose key becomes a backup pin. Repeatable.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A PEM public key, private key, CSR or certificate whose key becomes a backup pin. Repeatable.",
+            valueName: "file"))
     var backupKey: [String] = []
 
     mutating func validate() throws {
@@ -66,8 +92,12 @@ struct PinsShowCommand: ParsableCommand {
         if let expiration, PinsTool.parseDay(expiration) == nil {
             throw ValidationError("--expiration must be a date like 2026-12-31")
         }
-        if !format.isSnippet && (domain != nil || includeSubdomains || expiration != nil || !backupPin.isEmpty || !backupKey.isEmpty) {
-            throw ValidationError("--domain, --include-subdomains, --expiration, --backup-pin and --backup-key shape snippets: add --format ats|okhttp|android|trustkit|curl")
+        if !format.isSnippet
+            && (domain != nil || includeSubdomains || expiration != nil || !backupPin.isEmpty || !backupKey.isEmpty)
+        {
+            throw ValidationError(
+                "--domain, --include-subdomains, --expiration, --backup-pin and --backup-key shape snippets: add --format ats|okhttp|android|trustkit|curl"
+            )
         }
     }
 

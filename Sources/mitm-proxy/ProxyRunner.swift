@@ -14,7 +14,8 @@ struct ProxyRunner {
     func run() throws -> Int32 {
         let console = ConsoleWriter()
         // The console moves to stderr when stdout carries the events or belongs to the client command.
-        let say: @Sendable (String) -> Void = (options.eventsPath == "-" || !command.isEmpty) ? console.err : console.out
+        let say: @Sendable (String) -> Void =
+            (options.eventsPath == "-" || !command.isEmpty) ? console.err : console.out
         let inputs = try options.parsedExpectations()
         let expectations = inputs.expectations
         let server: ProxyServer
@@ -39,19 +40,28 @@ struct ProxyRunner {
             server = try ProxyServer(configuration: configuration)
             events = try options.eventsPath.map { try EventLogWriter(path: $0) { console.err("mitm-proxy: \($0)") } }
             report = try options.reportPath.map {
-                try ReportWriter(path: $0, server: server, expectations: expectations) { console.err("mitm-proxy: \($0)") }
+                try ReportWriter(path: $0, server: server, expectations: expectations) {
+                    console.err("mitm-proxy: \($0)")
+                }
             }
-            har = try options.harPath.map { try HARWriter(path: $0, redact: options.redact, bodyLimit: options.bodyLimit) { console.err("mitm-proxy: \($0)") } }
+            har = try options.harPath.map {
+                try HARWriter(path: $0, redact: options.redact, bodyLimit: options.bodyLimit) {
+                    console.err("mitm-proxy: \($0)")
+                }
+            }
         } catch let error as ProxyStartError {
             console.err("mitm-proxy: \(error.message)")
             return ExitStatus.usageOrSetup
         }
         let log = ConsoleLog(verbosity: options.verbosity)
         // Only the events file reads `.request` events (the console does not print them).
-        server.subscribe(takesRequestEvents: events != nil, endOfBatch: {
-            events?.flush()
-            har?.flush()
-        }) { event in
+        server.subscribe(
+            takesRequestEvents: events != nil,
+            endOfBatch: {
+                events?.flush()
+                har?.flush()
+            }
+        ) { event in
             if let line = log.line(for: event) { say(line) }
             events?.write(event)
             har?.record(event)
@@ -73,12 +83,16 @@ struct ProxyRunner {
                 return ExitStatus.usageOrSetup
             }
         } else if let transparent = server.transparentAddress {
-            say("transparent listener on \(transparent): connections the system redirects here (nftables or iptables REDIRECT) are "
-                + "intercepted like a CONNECT to where they were going")
+            say(
+                "transparent listener on \(transparent): connections the system redirects here (nftables or iptables REDIRECT) are "
+                    + "intercepted like a CONNECT to where they were going")
         }
-        say("CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))")
-        let banner = ReachabilityBanner(listenHost: options.host, port: server.port, access: server.configuration.clientAccess,
-                                        authUser: server.configuration.proxyCredentials?.user, advertised: server.configuration.advertised)
+        say(
+            "CA certificate: \(server.caCertificatePath) (\(server.authority.certificate.commonName ?? "mitm-proxy CA"))"
+        )
+        let banner = ReachabilityBanner(
+            listenHost: options.host, port: server.port, access: server.configuration.clientAccess,
+            authUser: server.configuration.proxyCredentials?.user, advertised: server.configuration.advertised)
         if command.isEmpty {
             for line in banner.deviceLines { say(line) }
             // Only for a person at a terminal: not in a log file, nor when stdout carries the events.
@@ -90,25 +104,34 @@ struct ProxyRunner {
         for line in WebUIBanner.lines(server: server, configuration: configuration) { say(line) }
         for (target, port) in server.reversePorts {
             let host = LocalAddresses.isUnspecified(options.host) ? "127.0.0.1" : options.host
-            say("Reverse proxy for \(target.url) on \(host.contains(":") ? "[\(host)]" : host):\(port): point the client's base URL at "
-                + "https://localhost:\(port) (or a hosts-file entry for \(target.host) at this machine, port \(port)); it must trust the CA")
+            say(
+                "Reverse proxy for \(target.url) on \(host.contains(":") ? "[\(host)]" : host):\(port): point the client's base URL at "
+                    + "https://localhost:\(port) (or a hosts-file entry for \(target.host) at this machine, port \(port)); it must trust the CA"
+            )
         }
         for line in inputs.summary { say(line) }
         let rules = try options.makeConfiguration(runsClient: !command.isEmpty).rules.map(\.name)
         if !rules.isEmpty { say("rules in force: \(rules.joined(separator: "; "))") }
         if let file = options.trafficRules.absoluteRulesFile { say("rules file: \(file) (read again when it changes)") }
         for warning in inputs.warnings { console.err(warning) }
-        for warning in HostListCheck(policy: try options.hostLists(), expectations: expectations).warnings { console.err(warning) }
+        for warning in HostListCheck(policy: try options.hostLists(), expectations: expectations).warnings {
+            console.err(warning)
+        }
         if options.trustPerAddress {
-            console.err("warning: --trust-per-address: any client of an address proves CA trust for every client of it, so a health "
-                + "check that trusts the CA vouches for an app beside it that never did; a refusal may then mean no CA, not pinning")
+            console.err(
+                "warning: --trust-per-address: any client of an address proves CA trust for every client of it, so a health "
+                    + "check that trusts the CA vouches for an app beside it that never did; a refusal may then mean no CA, not pinning"
+            )
         }
         if options.upstreamInsecure {
-            console.err("warning: --upstream-insecure: upstream certificates are NOT verified; anyone on the path can impersonate them")
+            console.err(
+                "warning: --upstream-insecure: upstream certificates are NOT verified; anyone on the path can impersonate them"
+            )
         }
         if server.configuration.clientAccess.reach == .anyone && server.configuration.proxyCredentials == nil {
-            console.err("warning: --allow-public-clients without --proxy-auth: anyone who can reach this machine can use the proxy "
-                + "and read what it intercepts; add --proxy-auth USER:PASSWORD")
+            console.err(
+                "warning: --allow-public-clients without --proxy-auth: anyone who can reach this machine can use the proxy "
+                    + "and read what it intercepts; add --proxy-auth USER:PASSWORD")
         }
 
         var outcome: ClientCommandOutcome?
@@ -137,28 +160,36 @@ struct ProxyRunner {
         }
         server.stop()
         if server.droppedEventCount > 0 {
-            console.err("warning: \(server.droppedEventCount) events were dropped: the recording outputs (console, --events, --har, web UI) "
-                + "took nothing for 2 s while events waited (a pipe nobody reads, or a terminal paused with Ctrl-S), so those records are "
-                + "missing from --events and --har (the HAR and --report say how many); the verdicts, counts and expectations are complete")
+            console.err(
+                "warning: \(server.droppedEventCount) events were dropped: the recording outputs (console, --events, --har, web UI) "
+                    + "took nothing for 2 s while events waited (a pipe nobody reads, or a terminal paused with Ctrl-S), so those records are "
+                    + "missing from --events and --har (the HAR and --report say how many); the verdicts, counts and expectations are complete"
+            )
         }
         har?.finish(droppedEvents: server.droppedEventCount)
-        let final = report?.writeFinal(clientCommand: outcome)
-            ?? VerdictReport(final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
-                             silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
-                             allowUnprovenRefusals: options.allowUnprovenRefusals, trustPerAddress: options.trustPerAddress,
-                             clientCommand: outcome, findings: server.findings)
+        let final =
+            report?.writeFinal(clientCommand: outcome)
+            ?? VerdictReport(
+                final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
+                silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
+                allowUnprovenRefusals: options.allowUnprovenRefusals, trustPerAddress: options.trustPerAddress,
+                clientCommand: outcome, findings: server.findings)
         let summary = VerdictText.table(final.hosts, expectations: final.expectations, client: outcome)
         say(summary)
         for tally in server.ruleTallies {
-            say("rule \"\(tally.rule)\" acted \(tally.fired) time\(tally.fired == 1 ? "" : "s") (last: \(tally.lastAction))")
+            say(
+                "rule \"\(tally.rule)\" acted \(tally.fired) time\(tally.fired == 1 ? "" : "s") (last: \(tally.lastAction))"
+            )
         }
         if final.connectionsOmitted > 0, let path = options.reportPath {
-            say("(\(path) lists the last \(final.connections.count) connections in detail and counts \(final.connectionsOmitted) more; "
-                + "--events has every one)")
+            say(
+                "(\(path) lists the last \(final.connections.count) connections in detail and counts \(final.connectionsOmitted) more; "
+                    + "--events has every one)")
         }
         if let path = options.junitPath {
             do {
-                try Data(JUnitReport(run: final, startedAt: startedAt, summary: summary).xml.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+                try Data(JUnitReport(run: final, startedAt: startedAt, summary: summary).xml.utf8).write(
+                    to: URL(fileURLWithPath: path), options: .atomic)
             } catch {
                 console.err("mitm-proxy: cannot write --junit \(path): \(error.localizedDescription)")
                 return ExitStatus.usageOrSetup

@@ -6,23 +6,31 @@ import MITMCore
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check a saved --report file against expectations (exit 0 when all hold, 1 when one does not, 2 on bad input).",
+        abstract:
+            "Check a saved --report file against expectations (exit 0 when all hold, 1 when one does not, 2 on bad input).",
         discussion: "Without --expect, the expectations recorded in the report are checked again.")
 
     @Option(name: .customLong("report"), help: ArgumentHelp("The report JSON written by --report.", valueName: "file"))
     var reportPath: String
 
-    @Option(name: .customLong("expect"), help: ArgumentHelp(
-        "refused:HOST or intercepted:HOST; repeatable (default: the report's own expectations).", valueName: "outcome:host"))
+    @Option(
+        name: .customLong("expect"),
+        help: ArgumentHelp(
+            "refused:HOST or intercepted:HOST; repeatable (default: the report's own expectations).",
+            valueName: "outcome:host"))
     var expectations: [String] = []
 
-    @Option(name: .customLong("expect-from"), help: ArgumentHelp(
-        "The app's Info.plist or network_security_config.xml: its pinned domains become expectations (repeatable); "
-            + "an --expect for the same host wins.", valueName: "file"))
+    @Option(
+        name: .customLong("expect-from"),
+        help: ArgumentHelp(
+            "The app's Info.plist or network_security_config.xml: its pinned domains become expectations (repeatable); "
+                + "an --expect for the same host wins.", valueName: "file"))
     var expectFrom: [String] = []
 
-    @Flag(name: .customLong("allow-unproven-refusals"), help: ArgumentHelp(
-        "RISKY: let refused:HOST hold although the client never accepted the proxy's CA in the run."))
+    @Flag(
+        name: .customLong("allow-unproven-refusals"),
+        help: ArgumentHelp(
+            "RISKY: let refused:HOST hold although the client never accepted the proxy's CA in the run."))
     var allowUnprovenRefusals = false
 
     func validate() throws {
@@ -50,7 +58,9 @@ struct VerifyCommand: ParsableCommand {
         let parsed: [Expectation]
         if recorded {
             do {
-                parsed = try report.expectations.map { result throws(ExpectationError) in try Expectation(recorded: result) }
+                parsed = try report.expectations.map { result throws(ExpectationError) in
+                    try Expectation(recorded: result)
+                }
             } catch {
                 fail("\(reportPath) holds an expectation this version cannot read: \(error)")
             }
@@ -61,12 +71,15 @@ struct VerifyCommand: ParsableCommand {
             parsed = inputs.expectations
         }
         guard !parsed.isEmpty else {
-            fail("\(reportPath) records no expectations: give at least one --expect refused:HOST or intercepted:HOST, or --expect-from FILE")
+            fail(
+                "\(reportPath) records no expectations: give at least one --expect refused:HOST or intercepted:HOST, or --expect-from FILE"
+            )
         }
         var hosts = report.seenHosts
-        let check = ExpectationCheck(parsed, provenClients: report.provenClients,
-                                     allowUnprovenRefusals: allowUnprovenRefusals || (recorded && report.allowUnprovenRefusals),
-                                     trustPerAddress: report.trustPerAddress, clientLabels: report.clientLabels)
+        let check = ExpectationCheck(
+            parsed, provenClients: report.provenClients,
+            allowUnprovenRefusals: allowUnprovenRefusals || (recorded && report.allowUnprovenRefusals),
+            trustPerAddress: report.trustPerAddress, clientLabels: report.clientLabels)
         let results = check.evaluate(hosts)
         VerdictEvidence.attach(to: &hosts, check: check)
         print(VerdictText.table(hosts, expectations: results, client: report.clientCommand))
@@ -85,13 +98,16 @@ struct VerifyCommand: ParsableCommand {
             expectations = inputs.expectations
         } else {
             do {
-                expectations = try audit.expectations.map { result throws(ExpectationError) in try Expectation(recorded: result) }
+                expectations = try audit.expectations.map { result throws(ExpectationError) in
+                    try Expectation(recorded: result)
+                }
             } catch {
                 fail("\(reportPath) holds an expectation this version cannot read: \(error)")
             }
         }
-        let judged = AuditResult(rounds: audit.rounds, expectations: expectations, allowUnprovenRefusals: allowUnprovenRefusals,
-                                 generatedAt: audit.generatedAt)
+        let judged = AuditResult(
+            rounds: audit.rounds, expectations: expectations, allowUnprovenRefusals: allowUnprovenRefusals,
+            generatedAt: audit.generatedAt)
         print("\(reportPath): an audit of \(judged.rounds.count) round\(judged.rounds.count == 1 ? "" : "s")")
         print(AuditText.matrix(judged))
         if judged.result != "pass" { throw ExitCode(ExitStatus.expectationsFailed) }

@@ -11,15 +11,17 @@ enum WebUIBanner {
         if WebAccess.isLoopback(listening) || LocalAddresses.isUnspecified(listening) {
             lines.append("Web UI on this machine: \(address)")
         } else if configuration.webUI.token == nil {
-            lines.append("Web UI: none for this machine, as the proxy listens on \(listening) only and the web UI answers loopback "
-                + "clients: add --web-port PORT (a loopback listener) or --web-token TOKEN")
+            lines.append(
+                "Web UI: none for this machine, as the proxy listens on \(listening) only and the web UI answers loopback "
+                    + "clients: add --web-port PORT (a loopback listener) or --web-token TOKEN")
         }
         if let token = configuration.webUI.token {
             let port = server.webUIPort ?? server.port
             let host = server.webUIPort == nil ? configuration.host : configuration.webUI.host
             let shown = LocalAddresses.isUnspecified(host) ? "THIS-MACHINE'S-ADDRESS" : host
-            lines.append("Web UI from other machines: http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)/?token=\(token) "
-                + "(it shows every request, authorization headers included: share the token with care)")
+            lines.append(
+                "Web UI from other machines: http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)/?token=\(token) "
+                    + "(it shows every request, authorization headers included: share the token with care)")
         }
         return lines
     }

@@ -30,7 +30,8 @@ import Testing
             try AdvertisedAddress(parsing: text)
         } throws: { error in
             let message = String(describing: error)
-            return message.hasPrefix("--advertise \(text): ") && message.contains(problem) && message.contains("give HOST:PORT")
+            return message.hasPrefix("--advertise \(text): ") && message.contains(problem)
+                && message.contains("give HOST:PORT")
         }
     }
 }

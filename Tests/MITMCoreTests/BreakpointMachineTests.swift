@@ -13,7 +13,9 @@ import Testing
         let edit = BreakpointEdit(method: "POST", headers: [["X-Edited", "yes"]])
         #expect(machine.receive(.continued(edit)) == .release(edit))
         #expect(machine.state == .running)
-        #expect(machine.receive(.reached(.response, now: 6 * second)) == .proceed, "no response breakpoint: the response goes on")
+        #expect(
+            machine.receive(.reached(.response, now: 6 * second)) == .proceed,
+            "no response breakpoint: the response goes on")
         #expect(machine.state == .done)
     }
 
@@ -32,14 +34,18 @@ import Testing
     @Test func theDeadlineAbortsWith504AndSaysHowLongItWaited() {
         var machine = BreakpointMachine(Breakpoint(request: true, response: false, timeout: 90), rule: "slow")
         _ = machine.receive(.reached(.request, now: 10 * second))
-        #expect(machine.receive(.timerFired(now: 99 * second)) == .hold(deadline: 100 * second), "a timer that fires early re-arms")
+        #expect(
+            machine.receive(.timerFired(now: 99 * second)) == .hold(deadline: 100 * second),
+            "a timer that fires early re-arms")
         guard case .answer(let status, let reason) = machine.receive(.timerFired(now: 100 * second)) else {
             Issue.record("the deadline aborts")
             return
         }
         #expect(status == 504)
         #expect(reason.contains("held at breakpoint \"slow\" for 90s without an answer from the web UI"), "\(reason)")
-        #expect(machine.receive(.continued(BreakpointEdit())) == .impossible("the exchange is not paused (it was continued, aborted or timed out already)"))
+        #expect(
+            machine.receive(.continued(BreakpointEdit()))
+                == .impossible("the exchange is not paused (it was continued, aborted or timed out already)"))
     }
 
     @Test func aResponseBreakpointLetsTheRequestGoAndPausesTheResponse() {
@@ -69,22 +75,30 @@ import Testing
         var machine = BreakpointMachine(Breakpoint(request: true, response: false), rule: "r")
         _ = machine.receive(.reached(.request, now: 0))
         #expect(machine.receive(.exchangeEnded) == .forget)
-        #expect(machine.receive(.aborted) == .impossible("the exchange is not paused (it was continued, aborted or timed out already)"))
+        #expect(
+            machine.receive(.aborted)
+                == .impossible("the exchange is not paused (it was continued, aborted or timed out already)"))
     }
 
     @Test func impossibleEventsAreNamedAndChangeNothing() {
         var machine = BreakpointMachine(Breakpoint(request: true, response: true), rule: "r")
-        #expect(machine.receive(.continued(BreakpointEdit())) == .impossible("the exchange is not paused (it was continued, aborted or timed out already)"))
-        #expect(machine.receive(.timerFired(now: 0)) == .impossible("a pause timer fired for an exchange that is not paused"))
+        #expect(
+            machine.receive(.continued(BreakpointEdit()))
+                == .impossible("the exchange is not paused (it was continued, aborted or timed out already)"))
+        #expect(
+            machine.receive(.timerFired(now: 0))
+                == .impossible("a pause timer fired for an exchange that is not paused"))
         _ = machine.receive(.reached(.request, now: 0))
-        #expect(machine.receive(.reached(.request, now: 0)) == .impossible("the exchange reached its request while paused"))
+        #expect(
+            machine.receive(.reached(.request, now: 0)) == .impossible("the exchange reached its request while paused"))
         #expect(machine.isPaused)
     }
 
     @Test func editsWithBrokenHeadersOrMethodsAreRefused() {
         #expect(BreakpointEdit(method: "GE T").problem == "method \"GE T\" is not an HTTP method")
-        #expect(BreakpointEdit(headers: [["X-A", "one\r\nX-Injected: two"]]).problem
-            == "the value of header X-A contains a line break or control character")
+        #expect(
+            BreakpointEdit(headers: [["X-A", "one\r\nX-Injected: two"]]).problem
+                == "the value of header X-A contains a line break or control character")
         #expect(BreakpointEdit(headers: [["Bad Name", "v"]]).problem?.contains("is not a [name, value] pair") == true)
         #expect(BreakpointEdit(method: "PATCH", headers: [["X-A", "b"]]).problem == nil)
     }

@@ -30,8 +30,11 @@ import Testing
         var machine = try machine(performing: .command)
         #expect(try machine.handle(.commandStarted(pid: 41)).isEmpty)
         #expect(try machine.handle(.commandEnded).isEmpty)
-        #expect(try machine.handle(.end) == [.undo(.command), .undo(.rules), .undo(.listeners), .undo(.resolver), .undo(.routes),
-                                             .undo(.addresses), .undo(.link), .undo(.namespace)])
+        #expect(
+            try machine.handle(.end) == [
+                .undo(.command), .undo(.rules), .undo(.listeners), .undo(.resolver), .undo(.routes),
+                .undo(.addresses), .undo(.link), .undo(.namespace),
+            ])
         #expect(machine.outcome == .completed)
     }
 
@@ -83,7 +86,10 @@ import Testing
 
     @Test func impossibleEventsAreNamedWithTheState() throws {
         var machine = try machine(performing: .routes)
-        #expect(throws: CaptureMachine.ImpossibleEvent(event: .stepDone(.link), state: .settingUp(.routes, interrupted: false))) {
+        #expect(
+            throws: CaptureMachine.ImpossibleEvent(
+                event: .stepDone(.link), state: .settingUp(.routes, interrupted: false))
+        ) {
             try machine.handle(.stepDone(.link))
         }
         #expect(throws: CaptureMachine.ImpossibleEvent.self) { try machine.handle(.begin) }

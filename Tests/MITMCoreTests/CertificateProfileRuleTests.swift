@@ -26,8 +26,10 @@ import Testing
     }
 
     @Test func theMostSpecificRuleDecidesPerHost() throws {
-        let rules = try ["expired", "*.bank.test=self-signed", "api.bank.test=trusted", "cdn.test=passthrough", "key:/k=v.pem"]
-            .map { try CertificateProfileRule(parsing: $0) }
+        let rules = try [
+            "expired", "*.bank.test=self-signed", "api.bank.test=trusted", "cdn.test=passthrough", "key:/k=v.pem",
+        ]
+        .map { try CertificateProfileRule(parsing: $0) }
         // The last equally specific rule wins: `key:/k=v.pem` (for every host) replaces `expired`.
         let policy = TunnelPolicy(profileRules: rules)
         #expect(policy.decide(facts("api.bank.test")) == .intercept(.trusted))
@@ -35,6 +37,8 @@ import Testing
         #expect(policy.decide(facts("other.test")) == .intercept(.key(path: "/k=v.pem")))
         #expect(policy.decide(facts("cdn.test")) == .passThrough)
         #expect(policy.keyFiles == ["/k=v.pem"])
-        #expect(TunnelPolicy(profileRules: [try CertificateProfileRule(parsing: "expired")]).decide(facts("a.test")) == .intercept(.expired))
+        #expect(
+            TunnelPolicy(profileRules: [try CertificateProfileRule(parsing: "expired")]).decide(facts("a.test"))
+                == .intercept(.expired))
     }
 }

@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct IPAddressScopeTests {
     @Test(arguments: [
-        ("127.0.0.1", IPAddressScope.loopback), ("127.255.0.9", .loopback), ("::1", .loopback), ("::ffff:127.0.0.1", .loopback),
+        ("127.0.0.1", IPAddressScope.loopback), ("127.255.0.9", .loopback), ("::1", .loopback),
+        ("::ffff:127.0.0.1", .loopback),
         ("10.0.0.7", .privateNetwork), ("172.16.0.1", .privateNetwork), ("172.31.255.254", .privateNetwork),
         ("192.168.1.23", .privateNetwork), ("fd00::2", .privateNetwork), ("fc12:3456::1", .privateNetwork),
         ("::ffff:192.168.1.23", .privateNetwork),
@@ -44,18 +45,25 @@ import Testing
     func onANetworkAddressOnlyPrivateNetworksAreAdmitted(listen: String) {
         let policy = ClientAccessPolicy(listenHost: listen, allowPublicClients: false)
         #expect(policy.reach == .privateNetworks)
-        for client in ["127.0.0.1", "::1", "10.1.2.3", "172.20.0.5", "192.168.1.23", "::ffff:192.168.1.23", "fd00::2",
-                       "169.254.3.4", "fe80::1", "100.100.1.1"] {
+        for client in [
+            "127.0.0.1", "::1", "10.1.2.3", "172.20.0.5", "192.168.1.23", "::ffff:192.168.1.23", "fd00::2",
+            "169.254.3.4", "fe80::1", "100.100.1.1",
+        ] {
             #expect(policy.refusal(forClient: client) == nil, "\(client) on \(listen)")
         }
-        for client in ["8.8.8.8", "203.0.113.9", "192.0.2.2", "2001:db8::1", "::ffff:203.0.113.9", "0.0.0.0", "client"] {
+        for client in ["8.8.8.8", "203.0.113.9", "192.0.2.2", "2001:db8::1", "::ffff:203.0.113.9", "0.0.0.0", "client"]
+        {
             #expect(policy.refusal(forClient: client) != nil, "\(client) on \(listen)")
         }
     }
 
     @Test func theRefusalNamesTheAddressTheListenerAndTheFlag() throws {
-        let reason = try #require(ClientAccessPolicy(listenHost: "0.0.0.0", allowPublicClients: false).refusal(forClient: "203.0.113.9"))
-        #expect(reason.hasPrefix("203.0.113.9 is a public address; listening on 0.0.0.0, the proxy admits only this machine and private networks"))
+        let reason = try #require(
+            ClientAccessPolicy(listenHost: "0.0.0.0", allowPublicClients: false).refusal(forClient: "203.0.113.9"))
+        #expect(
+            reason.hasPrefix(
+                "203.0.113.9 is a public address; listening on 0.0.0.0, the proxy admits only this machine and private networks"
+            ))
         #expect(reason.contains("pass --allow-public-clients to admit anyone"))
     }
 
@@ -74,8 +82,12 @@ import Testing
         let credentials = try ProxyCredentials(parsing: "qa:s3cr:et")
         #expect(credentials.user == "qa")
         #expect(credentials.accepts(basic("qa:s3cr:et")))
-        #expect(credentials.accepts("basic  " + Data("qa:s3cr:et".utf8).base64EncodedString()), "the scheme ignores case")
-        for wrong in [basic("qa:s3cr:e"), basic("qa:s3cr:et!"), basic("QA:s3cr:et"), basic(""), "Bearer abc", "Basic", "Basic !!!", ""] {
+        #expect(
+            credentials.accepts("basic  " + Data("qa:s3cr:et".utf8).base64EncodedString()), "the scheme ignores case")
+        for wrong in [
+            basic("qa:s3cr:e"), basic("qa:s3cr:et!"), basic("QA:s3cr:et"), basic(""), "Bearer abc", "Basic",
+            "Basic !!!", "",
+        ] {
             #expect(!credentials.accepts(wrong), "\(wrong)")
         }
         #expect(!credentials.accepts(nil))
@@ -90,11 +102,12 @@ import Testing
     }
 
     @Test func malformedCredentialsAreRejectedWithoutRepeatingThem() {
-        let cases: [(String, ProxyCredentialsError)] = [("qa", .noColon), (":pw", .emptyUser), ("qa:", .emptyPassword), ("qa:p\nw", .controlCharacter)]
+        let cases: [(String, ProxyCredentialsError)] = [
+            ("qa", .noColon), (":pw", .emptyUser), ("qa:", .emptyPassword), ("qa:p\nw", .controlCharacter),
+        ]
         for (text, expected) in cases {
             #expect(throws: expected) { try ProxyCredentials(parsing: text) }
         }
         #expect(ProxyCredentials.challenge == "Basic realm=\"mitm-proxy\", charset=\"UTF-8\"")
     }
 }
-

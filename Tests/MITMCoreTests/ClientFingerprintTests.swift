@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 /// The TLS fingerprint of a ClientHello: JA4 as its specification computes it, and the stable form that
@@ -6,21 +7,29 @@ import Testing
 @Suite struct ClientFingerprintTests {
     /// The example of the JA4 specification (a Chrome ClientHello): 15 cipher suites, 16 extensions, ALPN h2.
     private func specificationExample() -> ClientHello {
-        var hello = ClientHello(serverName: "example.com", alpnProtocols: ["h2", "http/1.1"], legacyVersion: 0x0303,
-                                supportedVersions: [0x0A0A, 0x0304, 0x0303], recordBytes: 0)
-        hello.cipherSuites = [0x1301, 0x1302, 0x1303, 0xC02B, 0xC02F, 0xC02C, 0xC030, 0xCCA9, 0xCCA8, 0xC013, 0xC014,
-                              0x009C, 0x009D, 0x002F, 0x0035]
-        hello.extensionTypes = [0x001B, 0x0000, 0x0033, 0x0010, 0x4469, 0x0017, 0x002D, 0x000D, 0x0005, 0x0023, 0x0012,
-                                0x002B, 0xFF01, 0x000B, 0x000A, 0x0015]
+        var hello = ClientHello(
+            serverName: "example.com", alpnProtocols: ["h2", "http/1.1"], legacyVersion: 0x0303,
+            supportedVersions: [0x0A0A, 0x0304, 0x0303], recordBytes: 0)
+        hello.cipherSuites = [
+            0x1301, 0x1302, 0x1303, 0xC02B, 0xC02F, 0xC02C, 0xC030, 0xCCA9, 0xCCA8, 0xC013, 0xC014,
+            0x009C, 0x009D, 0x002F, 0x0035,
+        ]
+        hello.extensionTypes = [
+            0x001B, 0x0000, 0x0033, 0x0010, 0x4469, 0x0017, 0x002D, 0x000D, 0x0005, 0x0023, 0x0012,
+            0x002B, 0xFF01, 0x000B, 0x000A, 0x0015,
+        ]
         hello.signatureAlgorithms = [0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601]
         return hello
     }
 
     @Test func sha256MatchesTheStandardVectors() {
-        #expect(DigitText.hex(SHA256.digest([UInt8]())) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            DigitText.hex(SHA256.digest([UInt8]()))
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SHA256.hex(String(repeating: "a", count: 1000))
-            == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+        #expect(
+            SHA256.hex(String(repeating: "a", count: 1000))
+                == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
     }
 
     @Test func ja4IsComputedAsItsSpecificationSays() {
@@ -35,7 +44,9 @@ import Testing
             Issue.record("the builder's ClientHello does not parse")
             return
         }
-        #expect(TLSGrease.isGrease(0x0A0A) && TLSGrease.isGrease(0xFAFA) && !TLSGrease.isGrease(0x0A0B) && !TLSGrease.isGrease(0x1A2A))
+        #expect(
+            TLSGrease.isGrease(0x0A0A) && TLSGrease.isGrease(0xFAFA) && !TLSGrease.isGrease(0x0A0B)
+                && !TLSGrease.isGrease(0x1A2A))
         #expect(ClientFingerprint(greased) == ClientFingerprint(specificationExample()))
     }
 
@@ -84,7 +95,8 @@ import Testing
 
     @Test func theKnownStacksTableIsReadAsData() {
         let fingerprint = ClientFingerprint(specificationExample())
-        let table = KnownClientStacks(table: "# comment\n\(fingerprint.stable)   Chromium (BoringSSL)  # trailing\nmalformed\n\n")
+        let table = KnownClientStacks(
+            table: "# comment\n\(fingerprint.stable)   Chromium (BoringSSL)  # trailing\nmalformed\n\n")
         #expect(table.count == 1)
         #expect(table.stack(for: fingerprint) == "Chromium (BoringSSL)")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,7 +32,8 @@ enum ClientHelloCapture {
     private static func captureBlocking(_ executable: String, _ command: (UInt16) -> [String]) throws -> Captured {
         let listener = try makeListener()
         defer { close(listener.descriptor) }
-        let client = try ChildProcess(path: try Subprocess.executablePath(executable), arguments: command(listener.port))
+        let client = try ChildProcess(
+            path: try Subprocess.executablePath(executable), arguments: command(listener.port))
         defer {
             client.terminate()
             if !client.waitForExit(timeout: .seconds(10)) { client.kill() }
@@ -48,7 +50,8 @@ enum ClientHelloCapture {
             try waitReadable(connection, what: "the client's bytes")
             let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
             guard count > 0 else {
-                throw Failure(description: "client closed after \(bytes.count) bytes: \(ClientHelloParser.parse(bytes))")
+                throw Failure(
+                    description: "client closed after \(bytes.count) bytes: \(ClientHelloParser.parse(bytes))")
             }
             bytes += buffer[..<count]
             let result = ClientHelloParser.parse(bytes)

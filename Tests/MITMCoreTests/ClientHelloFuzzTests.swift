@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct ClientHelloFuzzTests {
@@ -49,7 +50,9 @@ import Testing
         case 2:
             bytes[index] = UInt8.random(in: 0...255, using: &generator)
         case 3:
-            let extra = (0..<Int.random(in: 1...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let extra = (0..<Int.random(in: 1...8, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             bytes.insert(contentsOf: extra, at: index)
         case 4:
             bytes.removeSubrange(index..<min(bytes.count, index + Int.random(in: 1...16, using: &generator)))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct ClientHelloParserTests {
@@ -22,8 +23,12 @@ import Testing
 
     @Test func aConnectionKeepsOnlyTheNamesAndALPNOfItsHello() {
         let kept = expectedHello(recordBytes: 200).withoutFingerprintLists()
-        #expect(kept.serverName == "a.example" && kept.validServerName == "a.example" && kept.alpnProtocols == ["h2", "http/1.1"])
-        #expect(kept.cipherSuites.isEmpty && kept.extensionTypes.isEmpty && kept.signatureAlgorithms.isEmpty && kept.supportedVersions.isEmpty)
+        #expect(
+            kept.serverName == "a.example" && kept.validServerName == "a.example"
+                && kept.alpnProtocols == ["h2", "http/1.1"])
+        #expect(
+            kept.cipherSuites.isEmpty && kept.extensionTypes.isEmpty && kept.signatureAlgorithms.isEmpty
+                && kept.supportedVersions.isEmpty)
     }
 
     @Test func reportsAbsentExtensionsAsEmpty() {
@@ -133,8 +138,9 @@ import Testing
 
     @Test func namesTheWrongHandshakeType() {
         let serverHello = ClientHelloBuilder.records(ClientHelloBuilder.typical().handshakeMessage(type: 2))
-        #expect(ClientHelloParser.parse(Array(serverHello.prefix(6)))
-            == .malformed("handshake message is not a ClientHello (type 2)"))
+        #expect(
+            ClientHelloParser.parse(Array(serverHello.prefix(6)))
+                == .malformed("handshake message is not a ClientHello (type 2)"))
     }
 
     @Test func rejectsNonASCIIServerName() {
@@ -173,7 +179,9 @@ import Testing
         add("more than once") { $0.addALPN(["h2"]) }
         add("empty protocol list") { $0.extensions[2] = (16, [0, 0]) }
         add("empty name list") { $0.extensions[0] = (0, [0, 0]) }
-        add("more than one host_name") { $0.extensions[0] = (0, ClientHelloBuilder.vector16([0, 0, 1, 0x61, 0, 0, 1, 0x62])) }
+        add("more than one host_name") {
+            $0.extensions[0] = (0, ClientHelloBuilder.vector16([0, 0, 1, 0x61, 0, 0, 1, 0x62]))
+        }
         add("server name needs") { $0.extensions[0] = (0, [0, 4, 0, 0, 9, 0x61]) }
         add("after the server_name list") { $0.extensions[0].data += [0] }
         add("supported_versions list has an invalid length") { $0.extensions[3] = (43, [3, 3, 4, 3]) }
@@ -182,7 +190,10 @@ import Testing
         add("legacy_compression_methods is empty") { $0.compressionMethods = [] }
         add("is not SSL 3 or TLS") { $0.legacyVersion = 0x0200 }
         add("after the extensions") { $0.bodySuffix = [0] }
-        add("extensions length needs") { $0.omitsExtensionsBlock = true; $0.bodySuffix = [0x01] }
+        add("extensions length needs") {
+            $0.omitsExtensionsBlock = true
+            $0.bodySuffix = [0x01]
+        }
         return cases
     }()
 
@@ -198,8 +209,10 @@ import Testing
     @Test func rejectsOddCipherSuitesLength() {
         var body = ClientHelloBuilder().body()
         body[2 + 32 + 33 + 1] = 5
-        #expect(ClientHelloParser.parse(ClientHelloBuilder.records(ClientHelloBuilder.handshakeMessage(type: 1, body: body)))
-            == .malformed("cipher_suites has an invalid length of 5 bytes"))
+        #expect(
+            ClientHelloParser.parse(
+                ClientHelloBuilder.records(ClientHelloBuilder.handshakeMessage(type: 1, body: body)))
+                == .malformed("cipher_suites has an invalid length of 5 bytes"))
     }
 
     @Test func rejectsOtherContentTypesInsideTheClientHello() {
@@ -222,7 +235,8 @@ import Testing
     @Test func rejectsRecordsThatRunPastTheClientHello() {
         let message = ClientHelloBuilder.typical().handshakeMessage() + [0x0E, 0, 0, 0]
         let bytes = ClientHelloBuilder.records(message)
-        #expect(ClientHelloParser.parse(Array(bytes.prefix(bytes.count - 10)))
-            == .malformed("a handshake record continues past the end of the ClientHello"))
+        #expect(
+            ClientHelloParser.parse(Array(bytes.prefix(bytes.count - 10)))
+                == .malformed("a handshake record continues past the end of the ClientHello"))
     }
 }

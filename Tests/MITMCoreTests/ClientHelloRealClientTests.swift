@@ -1,5 +1,6 @@
 import TestSupport
 import Testing
+
 @testable import MITMCore
 
 /// ClientHellos from real TLS stacks, captured at test time on a loopback port.

@@ -34,6 +34,8 @@ import Testing
         }
         #expect(backoff.rememberedCount == CredentialBackoff.addressLimit)
         let last = "a\(CredentialBackoff.addressLimit + 9)"
-        #expect(backoff.handle(.rejected(address: last, at: Double(CredentialBackoff.addressLimit + 10))) == .answerAfter(seconds: 0.25))
+        #expect(
+            backoff.handle(.rejected(address: last, at: Double(CredentialBackoff.addressLimit + 10)))
+                == .answerAfter(seconds: 0.25))
     }
 }

@@ -42,7 +42,9 @@ import Testing
         pointer[12] = 0xC0
         var twoQuestions = query("example.com")
         twoQuestions[5] = 2
-        let overlong = [UInt8]([0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]) + Array(repeating: [UInt8(63)] + Array(repeating: 0x61, count: 63), count: 5).joined() + [0, 0, 1, 0, 1]
+        let overlong =
+            [UInt8]([0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0])
+            + Array(repeating: [UInt8(63)] + Array(repeating: 0x61, count: 63), count: 5).joined() + [0, 0, 1, 0, 1]
         for datagram in [truncated, pointer, twoQuestions, overlong] {
             do {
                 _ = try DNSQuery.parse(datagram)
@@ -74,7 +76,9 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<20_000 {
             var bytes = query("a.example.com")
-            for _ in 0..<3 { bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            for _ in 0..<3 {
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            }
             if Bool.random(using: &generator) { bytes.removeLast(Int.random(in: 0..<bytes.count, using: &generator)) }
             if let parsed = try? DNSQuery.parse(bytes) { _ = parsed.answer(address: [198, 18, 0, 1]) }
         }
@@ -90,7 +94,9 @@ import Testing
         #expect(pool.address(for: "cdn.example.com") == [198, 18, 0, 2])
         #expect(pool.name(for: "198.18.0.1") == "api.example.com")
         #expect(pool.name(for: "::ffff:198.18.0.2") == "cdn.example.com")
-        #expect(pool.name(for: "198.18.0.3") == nil && pool.name(for: "10.0.0.1") == nil && pool.name(for: "fe80::1") == nil)
+        #expect(
+            pool.name(for: "198.18.0.3") == nil && pool.name(for: "10.0.0.1") == nil && pool.name(for: "fe80::1") == nil
+        )
     }
 
     @Test func pastItsCapacityTheOldestAddressGoesToTheNextName() {
@@ -109,8 +115,11 @@ import Testing
         #expect(plan.namespace == "mitm-cap-4194303" && plan.table == "mitm_cap_4194303")
         #expect(plan.hostLink.count <= 15 && plan.clientLink.count <= 15)
         let other = CapturePlan(pid: 812)
-        let host = IPAddress(other.hostAddress)?.bytes ?? [], client = IPAddress(other.clientAddress)?.bytes ?? []
-        #expect(host.first == 10 && host.prefix(3) == client.prefix(3) && host.last.map { $0 % 4 } == 1 && client.last.map { $0 % 4 } == 2)
+        let host = IPAddress(other.hostAddress)?.bytes ?? []
+        let client = IPAddress(other.clientAddress)?.bytes ?? []
+        #expect(
+            host.first == 10 && host.prefix(3) == client.prefix(3) && host.last.map { $0 % 4 } == 1
+                && client.last.map { $0 % 4 } == 2)
         #expect(other.hostAddress != CapturePlan(pid: 813).hostAddress)
         #expect(!other.hostAddress.hasPrefix("10.0."))
         let ruleset = other.ruleset(transparentPort: 4000, dnsPort: 5000)
@@ -121,8 +130,10 @@ import Testing
 
     @Test func leftoversOfDeadRunsAreFoundInEveryList() {
         let found = CapturePlan.leftovers(
-            namespaces: "mitm-cap-100 (id: 3)\nmitm-cap-200\nother-ns\nmitmt9x1", links: "1: lo: <LOOPBACK>\n7: mcap300h@if6: <BROADCAST>\n8: mcapxh: <>",
-            tables: "table inet mitm_cap_400\ntable ip nat\ntable inet mitm_cap_200", resolverDirectories: ["mitm-cap-500", "other"],
+            namespaces: "mitm-cap-100 (id: 3)\nmitm-cap-200\nother-ns\nmitmt9x1",
+            links: "1: lo: <LOOPBACK>\n7: mcap300h@if6: <BROADCAST>\n8: mcapxh: <>",
+            tables: "table inet mitm_cap_400\ntable ip nat\ntable inet mitm_cap_200",
+            resolverDirectories: ["mitm-cap-500", "other"],
             isRunning: { $0 == 200 })
         #expect(found.map(\.pid) == [100, 300, 400, 500])
     }

@@ -6,10 +6,12 @@ import Testing
         #expect(DigitText.hex([0x00, 0x0f, 0xab, 0xff]) == "000fabff")
         #expect(DigitText.hex([0x00, 0x0f, 0xab, 0xff], uppercase: true) == "000FABFF")
         #expect(DigitText.hex([UInt8]()) == "")
-        #expect(DigitText.hex((0...255).map(UInt8.init)) == (0...255).map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined())
+        #expect(
+            DigitText.hex((0...255).map(UInt8.init))
+                == (0...255).map { byte in
+                    let digits = String(byte, radix: 16)
+                    return digits.count == 1 ? "0" + digits : digits
+                }.joined())
     }
 
     @Test func paddedIsZeroFilledOnTheLeft() {

@@ -1,20 +1,29 @@
 import Foundation
 import Testing
+
 @testable import MITMCore
 
 @Suite struct ExpectationTests {
-    private func connection(_ id: Int, _ host: String, _ kind: VerdictKind, _ reason: VerdictReason, alert: String? = nil,
-                            port: Int = 443, client: String = "127.0.0.1") -> ConnectionVerdict {
-        ConnectionVerdict(connectionID: id, host: host, port: port, verdict: Verdict(kind: kind, reason: reason, alert: alert), tlsVersion: nil,
-                          alpn: nil, offeredALPN: [], shownCertificatePin: "pin", startedAt: Date(), handshakeMilliseconds: nil,
-                          decidedAt: Date(), client: client)
+    private func connection(
+        _ id: Int, _ host: String, _ kind: VerdictKind, _ reason: VerdictReason, alert: String? = nil,
+        port: Int = 443, client: String = "127.0.0.1"
+    ) -> ConnectionVerdict {
+        ConnectionVerdict(
+            connectionID: id, host: host, port: port, verdict: Verdict(kind: kind, reason: reason, alert: alert),
+            tlsVersion: nil,
+            alpn: nil, offeredALPN: [], shownCertificatePin: "pin", startedAt: Date(), handshakeMilliseconds: nil,
+            decidedAt: Date(), client: client)
     }
 
-    private func evaluate(_ texts: [String], _ connections: [ConnectionVerdict], allowUnproven: Bool = false) throws -> [ExpectationResult] {
+    private func evaluate(_ texts: [String], _ connections: [ConnectionVerdict], allowUnproven: Bool = false) throws
+        -> [ExpectationResult]
+    {
         var ledger = VerdictLedger(detailLimit: 10)
         for connection in connections { ledger.record(connection, replacing: nil) }
-        return ExpectationCheck(try texts.map { try Expectation(parsing: $0) }, provenClients: ledger.provenClients,
-                                allowUnprovenRefusals: allowUnproven).evaluate(ledger.hostVerdicts)
+        return ExpectationCheck(
+            try texts.map { try Expectation(parsing: $0) }, provenClients: ledger.provenClients,
+            allowUnprovenRefusals: allowUnproven
+        ).evaluate(ledger.hostVerdicts)
     }
 
     @Test func hostAggregateFollowsTheDesignRules() {
@@ -50,9 +59,12 @@ import Testing
     }
 
     @Test func theReportListsUnseenExpectedHostsAndTheResult() throws {
-        let report = VerdictReport(final: true, listen: "127.0.0.1:1", caCertificate: "/ca.pem", silenceWindowSeconds: 3,
-                                   connections: [connection(1, "a.test", .refused, .alert), connection(2, "c.test", .intercepted, .applicationData)],
-                                   expectations: [try Expectation(parsing: "refused:a.test"), try Expectation(parsing: "intercepted:b.test")])
+        let report = VerdictReport(
+            final: true, listen: "127.0.0.1:1", caCertificate: "/ca.pem", silenceWindowSeconds: 3,
+            connections: [
+                connection(1, "a.test", .refused, .alert), connection(2, "c.test", .intercepted, .applicationData),
+            ],
+            expectations: [try Expectation(parsing: "refused:a.test"), try Expectation(parsing: "intercepted:b.test")])
         #expect(report.result == "fail")
         #expect(report.hosts.map(\.verdict) == [.refused, .intercepted, .unseen])
         let decoded = try VerdictReport.decode(try report.encoded())
@@ -61,7 +73,8 @@ import Testing
     }
 
     @Test func eventLinesCarryTheCommonFields() throws {
-        let line = EventLine(.verdict(connection(9, "a.test", .refused, .alert)), time: Date(timeIntervalSince1970: 0)).json()
+        let line = EventLine(.verdict(connection(9, "a.test", .refused, .alert)), time: Date(timeIntervalSince1970: 0))
+            .json()
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(object["type"] as? String == "verdict")
         #expect(object["connection"] as? Int == 9)
@@ -73,20 +86,30 @@ import Testing
 
     // Issue 10, observation 1: a refusal by a client that never accepted the CA proves nothing.
     @Test func aRefusalWithoutAnyInterceptionByTheSameClientProvesNothing() throws {
-        let alone = try evaluate(["refused:api.bank.test"], [connection(1, "api.bank.test", .refused, .alert, alert: "unknown_ca")])
+        let alone = try evaluate(
+            ["refused:api.bank.test"], [connection(1, "api.bank.test", .refused, .alert, alert: "unknown_ca")])
         #expect(!alone[0].met)
-        #expect(alone[0].explanation.contains("nothing proven for this client: 127.0.0.1 refused api.bank.test (alert unknown_ca) without ever accepting"))
-        let otherClient = try evaluate(["refused:api.bank.test"], [
-            connection(1, "api.bank.test", .refused, .alert, alert: "unknown_ca"),
-            connection(2, "www.bank.test", .intercepted, .applicationData, client: "10.0.0.9"),
-        ])
+        #expect(
+            alone[0].explanation.contains(
+                "nothing proven for this client: 127.0.0.1 refused api.bank.test (alert unknown_ca) without ever accepting"
+            ))
+        let otherClient = try evaluate(
+            ["refused:api.bank.test"],
+            [
+                connection(1, "api.bank.test", .refused, .alert, alert: "unknown_ca"),
+                connection(2, "www.bank.test", .intercepted, .applicationData, client: "10.0.0.9"),
+            ])
         #expect(!otherClient[0].met, "proof from another device proves nothing about this one")
-        let proven = try evaluate(["refused:api.bank.test"], [
-            connection(1, "api.bank.test", .refused, .closedAfterHandshake), connection(2, "www.bank.test", .intercepted, .applicationData),
-        ])
+        let proven = try evaluate(
+            ["refused:api.bank.test"],
+            [
+                connection(1, "api.bank.test", .refused, .closedAfterHandshake),
+                connection(2, "www.bank.test", .intercepted, .applicationData),
+            ])
         #expect(proven[0].met)
-        let waived = try evaluate(["refused:api.bank.test"], [connection(1, "api.bank.test", .refused, .alert, alert: "unknown_ca")],
-                                  allowUnproven: true)
+        let waived = try evaluate(
+            ["refused:api.bank.test"], [connection(1, "api.bank.test", .refused, .alert, alert: "unknown_ca")],
+            allowUnproven: true)
         #expect(waived[0].met)
         #expect(waived[0].explanation.contains("UNPROVEN"))
     }
@@ -102,14 +125,19 @@ import Testing
     // Observation 6: the most specific pattern decides for a host.
     @Test func theMostSpecificPatternWins() throws {
         let connections = [
-            connection(1, "api.bank.test", .refused, .closedAfterHandshake), connection(2, "www.bank.test", .intercepted, .applicationData),
+            connection(1, "api.bank.test", .refused, .closedAfterHandshake),
+            connection(2, "www.bank.test", .intercepted, .applicationData),
             connection(3, "cdn.bank.test", .intercepted, .applicationData),
         ]
         let results = try evaluate(["refused:api.bank.test", "intercepted:*.bank.test"], connections)
         #expect(results.map(\.met) == [true, true], "\(results)")
         #expect(results[1].hosts.keys.sorted() == ["cdn.bank.test", "www.bank.test"])
-        let onlyPinned = try evaluate(["refused:api.bank.test", "intercepted:*.bank.test"], [connection(1, "api.bank.test", .refused, .alert),
-                                                                                           connection(2, "x.other.test", .intercepted, .applicationData)])
+        let onlyPinned = try evaluate(
+            ["refused:api.bank.test", "intercepted:*.bank.test"],
+            [
+                connection(1, "api.bank.test", .refused, .alert),
+                connection(2, "x.other.test", .intercepted, .applicationData),
+            ])
         #expect(onlyPinned[1].met == false)
         #expect(onlyPinned[1].explanation.contains("more specific expectation"))
     }
@@ -117,21 +145,29 @@ import Testing
     // Observation 8: mixed results and ports are shown, not hidden.
     @Test func theTableCountsEachKindAndKeepsPortsApart() {
         let hosts = HostVerdict.aggregate([
-            connection(1, "mix.test", .refused, .closedAfterHandshake), connection(2, "mix.test", .refused, .closedAfterHandshake),
-            connection(3, "mix.test", .refused, .alert, alert: "unknown_ca"), connection(4, "mix.test", .intercepted, .applicationData),
-            connection(5, "mix.test", .intercepted, .applicationData), connection(6, "mix.test", .intercepted, .applicationData),
+            connection(1, "mix.test", .refused, .closedAfterHandshake),
+            connection(2, "mix.test", .refused, .closedAfterHandshake),
+            connection(3, "mix.test", .refused, .alert, alert: "unknown_ca"),
+            connection(4, "mix.test", .intercepted, .applicationData),
+            connection(5, "mix.test", .intercepted, .applicationData),
+            connection(6, "mix.test", .intercepted, .applicationData),
             connection(7, "two.test", .refused, .alert, alert: "bad_certificate", port: 443),
             connection(8, "two.test", .intercepted, .applicationData, port: 8443),
         ])
         let table = VerdictText.table(hosts, expectations: [])
-        #expect(table.contains("mix.test       intercepted   3 refused (closed-after-handshake 2, alert unknown_ca 1), 3 intercepted"), "\(table)")
+        #expect(
+            table.contains(
+                "mix.test       intercepted   3 refused (closed-after-handshake 2, alert unknown_ca 1), 3 intercepted"),
+            "\(table)")
         #expect(table.contains("two.test:443   refused       1 refused (alert bad_certificate 1)"), "\(table)")
         #expect(table.contains("two.test:8443  intercepted   1 intercepted"), "\(table)")
     }
 
     @Test func theLedgerKeepsABoundedWindowAndCountsEveryConnection() {
         var ledger = VerdictLedger(detailLimit: 3)
-        for id in 1...10 { ledger.record(connection(id, "a.test", id % 2 == 0 ? .intercepted : .refused, .alert), replacing: nil) }
+        for id in 1...10 {
+            ledger.record(connection(id, "a.test", id % 2 == 0 ? .intercepted : .refused, .alert), replacing: nil)
+        }
         #expect(ledger.connections.map(\.connectionID) == [8, 9, 10])
         #expect(ledger.omittedConnections == 7)
         #expect(ledger.hostVerdicts[0].attempts == 10)
@@ -149,8 +185,11 @@ import Testing
         ledger.record(connection(2, "a.test", .refused, .alert), replacing: nil)
         #expect(ledger.hostVerdicts[0].how.count == 2)
         #expect(ledger.hostVerdicts[0].refusedBy.count == 1)
-        ledger.record(connection(1, "a.test", .intercepted, .applicationData), replacing: Verdict(kind: .inconclusive, reason: .idle))
-        ledger.record(connection(2, "a.test", .intercepted, .applicationData), replacing: Verdict(kind: .refused, reason: .alert))
+        ledger.record(
+            connection(1, "a.test", .intercepted, .applicationData),
+            replacing: Verdict(kind: .inconclusive, reason: .idle))
+        ledger.record(
+            connection(2, "a.test", .intercepted, .applicationData), replacing: Verdict(kind: .refused, reason: .alert))
         let host = ledger.hostVerdicts[0]
         #expect(host.verdict == .intercepted)
         #expect(host.how.isEmpty, "stale ways: \(host.how)")
@@ -164,7 +203,8 @@ import Testing
             try VerdictReport.decode(har)
         } throws: { error in
             let text = String(describing: error)
-            return text.contains("no \"result\" field") && text.contains("looks like a HAR file") && !text.contains("DecodingError")
+            return text.contains("no \"result\" field") && text.contains("looks like a HAR file")
+                && !text.contains("DecodingError")
         }
         #expect(throws: ReportDecodingError.self) { try VerdictReport.decode(Data("not json".utf8)) }
     }

@@ -1,17 +1,22 @@
 import Foundation
 import Testing
+
 @testable import MITMCore
 
 /// The web UI's filter language without sockets: text in, a filter or a located mistake out; flows in, a yes or no out.
 @Suite struct FlowFilterTests {
-    static func flow(method: String = "GET", host: String = "api.test", path: String = "/items", status: Int? = 200,
-                     requestHeaders: HTTPHeaders = ["Host": "api.test"], requestBody: [UInt8] = [],
-                     responseHeaders: HTTPHeaders = ["Content-Type": "application/json"], responseBody: [UInt8] = Array(#"{"token":"Abc123"}"#.utf8),
-                     failure: String? = nil) -> Flow {
-        var record = ExchangeRecord(connectionID: 1, scheme: "https", host: host, port: 443,
-                                    request: HTTPRequestHead(method: method, target: path, headers: requestHeaders),
-                                    response: status.map { HTTPResponseHead(status: $0, reason: "", headers: responseHeaders) },
-                                    started: Date(), finished: Date(), failure: failure)
+    static func flow(
+        method: String = "GET", host: String = "api.test", path: String = "/items", status: Int? = 200,
+        requestHeaders: HTTPHeaders = ["Host": "api.test"], requestBody: [UInt8] = [],
+        responseHeaders: HTTPHeaders = ["Content-Type": "application/json"],
+        responseBody: [UInt8] = Array(#"{"token":"Abc123"}"#.utf8),
+        failure: String? = nil
+    ) -> Flow {
+        var record = ExchangeRecord(
+            connectionID: 1, scheme: "https", host: host, port: 443,
+            request: HTTPRequestHead(method: method, target: path, headers: requestHeaders),
+            response: status.map { HTTPResponseHead(status: $0, reason: "", headers: responseHeaders) },
+            started: Date(), finished: Date(), failure: failure)
         record.requestBody = CapturedBody(limit: 1 << 20)
         record.requestBody.append(requestBody)
         record.responseBody = CapturedBody(limit: 1 << 20)
@@ -51,7 +56,9 @@ import Testing
         #expect(try matches("~bs Abc123") && !matches("~bq Abc123"))
         let posted = Self.flow(method: "POST", requestBody: Array("name=secret-value".utf8))
         #expect(try matches("~bq secret-value", posted) && matches("~b secret-value", posted))
-        let gzip = Self.flow(responseHeaders: ["Content-Encoding": "gzip"], responseBody: Array(Data(base64Encoded: Self.gzippedNeedle)!))
+        let gzip = Self.flow(
+            responseHeaders: ["Content-Encoding": "gzip"], responseBody: Array(Data(base64Encoded: Self.gzippedNeedle)!)
+        )
         #expect(try matches("~bs needle-42", gzip), "a gzip body is searched decoded")
         #expect(try !matches("~bs absent", gzip))
     }
@@ -62,7 +69,8 @@ import Testing
         for (direction, text) in [(WebSocketDirection.send, "ping-from-client"), (.receive, "pong-from-server")] {
             var message = WebSocketMessage(direction: direction, opcode: 1, captureLimit: 1000)
             message.payload.append(Array(text.utf8))
-            let endpoint = WebSocketEndpoint(session: WebSocketSessionID(connectionID: 1), host: "api.test", port: 443, url: "wss://api.test/")
+            let endpoint = WebSocketEndpoint(
+                session: WebSocketSessionID(connectionID: 1), host: "api.test", port: 443, url: "wss://api.test/")
             webSocket.append(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message), keeps: true)
         }
         flow.webSocket = webSocket
@@ -85,16 +93,19 @@ import Testing
     }
 
     @Test func refusalsAreErrorsAndHaveNoBodies() throws {
-        let verdict = ConnectionVerdict(connectionID: 2, host: "pinned.test", port: 443, verdict: Verdict(kind: .refused, reason: .alert),
-                                        tlsVersion: "TLSv1.3", alpn: nil, offeredALPN: [], shownCertificatePin: "pin=", startedAt: Date(),
-                                        handshakeMilliseconds: 3, decidedAt: Date(), client: nil)
+        let verdict = ConnectionVerdict(
+            connectionID: 2, host: "pinned.test", port: 443, verdict: Verdict(kind: .refused, reason: .alert),
+            tlsVersion: "TLSv1.3", alpn: nil, offeredALPN: [], shownCertificatePin: "pin=", startedAt: Date(),
+            handshakeMilliseconds: 3, decidedAt: Date(), client: nil)
         let refused = Flow(id: 2, content: .handshake(verdict))
         #expect(try matches("~e", refused) && matches("~d pinned", refused) && matches("refused", refused))
         #expect(try !matches("~b x", refused) && !matches("~c 200", refused) && !matches("~m GET", refused))
     }
 
     @Test func mistakesSayWhatAndWhere() {
-        #expect(mistake("~d") == FlowFilterError(message: "~d needs a value after it, as in ~d example.com", column: 1, length: 2))
+        #expect(
+            mistake("~d")
+                == FlowFilterError(message: "~d needs a value after it, as in ~d example.com", column: 1, length: 2))
         #expect(mistake("~m GET & ~zz x")?.message.hasPrefix("unknown filter ~zz; known: ~d ~m ~c") == true)
         #expect(mistake("~m GET & ~zz x")?.column == 10)
         #expect(mistake("(~m GET") == FlowFilterError(message: "this ( is not closed", column: 1, length: 1))
@@ -102,7 +113,11 @@ import Testing
         #expect(mistake("~m GET &") == FlowFilterError(message: "& needs a filter after it", column: 8, length: 1))
         #expect(mistake("| ~m GET") == FlowFilterError(message: "| needs a filter before it", column: 1, length: 1))
         #expect(mistake("~m GET !") == FlowFilterError(message: "! needs a filter after it", column: 8, length: 1))
-        #expect(mistake("~c teapot") == FlowFilterError(message: "~c takes a status code (404) or a class of them (4xx), not \"teapot\"", column: 4, length: 6))
+        #expect(
+            mistake("~c teapot")
+                == FlowFilterError(
+                    message: "~c takes a status code (404) or a class of them (4xx), not \"teapot\"", column: 4,
+                    length: 6))
         #expect(mistake("~b \"open") == FlowFilterError(message: "this quote is not closed", column: 4, length: 1))
         #expect(mistake("~ x")?.message.hasPrefix("~ needs a filter name") == true)
         #expect(mistake("()") == FlowFilterError(message: "( has nothing inside", column: 1, length: 1))

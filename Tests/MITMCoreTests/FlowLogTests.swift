@@ -1,23 +1,29 @@
 import Foundation
 import Testing
+
 @testable import MITMCore
 
 /// The web UI's flow memory without sockets: events in, flows out, bounded in count and in body bytes.
 @Suite struct FlowLogTests {
     static func exchange(connection: Int = 1, path: String = "/", body: Int = 0, limit: Int = 1_048_576) -> ProxyEvent {
-        var record = ExchangeRecord(connectionID: connection, scheme: "https", host: "api.test", port: 443,
-                                    request: HTTPRequestHead(method: "GET", target: path, headers: ["Host": "api.test"]),
-                                    response: HTTPResponseHead(status: 200, reason: "OK", headers: ["Content-Type": "text/plain"]),
-                                    responseBodyBytes: body, started: Date(), finished: Date())
+        var record = ExchangeRecord(
+            connectionID: connection, scheme: "https", host: "api.test", port: 443,
+            request: HTTPRequestHead(method: "GET", target: path, headers: ["Host": "api.test"]),
+            response: HTTPResponseHead(status: 200, reason: "OK", headers: ["Content-Type": "text/plain"]),
+            responseBodyBytes: body, started: Date(), finished: Date())
         record.responseBody = CapturedBody(limit: limit)
         record.responseBody.append([UInt8](repeating: 65, count: body))
         return .exchange(record)
     }
 
-    static func verdict(connection: Int, _ kind: VerdictKind, _ reason: VerdictReason, host: String = "api.test") -> ConnectionVerdict {
-        ConnectionVerdict(connectionID: connection, host: host, port: 443, verdict: Verdict(kind: kind, reason: reason),
-                          tlsVersion: "TLSv1.3", alpn: kind == .intercepted ? "h2" : nil, offeredALPN: ["h2", "http/1.1"],
-                          shownCertificatePin: "pin=", startedAt: Date(), handshakeMilliseconds: 4, decidedAt: Date(), client: "127.0.0.1")
+    static func verdict(connection: Int, _ kind: VerdictKind, _ reason: VerdictReason, host: String = "api.test")
+        -> ConnectionVerdict
+    {
+        ConnectionVerdict(
+            connectionID: connection, host: host, port: 443, verdict: Verdict(kind: kind, reason: reason),
+            tlsVersion: "TLSv1.3", alpn: kind == .intercepted ? "h2" : nil, offeredALPN: ["h2", "http/1.1"],
+            shownCertificatePin: "pin=", startedAt: Date(), handshakeMilliseconds: 4, decidedAt: Date(),
+            client: "127.0.0.1")
     }
 
     @Test func theOldestFlowsGiveWayAtCapacityAndNumbersGoOn() {
@@ -27,11 +33,17 @@ import Testing
         #expect(log.evicted == 2)
         #expect(log.flows.map(\.id) == [3, 4, 5])
         #expect(log.flow(id: 2) == nil)
-        guard case .exchange(let record)? = log.flow(id: 4)?.content else { Issue.record("flow 4 kept"); return }
+        guard case .exchange(let record)? = log.flow(id: 4)?.content else {
+            Issue.record("flow 4 kept")
+            return
+        }
         #expect(record.request.target == "/4")
         log.clear()
         #expect(log.count == 0)
-        guard case .added(let next)? = log.record(Self.exchange()) else { Issue.record("added"); return }
+        guard case .added(let next)? = log.record(Self.exchange()) else {
+            Issue.record("added")
+            return
+        }
         #expect(next.id == 6, "a page never mistakes a new flow for one it showed before the clear")
     }
 
@@ -39,7 +51,10 @@ import Testing
         var log = FlowLog(capacity: 100, bodyBudget: 2_500)
         for _ in 1...3 { _ = log.record(Self.exchange(body: 1_000)) }
         #expect(log.bodyBytes == 2_000)
-        guard let first = log.flow(id: 1), let last = log.flow(id: 3) else { Issue.record("kept"); return }
+        guard let first = log.flow(id: 1), let last = log.flow(id: 3) else {
+            Issue.record("kept")
+            return
+        }
         #expect(first.bodiesReleased)
         #expect(!last.bodiesReleased)
         guard case .exchange(let released) = first.content else { return }
@@ -52,22 +67,33 @@ import Testing
         var log = FlowLog()
         let interception = log.record(.verdict(Self.verdict(connection: 7, .intercepted, .applicationData)))
         #expect(interception == nil, "an interception is no flow")
-        guard case .added(let flow)? = log.record(Self.exchange(connection: 7)) else { Issue.record("added"); return }
+        guard case .added(let flow)? = log.record(Self.exchange(connection: 7)) else {
+            Issue.record("added")
+            return
+        }
         #expect(flow.tls?.alpn == "h2")
         #expect(FlowDetail(flow).tls?.shownCertificatePin == "pin=")
     }
 
     @Test func refusedHandshakesAreFlowsAndAnIdleOneLaterInterceptedIsUpdated() {
         var log = FlowLog()
-        guard case .added(let refused)? = log.record(.verdict(Self.verdict(connection: 1, .refused, .alert, host: "pinned.test"))) else {
+        guard
+            case .added(let refused)? = log.record(
+                .verdict(Self.verdict(connection: 1, .refused, .alert, host: "pinned.test")))
+        else {
             Issue.record("a refusal is a flow")
             return
         }
         #expect(FlowSummary(refused).verdict == "refused")
         #expect(FlowSummary(refused).url == "pinned.test:443")
-        guard case .added(let idle)? = log.record(.verdict(Self.verdict(connection: 2, .inconclusive, .idle))) else { return }
+        guard case .added(let idle)? = log.record(.verdict(Self.verdict(connection: 2, .inconclusive, .idle))) else {
+            return
+        }
         let update = log.record(.verdict(Self.verdict(connection: 2, .intercepted, .applicationData)))
-        guard case .updated(let updated)? = update else { Issue.record("updated, got \(String(describing: update))"); return }
+        guard case .updated(let updated)? = update else {
+            Issue.record("updated, got \(String(describing: update))")
+            return
+        }
         #expect(updated.id == idle.id)
         #expect(FlowSummary(updated).verdict == "intercepted")
         #expect(log.count == 2)
@@ -75,16 +101,30 @@ import Testing
 
     @Test func untouchedTunnelsAreFlows() {
         var log = FlowLog()
-        guard case .added(let flow)? = log.record(.tunnel(connectionID: 3, host: "mail.test", port: 25, bytesUp: 10, bytesDown: 2_000,
-                                                          reason: "both sides closed", passedThrough: false,
-                                                          started: Date(timeIntervalSince1970: 1_700_000_000))) else { Issue.record("added"); return }
+        guard
+            case .added(let flow)? = log.record(
+                .tunnel(
+                    connectionID: 3, host: "mail.test", port: 25, bytesUp: 10, bytesDown: 2_000,
+                    reason: "both sides closed", passedThrough: false,
+                    started: Date(timeIntervalSince1970: 1_700_000_000)))
+        else {
+            Issue.record("added")
+            return
+        }
         let summary = FlowSummary(flow)
         #expect(summary.method == "TUNNEL")
         #expect(summary.time == 1_700_000_000_000, "placed in the list by when it was accepted, not when it ended")
         #expect(summary.size == 2_000)
         #expect(FlowDetail(flow).bytesUp == 10)
-        guard case .added(let passed)? = log.record(.tunnel(connectionID: 4, host: "bank.test", port: 443, bytesUp: 1, bytesDown: 1,
-                                                            reason: "both sides closed", passedThrough: true, started: Date())) else { Issue.record("added"); return }
+        guard
+            case .added(let passed)? = log.record(
+                .tunnel(
+                    connectionID: 4, host: "bank.test", port: 443, bytesUp: 1, bytesDown: 1,
+                    reason: "both sides closed", passedThrough: true, started: Date()))
+        else {
+            Issue.record("added")
+            return
+        }
         #expect(FlowSummary(passed).method == "PASSTHROUGH", "a tunnel the host lists passed through is named so")
     }
 
@@ -104,7 +144,9 @@ import Testing
         #expect(shown.text == nil)
         var gzip = CapturedBody(limit: 100)
         gzip.append(Array("abc".utf8))
-        #expect(FlowDetail.Body(gzip, headers: ["Content-Encoding": "gzip"], released: false).base64 == "YWJj", "encoded bodies stay bytes")
+        #expect(
+            FlowDetail.Body(gzip, headers: ["Content-Encoding": "gzip"], released: false).base64 == "YWJj",
+            "encoded bodies stay bytes")
     }
 
     @Test func theHAROfChosenFlowsHasTheirEntriesAndTheRefusals() throws {
@@ -127,22 +169,36 @@ import Testing
         guard case .exchange(var handshake) = Self.exchange(connection: 5, path: "/echo") else { return }
         handshake.response = HTTPResponseHead(status: 101, reason: "Switching Protocols", headers: [:])
         handshake.webSocket = session
-        guard case .added(let opened)? = log.record(.exchange(handshake)) else { Issue.record("added"); return }
+        guard case .added(let opened)? = log.record(.exchange(handshake)) else {
+            Issue.record("added")
+            return
+        }
         #expect(FlowSummary(opened).size == 0)
         let endpoint = WebSocketEndpoint(session: session, host: "api.test", port: 443, url: "wss://api.test/echo")
         var message = WebSocketMessage(direction: .send, opcode: 1, captureLimit: 100)
         message.payload.append(Array("hello".utf8))
         message.wireSize = 5
-        guard case .updated(let live)? = log.record(.webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message)))
-        else { Issue.record("a message updates its flow"); return }
-        #expect(FlowSummary(live).size == 5 && FlowSummary(live).messages == 1 && FlowSummary(live).webSocketOpen == true)
+        guard
+            case .updated(let live)? = log.record(
+                .webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message)))
+        else {
+            Issue.record("a message updates its flow")
+            return
+        }
+        #expect(
+            FlowSummary(live).size == 5 && FlowSummary(live).messages == 1 && FlowSummary(live).webSocketOpen == true)
         #expect(FlowDetail(live).webSocket?.messages.first?.text == "hello")
         #expect(log.bodyBytes == 5 + FlowWebSocket.entryCost, "kept messages count in the body budget")
         var close = WebSocketCloseRecord(endpoint: endpoint, time: Date(), reason: "both sides closed")
         close.closeCode = 1000
-        guard case .updated(let closed)? = log.record(.webSocketClose(close)) else { Issue.record("closed"); return }
+        guard case .updated(let closed)? = log.record(.webSocketClose(close)) else {
+            Issue.record("closed")
+            return
+        }
         #expect(FlowDetail(closed).webSocket?.closeCode == 1000 && FlowSummary(closed).webSocketOpen == false)
-        #expect(log.record(.webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message))) == nil)
+        #expect(
+            log.record(.webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message)))
+                == nil)
     }
 
     @Test func aRulesOwnAnswerIsMarkedAndClaimsNoOrigin() {
@@ -150,9 +206,15 @@ import Testing
         guard case .exchange(var record) = Self.exchange(connection: 9, path: "/teapot") else { return }
         record.rules = ["teapot"]
         record.serverAddress = "127.0.0.1"
-        _ = log.record(.ruleFired(RuleFiring(connectionID: 9, host: "api.test", port: 443, rules: ["teapot"], action: "answered 418",
-                                             url: record.url, method: "GET")))
-        guard case .added(let flow)? = log.record(.exchange(record)) else { Issue.record("added"); return }
+        _ = log.record(
+            .ruleFired(
+                RuleFiring(
+                    connectionID: 9, host: "api.test", port: 443, rules: ["teapot"], action: "answered 418",
+                    url: record.url, method: "GET")))
+        guard case .added(let flow)? = log.record(.exchange(record)) else {
+            Issue.record("added")
+            return
+        }
         #expect(FlowSummary(flow).answeredByRule == true)
         #expect(FlowSummary(flow).rules == ["teapot"])
         let detail = FlowDetail(flow)
@@ -164,12 +226,15 @@ import Testing
 
     @Test func firingsFindTheirExchangeByItsNumberEvenWhenTwoShareAURL() {
         var log = FlowLog()
-        guard case .exchange(var first) = Self.exchange(connection: 4, path: "/same"), case .exchange(var second) = Self.exchange(connection: 4, path: "/same")
+        guard case .exchange(var first) = Self.exchange(connection: 4, path: "/same"),
+            case .exchange(var second) = Self.exchange(connection: 4, path: "/same")
         else { return }
         first.exchange = 1
         second.exchange = 2
         _ = log.record(.ruleFired(RuleFiring(on: second, rules: ["teapot"], action: "answered 418")))
-        guard case .added(let plain)? = log.record(.exchange(first)), case .added(let ruled)? = log.record(.exchange(second)) else {
+        guard case .added(let plain)? = log.record(.exchange(first)),
+            case .added(let ruled)? = log.record(.exchange(second))
+        else {
             Issue.record("added")
             return
         }
@@ -187,7 +252,8 @@ import Testing
         for _ in 1...100 {
             var message = WebSocketMessage(direction: .receive, opcode: 9, captureLimit: 100)
             message.payload.append([])
-            _ = log.record(.webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message)))
+            _ = log.record(
+                .webSocketMessage(WebSocketMessageRecord(endpoint: endpoint, time: Date(), message: message)))
         }
         #expect(log.bodyBytes <= 10_000, "even empty pings cost the budget: \(log.bodyBytes)")
         let flow = log.flow(id: 1)

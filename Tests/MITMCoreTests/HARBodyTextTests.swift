@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 /// Which bodies a HAR shows as text: the media type compared byte by byte must say what lowercasing it and searching
@@ -12,11 +13,13 @@ import Testing
     }
 
     @Test func textualTypesAreFoundInAnyCase() {
-        let types = ["text/plain", "TEXT/HTML; charset=utf-8", "Text/", "text", "application/json", "application/problem+JSON",
-                     "Application/Vnd.Api+Json", "application/xml", "image/svg+xml", "application/javascript", "text/javascript",
-                     "application/x-www-form-urlencoded", "application/graphql-response+json", "text/csv", "application/x-yaml",
-                     "application/octet-stream", "image/png", "", "x-unknown", "json", "jso", "application/js on", "texte/plain",
-                     "application/jsonp", "appl\u{130}cation/json", "t\u{e9}xt/plain", "application/\u{212a}son", "YAML"]
+        let types = [
+            "text/plain", "TEXT/HTML; charset=utf-8", "Text/", "text", "application/json", "application/problem+JSON",
+            "Application/Vnd.Api+Json", "application/xml", "image/svg+xml", "application/javascript", "text/javascript",
+            "application/x-www-form-urlencoded", "application/graphql-response+json", "text/csv", "application/x-yaml",
+            "application/octet-stream", "image/png", "", "x-unknown", "json", "jso", "application/js on", "texte/plain",
+            "application/jsonp", "appl\u{130}cation/json", "t\u{e9}xt/plain", "application/\u{212a}son", "YAML",
+        ]
         for type in types {
             #expect(HARBodyText.isTextual(type) == Self.lowercasedSearch(type), "\(type)")
         }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 /// A relay may forward plain body bytes itself (no copy into an event) and tell the parser with `skipBody`; framing
@@ -8,13 +9,17 @@ import Testing
         var parser = HTTP1Parser(role: .response)
         parser.expectResponse(toMethod: "GET")
         parser.expectResponse(toMethod: "GET")
-        #expect(try parser.feed(wire("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")) == [responseHead(200, "OK", ["Content-Length": "10"], framing: .contentLength(10))])
+        #expect(
+            try parser.feed(wire("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")) == [
+                responseHead(200, "OK", ["Content-Length": "10"], framing: .contentLength(10))
+            ])
         #expect(parser.directBodyBytes == 10)
         #expect(parser.skipBody(4) == [])
         #expect(parser.directBodyBytes == 6)
         #expect(parser.skipBody(6) == [end])
         #expect(parser.directBodyBytes == 0, "a head comes next")
-        #expect(try parser.feed(wire("HTTP/1.1 204 No Content\r\n\r\n")) == [responseHead(204, "No Content", [:]), end])
+        #expect(
+            try parser.feed(wire("HTTP/1.1 204 No Content\r\n\r\n")) == [responseHead(204, "No Content", [:]), end])
         #expect(parser.isIdle)
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct HTTP1HeaderLimitTests {
@@ -93,7 +94,8 @@ import Testing
         let error = parseFailure(.request, wire(head + trailers(length: 201)), maxHeaderBytes: 200)
         #expect(error?.kind == .headersTooLarge)
         #expect(error?.reason == "trailer section is longer than 200 bytes")
-        let streaming = parseFailure(.request, wire(head + "X-T: " + String(repeating: "t", count: 300)), pieceSize: 10, maxHeaderBytes: 200)
+        let streaming = parseFailure(
+            .request, wire(head + "X-T: " + String(repeating: "t", count: 300)), pieceSize: 10, maxHeaderBytes: 200)
         #expect(streaming?.kind == .headersTooLarge)
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 /// The HTTP/1 relay's decisions, driven event by event with no sockets.
@@ -15,10 +16,14 @@ import Testing
         var machine = Machine()
         for _ in 0..<2 {
             bodilessRequest(&machine)
-            #expect(machine.receive(.responseHead(status: 200, framing: .contentLength(5), awaited: .response)) == .relayHead)
+            #expect(
+                machine.receive(.responseHead(status: 200, framing: .contentLength(5), awaited: .response))
+                    == .relayHead)
             #expect(machine.responseHeadSent)
             #expect(machine.receive(.responseBody) == .forward)
-            #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .nextExchange))
+            #expect(
+                machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                    == .endResponse(then: .nextExchange))
             #expect(!machine.responseHeadSent && !machine.requestIsOpen && machine.isRelaying)
         }
     }
@@ -26,16 +31,21 @@ import Testing
     @Test func persistenceIsPerHop() {
         var machine = Machine()
         bodilessRequest(&machine)
-        #expect(machine.receive(.responseHead(status: 200, framing: .contentLength(2), awaited: .response)) == .relayHead)
+        #expect(
+            machine.receive(.responseHead(status: 200, framing: .contentLength(2), awaited: .response)) == .relayHead)
         // The client said close, the upstream did not: the client's connection ends, the upstream's may be parked.
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: false))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: false))
                 == .endResponse(then: .closeClientKeepingUpstream))
         #expect(machine.upstreamInputIsOpen)
 
         bodilessRequest(&machine)
-        #expect(machine.receive(.responseHead(status: 200, framing: .contentLength(2), awaited: .response)) == .relayHead)
+        #expect(
+            machine.receive(.responseHead(status: 200, framing: .contentLength(2), awaited: .response)) == .relayHead)
         // The upstream said close: both go, whatever the client said.
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: false, clientKeepsAlive: true)) == .endResponse(then: .closeBoth))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: false, clientKeepsAlive: true))
+                == .endResponse(then: .closeBoth))
     }
 
     @Test func aClientThatEndedBetweenRequestsIsDone() {
@@ -56,7 +66,8 @@ import Testing
         #expect(machine.receive(.requestEnd) == .writeLastChunk)
         #expect(machine.receive(.responseHead(status: 200, framing: .chunked, awaited: .response)) == .relayHead)
         #expect(machine.receive(.responseBody) == .forwardAsChunk)
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
                 == .endChunkedResponse(then: .nextExchange))
     }
 
@@ -67,7 +78,9 @@ import Testing
         #expect(machine.receive(.responseBody) == .forward)
         #expect(machine.receive(.upstreamInputEnded) == .none)
         #expect(!machine.upstreamInputIsOpen)
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .closeBoth))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                == .endResponse(then: .closeBoth))
         #expect(machine.receive(.upstreamAttached) == .none)
         #expect(machine.upstreamInputIsOpen)
     }
@@ -80,8 +93,12 @@ import Testing
         #expect(machine.receive(.requestEnd) == .none)
         bodilessRequest(&machine)
         for _ in 0..<3 {
-            #expect(machine.receive(.responseHead(status: 200, framing: .contentLength(1), awaited: .response)) == .relayHead)
-            #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .nextExchange))
+            #expect(
+                machine.receive(.responseHead(status: 200, framing: .contentLength(1), awaited: .response))
+                    == .relayHead)
+            #expect(
+                machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                    == .endResponse(then: .nextExchange))
         }
     }
 
@@ -91,7 +108,9 @@ import Testing
         var machine = Machine()
         bodilessRequest(&machine)
         #expect(machine.receive(.responseHead(status: status, framing: .none, awaited: .response)) == .relayHead)
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .nextExchange))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                == .endResponse(then: .nextExchange))
     }
 
     @Test func informationalResponsesComeAndGoBeforeTheFinalOne() {
@@ -103,7 +122,9 @@ import Testing
         #expect(machine.receive(.requestBody) == .forward)
         #expect(machine.receive(.requestEnd) == .none)
         #expect(machine.receive(.responseHead(status: 201, framing: .none, awaited: .response)) == .relayHead)
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .nextExchange))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                == .endResponse(then: .nextExchange))
     }
 
     @Test func switchingProtocolsUpgradesAtItsEnd() {
@@ -111,7 +132,9 @@ import Testing
         bodilessRequest(&machine)
         #expect(machine.receive(.responseHead(status: 101, framing: .none, awaited: .responseOrUpgrade)) == .relayHead)
         #expect(machine.responseHeadSent)
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .upgrade))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                == .endResponse(then: .upgrade))
         #expect(machine.receive(.upgraded) == .none)
         #expect(machine.isClosed && !machine.isRelaying)
         #expect(machine.receive(.close) == .none)
@@ -119,17 +142,24 @@ import Testing
 
     @Test func responsesNobodyAskedForAreRefused() {
         var machine = Machine()
-        #expect(machine.receive(.responseHead(status: 200, framing: .none, awaited: .nothing)) == .refuseResponse(.unasked))
-        #expect(machine.receive(.responseHead(status: 101, framing: .none, awaited: .response)) == .refuseResponse(.unaskedUpgrade))
+        #expect(
+            machine.receive(.responseHead(status: 200, framing: .none, awaited: .nothing)) == .refuseResponse(.unasked))
+        #expect(
+            machine.receive(.responseHead(status: 101, framing: .none, awaited: .response))
+                == .refuseResponse(.unaskedUpgrade))
         #expect(!machine.responseHeadSent)
     }
 
     @Test func aRefusedUpgradeGoesOnAsHTTP() {
         var machine = Machine()
         bodilessRequest(&machine)
-        #expect(machine.receive(.responseHead(status: 426, framing: .contentLength(3), awaited: .responseOrUpgrade)) == .relayHead)
+        #expect(
+            machine.receive(.responseHead(status: 426, framing: .contentLength(3), awaited: .responseOrUpgrade))
+                == .relayHead)
         #expect(machine.receive(.responseBody) == .forward)
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .nextExchange))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                == .endResponse(then: .nextExchange))
     }
 
     @Test func aBodyTheRulesReplacedIsDroppedAndNeverEndsTheConnection() {
@@ -139,7 +169,9 @@ import Testing
         #expect(machine.receive(.responseBodyReplaced) == .none)
         #expect(machine.receive(.responseBody) == .discard)
         // The client got the replacement with its length: no last chunk, no close.
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .nextExchange))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                == .endResponse(then: .nextExchange))
     }
 
     @Test func aRewrittenStatusFramesTheClientsBody() {
@@ -149,14 +181,18 @@ import Testing
         // 204 made 200 with no length: the client reads until close.
         let rewritten = HTTPResponseHead(status: 200, reason: "OK")
         #expect(machine.receive(.responseStatusRewritten(rewritten, requestMethod: "GET")) == .none)
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .closeBoth))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                == .endResponse(then: .closeBoth))
 
         bodilessRequest(&machine)
         #expect(machine.receive(.responseHead(status: 200, framing: .closeDelimited, awaited: .response)) == .relayHead)
         // A close-delimited 200 made 304: the client reads no body and needs no close.
         let notModified = HTTPResponseHead(status: 304, reason: "Not Modified")
         #expect(machine.receive(.responseStatusRewritten(notModified, requestMethod: "GET")) == .none)
-        #expect(machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true)) == .endResponse(then: .nextExchange))
+        #expect(
+            machine.receive(.responseEnd(upstreamKeepsAlive: true, clientKeepsAlive: true))
+                == .endResponse(then: .nextExchange))
     }
 
     @Test func impossibleEventsAreNamed() {
@@ -167,8 +203,11 @@ import Testing
         #expect(machine.receive(.responseBodyReplaced) == .impossible(.bodyReplacedWithoutAHead))
         #expect(machine.receive(.requestHead(.chunked)) == .none)
         #expect(machine.receive(.requestHead(.none)) == .impossible(.requestHeadInsideARequest))
-        #expect(machine.receive(.responseHead(status: 200, framing: .contentLength(1), awaited: .response)) == .relayHead)
-        #expect(machine.receive(.responseHead(status: 200, framing: .none, awaited: .response)) == .impossible(.responseHeadInsideAResponse))
+        #expect(
+            machine.receive(.responseHead(status: 200, framing: .contentLength(1), awaited: .response)) == .relayHead)
+        #expect(
+            machine.receive(.responseHead(status: 200, framing: .none, awaited: .response))
+                == .impossible(.responseHeadInsideAResponse))
         #expect(machine.receive(.closeAfterFlush) == .linger)
         #expect(machine.receive(.upgraded) == .impossible(.upgradeWhileNotRelaying))
     }

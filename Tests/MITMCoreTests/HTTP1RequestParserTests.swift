@@ -1,22 +1,27 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct HTTP1RequestParserTests {
     @Test func requestWithoutBodyEndsWithItsHead() throws {
-        let events = try parseEvents(.request, wire("GET /index.html?q=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\n\r\n"))
-        #expect(events == [
-            requestHead("GET", "/index.html?q=1", ["Host": "example.com", "Accept": "*/*"]),
-            end,
-        ])
+        let events = try parseEvents(
+            .request, wire("GET /index.html?q=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\n\r\n"))
+        #expect(
+            events == [
+                requestHead("GET", "/index.html?q=1", ["Host": "example.com", "Accept": "*/*"]),
+                end,
+            ])
     }
 
     @Test func contentLengthBodyIsReadExactly() throws {
-        let events = try parseEvents(.request, wire("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world"))
-        #expect(events == [
-            requestHead("POST", "/upload", ["Host": "a", "Content-Length": "11"], framing: .contentLength(11)),
-            body("hello world"),
-            end,
-        ])
+        let events = try parseEvents(
+            .request, wire("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world"))
+        #expect(
+            events == [
+                requestHead("POST", "/upload", ["Host": "a", "Content-Length": "11"], framing: .contentLength(11)),
+                body("hello world"),
+                end,
+            ])
     }
 
     @Test func zeroContentLengthMeansNoBody() throws {
@@ -26,15 +31,20 @@ import Testing
 
     @Test func repeatedIdenticalContentLengthsAreAccepted() throws {
         let listed = try parseEvents(.request, wire("POST / HTTP/1.1\r\nContent-Length: 3, 3\r\n\r\nabc"))
-        #expect(listed == [requestHead("POST", "/", ["Content-Length": "3, 3"], framing: .contentLength(3)), body("abc"), end])
-        let repeated = try parseEvents(.request, wire("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"))
+        #expect(
+            listed == [
+                requestHead("POST", "/", ["Content-Length": "3, 3"], framing: .contentLength(3)), body("abc"), end,
+            ])
+        let repeated = try parseEvents(
+            .request, wire("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"))
         #expect(repeated.dropFirst() == [body("abc"), end])
     }
 
     @Test func bodyBytesAreHandedOutAsTheyArrive() throws {
         var parser = HTTP1Parser(role: .request)
         let first = try parser.feed(wire("PUT /f HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc"))
-        #expect(first == [requestHead("PUT", "/f", ["Content-Length": "10"], framing: .contentLength(10)), body("abc")])
+        #expect(
+            first == [requestHead("PUT", "/f", ["Content-Length": "10"], framing: .contentLength(10)), body("abc")])
         #expect(try parser.feed(wire("defg")) == [body("defg")])
         #expect(try parser.feed(wire("hij")) == [body("hij"), end])
         #expect(parser.isIdle)
@@ -48,21 +58,30 @@ import Testing
                 + "0\r\nX-Checksum: abc\r\nX-Other: 1\r\n\r\n"
         )
         let events = try parseEvents(.request, input)
-        #expect(events == [
-            requestHead("POST", "/c", ["Transfer-Encoding": "chunked"], framing: .chunked),
-            body("hello world"),
-            .end(trailers: ["X-Checksum": "abc", "X-Other": "1"]),
-        ])
+        #expect(
+            events == [
+                requestHead("POST", "/c", ["Transfer-Encoding": "chunked"], framing: .chunked),
+                body("hello world"),
+                .end(trailers: ["X-Checksum": "abc", "X-Other": "1"]),
+            ])
     }
 
     @Test func chunkedBodyWithoutTrailersEndsWithNilTrailers() throws {
-        let events = try parseEvents(.request, wire("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n"))
-        #expect(events == [requestHead("POST", "/", ["Transfer-Encoding": "chunked"], framing: .chunked), body("0123456789"), end])
+        let events = try parseEvents(
+            .request, wire("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n"))
+        #expect(
+            events == [
+                requestHead("POST", "/", ["Transfer-Encoding": "chunked"], framing: .chunked), body("0123456789"), end,
+            ])
     }
 
     @Test func chunkedAfterOtherCodingsFramesTheBody() throws {
-        let events = try parseEvents(.request, wire("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"))
-        #expect(events == [requestHead("POST", "/", ["Transfer-Encoding": "gzip, Chunked"], framing: .chunked), body("hi"), end])
+        let events = try parseEvents(
+            .request, wire("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"))
+        #expect(
+            events == [
+                requestHead("POST", "/", ["Transfer-Encoding": "gzip, Chunked"], framing: .chunked), body("hi"), end,
+            ])
     }
 
     @Test func pipelinedRequestsComeOutInOrderWithoutBodyLeaking() throws {
@@ -74,22 +93,26 @@ import Testing
                 + "DELETE /four HTTP/1.0\r\n\r\n"
         )
         let events = try parseEvents(.request, input)
-        #expect(events == [
-            requestHead("POST", "/one", ["Content-Length": "\(smuggled.utf8.count)"], framing: .contentLength(smuggled.utf8.count)),
-            body(smuggled),
-            end,
-            requestHead("GET", "/two"),
-            end,
-            requestHead("POST", "/three", ["Transfer-Encoding": "chunked"], framing: .chunked),
-            body("xyz"),
-            end,
-            requestHead("DELETE", "/four", version: .http1_0),
-            end,
-        ])
+        #expect(
+            events == [
+                requestHead(
+                    "POST", "/one", ["Content-Length": "\(smuggled.utf8.count)"],
+                    framing: .contentLength(smuggled.utf8.count)),
+                body(smuggled),
+                end,
+                requestHead("GET", "/two"),
+                end,
+                requestHead("POST", "/three", ["Transfer-Encoding": "chunked"], framing: .chunked),
+                body("xyz"),
+                end,
+                requestHead("DELETE", "/four", version: .http1_0),
+                end,
+            ])
     }
 
     @Test func leadingEmptyLinesAreSkipped() throws {
-        let events = try parseEvents(.request, wire("\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET /2 HTTP/1.1\r\n\r\n"))
+        let events = try parseEvents(
+            .request, wire("\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET /2 HTTP/1.1\r\n\r\n"))
         #expect(events == [requestHead("GET", "/", ["Host": "a"]), end, requestHead("GET", "/2"), end])
     }
 
@@ -98,7 +121,8 @@ import Testing
         for byte in UInt8.min...UInt8.max {
             #expect(HTTPSyntax.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
         }
-        let events = try parseEvents(.request, wire("GET / HTTP/1.1\r\nHost: a\r\nX-A~b|c`d^e: 1\r\nContent-Length: 0\r\n\r\n"))
+        let events = try parseEvents(
+            .request, wire("GET / HTTP/1.1\r\nHost: a\r\nX-A~b|c`d^e: 1\r\nContent-Length: 0\r\n\r\n"))
         guard case .requestHead(let head, _)? = events.first else {
             Issue.record("no head")
             return
@@ -123,8 +147,10 @@ import Testing
     }
 
     @Test func fieldValuesAreTrimmedAndKeepTheirCase() throws {
-        let events = try parseEvents(.request, wire("GET / HTTP/1.1\r\nX-Spaced: \t padded value \t\r\nX-Empty:\r\nx-lower:Value\r\n\r\n"))
-        #expect(events.first == requestHead("GET", "/", ["X-Spaced": "padded value", "X-Empty": "", "x-lower": "Value"]))
+        let events = try parseEvents(
+            .request, wire("GET / HTTP/1.1\r\nX-Spaced: \t padded value \t\r\nX-Empty:\r\nx-lower:Value\r\n\r\n"))
+        #expect(
+            events.first == requestHead("GET", "/", ["X-Spaced": "padded value", "X-Empty": "", "x-lower": "Value"]))
     }
 
     @Test func fieldValueBytesSurviveDecoding() throws {
@@ -137,7 +163,8 @@ import Testing
             return
         }
         #expect(head.headers.first("x-name") == "café")
-        #expect(head.serialized() == latin1Wire, "bytes that are not UTF-8 are written back unchanged, never transcoded")
+        #expect(
+            head.serialized() == latin1Wire, "bytes that are not UTF-8 are written back unchanged, never transcoded")
     }
 
     @Test func aFieldSetAgainIsWrittenAsText() throws {
@@ -153,7 +180,8 @@ import Testing
     @Test func connectPausesAndKeepsTunnelBytes() throws {
         var parser = HTTP1Parser(role: .request)
         let clientHello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC]
-        let events = try parser.feed(wire("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n") + clientHello.prefix(4))
+        let events = try parser.feed(
+            wire("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n") + clientHello.prefix(4))
         #expect(events == [requestHead("CONNECT", "example.com:443", ["Host": "example.com:443"]), end])
         #expect(parser.isPaused)
         #expect(!parser.isIdle)
@@ -175,7 +203,11 @@ import Testing
         var parser = HTTP1Parser(role: .request)
         let upgrade = "GET /chat HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n"
         let events = try parser.feed(wire(upgrade + "GET /next HTTP/1.1\r\n\r\n"))
-        #expect(events == [requestHead("GET", "/chat", ["Host": "a", "Connection": "keep-alive, Upgrade", "Upgrade": "websocket"]), end])
+        #expect(
+            events == [
+                requestHead(
+                    "GET", "/chat", ["Host": "a", "Connection": "keep-alive, Upgrade", "Upgrade": "websocket"]), end,
+            ])
         #expect(parser.isPaused)
         #expect(try parser.resume() == [requestHead("GET", "/next"), end])
         #expect(!parser.isPaused)
@@ -184,7 +216,8 @@ import Testing
 
     @Test func upgradeRequestWithBodyPausesAfterTheBody() throws {
         var parser = HTTP1Parser(role: .request)
-        let events = try parser.feed(wire("POST / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: h2c\r\nContent-Length: 2\r\n\r\nhi\u{1}\u{2}"))
+        let events = try parser.feed(
+            wire("POST / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: h2c\r\nContent-Length: 2\r\n\r\nhi\u{1}\u{2}"))
         #expect(events.suffix(2) == [body("hi"), end])
         #expect(parser.isPaused)
         #expect(parser.takeBufferedBytes() == [1, 2])
@@ -217,10 +250,17 @@ import Testing
         #expect(HTTPRequestHead(method: "GET", target: "/").keepAlive)
         #expect(!HTTPRequestHead(method: "GET", target: "/", headers: ["Connection": "Close"]).keepAlive)
         #expect(!HTTPRequestHead(method: "GET", target: "/", version: .http1_0).keepAlive)
-        #expect(HTTPRequestHead(method: "GET", target: "/", version: .http1_0, headers: ["Connection": "Keep-Alive"]).keepAlive)
-        #expect(!HTTPRequestHead(method: "GET", target: "/", version: .http1_0, headers: ["Connection": "keep-alive, close"]).keepAlive)
+        #expect(
+            HTTPRequestHead(method: "GET", target: "/", version: .http1_0, headers: ["Connection": "Keep-Alive"])
+                .keepAlive)
+        #expect(
+            !HTTPRequestHead(
+                method: "GET", target: "/", version: .http1_0, headers: ["Connection": "keep-alive, close"]
+            ).keepAlive)
         #expect(HTTPResponseHead(status: 200, reason: "OK", headers: ["Connection": "upgrade"]).keepAlive)
-        #expect(!HTTPResponseHead(status: 200, reason: "OK", headers: ["Connection": "foo", "Connection": "close"]).keepAlive)
+        #expect(
+            !HTTPResponseHead(status: 200, reason: "OK", headers: ["Connection": "foo", "Connection": "close"])
+                .keepAlive)
     }
 
     @Test func partialHeadLinesAreNotScannedAgain() throws {

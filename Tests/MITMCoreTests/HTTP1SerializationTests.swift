@@ -1,17 +1,28 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct HTTP1SerializationTests {
     @Test func requestHeadIsWrittenInOrder() {
-        let head = HTTPRequestHead(method: "POST", target: "/api?x=1", headers: ["Host": "api.example", "content-type": "application/json", "X-Dup": "1", "X-Dup": "2"])
-        #expect(head.serialized() == wire("POST /api?x=1 HTTP/1.1\r\nHost: api.example\r\ncontent-type: application/json\r\nX-Dup: 1\r\nX-Dup: 2\r\n\r\n"))
-        #expect(HTTPRequestHead(method: "GET", target: "/", version: .http1_0).serialized() == wire("GET / HTTP/1.0\r\n\r\n"))
+        let head = HTTPRequestHead(
+            method: "POST", target: "/api?x=1",
+            headers: ["Host": "api.example", "content-type": "application/json", "X-Dup": "1", "X-Dup": "2"])
+        #expect(
+            head.serialized()
+                == wire(
+                    "POST /api?x=1 HTTP/1.1\r\nHost: api.example\r\ncontent-type: application/json\r\nX-Dup: 1\r\nX-Dup: 2\r\n\r\n"
+                ))
+        #expect(
+            HTTPRequestHead(method: "GET", target: "/", version: .http1_0).serialized()
+                == wire("GET / HTTP/1.0\r\n\r\n"))
     }
 
     @Test func responseHeadIsWrittenInOrder() {
-        let head = HTTPResponseHead(status: 404, reason: "Not Found", headers: ["Content-Length": "0", "Server": "mitm"])
+        let head = HTTPResponseHead(
+            status: 404, reason: "Not Found", headers: ["Content-Length": "0", "Server": "mitm"])
         #expect(head.serialized() == wire("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nServer: mitm\r\n\r\n"))
-        #expect(HTTPResponseHead(version: .http1_0, status: 204, reason: "").serialized() == wire("HTTP/1.0 204 \r\n\r\n"))
+        #expect(
+            HTTPResponseHead(version: .http1_0, status: 204, reason: "").serialized() == wire("HTTP/1.0 204 \r\n\r\n"))
     }
 
     @Test func versionDescription() {
@@ -39,7 +50,8 @@ import Testing
     }
 
     @Test func serializedCountIsTheLengthOfTheWrittenHead() {
-        let request = HTTPRequestHead(method: "POST", target: "/żółw?x=1", headers: ["Host": "api.example", "X-Unicode": "żółw 😀"])
+        let request = HTTPRequestHead(
+            method: "POST", target: "/żółw?x=1", headers: ["Host": "api.example", "X-Unicode": "żółw 😀"])
         #expect(request.serializedCount == request.serialized().count)
         let response = HTTPResponseHead(version: .http1_0, status: 204, reason: "", headers: ["X-Unicode": "é"])
         #expect(response.serializedCount == response.serialized().count)
@@ -62,12 +74,17 @@ import Testing
     }
 
     @Test func forwardedChunkedMessageParsesToTheSameEvents() throws {
-        let original = try parseEvents(.request, wire("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: v\r\n\r\n"))
-        guard case .requestHead(let head, _) = original[0], case .body(let bodyBytes) = original[1], case .end(let trailers) = original[2] else {
+        let original = try parseEvents(
+            .request,
+            wire("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: v\r\n\r\n"))
+        guard case .requestHead(let head, _) = original[0], case .body(let bodyBytes) = original[1],
+            case .end(let trailers) = original[2]
+        else {
             Issue.record("unexpected events \(original)")
             return
         }
-        let forwarded = head.serialized() + HTTP1Chunked.encodeChunk(bodyBytes) + HTTP1Chunked.lastChunk(trailers: trailers)
+        let forwarded =
+            head.serialized() + HTTP1Chunked.encodeChunk(bodyBytes) + HTTP1Chunked.lastChunk(trailers: trailers)
         #expect(try parseEvents(.request, forwarded) == original)
     }
 }

@@ -46,7 +46,8 @@ func parseFailure(
     maxHeaderBytes: Int = 65_536
 ) -> HTTP1ParseError? {
     do throws(HTTP1ParseError) {
-        _ = try parseEvents(role, input, pieceSize: pieceSize, closing: closing, methods: methods, maxHeaderBytes: maxHeaderBytes)
+        _ = try parseEvents(
+            role, input, pieceSize: pieceSize, closing: closing, methods: methods, maxHeaderBytes: maxHeaderBytes)
         return nil
     } catch {
         return error
@@ -67,15 +68,20 @@ func mergingBodies(_ events: [HTTP1Event]) -> [HTTP1Event] {
 }
 
 /// A request head event.
-func requestHead(_ method: String, _ target: String, _ headers: HTTPHeaders = [:], version: HTTPVersion = .http1_1,
-                 framing: HTTP1BodyFraming = .none) -> HTTP1Event {
+func requestHead(
+    _ method: String, _ target: String, _ headers: HTTPHeaders = [:], version: HTTPVersion = .http1_1,
+    framing: HTTP1BodyFraming = .none
+) -> HTTP1Event {
     .requestHead(HTTPRequestHead(method: method, target: target, version: version, headers: headers), framing: framing)
 }
 
 /// A response head event.
-func responseHead(_ status: Int, _ reason: String, _ headers: HTTPHeaders = [:], version: HTTPVersion = .http1_1,
-                  framing: HTTP1BodyFraming = .none) -> HTTP1Event {
-    .responseHead(HTTPResponseHead(version: version, status: status, reason: reason, headers: headers), framing: framing)
+func responseHead(
+    _ status: Int, _ reason: String, _ headers: HTTPHeaders = [:], version: HTTPVersion = .http1_1,
+    framing: HTTP1BodyFraming = .none
+) -> HTTP1Event {
+    .responseHead(
+        HTTPResponseHead(version: version, status: status, reason: reason, headers: headers), framing: framing)
 }
 
 /// A body event holding the UTF-8 bytes of `text`.

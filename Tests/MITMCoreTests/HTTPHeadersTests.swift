@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct HTTPHeadersTests {
@@ -41,11 +42,12 @@ import Testing
         var headers: HTTPHeaders = ["A": "1"]
         headers.add(name: "B", value: "2")
         headers.add(name: "a", value: "3")
-        #expect(headers.fields == [
-            HTTPHeaderField(name: "A", value: "1"),
-            HTTPHeaderField(name: "B", value: "2"),
-            HTTPHeaderField(name: "a", value: "3"),
-        ])
+        #expect(
+            headers.fields == [
+                HTTPHeaderField(name: "A", value: "1"),
+                HTTPHeaderField(name: "B", value: "2"),
+                HTTPHeaderField(name: "a", value: "3"),
+            ])
     }
 
     @Test func removeDropsEveryFieldOfThatName() {
@@ -59,13 +61,14 @@ import Testing
     @Test func replaceOrAddKeepsThePositionOfTheFirstField() {
         var headers = Self.sample
         headers.replaceOrAdd(name: "connection", value: "close")
-        #expect(headers.fields == [
-            HTTPHeaderField(name: "Host", value: "example.com"),
-            HTTPHeaderField(name: "Accept", value: "text/html"),
-            HTTPHeaderField(name: "Set-Cookie", value: "a=1"),
-            HTTPHeaderField(name: "set-cookie", value: "b=2"),
-            HTTPHeaderField(name: "Connection", value: "close"),
-        ])
+        #expect(
+            headers.fields == [
+                HTTPHeaderField(name: "Host", value: "example.com"),
+                HTTPHeaderField(name: "Accept", value: "text/html"),
+                HTTPHeaderField(name: "Set-Cookie", value: "a=1"),
+                HTTPHeaderField(name: "set-cookie", value: "b=2"),
+                HTTPHeaderField(name: "Connection", value: "close"),
+            ])
         headers.replaceOrAdd(name: "Via", value: "1.1 mitm")
         #expect(headers.fields.last == HTTPHeaderField(name: "Via", value: "1.1 mitm"))
         headers.replaceOrAdd(name: "HOST", value: "other.example")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct HostNameTests {
@@ -35,12 +36,15 @@ import Testing
     static let rejected: [String] = [
         "", " ", ".", "..", "example .com", " example.com", "example.com ", "example.com\t",
         "evil.com/.good.com", "evil.com\\.good.com", "evil.com?.good.com", "evil.com#.good.com",
-        "user@evil.com", "evil.com%2f.good.com", "evil.com%00", "ex\u{0}ample.com", "\r\nexample.com", "example.com\u{7F}",
+        "user@evil.com", "evil.com%2f.good.com", "evil.com%00", "ex\u{0}ample.com", "\r\nexample.com",
+        "example.com\u{7F}",
         "exämple.com", "ｅｘａｍｐｌｅ.com", "пример.рф", "example.com\u{200B}",
         "a..b", ".example.com", "example..com", "example.com..", "exa*mple.com", "example.com:443", "[::1]",
         String(repeating: "a", count: 64) + ".com",
-        "256.1.1.1", "1.2.3", "1.2.3.4.5", "127.1", "0x7f.0.0.1", "010.0.0.1", "1.2.3.04", "1234.1.1.1", "1.2.3.", "example.123", "host.0x1F",
-        "1:2:3:4:5:6:7:8:9", "1::2::3", ":::", ":1", "1:", ":1:2:3:4:5:6:7", "12345::1", "g::1", "::1%eth0", "fe80::1%25en0",
+        "256.1.1.1", "1.2.3", "1.2.3.4.5", "127.1", "0x7f.0.0.1", "010.0.0.1", "1.2.3.04", "1234.1.1.1", "1.2.3.",
+        "example.123", "host.0x1F",
+        "1:2:3:4:5:6:7:8:9", "1::2::3", ":::", ":1", "1:", ":1:2:3:4:5:6:7", "12345::1", "g::1", "::1%eth0",
+        "fe80::1%25en0",
         "1:2:3:4:5:6:7:1.2.3.4", "1.2.3.4::", "::1.2.3", "::256.0.0.1", "1::2:3:4:5:6:7:8",
     ]
 

@@ -1,5 +1,5 @@
-import Testing
 import MITMCore
+import Testing
 
 @Suite struct HostPatternTests {
     private func pattern(_ text: String) throws -> HostPattern {

@@ -1,12 +1,15 @@
 import Testing
+
 @testable import MITMCore
 
 /// The board is the report read host by host: each row names the expectation that decides for it and whether it holds.
 @Suite struct PinningBoardTests {
     @Test func eachRowSaysItsExpectationWhetherItHoldsAndWhoTrustsTheCA() throws {
         var ledger = VerdictLedger(detailLimit: 10)
-        ledger.record(FlowLogTests.verdict(connection: 1, .intercepted, .applicationData, host: "www.test"), replacing: nil)
-        ledger.record(FlowLogTests.verdict(connection: 2, .refused, .closedAfterHandshake, host: "pinned.test"), replacing: nil)
+        ledger.record(
+            FlowLogTests.verdict(connection: 1, .intercepted, .applicationData, host: "www.test"), replacing: nil)
+        ledger.record(
+            FlowLogTests.verdict(connection: 2, .refused, .closedAfterHandshake, host: "pinned.test"), replacing: nil)
         var stranger = FlowLogTests.verdict(connection: 3, .refused, .alert, host: "other.test")
         stranger.client = "10.0.0.9"
         ledger.record(stranger, replacing: nil)
@@ -14,8 +17,9 @@ import Testing
             Expectation(.refused, try HostPattern("pinned.test")), Expectation(.intercepted, try HostPattern("*.test")),
             Expectation(.refused, try HostPattern("api.test")),
         ]
-        let report = VerdictReport(final: false, listen: "127.0.0.1:8888", caCertificate: "ca.pem", silenceWindowSeconds: 3,
-                                   ledger: ledger, expectations: expectations)
+        let report = VerdictReport(
+            final: false, listen: "127.0.0.1:8888", caCertificate: "ca.pem", silenceWindowSeconds: 3,
+            ledger: ledger, expectations: expectations)
         let board = PinningBoard(report, expectations: expectations, droppedEvents: 2)
         let rows = Dictionary(uniqueKeysWithValues: board.rows.map { ($0.host, $0) })
         let pinned = try #require(rows["pinned.test"])

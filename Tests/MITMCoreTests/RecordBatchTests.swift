@@ -17,7 +17,9 @@ import Testing
     @Test func pastTheLimitWholeRecordsLeaveAtOnceWithinABatch() {
         var batch = RecordBatch(limit: 10)
         #expect(batch.record(record("12345\n")) == .wait)
-        #expect(batch.record(record("6789abc\n")) == .write(record("12345\n6789abc\n")), "never split: the record that crossed the limit goes too")
+        #expect(
+            batch.record(record("6789abc\n")) == .write(record("12345\n6789abc\n")),
+            "never split: the record that crossed the limit goes too")
         #expect(batch.pending.isEmpty)
         #expect(batch.record(record("x\n")) == .wait)
         #expect(batch.endOfBatch() == .write(record("x\n")))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct RequestTargetTests {
@@ -17,12 +18,14 @@ import Testing
 
     @Test func absoluteForm() throws {
         let plain = try RequestTarget.parse("http://Example.COM/path?q=1", method: "GET")
-        #expect(plain == .absolute(AbsoluteURL(scheme: "http", host: "example.com", port: 80, pathAndQuery: "/path?q=1")))
+        #expect(
+            plain == .absolute(AbsoluteURL(scheme: "http", host: "example.com", port: 80, pathAndQuery: "/path?q=1")))
         guard case .absolute(let url) = plain else { return }
         #expect(url.authority == "example.com")
 
         let explicitPort = try RequestTarget.parse("HTTPS://api.example:8443", method: "GET")
-        #expect(explicitPort == .absolute(AbsoluteURL(scheme: "https", host: "api.example", port: 8443, pathAndQuery: "/")))
+        #expect(
+            explicitPort == .absolute(AbsoluteURL(scheme: "https", host: "api.example", port: 8443, pathAndQuery: "/")))
         guard case .absolute(let secure) = explicitPort else { return }
         #expect(secure.authority == "api.example:8443")
 
@@ -36,8 +39,12 @@ import Testing
         guard case .absolute(let literal) = ipv6 else { return }
         #expect(literal.authority == "[2001:db8::1]:8080")
 
-        #expect(try RequestTarget.parse("http://h?x=1", method: "GET") == .absolute(AbsoluteURL(scheme: "http", host: "h", port: 80, pathAndQuery: "/?x=1")))
-        #expect(try RequestTarget.parse("http://1.2.3.4:81/", method: "GET") == .absolute(AbsoluteURL(scheme: "http", host: "1.2.3.4", port: 81, pathAndQuery: "/")))
+        #expect(
+            try RequestTarget.parse("http://h?x=1", method: "GET")
+                == .absolute(AbsoluteURL(scheme: "http", host: "h", port: 80, pathAndQuery: "/?x=1")))
+        #expect(
+            try RequestTarget.parse("http://1.2.3.4:81/", method: "GET")
+                == .absolute(AbsoluteURL(scheme: "http", host: "1.2.3.4", port: 81, pathAndQuery: "/")))
     }
 
     static let rejected: [(target: String, method: String, reason: String)] = [
@@ -86,11 +93,16 @@ import Testing
     }
 
     @Test func authorityForm() throws {
-        #expect(try RequestTarget.parse("example.com:443", method: "CONNECT") == .authority(host: "example.com", port: 443))
-        #expect(try RequestTarget.parse("API.Example.COM.:8443", method: "CONNECT") == .authority(host: "api.example.com", port: 8443))
+        #expect(
+            try RequestTarget.parse("example.com:443", method: "CONNECT") == .authority(host: "example.com", port: 443))
+        #expect(
+            try RequestTarget.parse("API.Example.COM.:8443", method: "CONNECT")
+                == .authority(host: "api.example.com", port: 8443))
         #expect(try RequestTarget.parse("[::1]:443", method: "CONNECT") == .authority(host: "::1", port: 443))
-        #expect(try RequestTarget.parse("[2001:DB8::2]:1", method: "CONNECT") == .authority(host: "2001:db8::2", port: 1))
-        #expect(try RequestTarget.parse("10.0.0.1:65535", method: "CONNECT") == .authority(host: "10.0.0.1", port: 65_535))
+        #expect(
+            try RequestTarget.parse("[2001:DB8::2]:1", method: "CONNECT") == .authority(host: "2001:db8::2", port: 1))
+        #expect(
+            try RequestTarget.parse("10.0.0.1:65535", method: "CONNECT") == .authority(host: "10.0.0.1", port: 65_535))
     }
 
     @Test func authorityHelperAppliesTheDefaultPort() throws {

@@ -45,25 +45,35 @@ import Testing
         #expect(handshake.state == .failed)
 
         var good = SOCKS5Handshake(requiresCredentials: true)
-        _ = good.receive([5, 1, 2, 1, 2] + Array("qa".utf8) + [3] + Array("pwd".utf8) + connectRequest(1, [127, 0, 0, 1]))
+        _ = good.receive(
+            [5, 1, 2, 1, 2] + Array("qa".utf8) + [3] + Array("pwd".utf8) + connectRequest(1, [127, 0, 0, 1]))
         actions = good.credentialsChecked(true)
         #expect(sent(actions) == [[1, 0]])
-        #expect(actions.last == .connect(host: "127.0.0.1", port: 443), "the request that arrived with the credentials is read after the check")
+        #expect(
+            actions.last == .connect(host: "127.0.0.1", port: 443),
+            "the request that arrived with the credentials is read after the check")
     }
 
     @Test func aClientWithoutAnAcceptableMethodIsToldSo() {
         var needsPassword = SOCKS5Handshake(requiresCredentials: true)
         let actions = needsPassword.receive([5, 1, 0])
         #expect(sent(actions) == [[5, 0xFF]])
-        guard case .fail(let reason)? = actions.last else { Issue.record("\(actions)"); return }
+        guard case .fail(let reason)? = actions.last else {
+            Issue.record("\(actions)")
+            return
+        }
         #expect(reason.contains("--proxy-auth"))
     }
 
     @Test func unsupportedCommandsAddressTypesAndNamesGetTheirReplyCodes() {
         var bind = SOCKS5Handshake(requiresCredentials: false)
-        #expect(sent(bind.receive([5, 1, 0, 5, 2, 0, 1, 1, 2, 3, 4, 0, 80])) == [[5, 0], SOCKS5Handshake.reply(.commandNotSupported)])
+        #expect(
+            sent(bind.receive([5, 1, 0, 5, 2, 0, 1, 1, 2, 3, 4, 0, 80])) == [
+                [5, 0], SOCKS5Handshake.reply(.commandNotSupported),
+            ])
         var unknownType = SOCKS5Handshake(requiresCredentials: false)
-        #expect(sent(unknownType.receive([5, 1, 0, 5, 1, 0, 9])).last == SOCKS5Handshake.reply(.addressTypeNotSupported))
+        #expect(
+            sent(unknownType.receive([5, 1, 0, 5, 1, 0, 9])).last == SOCKS5Handshake.reply(.addressTypeNotSupported))
         var hostile = SOCKS5Handshake(requiresCredentials: false)
         let name = Array("evil\r\nHost: x".utf8)
         let actions = hostile.receive([5, 1, 0] + connectRequest(3, [UInt8(name.count)] + name))

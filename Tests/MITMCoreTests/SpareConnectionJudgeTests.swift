@@ -1,11 +1,13 @@
 import Testing
+
 @testable import MITMCore
 
 /// The spare-connection rules without sockets: events in, rulings out: a
 /// connection is a spare only when an intercepted sibling of the same client to the same host and port was open at
 /// the same time.
 @Suite struct SpareConnectionJudgeTests {
-    private let key = SpareConnectionJudge.Key(client: "127.0.0.1 t131512h2_aaa_bbb /usr/bin/curl", host: "open.plain.test", port: 443)
+    private let key = SpareConnectionJudge.Key(
+        client: "127.0.0.1 t131512h2_aaa_bbb /usr/bin/curl", host: "open.plain.test", port: 443)
 
     @Test func aConnectionClosedWhileItsSiblingIsInUseIsUnused() {
         var judge = SpareConnectionJudge(silenceWindow: 3)
@@ -20,7 +22,10 @@ import Testing
         #expect(judge.receive(.closedWithoutRequest(connection: 2, key: key, openedAt: 10, at: 10.5)).isEmpty)
         #expect(judge.nextDeadline == 13.5)
         #expect(judge.receive(.tick(at: 12)).isEmpty)
-        #expect(judge.receive(.intercepted(connection: 1, key: key, openedAt: 10.01)) == [.unused(connection: 2, sibling: 1)])
+        #expect(
+            judge.receive(.intercepted(connection: 1, key: key, openedAt: 10.01)) == [
+                .unused(connection: 2, sibling: 1)
+            ])
         #expect(judge.nextDeadline == nil)
     }
 
@@ -44,7 +49,10 @@ import Testing
         var judge = SpareConnectionJudge(silenceWindow: 3)
         _ = judge.receive(.intercepted(connection: 1, key: key, openedAt: 10))
         _ = judge.receive(.closed(connection: 1, at: 10.5))
-        #expect(judge.receive(.closedWithoutRequest(connection: 2, key: key, openedAt: 10.02, at: 11)) == [.unused(connection: 2, sibling: 1)])
+        #expect(
+            judge.receive(.closedWithoutRequest(connection: 2, key: key, openedAt: 10.02, at: 11)) == [
+                .unused(connection: 2, sibling: 1)
+            ])
     }
 
     @Test func withoutASiblingTheRefusalStands() {
@@ -57,10 +65,13 @@ import Testing
     /// Another client on the same address (another fingerprint or program) is never a sibling.
     @Test func siblingsMustShareClientHostAndPort() {
         var judge = SpareConnectionJudge(silenceWindow: 3)
-        let python = SpareConnectionJudge.Key(client: "127.0.0.1 t131910h2_ccc_ddd /usr/bin/python3", host: key.host, port: 443)
+        let python = SpareConnectionJudge.Key(
+            client: "127.0.0.1 t131910h2_ccc_ddd /usr/bin/python3", host: key.host, port: 443)
         _ = judge.receive(.intercepted(connection: 1, key: python, openedAt: 10))
-        _ = judge.receive(.intercepted(connection: 2, key: .init(client: key.client, host: "other.test", port: 443), openedAt: 10))
-        _ = judge.receive(.intercepted(connection: 3, key: .init(client: key.client, host: key.host, port: 8443), openedAt: 10))
+        _ = judge.receive(
+            .intercepted(connection: 2, key: .init(client: key.client, host: "other.test", port: 443), openedAt: 10))
+        _ = judge.receive(
+            .intercepted(connection: 3, key: .init(client: key.client, host: key.host, port: 8443), openedAt: 10))
         #expect(judge.receive(.closedWithoutRequest(connection: 4, key: key, openedAt: 10, at: 11)).isEmpty)
         #expect(judge.receive(.tick(at: 14)) == [.refused(connection: 4)])
     }
@@ -69,7 +80,8 @@ import Testing
         var judge = SpareConnectionJudge(silenceWindow: 3, retention: 10)
         _ = judge.receive(.intercepted(connection: 1, key: key, openedAt: 1))
         _ = judge.receive(.closed(connection: 1, at: 2))
-        _ = judge.receive(.closedWithoutRequest(connection: 9, key: .init(client: "x", host: "y", port: 1), openedAt: 20, at: 20))
+        _ = judge.receive(
+            .closedWithoutRequest(connection: 9, key: .init(client: "x", host: "y", port: 1), openedAt: 20, at: 20))
         _ = judge.receive(.tick(at: 23))
         // Opened (by its record) before the sibling ended, but the sibling is long forgotten: judged on its own.
         #expect(judge.receive(.closedWithoutRequest(connection: 2, key: key, openedAt: 1.5, at: 24)).isEmpty)

@@ -6,7 +6,9 @@ import Testing
     private static let second: UInt64 = 1_000_000_000
 
     /// Releases everything from `lane` by waking it when it asks; returns the time the last byte left.
-    private func drain(_ lane: inout ThrottleLane, from start: UInt64, random: () -> Double = { 1 }) -> (bytes: Int, end: UInt64, wakes: Int) {
+    private func drain(_ lane: inout ThrottleLane, from start: UInt64, random: () -> Double = { 1 }) -> (
+        bytes: Int, end: UInt64, wakes: Int
+    ) {
         var now = start
         var released = 0
         var wakes = 0

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct UTF8ValidatorTests {
@@ -20,14 +21,14 @@ import Testing
     }
 
     @Test(arguments: [
-        [0xC0, 0xAF] as [UInt8],           // overlong "/"
-        [0xE0, 0x80, 0xAF],                // overlong three-byte form
-        [0xED, 0xA0, 0x80],                // a UTF-16 surrogate
-        [0xF4, 0x90, 0x80, 0x80],          // above U+10FFFF
-        [0xFF],                            // never a lead byte
-        [0x80],                            // a continuation byte on its own
-        [0xE2, 0x82],                      // ends inside a sequence
-        [0xCE, 0x41],                      // a lead byte followed by ASCII
+        [0xC0, 0xAF] as [UInt8],  // overlong "/"
+        [0xE0, 0x80, 0xAF],  // overlong three-byte form
+        [0xED, 0xA0, 0x80],  // a UTF-16 surrogate
+        [0xF4, 0x90, 0x80, 0x80],  // above U+10FFFF
+        [0xFF],  // never a lead byte
+        [0x80],  // a continuation byte on its own
+        [0xE2, 0x82],  // ends inside a sequence
+        [0xCE, 0x41],  // a lead byte followed by ASCII
     ])
     func refusesWhatRFC3629Forbids(bytes: [UInt8]) {
         #expect(!check(bytes))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct VerdictMachineTests {
@@ -8,7 +9,10 @@ import Testing
     }
 
     @Test func applicationDataAfterTheHandshakeIsIntercepted() {
-        #expect(run([.certificateSent, .handshakeCompleted, .applicationData]) == [Verdict(kind: .intercepted, reason: .applicationData)])
+        #expect(
+            run([.certificateSent, .handshakeCompleted, .applicationData]) == [
+                Verdict(kind: .intercepted, reason: .applicationData)
+            ])
     }
 
     /// A resumed connection was shown no certificate: its verdict says it was resumed, whatever it is.
@@ -24,10 +28,16 @@ import Testing
 
     @Test(arguments: [TLSAlert.unknownCA, .badCertificate, .certificateUnknown, TLSAlert(code: 45), TLSAlert(code: 49)])
     func aCertificateAlertIsARefusal(alert: TLSAlert) {
-        #expect(run([.certificateSent, .alertReceived(alert)]) == [Verdict(kind: .refused, reason: .alert, alert: alert.name)])
+        #expect(
+            run([.certificateSent, .alertReceived(alert)]) == [
+                Verdict(kind: .refused, reason: .alert, alert: alert.name)
+            ])
     }
 
-    @Test(arguments: [TLSAlert.handshakeFailure, TLSAlert(code: 70), TLSAlert(code: 71), TLSAlert(code: 120), TLSAlert(code: 47), TLSAlert(code: 80)])
+    @Test(arguments: [
+        TLSAlert.handshakeFailure, TLSAlert(code: 70), TLSAlert(code: 71), TLSAlert(code: 120), TLSAlert(code: 47),
+        TLSAlert(code: 80),
+    ])
     func aNegotiationAlertIsNeverARefusal(alert: TLSAlert) {
         let verdicts = run([.certificateSent, .alertReceived(alert)])
         #expect(verdicts.map(\.kind) == [.failed])
@@ -47,7 +57,10 @@ import Testing
     @Test func closingAfterTheHandshakeWithoutDataIsClosedAfterHandshake() {
         let verdicts = run([.certificateSent, .handshakeCompleted, .alertReceived(.closeNotify)])
         #expect(verdicts == [Verdict(kind: .refused, reason: .closedAfterHandshake, alert: "close_notify")])
-        #expect(run([.certificateSent, .handshakeCompleted, .peerClosed(reset: false)]).map(\.reason) == [.closedAfterHandshake])
+        #expect(
+            run([.certificateSent, .handshakeCompleted, .peerClosed(reset: false)]).map(\.reason) == [
+                .closedAfterHandshake
+            ])
     }
 
     @Test func silenceUntilTheWindowEndsIsInconclusiveAndLaterDataUpgradesIt() {
@@ -71,7 +84,10 @@ import Testing
     }
 
     @Test func garbageOrAProtocolErrorIsANegotiationFailure() {
-        #expect(run([.handshakeFailed("wrong version number")]) == [Verdict(kind: .failed, reason: .negotiation, detail: "wrong version number")])
+        #expect(
+            run([.handshakeFailed("wrong version number")]) == [
+                Verdict(kind: .failed, reason: .negotiation, detail: "wrong version number")
+            ])
     }
 
     @Test func stoppingMidHandshakeIsInconclusive() {
@@ -86,6 +102,8 @@ import Testing
         #expect(plain.receive(.alertReceived(.decryptError))?.kind == .failed)
         var sameName = VerdictMachine(alsoRejectingCertificate: CertificateProfile.sameNameCA.alsoRejectingCertificate)
         _ = sameName.receive(.certificateSent)
-        #expect(sameName.receive(.alertReceived(.decryptError)) == Verdict(kind: .refused, reason: .alert, alert: "decrypt_error"))
+        #expect(
+            sameName.receive(.alertReceived(.decryptError))
+                == Verdict(kind: .refused, reason: .alert, alert: "decrypt_error"))
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 /// Who may open the web UI, decided without sockets.
@@ -6,9 +7,12 @@ import Testing
     @Test func thisMachineIsLetInWithoutAToken() {
         let access = WebAccess(token: nil)
         for peer in ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"] {
-            #expect(access.decide(.init(peer: peer, host: "127.0.0.1:8888")) == .allowed(rememberToken: false), "\(peer)")
+            #expect(
+                access.decide(.init(peer: peer, host: "127.0.0.1:8888")) == .allowed(rememberToken: false), "\(peer)")
         }
-        #expect(access.decide(.init(peer: "127.0.0.1", host: nil)) == .allowed(rememberToken: false), "HTTP/1.0 without Host")
+        #expect(
+            access.decide(.init(peer: "127.0.0.1", host: nil)) == .allowed(rememberToken: false),
+            "HTTP/1.0 without Host")
     }
 
     @Test func anotherMachineIsRefusedAndToldHowToGetIn() {
@@ -21,21 +25,34 @@ import Testing
             #expect(reason.contains(peer))
             #expect(reason.contains("--web-token"))
         }
-        guard case .refused = access.decide(.init(peer: nil, host: "127.0.0.1")) else { Issue.record("an unknown peer let in"); return }
+        guard case .refused = access.decide(.init(peer: nil, host: "127.0.0.1")) else {
+            Issue.record("an unknown peer let in")
+            return
+        }
     }
 
     @Test func theTokenLetsAnotherMachineInAndAWrongOneDoesNot() {
         let access = WebAccess(token: "s3cret-token")
-        #expect(access.decide(.init(peer: "10.0.0.7", host: "10.0.0.2:9000", queryToken: "s3cret-token")) == .allowed(rememberToken: true))
-        #expect(access.decide(.init(peer: "10.0.0.7", host: "10.0.0.2:9000", headerToken: "s3cret-token")) == .allowed(rememberToken: false))
-        guard case .refused(let wrong) = access.decide(.init(peer: "10.0.0.7", host: "x", queryToken: "s3cret-tokem")) else {
+        #expect(
+            access.decide(.init(peer: "10.0.0.7", host: "10.0.0.2:9000", queryToken: "s3cret-token"))
+                == .allowed(rememberToken: true))
+        #expect(
+            access.decide(.init(peer: "10.0.0.7", host: "10.0.0.2:9000", headerToken: "s3cret-token"))
+                == .allowed(rememberToken: false))
+        guard case .refused(let wrong) = access.decide(.init(peer: "10.0.0.7", host: "x", queryToken: "s3cret-tokem"))
+        else {
             Issue.record("a wrong token let in")
             return
         }
         #expect(wrong.contains("wrong"))
-        guard case .refused(let missing) = access.decide(.init(peer: "10.0.0.7", host: "x")) else { Issue.record("no token let in"); return }
+        guard case .refused(let missing) = access.decide(.init(peer: "10.0.0.7", host: "x")) else {
+            Issue.record("no token let in")
+            return
+        }
         #expect(missing.contains("?token="))
-        #expect(access.decide(.init(peer: "127.0.0.1", host: "localhost:8888")) == .allowed(rememberToken: false), "this machine needs none")
+        #expect(
+            access.decide(.init(peer: "127.0.0.1", host: "localhost:8888")) == .allowed(rememberToken: false),
+            "this machine needs none")
     }
 
     @Test func aPageThatRebindsItsNameToLoopbackIsRefused() {
@@ -47,7 +64,9 @@ import Testing
             }
             #expect(reason.contains(host))
         }
-        for host in ["localhost", "localhost:8888", "LOCALHOST.", "app.localhost:1", "[::1]:8888", "127.0.0.1", "127.1.2.3:80"] {
+        for host in [
+            "localhost", "localhost:8888", "LOCALHOST.", "app.localhost:1", "[::1]:8888", "127.0.0.1", "127.1.2.3:80",
+        ] {
             #expect(access.decide(.init(peer: "127.0.0.1", host: host)) == .allowed(rememberToken: false), "\(host)")
         }
     }

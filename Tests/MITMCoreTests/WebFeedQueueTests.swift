@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMCore
 
 /// One page's feed without sockets: the writer is woken once per batch, only the latest board waits, and a page
@@ -61,6 +62,8 @@ import Testing
 
     @Test func eventStreamFramesCarryEveryLine() {
         #expect(String(decoding: ServerSentEvent.frame("flow", "{}"), as: UTF8.self) == "event: flow\ndata: {}\n\n")
-        #expect(String(decoding: ServerSentEvent.frame("x", "a\nb\r\nc"), as: UTF8.self) == "event: x\ndata: a\ndata: b\ndata: c\n\n")
+        #expect(
+            String(decoding: ServerSentEvent.frame("x", "a\nb\r\nc"), as: UTF8.self)
+                == "event: x\ndata: a\ndata: b\ndata: c\n\n")
     }
 }

@@ -1,11 +1,14 @@
 import Testing
+
 @testable import MITMCore
 
 @Suite struct WebSocketFrameReaderTests {
     private typealias F = WebSocketFrames
 
-    private func read(_ bytes: [UInt8], _ direction: WebSocketDirection = .send, handshake: WebSocketHandshake = WebSocketHandshake(),
-                      limit: Int = 1 << 20, finish: Bool = false) -> [WebSocketMessage] {
+    private func read(
+        _ bytes: [UInt8], _ direction: WebSocketDirection = .send, handshake: WebSocketHandshake = WebSocketHandshake(),
+        limit: Int = 1 << 20, finish: Bool = false
+    ) -> [WebSocketMessage] {
         var reader = WebSocketFrameReader(direction: direction, handshake: handshake, captureLimit: limit)
         return reader.feed(bytes) + (finish ? reader.finish() : [])
     }
@@ -36,7 +39,8 @@ import Testing
     }
 
     @Test func fragmentsAreJoinedAroundAnInterleavedPing() {
-        let bytes = F.frame(1, Array("frag".utf8), fin: false, masked: true)
+        let bytes =
+            F.frame(1, Array("frag".utf8), fin: false, masked: true)
             + F.frame(9, Array("are you there".utf8), masked: true)
             + F.frame(0, Array("mented ".utf8), fin: false, masked: true)
             + F.frame(0, Array("text".utf8), masked: true)
@@ -50,11 +54,13 @@ import Testing
     @Test func anyWayTheBytesAreSplitGivesTheSameMessages() {
         let deflater = WebSocketDeflater()
         let handshake = WebSocketHandshake(deflate: WebSocketDeflate())
-        let bytes = F.frame(1, Array("first ".utf8), fin: false, masked: true)
+        let bytes =
+            F.frame(1, Array("first ".utf8), fin: false, masked: true)
             + F.frame(10, [], masked: true)
             + F.frame(0, Array("message".utf8), masked: true)
             + F.frame(2, (0..<70_000).map { UInt8($0 % 7) }, masked: true)
-            + F.frame(1, deflater.compress(Array(String(repeating: "compressed ", count: 50).utf8)), masked: true, rsv1: true)
+            + F.frame(
+                1, deflater.compress(Array(String(repeating: "compressed ", count: 50).utf8)), masked: true, rsv1: true)
             + F.close(1000, "done", masked: true)
         let whole = read(bytes, handshake: handshake)
         #expect(whole.map(\.kind) == [.pong, .text, .binary, .text, .close])
@@ -78,8 +84,9 @@ import Testing
         let first = deflater.compress(text)
         let second = deflater.compress(text)
         #expect(second.count < first.count / 2, "the second message refers back to the first")
-        let messages = read(F.frame(1, first, masked: false, rsv1: true) + F.frame(1, second, masked: false, rsv1: true),
-                            .receive, handshake: WebSocketHandshake(deflate: WebSocketDeflate()))
+        let messages = read(
+            F.frame(1, first, masked: false, rsv1: true) + F.frame(1, second, masked: false, rsv1: true),
+            .receive, handshake: WebSocketHandshake(deflate: WebSocketDeflate()))
         #expect(messages.map(\.payload.bytes) == [text, text])
         #expect(messages.allSatisfy { $0.compressed && $0.problem == nil })
         #expect(messages.map(\.wireSize) == [first.count, second.count])
@@ -88,7 +95,8 @@ import Testing
     @Test func withoutContextTakeoverEachMessageStartsAfresh() {
         let deflater = WebSocketDeflater()
         let text = Array("hello hello hello hello".utf8)
-        let frames = F.frame(1, deflater.compress(text, forgetWindow: true), masked: true, rsv1: true)
+        let frames =
+            F.frame(1, deflater.compress(text, forgetWindow: true), masked: true, rsv1: true)
             + F.frame(1, deflater.compress(text, forgetWindow: true), masked: true, rsv1: true)
         let handshake = WebSocketHandshake(deflate: WebSocketDeflate(clientNoContextTakeover: true))
         #expect(read(frames, handshake: handshake).map(\.payload.bytes) == [text, text])
@@ -99,7 +107,8 @@ import Testing
         let text = Array(String(repeating: "fragment ", count: 100).utf8)
         let compressed = deflater.compress(text)
         let half = compressed.count / 2
-        let frames = F.frame(1, Array(compressed[..<half]), fin: false, masked: false, rsv1: true)
+        let frames =
+            F.frame(1, Array(compressed[..<half]), fin: false, masked: false, rsv1: true)
             + F.frame(0, Array(compressed[half...]), masked: false)
         let messages = read(frames, .receive, handshake: WebSocketHandshake(deflate: WebSocketDeflate()))
         #expect(messages.first?.payload.bytes == text)
@@ -112,7 +121,8 @@ import Testing
         #expect(messages.first?.payload.bytes.count == 11)
         #expect(messages.first?.payload.totalSize == 200)
         #expect(messages.first?.payload.isTruncated == true)
-        #expect(messages.first?.payloadText == String(repeating: "é", count: 5), "the cut inside a character is dropped")
+        #expect(
+            messages.first?.payloadText == String(repeating: "é", count: 5), "the cut inside a character is dropped")
         #expect(messages.first?.problem == nil)
     }
 
@@ -132,11 +142,15 @@ import Testing
         #expect(messages.map(\.payloadText) == ["plain", "next"])
         #expect(messages[0].problem == "an unmasked frame from the client (clients must mask every frame)")
         #expect(messages[1].problem == nil)
-        #expect(read(F.text("masked", masked: true), .receive).first?.problem == "a masked frame from the server (servers must not mask)")
+        #expect(
+            read(F.text("masked", masked: true), .receive).first?.problem
+                == "a masked frame from the server (servers must not mask)")
     }
 
     @Test func anOversizeOrFragmentedControlFrameIsNamed() {
-        let messages = read(F.frame(9, [UInt8](repeating: 1, count: 126), masked: false) + F.frame(10, [], fin: false, masked: false), .receive)
+        let messages = read(
+            F.frame(9, [UInt8](repeating: 1, count: 126), masked: false) + F.frame(10, [], fin: false, masked: false),
+            .receive)
         #expect(messages.map(\.kind) == [.ping, .pong])
         #expect(messages[0].problem == "a control frame of 126 bytes (at most 125 allowed)")
         #expect(messages[0].payload.totalSize == 126)
@@ -144,7 +158,8 @@ import Testing
     }
 
     @Test func textThatIsNotUTF8IsNamedEvenAcrossFragmentsAndBeyondTheLimit() {
-        let bytes = F.frame(1, Array("valid start ".utf8) + [0xE2], fin: false, masked: true)
+        let bytes =
+            F.frame(1, Array("valid start ".utf8) + [0xE2], fin: false, masked: true)
             + F.frame(0, [0x28, 0xA1], masked: true)
         let messages = read(bytes, limit: 4)
         #expect(messages.first?.problem == "a text message that is not valid UTF-8")
@@ -154,7 +169,10 @@ import Testing
     @Test(arguments: [
         (WebSocketFrames.frame(3, [1], masked: true), "a frame with the reserved opcode 3"),
         (WebSocketFrames.frame(1, [1], masked: true, rsv: 0x20), "a frame with the reserved bits RSV2 or RSV3 set"),
-        (WebSocketFrames.frame(1, [1], masked: true, rsv1: true), "a frame with RSV1 set although permessage-deflate was not agreed"),
+        (
+            WebSocketFrames.frame(1, [1], masked: true, rsv1: true),
+            "a frame with RSV1 set although permessage-deflate was not agreed"
+        ),
         (WebSocketFrames.frame(0, [1], masked: true), "a continuation frame with no message to continue"),
         ([0x82, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 1], "a frame length with its most significant bit set"),
     ])
@@ -192,18 +210,22 @@ import Testing
 
     @Test func compressedDataThatDoesNotInflateStopsTheReading() {
         let garbage: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
-        let messages = read(F.frame(2, garbage, masked: false, rsv1: true) + F.frame(2, [1], masked: false), .receive,
-                            handshake: WebSocketHandshake(deflate: WebSocketDeflate()))
+        let messages = read(
+            F.frame(2, garbage, masked: false, rsv1: true) + F.frame(2, [1], masked: false), .receive,
+            handshake: WebSocketHandshake(deflate: WebSocketDeflate()))
         #expect(messages.count == 1)
         #expect(messages[0].problem?.hasPrefix("compressed data that does not inflate") == true)
     }
 
     @Test func aMessageInflatingBeyondTheLimitStopsTheReading() {
         let deflater = WebSocketDeflater()
-        let bomb = deflater.compress([UInt8](repeating: 0, count: WebSocketFrameReader.inflatedMessageLimit + 1024 * 1024))
+        let bomb = deflater.compress(
+            [UInt8](repeating: 0, count: WebSocketFrameReader.inflatedMessageLimit + 1024 * 1024))
         #expect(bomb.count < 200_000)
-        let messages = read(F.frame(2, bomb, masked: false, rsv1: true), .receive, handshake: WebSocketHandshake(deflate: WebSocketDeflate()),
-                            limit: 100)
+        let messages = read(
+            F.frame(2, bomb, masked: false, rsv1: true), .receive,
+            handshake: WebSocketHandshake(deflate: WebSocketDeflate()),
+            limit: 100)
         #expect(messages.count == 1)
         #expect(messages[0].problem?.hasPrefix("a message inflating to more than 64 MiB") == true)
         #expect(messages[0].payload.bytes == [UInt8](repeating: 0, count: 100), "what was kept before it stopped")
@@ -213,25 +235,36 @@ import Testing
         let frame = F.text("cut", masked: true)
         let insideFrame = read(Array(frame.dropLast()), finish: true)
         #expect(insideFrame.count == 1)
-        #expect(insideFrame[0].problem?.hasPrefix("the connection ended inside a frame (2 of its 3 payload bytes came)") == true)
+        #expect(
+            insideFrame[0].problem?.hasPrefix("the connection ended inside a frame (2 of its 3 payload bytes came)")
+                == true)
         let insideMessage = read(F.frame(1, Array("a".utf8), fin: false, masked: true), finish: true)
         #expect(insideMessage.first?.problem == "the connection ended before the fragmented message's last frame")
-        #expect(read(Array(frame.prefix(1)), finish: true).first?.problem == "the connection ended inside a frame header")
+        #expect(
+            read(Array(frame.prefix(1)), finish: true).first?.problem == "the connection ended inside a frame header")
         #expect(read(frame, finish: true).map(\.problem) == [nil])
     }
 
     // MARK: handshake
 
     @Test func theHandshakeReadsPermessageDeflateFromTheServersAnswer() {
-        let request = HTTPRequestHead(method: "GET", target: "/chat", headers: ["Upgrade": "websocket", "Connection": "Upgrade"])
-        let response = HTTPResponseHead(status: 101, reason: "Switching Protocols", headers: [
-            "Upgrade": "WebSocket", "Sec-WebSocket-Extensions": "permessage-deflate; server_no_context_takeover; client_max_window_bits=10",
-        ])
+        let request = HTTPRequestHead(
+            method: "GET", target: "/chat", headers: ["Upgrade": "websocket", "Connection": "Upgrade"])
+        let response = HTTPResponseHead(
+            status: 101, reason: "Switching Protocols",
+            headers: [
+                "Upgrade": "WebSocket",
+                "Sec-WebSocket-Extensions": "permessage-deflate; server_no_context_takeover; client_max_window_bits=10",
+            ])
         let handshake = WebSocketHandshake.http1(request: request, response: response)
         #expect(handshake == WebSocketHandshake(deflate: WebSocketDeflate(serverNoContextTakeover: true)))
-        #expect(WebSocketHandshake.http1(request: request, response: HTTPResponseHead(status: 101, reason: "", headers: ["Upgrade": "h2c"])) == nil)
+        #expect(
+            WebSocketHandshake.http1(
+                request: request, response: HTTPResponseHead(status: 101, reason: "", headers: ["Upgrade": "h2c"]))
+                == nil)
         #expect(WebSocketHandshake.http1(request: request, response: HTTPResponseHead(status: 200, reason: "")) == nil)
-        let other = WebSocketHandshake.extendedConnect(status: 200, headers: ["sec-websocket-extensions": "x-webkit-deflate-frame"])
+        let other = WebSocketHandshake.extendedConnect(
+            status: 200, headers: ["sec-websocket-extensions": "x-webkit-deflate-frame"])
         #expect(other == WebSocketHandshake(otherExtensions: ["x-webkit-deflate-frame"]))
         #expect(WebSocketHandshake.extendedConnect(status: 404, headers: [:]) == nil)
     }

@@ -1,4 +1,5 @@
 import CZlib
+
 @testable import MITMCore
 
 /// Builds WebSocket frames the way endpoints write them (RFC 6455, RFC 7692) for the reader's tests.
@@ -6,8 +7,10 @@ enum WebSocketFrames {
     static let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
 
     /// One frame: `masked` as a client sends it, with the shortest length encoding (or `length127`).
-    static func frame(_ opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool, rsv1: Bool = false,
-                      rsv: UInt8 = 0, length127: Bool = false) -> [UInt8] {
+    static func frame(
+        _ opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool, rsv1: Bool = false,
+        rsv: UInt8 = 0, length127: Bool = false
+    ) -> [UInt8] {
         var bytes: [UInt8] = [(fin ? 0x80 : 0) | (rsv1 ? 0x40 : 0) | rsv | opcode]
         let maskBit: UInt8 = masked ? 0x80 : 0
         if payload.count < 126 && !length127 {
@@ -37,8 +40,10 @@ final class WebSocketDeflater {
 
     init() {
         stream.initialize(to: z_stream())
-        precondition(deflateInit2_(stream, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
-                                   Int32(MemoryLayout<z_stream>.size)) == Z_OK)
+        precondition(
+            deflateInit2_(
+                stream, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK)
     }
 
     deinit {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMHTTP2
 
 @Suite struct HTTP2BadInputTests {
@@ -25,8 +26,12 @@ import Testing
         let output = try session.produceOutput()
         #expect(RawFrame.goAwayCode(in: output) == HTTP2ErrorCode.protocolError.rawValue)
         let events = session.takeEvents()
-        #expect(events.contains { if case .goAwaySent(_, .protocolError, _) = $0 { return true } else { return false } })
-        #expect(events.contains { if case .goAwaySent(_, _, let debug) = $0 { return !debug.isEmpty } else { return false } })
+        #expect(
+            events.contains { if case .goAwaySent(_, .protocolError, _) = $0 { return true } else { return false } })
+        #expect(
+            events.contains {
+                if case .goAwaySent(_, _, let debug) = $0 { return !debug.isEmpty } else { return false }
+            })
         #expect(!session.wantsRead)
     }
 
@@ -34,7 +39,8 @@ import Testing
         var settings = HTTP2Settings()
         settings.streamWindow = 16_384
         let session = try server(settings)
-        try session.receive(RawFrame.headers(streamID: 1, endStream: false) + RawFrame.headers(streamID: 3, endStream: false))
+        try session.receive(
+            RawFrame.headers(streamID: 1, endStream: false) + RawFrame.headers(streamID: 3, endStream: false))
         for _ in 0..<5 { try session.receive(RawFrame.data(streamID: 1, count: 16_000)) }
         try session.receive(RawFrame.data(streamID: 3, count: 1_000, endStream: true))
         let output = try session.produceOutput()
@@ -52,7 +58,9 @@ import Testing
         settings.connectionWindow = 65_535
         let session = try server(settings)
         var burst = RawFrame.headers(streamID: 1, endStream: false) + RawFrame.headers(streamID: 3, endStream: false)
-        for _ in 0..<3 { burst += RawFrame.data(streamID: 1, count: 16_000) + RawFrame.data(streamID: 3, count: 16_000) }
+        for _ in 0..<3 {
+            burst += RawFrame.data(streamID: 1, count: 16_000) + RawFrame.data(streamID: 3, count: 16_000)
+        }
         try session.receive(burst)
         let output = try session.produceOutput()
         #expect(RawFrame.goAwayCode(in: output) == HTTP2ErrorCode.flowControlError.rawValue)
@@ -71,7 +79,8 @@ import Testing
         let client = try HTTP2Session(role: .client)
         let id = try client.submitRequest(Fields.get(), endStream: true)
         _ = try client.produceOutput()
-        try client.receive(RawFrame.settings() + RawFrame.settingsAck() + RawFrame.pushPromise(streamID: UInt32(id), promised: 2))
+        try client.receive(
+            RawFrame.settings() + RawFrame.settingsAck() + RawFrame.pushPromise(streamID: UInt32(id), promised: 2))
         let output = try client.produceOutput()
         #expect(RawFrame.goAwayCode(in: output) == HTTP2ErrorCode.protocolError.rawValue)
         #expect(!client.takeEvents().contains { if case .headers = $0 { return true } else { return false } })

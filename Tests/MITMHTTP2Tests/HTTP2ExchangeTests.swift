@@ -1,10 +1,12 @@
 import Testing
+
 @testable import MITMHTTP2
 
 @Suite struct HTTP2ExchangeTests {
     @Test func getRequestAndResponseWithBody() throws {
         let pair = try SessionPair()
-        let id = try pair.client.submitRequest(Fields.get("/hello") + [HTTP2HeaderField("accept", "*/*")], endStream: true)
+        let id = try pair.client.submitRequest(
+            Fields.get("/hello") + [HTTP2HeaderField("accept", "*/*")], endStream: true)
         try pair.pump()
         let requests = SessionPair.blocks(pair.serverEvents, id)
         #expect(requests.count == 1)
@@ -13,7 +15,8 @@ import Testing
         #expect(requests.first?.fields.value(of: ":path") == "/hello")
         #expect(requests.first?.fields.value(of: "accept") == "*/*")
 
-        try pair.server.submitResponse(streamID: id, Fields.status(200, [HTTP2HeaderField("content-type", "text/plain")]), endStream: false)
+        try pair.server.submitResponse(
+            streamID: id, Fields.status(200, [HTTP2HeaderField("content-type", "text/plain")]), endStream: false)
         pair.server.send(Array("hello, ".utf8), on: id)
         pair.server.send(Array("world".utf8), on: id)
         pair.server.finish(streamID: id)
@@ -68,7 +71,8 @@ import Testing
         let pair = try SessionPair()
         let id = try pair.client.submitRequest(Fields.get(), endStream: true)
         try pair.pump()
-        try pair.server.submitInformational(streamID: id, Fields.status(103, [HTTP2HeaderField("link", "</a.css>; rel=preload")]))
+        try pair.server.submitInformational(
+            streamID: id, Fields.status(103, [HTTP2HeaderField("link", "</a.css>; rel=preload")]))
         try pair.server.submitResponse(streamID: id, Fields.status(204), endStream: true)
         try pair.pump()
         let blocks = SessionPair.blocks(pair.clientEvents, id)
@@ -79,7 +83,8 @@ import Testing
     @Test func neverIndexedFieldsStayNeverIndexed() throws {
         let pair = try SessionPair()
         let secret = HTTP2HeaderField("authorization", "Bearer t0ken", neverIndexed: true)
-        let id = try pair.client.submitRequest(Fields.get() + [secret, HTTP2HeaderField("accept", "*/*")], endStream: true)
+        let id = try pair.client.submitRequest(
+            Fields.get() + [secret, HTTP2HeaderField("accept", "*/*")], endStream: true)
         try pair.pump()
         let fields = SessionPair.blocks(pair.serverEvents, id).first?.fields ?? []
         #expect(fields.first { $0.nameText == "authorization" }?.neverIndexed == true)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMHTTP2
 
 @Suite struct HTTP2FlowControlTests {
@@ -90,7 +91,8 @@ import Testing
         settings.connectionWindow = 131_072
         let pair = try SessionPair(server: settings)
         try pair.pump()
-        let ids = try (0..<20).map { index in try pair.client.submitRequest(Fields.post("/\(index)"), endStream: false) }
+        let ids = try (0..<20).map { index in try pair.client.submitRequest(Fields.post("/\(index)"), endStream: false)
+        }
         for id in ids { pair.client.send([UInt8](repeating: 9, count: 65_536), on: id) }
         for _ in 0..<20 { try pair.pump() }
         let held = ids.map { pair.serverBody($0).count }.reduce(0, +)

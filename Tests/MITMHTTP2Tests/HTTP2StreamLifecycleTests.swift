@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMHTTP2
 
 @Suite struct HTTP2StreamLifecycleTests {
@@ -78,7 +79,9 @@ import Testing
         for _ in 0..<5 {
             try pair.pump()
             let open = pair.serverEvents.compactMap { event -> Int32? in
-                if case .headers(let id, let block) = event, block.kind == .request, !answered.contains(id) { return id }
+                if case .headers(let id, let block) = event, block.kind == .request, !answered.contains(id) {
+                    return id
+                }
                 return nil
             }
             #expect(open.count <= 2)

@@ -4,9 +4,11 @@ enum RawFrame {
 
     static func frame(type: UInt8, flags: UInt8 = 0, streamID: UInt32, payload: [UInt8] = []) -> [UInt8] {
         let length = payload.count
-        return [UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff), type, flags,
-                UInt8(streamID >> 24 & 0x7f), UInt8(streamID >> 16 & 0xff), UInt8(streamID >> 8 & 0xff),
-                UInt8(streamID & 0xff)] + payload
+        return [
+            UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff), type, flags,
+            UInt8(streamID >> 24 & 0x7f), UInt8(streamID >> 16 & 0xff), UInt8(streamID >> 8 & 0xff),
+            UInt8(streamID & 0xff),
+        ] + payload
     }
 
     static func settings() -> [UInt8] { frame(type: 0x4, streamID: 0) }
@@ -14,7 +16,8 @@ enum RawFrame {
     static func settingsAck() -> [UInt8] { frame(type: 0x4, flags: 0x1, streamID: 0) }
 
     static func data(streamID: UInt32, count: Int, endStream: Bool = false) -> [UInt8] {
-        frame(type: 0x0, flags: endStream ? 0x1 : 0, streamID: streamID, payload: [UInt8](repeating: 0x61, count: count))
+        frame(
+            type: 0x0, flags: endStream ? 0x1 : 0, streamID: streamID, payload: [UInt8](repeating: 0x61, count: count))
     }
 
     static func ping(_ opaque: [UInt8]) -> [UInt8] { frame(type: 0x6, streamID: 0, payload: opaque) }
@@ -27,7 +30,10 @@ enum RawFrame {
     }
 
     static func pushPromise(streamID: UInt32, promised: UInt32) -> [UInt8] {
-        let id = [UInt8(promised >> 24 & 0x7f), UInt8(promised >> 16 & 0xff), UInt8(promised >> 8 & 0xff), UInt8(promised & 0xff)]
+        let id = [
+            UInt8(promised >> 24 & 0x7f), UInt8(promised >> 16 & 0xff), UInt8(promised >> 8 & 0xff),
+            UInt8(promised & 0xff),
+        ]
         return frame(type: 0x5, flags: 0x4, streamID: streamID, payload: id + getBlock)
     }
 
@@ -38,7 +44,8 @@ enum RawFrame {
         while index + 9 <= bytes.count {
             let length = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8 | Int(bytes[index + 2])
             guard index + 9 + length <= bytes.count else { break }
-            let streamID = UInt32(bytes[index + 5] & 0x7f) << 24 | UInt32(bytes[index + 6]) << 16
+            let streamID =
+                UInt32(bytes[index + 5] & 0x7f) << 24 | UInt32(bytes[index + 6]) << 16
                 | UInt32(bytes[index + 7]) << 8 | UInt32(bytes[index + 8])
             frames.append((bytes[index + 3], bytes[index + 4], streamID, Array(bytes[index + 9..<index + 9 + length])))
             index += 9 + length

@@ -1,3 +1,5 @@
+import Testing
+
 @testable import MITMHTTP2
 
 /// A client session and a server session wired back to back in memory: `pump()` moves bytes both ways
@@ -53,18 +55,20 @@ final class SessionPair {
     }
 }
 
-import Testing
-
 /// Header lists used by the tests.
 enum Fields {
     static func get(_ path: String = "/", authority: String = "example.test") -> [HTTP2HeaderField] {
-        [HTTP2HeaderField(":method", "GET"), HTTP2HeaderField(":scheme", "https"),
-         HTTP2HeaderField(":authority", authority), HTTP2HeaderField(":path", path)]
+        [
+            HTTP2HeaderField(":method", "GET"), HTTP2HeaderField(":scheme", "https"),
+            HTTP2HeaderField(":authority", authority), HTTP2HeaderField(":path", path),
+        ]
     }
 
     static func post(_ path: String = "/upload") -> [HTTP2HeaderField] {
-        [HTTP2HeaderField(":method", "POST"), HTTP2HeaderField(":scheme", "https"),
-         HTTP2HeaderField(":authority", "example.test"), HTTP2HeaderField(":path", path)]
+        [
+            HTTP2HeaderField(":method", "POST"), HTTP2HeaderField(":scheme", "https"),
+            HTTP2HeaderField(":authority", "example.test"), HTTP2HeaderField(":path", path),
+        ]
     }
 
     static func status(_ code: Int, _ extra: [HTTP2HeaderField] = []) -> [HTTP2HeaderField] {

@@ -18,9 +18,13 @@ import Testing
 
         deinit { socket.detach(self) }
 
-        func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) { recorder.socket(socket, didRead: bytes) }
+        func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+            recorder.socket(socket, didRead: bytes)
+        }
         func socketDidReadEOF(_ socket: any ByteStream) { recorder.socketDidReadEOF(socket) }
-        func socket(_ socket: any ByteStream, didFail error: SystemCallError) { recorder.socket(socket, didFail: error) }
+        func socket(_ socket: any ByteStream, didFail error: SystemCallError) {
+            recorder.socket(socket, didFail: error)
+        }
         func socketDidDrain(_ socket: any ByteStream) { recorder.socketDidDrain(socket) }
     }
 

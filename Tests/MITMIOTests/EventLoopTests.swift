@@ -1,8 +1,9 @@
 import Glibc
-@testable import MITMIO
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import MITMIO
 
 /// The loop's own thread: its timers (a heap of its own, not Dispatch's), work handed to it from other threads,
 /// and its end when the loop is dropped.
@@ -40,7 +41,9 @@ import Testing
         loop.sync { kept.cancel() }
         let last = loop.schedule(after: 0.6) { fired.post("last") }
         let first = await fired.next(within: 10)
-        #expect(first == "last", "first fired: \(first ?? "nothing within 10 s"); a timer due earlier fired although it was stopped")
+        #expect(
+            first == "last",
+            "first fired: \(first ?? "nothing within 10 s"); a timer due earlier fired although it was stopped")
         withExtendedLifetime(last) {}
     }
 
@@ -128,7 +131,8 @@ private func threadCount(named name: String) -> Int {
         guard task.first?.isNumber == true, let file = fopen("/proc/self/task/\(task)/comm", "r") else { continue }
         var buffer = [CChar](repeating: 0, count: 32)
         if fgets(&buffer, 32, file) != nil,
-           String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) == name + "\n" {
+            String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) == name + "\n"
+        {
             count += 1
         }
         fclose(file)

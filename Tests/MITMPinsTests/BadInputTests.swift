@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct BadInputTests {
@@ -13,7 +14,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let result = listing(directory.file("absent.pem"))
         #expect(result.exitStatus == 2)
-        #expect(result.standardError.contains("cannot read certificate file \(directory.file("absent.pem")): no such file"))
+        #expect(
+            result.standardError.contains("cannot read certificate file \(directory.file("absent.pem")): no such file"))
     }
 
     @Test func directoryIsRefused() throws {
@@ -31,8 +33,12 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: path)
         if getuid() == 0 {
             let binary = try #require(CLIBinary.path)
-            let result = try Subprocess.runBlocking("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                                                                binary, "pins", path])
+            let result = try Subprocess.runBlocking(
+                "setpriv",
+                [
+                    "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                    binary, "pins", path,
+                ])
             #expect(result.status == 2, "\(result)")
             #expect(result.stderrText == "error: cannot read certificate file \(path): permission denied\n")
         } else {
@@ -123,7 +129,8 @@ import Testing
 
     /// Found by the network-security-config fuzz target: Foundation's XML parser trapped on a comment that is not UTF-8.
     @Test func aNetworkSecurityConfigThatIsNotUTF8IsAnErrorNotACrash() {
-        let bytes = Array("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!-- caf".utf8) + [0xE9]
+        let bytes =
+            Array("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!-- caf".utf8) + [0xE9]
             + Array(" -->\n<network-security-config/>\n".utf8)
         #expect {
             try NetworkSecurityConfigReader.read(Data(bytes), path: "nsc.xml")
@@ -136,21 +143,22 @@ import Testing
     /// instruction without data. Such instructions are dropped; the pins around them are still read.
     @Test func aProcessingInstructionWithoutDataIsIgnored() throws {
         let xml = """
-        <?xml version="1.0" encoding="utf-8"?>
-        <?x?>
-        <network-security-config>
-            <domain-config>
-                <domain>pinned.test</domain>
-                <pin-set><pin digest="SHA-256">AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=</pin><?y ?></pin-set>
-            </domain-config>
-        </network-security-config>
-        """
+            <?xml version="1.0" encoding="utf-8"?>
+            <?x?>
+            <network-security-config>
+                <domain-config>
+                    <domain>pinned.test</domain>
+                    <pin-set><pin digest="SHA-256">AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=</pin><?y ?></pin-set>
+                </domain-config>
+            </network-security-config>
+            """
         let configuration = try NetworkSecurityConfigReader.read(Data(xml.utf8), path: "nsc.xml")
         #expect(configuration.domains.map(\.name) == ["pinned.test"])
         #expect(configuration.domains.first?.pins.count == 1)
         // An XML declaration without its version is such an instruction too.
-        let bare = try NetworkSecurityConfigReader.read(Data(xml.replacingOccurrences(of: "<?xml version=\"1.0\" encoding=\"utf-8\"?>", with: "<?xml?>").utf8),
-                                                        path: "nsc.xml")
+        let bare = try NetworkSecurityConfigReader.read(
+            Data(xml.replacingOccurrences(of: "<?xml version=\"1.0\" encoding=\"utf-8\"?>", with: "<?xml?>").utf8),
+            path: "nsc.xml")
         #expect(bare.domains.map(\.name) == ["pinned.test"])
     }
 
@@ -161,7 +169,10 @@ import Testing
         bytes += [0xD1, 0x01, 0x00]  // object 0: a dictionary of one entry, key object 1, value object 0 (itself)
         bytes += [0x51, UInt8(ascii: "a")]  // object 1: the string "a"
         bytes += [8, 11]  // the offset table
-        bytes += [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 2] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0, 0, 0, 0, 13]
+        bytes +=
+            [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 2] + [UInt8](repeating: 0, count: 8) + [
+                0, 0, 0, 0, 0, 0, 0, 13,
+            ]
         #expect {
             try ATSPlistReader.read(Data(bytes), path: "Info.plist")
         } throws: { error in
@@ -172,7 +183,8 @@ import Testing
     /// Beyond 256 elements the XML reader refuses; beyond 64 arrays and dictionaries the property list reader does.
     @Test(arguments: [(100, "nest more than 64 deep"), (5_000, "nest more than 256 deep")])
     func aPlistNestedDeeperThanAnInfoPlistEverIsRefused(depth: Int, words: String) {
-        let xml = "<?xml version=\"1.0\"?><plist version=\"1.0\">" + String(repeating: "<array>", count: depth)
+        let xml =
+            "<?xml version=\"1.0\"?><plist version=\"1.0\">" + String(repeating: "<array>", count: depth)
             + String(repeating: "</array>", count: depth) + "</plist>"
         #expect {
             try ATSPlistReader.read(Data(xml.utf8), path: "Info.plist")

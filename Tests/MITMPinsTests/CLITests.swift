@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import MITMPins
 
 /// The real `mitm-proxy` binary: argument parsing, output streams and exit statuses.
@@ -18,7 +19,10 @@ import Testing
         let mismatching = try SampleFiles.instantiate("nsc-mismatch.xml", in: directory)
         #expect(try CLIBinary.run(["pins", "check", matching, "--cert", pki.path("chain.pem")]).status == 0)
         #expect(try CLIBinary.run(["pins", "check", mismatching, "--cert", pki.path("chain.pem")]).status == 1)
-        let bad = try CLIBinary.run(["pins", "check", (SampleFiles.directory as NSString).appendingPathComponent("no-ats.plist"), "--cert", pki.path("chain.pem")])
+        let bad = try CLIBinary.run([
+            "pins", "check", (SampleFiles.directory as NSString).appendingPathComponent("no-ats.plist"), "--cert",
+            pki.path("chain.pem"),
+        ])
         #expect(bad.status == 2)
         #expect(bad.stderrText.contains("no-ats.plist has no NSAppTransportSecurity dictionary"))
         #expect(bad.stdoutText.isEmpty)
@@ -28,7 +32,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let result = try CLIBinary.run(["pins", directory.file("missing.pem")])
         #expect(result.status == 2)
-        #expect(result.stderrText == "error: cannot read certificate file \(directory.file("missing.pem")): no such file or directory\n")
+        #expect(
+            result.stderrText
+                == "error: cannot read certificate file \(directory.file("missing.pem")): no such file or directory\n")
     }
 
     /// Found by the ats-plist fuzz target (kept in its corpus): a binary plist whose header reads `bplist0` and one
@@ -39,7 +45,9 @@ import Testing
             .appendingPathComponent("regression-set-behind-bplist0-header").standardized.path
         let result = try CLIBinary.run(["pins", "check", path, "--cert", pki.path("chain.pem")])
         #expect(result.status == 2, "\(result.stderrText)")
-        #expect(result.stderrText == "error: \(path) is not a usable property list: it is a binary property list of another "
+        #expect(
+            result.stderrText
+                == "error: \(path) is not a usable property list: it is a binary property list of another "
                 + "version than bplist00\n")
     }
 
@@ -48,18 +56,29 @@ import Testing
     @Test func checkOfAnEndlessFileIsExitTwo() throws {
         let pki = try TestPKI.withPinLeaves()
         let binary = try #require(CLIBinary.path)
-        let result = try Subprocess.runBlocking("prlimit", ["--data=\(512 << 20)", "--", binary,
-                                                          "pins", "check", "/dev/zero", "--cert", pki.path("chain.pem")],
-                                                timeout: .seconds(20))
+        let result = try Subprocess.runBlocking(
+            "prlimit",
+            [
+                "--data=\(512 << 20)", "--", binary,
+                "pins", "check", "/dev/zero", "--cert", pki.path("chain.pem"),
+            ],
+            timeout: .seconds(20))
         #expect(result.status == 2, "\(result.stderrText)")
-        #expect(result.stderrText.contains("cannot read pin configuration /dev/zero: it is larger than 8 MiB"), "\(result.stderrText)")
+        #expect(
+            result.stderrText.contains("cannot read pin configuration /dev/zero: it is larger than 8 MiB"),
+            "\(result.stderrText)")
     }
 
     @Test func snippetFormatsAreAccepted() throws {
         let pki = try TestPKI.withPinLeaves()
-        let result = try CLIBinary.run(["pins", pki.path("chain.pem"), "--format", "curl", "--only", "leaf", "--backup-pin", SampleFiles.backupPin])
+        let result = try CLIBinary.run([
+            "pins", pki.path("chain.pem"), "--format", "curl", "--only", "leaf", "--backup-pin", SampleFiles.backupPin,
+        ])
         #expect(result.status == 0)
-        #expect(result.stdoutText == "curl --pinnedpubkey 'sha256//\(try pki.opensslPin("leaf.pem"));sha256//\(SampleFiles.backupPin)' 'https://leaf.test/'\n")
+        #expect(
+            result.stdoutText
+                == "curl --pinnedpubkey 'sha256//\(try pki.opensslPin("leaf.pem"));sha256//\(SampleFiles.backupPin)' 'https://leaf.test/'\n"
+        )
     }
 
     @Test func helpListsTheCheckSubcommand() throws {

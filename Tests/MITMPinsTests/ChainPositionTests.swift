@@ -1,6 +1,7 @@
 import Foundation
 import MITMTLS
 import Testing
+
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct ChainPositionTests {
@@ -23,8 +24,10 @@ import Testing
 
     @Test func joinedChainsAreRenumbered() throws {
         let pki = try TestPKI.withPinLeaves()
-        let served = try CertificateChain(source: "server", certificates: CertificateFile.read(pki.path("leaf-chain.pem")), served: true, now: Date())
-        let root = try CertificateChain(source: "root.pem", certificates: CertificateFile.read(pki.path("root.pem")), served: false, now: Date())
+        let served = try CertificateChain(
+            source: "server", certificates: CertificateFile.read(pki.path("leaf-chain.pem")), served: true, now: Date())
+        let root = try CertificateChain(
+            source: "root.pem", certificates: CertificateFile.read(pki.path("root.pem")), served: false, now: Date())
         let joined = CertificateChain(joining: [served, root])
         #expect(joined.elements.map(\.index) == [0, 1, 2])
         #expect(joined.elements.map(\.position) == [.leaf, .intermediate, .root])

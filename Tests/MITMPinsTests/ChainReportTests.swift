@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct ChainReportTests {
@@ -14,7 +15,9 @@ import Testing
         #expect(text.contains("[0] leaf  CN=leaf.test, O=mitm-proxy tests"))
         #expect(text.contains("[1] intermediate  CN=mitm-proxy TEST Public Intermediate – not a trust anchor"))
         #expect(text.contains("[2] root  CN=mitm-proxy TEST Public Root – not a trust anchor"))
-        #expect(text.contains("issuer              CN=mitm-proxy TEST Public Root – not a trust anchor, O=mitm-proxy tests"))
+        #expect(
+            text.contains("issuer              CN=mitm-proxy TEST Public Root – not a trust anchor, O=mitm-proxy tests")
+        )
         #expect(text.contains("key                 EC P-256"))
         #expect(text.contains("key                 RSA 2048"))
         #expect(text.contains("days left)"))
@@ -46,7 +49,8 @@ import Testing
         var options = PinsListOptions()
         options.files = [pki.path("chain.pem"), pki.path("rsa2048.pem")]
         options.format = .json
-        let plain = try JSONSerialization.jsonObject(with: Data(PinsTool.list(options).standardOutput.utf8)) as? [String: Any]
+        let plain =
+            try JSONSerialization.jsonObject(with: Data(PinsTool.list(options).standardOutput.utf8)) as? [String: Any]
         let chains = try #require(plain?["chains"] as? [[String: Any]])
         let certificates = try #require(chains.first?["certificates"] as? [[String: Any]])
         #expect(certificates.map { $0["position"] as? String } == ["leaf", "intermediate", "root"])
@@ -59,8 +63,11 @@ import Testing
         #expect(certificates[0]["notAfter"] is String)
         #expect(certificates[0]["rawKey"] == nil)
         options.rawKey = true
-        let withRaw = try JSONSerialization.jsonObject(with: Data(PinsTool.list(options).standardOutput.utf8)) as? [String: Any]
-        let raw = ((withRaw?["chains"] as? [[String: Any]])?.first?["certificates"] as? [[String: Any]])?.first?["rawKey"] as? [String: Any]
+        let withRaw =
+            try JSONSerialization.jsonObject(with: Data(PinsTool.list(options).standardOutput.utf8)) as? [String: Any]
+        let raw =
+            ((withRaw?["chains"] as? [[String: Any]])?.first?["certificates"] as? [[String: Any]])?.first?["rawKey"]
+            as? [String: Any]
         #expect((raw?["note"] as? String)?.hasPrefix("not a pin") == true)
         #expect(raw?["byteCount"] as? Int == 65)
     }

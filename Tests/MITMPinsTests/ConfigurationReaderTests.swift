@@ -1,11 +1,13 @@
 import Foundation
 import Testing
+
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct ConfigurationReaderTests {
     @Test func xmlInfoPlistDomainsAndScopes() throws {
         let directory = try TemporaryDirectory()
-        let configuration = try AppPinConfiguration.read(try SampleFiles.instantiate("ats-leaf-and-ca.plist", in: directory))
+        let configuration = try AppPinConfiguration.read(
+            try SampleFiles.instantiate("ats-leaf-and-ca.plist", in: directory))
         #expect(configuration.kind == .ats)
         let domain = try #require(configuration.domains.first)
         #expect(domain.name == "leaf.test")
@@ -18,7 +20,8 @@ import Testing
     @Test func binaryInfoPlistReadsTheSame() throws {
         let directory = try TemporaryDirectory()
         let xmlPath = try SampleFiles.instantiate("ats-ca-pins.plist", in: directory)
-        let object = try PropertyListSerialization.propertyList(from: Data(contentsOf: URL(fileURLWithPath: xmlPath)), format: nil)
+        let object = try PropertyListSerialization.propertyList(
+            from: Data(contentsOf: URL(fileURLWithPath: xmlPath)), format: nil)
         let binary = try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
         #expect(binary.starts(with: Data("bplist".utf8)))
         let binaryPath = try directory.write("Binary-Info.plist", binary)
@@ -30,7 +33,11 @@ import Testing
 
     @Test func plistWithoutATSIsBadInput() throws {
         let path = (SampleFiles.directory as NSString).appendingPathComponent("no-ats.plist")
-        #expect(throws: PinsError("\(path) has no NSAppTransportSecurity dictionary: there are no ATS pins to check (pass the app's Info.plist, or its network_security_config.xml for Android)")) {
+        #expect(
+            throws: PinsError(
+                "\(path) has no NSAppTransportSecurity dictionary: there are no ATS pins to check (pass the app's Info.plist, or its network_security_config.xml for Android)"
+            )
+        ) {
             try AppPinConfiguration.read(path)
         }
     }
@@ -59,7 +66,8 @@ import Testing
     @Test func androidExpirationIsRead() throws {
         let directory = try TemporaryDirectory()
         let now = Date()
-        let configuration = try AppPinConfiguration.read(try SampleFiles.instantiate("nsc-expired.xml", in: directory, now: now))
+        let configuration = try AppPinConfiguration.read(
+            try SampleFiles.instantiate("nsc-expired.xml", in: directory, now: now))
         let expiration = try #require(configuration.domains.first?.expiration)
         #expect(DateText.day(expiration) == DateText.day(now.addingTimeInterval(-30 * 86_400)))
     }
@@ -67,7 +75,10 @@ import Testing
     @Test func androidConfigWithoutPinSetIsBadInput() throws {
         let path = (SampleFiles.directory as NSString).appendingPathComponent("nsc-no-pin-set.xml")
         let error = try #require(throws: PinsError.self) { try AppPinConfiguration.read(path) }
-        #expect(error.message == "\(path) has no <pin-set> in any <domain-config>: this app pins nothing through its network security config")
+        #expect(
+            error.message
+                == "\(path) has no <pin-set> in any <domain-config>: this app pins nothing through its network security config"
+        )
     }
 
     @Test func malformedXMLNamesTheFileAndLine() throws {
@@ -80,20 +91,26 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = try directory.write("random.txt", "just words\n")
         let error = try #require(throws: PinsError.self) { try AppPinConfiguration.read(path) }
-        #expect(error.message == "\(path) is neither an Info.plist (XML or binary) nor an Android network_security_config.xml")
+        #expect(
+            error.message
+                == "\(path) is neither an Info.plist (XML or binary) nor an Android network_security_config.xml")
     }
 
     @Test func coveringFollowsEachPlatformsSubdomainRule() {
-        let ats = AppPinConfiguration(path: "Info.plist", kind: .ats, domains: [
-            PinnedDomain(name: "example.org", includesSubdomains: true, pins: []),
-            PinnedDomain(name: "api.example.org", includesSubdomains: false, pins: []),
-        ])
+        let ats = AppPinConfiguration(
+            path: "Info.plist", kind: .ats,
+            domains: [
+                PinnedDomain(name: "example.org", includesSubdomains: true, pins: []),
+                PinnedDomain(name: "api.example.org", includesSubdomains: false, pins: []),
+            ])
         #expect(ats.domains(covering: "math.example.org").map(\.name) == ["example.org"])
         #expect(ats.domains(covering: "advanced.math.example.org").isEmpty)
         #expect(ats.domains(covering: "api.example.org").map(\.name) == ["api.example.org"])
-        let android = AppPinConfiguration(path: "nsc.xml", kind: .androidNetworkSecurityConfig, domains: [
-            PinnedDomain(name: "example.org", includesSubdomains: true, pins: []),
-        ])
+        let android = AppPinConfiguration(
+            path: "nsc.xml", kind: .androidNetworkSecurityConfig,
+            domains: [
+                PinnedDomain(name: "example.org", includesSubdomains: true, pins: [])
+            ])
         #expect(android.domains(covering: "advanced.math.example.org").map(\.name) == ["example.org"])
     }
 }

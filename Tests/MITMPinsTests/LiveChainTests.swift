@@ -1,16 +1,22 @@
 import Foundation
 import Testing
+
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct LiveChainTests {
-    private func request(_ port: Int, serverName: String? = "leaf.test", proxy: HostAndPort? = nil, timeout: Double = 10) -> LiveChainRequest {
-        LiveChainRequest(target: HostAndPort(host: "127.0.0.1", port: port), serverName: serverName, proxy: proxy, timeoutSeconds: timeout)
+    private func request(
+        _ port: Int, serverName: String? = "leaf.test", proxy: HostAndPort? = nil, timeout: Double = 10
+    ) -> LiveChainRequest {
+        LiveChainRequest(
+            target: HostAndPort(host: "127.0.0.1", port: port), serverName: serverName, proxy: proxy,
+            timeoutSeconds: timeout)
     }
 
     @Test func fetchesTheServedChainWithoutVerifyingIt() throws {
         let pki = try TestPKI.withPinLeaves()
         let server = try TLSTestServer.standard()
-        let chain = try CertificateChain(source: "live", certificates: request(server.port).fetch(), served: true, now: Date())
+        let chain = try CertificateChain(
+            source: "live", certificates: request(server.port).fetch(), served: true, now: Date())
         #expect(chain.elements.map(\.position) == [.leaf, .intermediate])
         #expect(chain.elements.map(\.pin) == [try pki.opensslPin("leaf.pem"), try pki.opensslPin("intermediate.pem")])
     }
@@ -33,8 +39,13 @@ import Testing
 
     @Test func proxyRefusalIsNamed() throws {
         let server = try TLSTestServer.standard()
-        let live = LiveChainRequest(target: HostAndPort(host: "refused.test", port: 443), proxy: HostAndPort(host: "127.0.0.1", port: server.port))
-        #expect(throws: PinsError("proxy 127.0.0.1:\(server.port) refused to CONNECT to refused.test:443: \"HTTP/1.1 403 Forbidden\"")) {
+        let live = LiveChainRequest(
+            target: HostAndPort(host: "refused.test", port: 443),
+            proxy: HostAndPort(host: "127.0.0.1", port: server.port))
+        #expect(
+            throws: PinsError(
+                "proxy 127.0.0.1:\(server.port) refused to CONNECT to refused.test:443: \"HTTP/1.1 403 Forbidden\"")
+        ) {
             try live.fetch()
         }
     }
@@ -78,7 +89,8 @@ import Testing
     @Test func checkAgainstALiveServerPicksTheDomainItServes() throws {
         let directory = try TemporaryDirectory()
         let server = try TLSTestServer.standard()
-        var options = PinsCheckOptions(configurationPath: try SampleFiles.instantiate("ats-two-domains.plist", in: directory))
+        var options = PinsCheckOptions(
+            configurationPath: try SampleFiles.instantiate("ats-two-domains.plist", in: directory))
         options.live = request(server.port)
         let result = PinsTool.check(options)
         #expect(result.exitStatus == 0)

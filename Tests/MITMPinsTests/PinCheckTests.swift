@@ -1,9 +1,12 @@
 import Foundation
 import Testing
+
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct PinCheckTests {
-    private func check(_ sample: String, certs: [String], domains: [String] = [], json: Bool = false) throws -> PinsToolResult {
+    private func check(_ sample: String, certs: [String], domains: [String] = [], json: Bool = false) throws
+        -> PinsToolResult
+    {
         let pki = try TestPKI.withPinLeaves()
         let directory = try TemporaryDirectory()
         var options = PinsCheckOptions(configurationPath: try SampleFiles.instantiate(sample, in: directory))
@@ -23,7 +26,9 @@ import Testing
         let result = try check("ats-ca-pins.plist", certs: ["chain.pem"])
         #expect(result.exitStatus == 0)
         #expect(result.standardOutput.contains("leaf.test (and subdomains): MATCH"))
-        #expect(result.standardOutput.contains("matches [1] intermediate CN=mitm-proxy TEST Public Intermediate – not a trust anchor"))
+        #expect(
+            result.standardOutput.contains(
+                "matches [1] intermediate CN=mitm-proxy TEST Public Intermediate – not a trust anchor"))
         #expect(!result.standardOutput.contains("warning"))
     }
 
@@ -49,7 +54,9 @@ import Testing
         #expect(result.exitStatus == 0)
         #expect(try warningCodes(result) == [["single-pin", "expiring-pins", "leaf-only"]])
         let text = try check("ats-expiring.plist", certs: ["expiring-chain.pem"]).standardOutput
-        #expect(text.contains("every pin that matches is on a certificate that expires within 30 days ([0] leaf CN=expiring.test"))
+        #expect(
+            text.contains(
+                "every pin that matches is on a certificate that expires within 30 days ([0] leaf CN=expiring.test"))
     }
 
     @Test func mistakenPinsAreExplained() throws {
@@ -62,8 +69,12 @@ import Testing
         #expect(text.contains("not of its SubjectPublicKeyInfo: the pin for that key is \(leafPin)"))
         #expect(text.contains("written with the OkHttp/curl prefix"))
         #expect(text.contains("fixed, it would match [0] leaf"))
-        #expect(text.contains("but NSPinnedLeafIdentities is compared only with the leaf: move it to NSPinnedCAIdentities"))
-        #expect(text.contains("the whole certificate [0] leaf CN=leaf.test, O=mitm-proxy tests, not of its public key: the key pin is \(leafPin)"))
+        #expect(
+            text.contains("but NSPinnedLeafIdentities is compared only with the leaf: move it to NSPinnedCAIdentities"))
+        #expect(
+            text.contains(
+                "the whole certificate [0] leaf CN=leaf.test, O=mitm-proxy tests, not of its public key: the key pin is \(leafPin)"
+            ))
     }
 
     @Test func twoDomainsOneMismatchExitsOneUnlessTheMatchingOneIsChosen() throws {
@@ -145,7 +156,9 @@ import Testing
 
     @Test func pinValuesAreDiagnosed() {
         #expect(PinValue("AQID", chain: []).problem == "decodes to 3 bytes, not the 32 of a SHA-256")
-        #expect(PinValue(String(repeating: "ab", count: 32), chain: []).problem?.hasPrefix("hex, not base64: in base64 it is") == true)
+        #expect(
+            PinValue(String(repeating: "ab", count: 32), chain: []).problem?.hasPrefix(
+                "hex, not base64: in base64 it is") == true)
         #expect(PinValue("***", chain: []).problem == "not base64")
         #expect(PinValue(" \(SampleFiles.backupPin)\n", chain: []).canonical == SampleFiles.backupPin)
     }

@@ -1,13 +1,15 @@
 import Foundation
 import MITMTLS
 import Testing
+
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct PinComputationTests {
     @Test(arguments: TestPKI.keyTypes.map(\.stem))
     func pinMatchesTheOpenSSLPipeline(stem: String) throws {
         let pki = try TestPKI.withPinLeaves()
-        let chain = try CertificateChain(source: stem, certificates: CertificateFile.read(pki.path("\(stem).pem")), served: false, now: Date())
+        let chain = try CertificateChain(
+            source: stem, certificates: CertificateFile.read(pki.path("\(stem).pem")), served: false, now: Date())
         #expect(chain.elements.count == 1)
         #expect(chain.elements[0].pin == (try pki.opensslPin("\(stem).pem")))
     }
@@ -23,11 +25,17 @@ import Testing
 
     @Test func threeCertificateChainPinsEachElement() throws {
         let pki = try TestPKI.withPinLeaves()
-        let chain = try CertificateChain(source: "chain.pem", certificates: CertificateFile.read(pki.path("chain.pem")), served: false, now: Date())
+        let chain = try CertificateChain(
+            source: "chain.pem", certificates: CertificateFile.read(pki.path("chain.pem")), served: false, now: Date())
         #expect(chain.elements.map(\.position) == [.leaf, .intermediate, .root])
-        #expect(chain.elements.map(\.pin) == [try pki.opensslPin("leaf.pem"), try pki.opensslPin("intermediate.pem"), try pki.opensslPin("root.pem")])
+        #expect(
+            chain.elements.map(\.pin) == [
+                try pki.opensslPin("leaf.pem"), try pki.opensslPin("intermediate.pem"), try pki.opensslPin("root.pem"),
+            ])
         #expect(chain.elements[0].subject == "CN=leaf.test, O=mitm-proxy tests")
-        #expect(chain.elements[0].issuer == "CN=mitm-proxy TEST Public Intermediate – not a trust anchor, O=mitm-proxy tests")
+        #expect(
+            chain.elements[0].issuer
+                == "CN=mitm-proxy TEST Public Intermediate – not a trust anchor, O=mitm-proxy tests")
         #expect(chain.elements[0].dnsNames == ["leaf.test"])
     }
 
@@ -43,7 +51,9 @@ import Testing
         let certificate = try #require(try CertificateFile.read(pki.path("expiring.pem")).first)
         let now = certificate.notAfter.addingTimeInterval(-10 * 86_400 - 3600)
         #expect(try ChainElement(certificate, index: 0, position: .leaf, now: now).daysLeft == 10)
-        #expect(try ChainElement(certificate, index: 0, position: .leaf, now: certificate.notAfter.addingTimeInterval(60)).daysLeft < 0)
+        #expect(
+            try ChainElement(certificate, index: 0, position: .leaf, now: certificate.notAfter.addingTimeInterval(60))
+                .daysLeft < 0)
     }
 
     @Test(arguments: ["rsa2048", "rsa4096"])
@@ -77,6 +87,7 @@ import Testing
         let pki = try TestPKI.withPinLeaves()
         let certificate = try #require(try CertificateFile.read(pki.path("rsa2048.pem")).first)
         let raw = try RawPublicKey(of: certificate)
-        #expect(raw.subjectPublicKeyInfoHeader.map(ChainReport.hex) == "30820122300d06092a864886f70d01010105000382010f00")
+        #expect(
+            raw.subjectPublicKeyInfoHeader.map(ChainReport.hex) == "30820122300d06092a864886f70d01010105000382010f00")
     }
 }

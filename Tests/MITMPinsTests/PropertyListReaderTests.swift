@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import MITMPins
 
 /// The property list readers of our own: binary plists written by Python's `plistlib` read like their XML twins, and
@@ -59,7 +60,10 @@ import Testing
         }
         #expect(top["unicode"] == .string("ünïcødé ✓ 𝄞"))
         #expect(top["long"] == .string(String(repeating: "x", count: 40)))
-        #expect(top["numbers"] == .array([0, 255, 65535, 1 << 32, -1, Int128(Int64.min), Int128(UInt64.max)].map(PropertyList.integer)))
+        #expect(
+            top["numbers"]
+                == .array(
+                    [0, 255, 65535, 1 << 32, -1, Int128(Int64.min), Int128(UInt64.max)].map(PropertyList.integer)))
         #expect(top["many"] == .array((0..<20).map { .integer(Int128($0)) }))
         #expect(top["real"] == .real(1.5) && top["flag"] == .boolean(false))
         #expect(top["when"] == .date(Date(timeIntervalSince1970: 1_769_860_800)))
@@ -72,7 +76,9 @@ import Testing
         let binary = try Self.plistlib("binary")
         for length in 6..<binary.count {
             let problem = Self.problem(Array(binary[..<length]))
-            #expect(problem?.hasPrefix("Info.plist is not a usable property list: ") == true, "\(length) bytes: \(problem ?? "read")")
+            #expect(
+                problem?.hasPrefix("Info.plist is not a usable property list: ") == true,
+                "\(length) bytes: \(problem ?? "read")")
         }
     }
 
@@ -123,29 +129,32 @@ import Testing
         #expect(Self.problem(Self.binary(objects))?.contains("nest more than 64 deep") == true)
     }
 
-    @Test(arguments: [
-        (Array("bplist01".utf8) + [UInt8](repeating: 0, count: 40), "another version than bplist00"),
-        (Array("bplist00".utf8) + [0x09], "ends before a binary property list's trailer"),
-        (binary([[0x09]]).replacing([2, 1], with: [0, 1], maxReplacements: 1), "offsets of 0 bytes"),
-        (Array(binary([[0x09]]).dropLast(24)) + [UInt8](repeating: 0, count: 24), "counts 0 objects"),
-        (binary([[0x09]], top: 1), "top object is 1, but it holds only 1"),
-        (Array(binary([[0x09]]).dropLast(1)) + [200], "offset table (at byte 200"),
-        (binary([[0xA1, 7]]), "refers to object 7, but there are only 1"),
-        (Array("bplist00".utf8) + [0x09] + [UInt8](repeating: 0xFF, count: 8) + [0, 0, 0, 0, 0, 0, 8, 1]
-            + [0, 0, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0, 0, 0, 0, 9],
-         "object 0 starts at byte 18446744073709551615, outside the objects"),
-        (binary([[0x5F, 0x10, 200]]), "runs past the end of the objects"),
-        (binary([[0x5F, 0x40]]), "malformed length"),
-        (binary([[0x70]]), "unknown type 0x70"),
-        (binary([[0x80, 1]]), "keyed-archive UID"),
-        (binary([[0xC0]]), "a set"),
-        (binary([[0x00]]), "a null or fill byte"),
-        (binary([[0x15] + [UInt8](repeating: 0, count: 32)]), "integer of 32 bytes"),
-        (binary([[0xD1, 1, 1], [0x10, 1]]), "has an integer as a key"),
-        (binary([[0xD2, 1, 1, 2, 2], [0x51, 0x6B], [0x09]]), "the key \"k\" twice"),
-        (binary([[0x61, 0xD8, 0x00]]), "not valid UTF-16"),
-        (binary([[0x51, 0xC3]]), "ASCII string with a byte over 0x7F"),
-    ] as [([UInt8], String)])
+    @Test(
+        arguments: [
+            (Array("bplist01".utf8) + [UInt8](repeating: 0, count: 40), "another version than bplist00"),
+            (Array("bplist00".utf8) + [0x09], "ends before a binary property list's trailer"),
+            (binary([[0x09]]).replacing([2, 1], with: [0, 1], maxReplacements: 1), "offsets of 0 bytes"),
+            (Array(binary([[0x09]]).dropLast(24)) + [UInt8](repeating: 0, count: 24), "counts 0 objects"),
+            (binary([[0x09]], top: 1), "top object is 1, but it holds only 1"),
+            (Array(binary([[0x09]]).dropLast(1)) + [200], "offset table (at byte 200"),
+            (binary([[0xA1, 7]]), "refers to object 7, but there are only 1"),
+            (
+                Array("bplist00".utf8) + [0x09] + [UInt8](repeating: 0xFF, count: 8) + [0, 0, 0, 0, 0, 0, 8, 1]
+                    + [0, 0, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0, 0, 0, 0, 9],
+                "object 0 starts at byte 18446744073709551615, outside the objects"
+            ),
+            (binary([[0x5F, 0x10, 200]]), "runs past the end of the objects"),
+            (binary([[0x5F, 0x40]]), "malformed length"),
+            (binary([[0x70]]), "unknown type 0x70"),
+            (binary([[0x80, 1]]), "keyed-archive UID"),
+            (binary([[0xC0]]), "a set"),
+            (binary([[0x00]]), "a null or fill byte"),
+            (binary([[0x15] + [UInt8](repeating: 0, count: 32)]), "integer of 32 bytes"),
+            (binary([[0xD1, 1, 1], [0x10, 1]]), "has an integer as a key"),
+            (binary([[0xD2, 1, 1, 2, 2], [0x51, 0x6B], [0x09]]), "the key \"k\" twice"),
+            (binary([[0x61, 0xD8, 0x00]]), "not valid UTF-16"),
+            (binary([[0x51, 0xC3]]), "ASCII string with a byte over 0x7F"),
+        ] as [([UInt8], String)])
     func malformedBinaryPlistsAreRefusedInWords(bytes: [UInt8], words: String) {
         let problem = Self.problem(bytes)
         #expect(problem?.hasPrefix("Info.plist is not a usable property list: ") == true, "\(problem ?? "read")")
@@ -155,7 +164,10 @@ import Testing
     @Test(arguments: [
         ("<plist><string>a</string><string>b</string></plist>", "<plist> holds 2 values"),
         ("<plist><dict><key>a</key></dict></plist>", "a key without a value"),
-        ("<plist><dict><key>a</key><dict><string>k</string><true/></dict></dict></plist>", "at a has <string> where a <key> belongs"),
+        (
+            "<plist><dict><key>a</key><dict><string>k</string><true/></dict></dict></plist>",
+            "at a has <string> where a <key> belongs"
+        ),
         ("<plist><dict><key>a</key><true/><key>a</key><false/></dict></plist>", "the key \"a\" twice"),
         ("<plist><array><integer>12a</integer></array></plist>", "<integer> at [0] holds \"12a\", not an integer"),
         ("<plist><data>!!</data></plist>", "<data> is not base64"),

@@ -1,11 +1,15 @@
 import Foundation
 import Testing
+
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct SnippetTests {
     private static let backup = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
 
-    private func snippet(_ format: PinsOutputFormat, files: [String] = ["chain.pem"], configure: (inout PinsListOptions) -> Void = { _ in }) throws -> PinsToolResult {
+    private func snippet(
+        _ format: PinsOutputFormat, files: [String] = ["chain.pem"],
+        configure: (inout PinsListOptions) -> Void = { _ in }
+    ) throws -> PinsToolResult {
         let pki = try TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = files.map(pki.path)
@@ -19,13 +23,17 @@ import Testing
         let result = try snippet(.ats) { $0.includeSubdomains = true }
         #expect(result.exitStatus == 0)
         let directory = try TemporaryDirectory()
-        let plist = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n\(result.standardOutput)</dict>\n</plist>\n"
+        let plist =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n\(result.standardOutput)</dict>\n</plist>\n"
         let configuration = try AppPinConfiguration.read(try directory.write("Info.plist", plist))
         let domain = try #require(configuration.domains.first)
         #expect(domain.name == "leaf.test")
         #expect(domain.includesSubdomains)
         #expect(domain.pins.filter { $0.scope == .leaf }.map(\.value) == [try pki.opensslPin("leaf.pem")])
-        #expect(domain.pins.filter { $0.scope == .ca }.map(\.value) == [try pki.opensslPin("intermediate.pem"), try pki.opensslPin("root.pem")])
+        #expect(
+            domain.pins.filter { $0.scope == .ca }.map(\.value) == [
+                try pki.opensslPin("intermediate.pem"), try pki.opensslPin("root.pem"),
+            ])
         #expect(result.standardError.contains("ATS requires a match in each list"))
     }
 
@@ -50,9 +58,11 @@ import Testing
         #expect(configuration.kind == .androidNetworkSecurityConfig)
         #expect(domain.name == "api.example.com")
         #expect(domain.expiration == expiration)
-        #expect(domain.pins.map(\.value) == [
-            try pki.opensslPin("leaf.pem"), try pki.opensslPin("intermediate.pem"), try pki.opensslPin("root.pem"), Self.backup,
-        ])
+        #expect(
+            domain.pins.map(\.value) == [
+                try pki.opensslPin("leaf.pem"), try pki.opensslPin("intermediate.pem"), try pki.opensslPin("root.pem"),
+                Self.backup,
+            ])
     }
 
     @Test func androidDefaultExpirationIsAtMostAYear() throws {
@@ -68,8 +78,12 @@ import Testing
     @Test func okhttpAddsEveryPinForTheDomainPattern() throws {
         let pki = try TestPKI.withPinLeaves()
         let result = try snippet(.okhttp) { $0.includeSubdomains = true }
-        #expect(result.standardOutput.contains(".add(\"**.leaf.test\", \"sha256/\(try pki.opensslPin("leaf.pem"))\") // leaf CN=leaf.test"))
-        #expect(result.standardOutput.contains(".add(\"**.leaf.test\", \"sha256/\(try pki.opensslPin("root.pem"))\") // root"))
+        #expect(
+            result.standardOutput.contains(
+                ".add(\"**.leaf.test\", \"sha256/\(try pki.opensslPin("leaf.pem"))\") // leaf CN=leaf.test"))
+        #expect(
+            result.standardOutput.contains(
+                ".add(\"**.leaf.test\", \"sha256/\(try pki.opensslPin("root.pem"))\") // root"))
         #expect(result.standardOutput.contains(".certificatePinner(certificatePinner)"))
     }
 
@@ -88,7 +102,8 @@ import Testing
     @Test func curlPinsOnlyTheLeafKeyPlusBackups() throws {
         let pki = try TestPKI.withPinLeaves()
         let result = try snippet(.curl) { $0.backupPins = [Self.backup] }
-        let expected = "curl --pinnedpubkey 'sha256//\(try pki.opensslPin("leaf.pem"));sha256//\(Self.backup)' 'https://leaf.test/'\n"
+        let expected =
+            "curl --pinnedpubkey 'sha256//\(try pki.opensslPin("leaf.pem"));sha256//\(Self.backup)' 'https://leaf.test/'\n"
         #expect(result.standardOutput == expected)
     }
 

@@ -5,15 +5,22 @@ import Testing
 
 /// `mitm-proxy audit -- COMMAND`, run as the real binary around real curl: a validating curl, `curl -k` and a pinned curl.
 @Suite(.tags(.live), .skippedInFastTier) struct AuditCommandTests {
-    private func audit(_ origin: OriginServer, _ extra: [String], script: String) async throws -> (SubprocessResult, String) {
+    private func audit(_ origin: OriginServer, _ extra: [String], script: String) async throws -> (
+        SubprocessResult, String
+    ) {
         let pki = try await TestPKI.shared()
         let directory = try TemporaryDirectory.make("audit")
-        let arguments = ["audit", "--ca-dir", "\(directory)/ca", "--upstream-ca", pki.root, "--silence-window", "1",
-                         "--resolve", "app.origin.test:127.0.0.1", "--report", "\(directory)/audit.json", "--junit", "\(directory)/audit.xml"]
+        let arguments =
+            [
+                "audit", "--ca-dir", "\(directory)/ca", "--upstream-ca", pki.root, "--silence-window", "1",
+                "--resolve", "app.origin.test:127.0.0.1", "--report", "\(directory)/audit.json", "--junit",
+                "\(directory)/audit.xml",
+            ]
             + extra + ["--", "/bin/sh", "-c", script]
         // The client trusts the proxy CA (from the environment) and the origin's root, so the passthrough round works too.
         let environment = ProcessInfo.processInfo.environment.merging(["TEST_ORIGIN_ROOT": pki.root]) { $1 }
-        let result = try await Subprocess.run(RepositoryLayout.builtExecutable, arguments, environment: environment, timeout: .seconds(120))
+        let result = try await Subprocess.run(
+            RepositoryLayout.builtExecutable, arguments, environment: environment, timeout: .seconds(120))
         return (result, directory)
     }
 
@@ -27,12 +34,14 @@ import Testing
     private func report(_ directory: String) throws -> AuditResult {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(AuditResult.self, from: Data(contentsOf: URL(fileURLWithPath: "\(directory)/audit.json")))
+        return try decoder.decode(
+            AuditResult.self, from: Data(contentsOf: URL(fileURLWithPath: "\(directory)/audit.json")))
     }
 
     @Test func aValidatingClientIsValidatesNotPinnedAndExitsZero() async throws {
         let origin = try await OriginServer.start(.tls(.origin))
-        let (result, directory) = try await audit(origin, ["--expect", "validates:app.origin.test"], script: curl(origin, ""))
+        let (result, directory) = try await audit(
+            origin, ["--expect", "validates:app.origin.test"], script: curl(origin, ""))
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(result.status == 0, "\(result)")
         #expect(result.stderrText.contains("app.origin.test: VALIDATES-NOT-PINNED"), "\(result)")
@@ -44,22 +53,31 @@ import Testing
         #expect(row.cells.first { $0.profile == .passthrough }?.verdict == .passedThrough)
         #expect(audit.findings.isEmpty)
         let junit = try String(contentsOfFile: "\(directory)/audit.xml", encoding: .utf8)
-        let expired = junit.split(separator: "\n").first { $0.contains("<testcase classname=\"app.origin.test\" name=\"expired\" time=\"") }
+        let expired = junit.split(separator: "\n").first {
+            $0.contains("<testcase classname=\"app.origin.test\" name=\"expired\" time=\"")
+        }
         #expect(expired?.hasSuffix("\"/>") == true, "\(junit)")
         #expect(junit.contains("<system-out>") && !junit.contains("time=\"0.000\">"), "\(junit)")
         #expect(junit.contains("failures=\"0\""), "\(junit)")
         // `verify` reads an audit's report: its own expectations hold, a contrary one fails.
-        let verified = try await Subprocess.run(RepositoryLayout.builtExecutable, ["verify", "--report", "\(directory)/audit.json"], timeout: .seconds(60))
-        #expect(verified.status == 0 && verified.stdoutText.contains("app.origin.test: VALIDATES-NOT-PINNED"), "\(verified)")
-        let contrary = try await Subprocess.run(RepositoryLayout.builtExecutable,
-                                                ["verify", "--report", "\(directory)/audit.json", "--expect", "pinned:app.origin.test"], timeout: .seconds(60))
-        #expect(contrary.status == 1 && contrary.stdoutText.contains("FAIL  expect pinned:app.origin.test"), "\(contrary)")
+        let verified = try await Subprocess.run(
+            RepositoryLayout.builtExecutable, ["verify", "--report", "\(directory)/audit.json"], timeout: .seconds(60))
+        #expect(
+            verified.status == 0 && verified.stdoutText.contains("app.origin.test: VALIDATES-NOT-PINNED"), "\(verified)"
+        )
+        let contrary = try await Subprocess.run(
+            RepositoryLayout.builtExecutable,
+            ["verify", "--report", "\(directory)/audit.json", "--expect", "pinned:app.origin.test"],
+            timeout: .seconds(60))
+        #expect(
+            contrary.status == 1 && contrary.stdoutText.contains("FAIL  expect pinned:app.origin.test"), "\(contrary)")
         await origin.stop()
     }
 
     @Test func anInsecureClientIsCriticalAndExitsOne() async throws {
         let origin = try await OriginServer.start(.tls(.origin))
-        let (result, directory) = try await audit(origin, ["--profiles", "trusted,expired,self-signed"], script: curl(origin, "-k"))
+        let (result, directory) = try await audit(
+            origin, ["--profiles", "trusted,expired,self-signed"], script: curl(origin, "-k"))
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(result.status == 1, "\(result)")
         #expect(result.stderrText.contains("app.origin.test: CRITICAL"), "\(result)")
@@ -69,7 +87,10 @@ import Testing
         #expect(audit.findings.allSatisfy { $0.severity == "critical" && $0.host == "app.origin.test" })
         let junit = try String(contentsOfFile: "\(directory)/audit.xml", encoding: .utf8)
         #expect(junit.contains("failures=\"2\""), "\(junit)")
-        #expect(junit.contains("type=\"expectation\">expected: refused (the expired certificate is invalid)&#10;seen: accepted"), "\(junit)")
+        #expect(
+            junit.contains(
+                "type=\"expectation\">expected: refused (the expired certificate is invalid)&#10;seen: accepted"),
+            "\(junit)")
         await origin.stop()
     }
 
@@ -83,7 +104,8 @@ import Testing
             curl -sS --max-time 10 -o /dev/null --cacert "$MITM_PROXY_CA" https://mitm.proxy/ || exit 5
             \(curl(origin, "--pinnedpubkey sha256//\(pin)"))
             """
-        let (result, directory) = try await audit(origin, ["--expect", "pinned:app.origin.test", "--expect", "validates:app.origin.test"], script: script)
+        let (result, directory) = try await audit(
+            origin, ["--expect", "pinned:app.origin.test", "--expect", "validates:app.origin.test"], script: script)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(result.status == 0, "\(result)")
         #expect(result.stderrText.contains("app.origin.test: PINNED"), "\(result)")
@@ -91,8 +113,12 @@ import Testing
     }
 
     @Test func badUsageExitsTwo() async throws {
-        for arguments in [["audit", "--profiles", "expird", "--", "true"], ["audit", "--", ], ["audit", "--attack", "expired", "--", "true"],
-                          ["audit", "--profiles", "key:/nonexistent/key.pem", "--", "true"], ["--expect", "pinned:a.test", "--", "true"]] {
+        for arguments in [
+            ["audit", "--profiles", "expird", "--", "true"], ["audit", "--"],
+            ["audit", "--attack", "expired", "--", "true"],
+            ["audit", "--profiles", "key:/nonexistent/key.pem", "--", "true"],
+            ["--expect", "pinned:a.test", "--", "true"],
+        ] {
             let result = try await Subprocess.run(RepositoryLayout.builtExecutable, arguments, timeout: .seconds(90))
             #expect(result.status == 2, "\(arguments): \(result)")
             #expect(!result.stderrText.isEmpty)

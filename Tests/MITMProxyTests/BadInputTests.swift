@@ -25,7 +25,8 @@ import Testing
         """
 
     private func answers(_ proxy: ProxyHarness, _ payloads: String) async throws -> [String] {
-        let result = try await Subprocess.run("python3", ["-c", Self.sendEach, String(proxy.port)], stdin: Array(payloads.utf8))
+        let result = try await Subprocess.run(
+            "python3", ["-c", Self.sendEach, String(proxy.port)], stdin: Array(payloads.utf8))
         #expect(result.succeeded, "\(result)")
         return result.stdoutText.split(separator: "\n").map(String.init)
     }
@@ -33,7 +34,9 @@ import Testing
     @Test func malformedRequestsGetAStatusAndTheReason() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
-        let lines = try await answers(proxy, """
+        let lines = try await answers(
+            proxy,
+            """
             [b"GARBAGE\\r\\n\\r\\n",
              b"GET http://127.0.0.1:9/ HTTP/1.1\\r\\nNo Colon Here\\r\\n\\r\\n",
              b"GET http://127.0.0.1:9/ HTTP/1.1\\r\\nX-Big: " + b"a" * 70000 + b"\\r\\n\\r\\n",
@@ -43,17 +46,18 @@ import Testing
              b"GET ftp://127.0.0.1/ HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n"]
             """)
         let bad = "HTTP/1.1 400 Bad Request | mitm-proxy: 400 Bad Request: "
-        #expect(lines == [
-            bad + #"request line "GARBAGE" has no spaces"#,
-            bad + "header line 1 has no colon",
-            "HTTP/1.1 431 Request Header Fields Too Large | mitm-proxy: 431 Request Header Fields Too Large: "
-                + "message head is longer than 65536 bytes",
-            "HTTP/1.1 505 HTTP Version Not Supported | mitm-proxy: 505 HTTP Version Not Supported: "
-                + #"HTTP version "HTTP/9.9" is not supported (only HTTP/1.0 and HTTP/1.1)"#,
-            bad + #"request target "" is empty or has characters other than visible ASCII"#,
-            bad + #"Content-Length "abc" is not a number"#,
-            bad + #"URL scheme "ftp" is not supported (only http and https)"#,
-        ])
+        #expect(
+            lines == [
+                bad + #"request line "GARBAGE" has no spaces"#,
+                bad + "header line 1 has no colon",
+                "HTTP/1.1 431 Request Header Fields Too Large | mitm-proxy: 431 Request Header Fields Too Large: "
+                    + "message head is longer than 65536 bytes",
+                "HTTP/1.1 505 HTTP Version Not Supported | mitm-proxy: 505 HTTP Version Not Supported: "
+                    + #"HTTP version "HTTP/9.9" is not supported (only HTTP/1.0 and HTTP/1.1)"#,
+                bad + #"request target "" is empty or has characters other than visible ASCII"#,
+                bad + #"Content-Length "abc" is not a number"#,
+                bad + #"URL scheme "ftp" is not supported (only http and https)"#,
+            ])
         let logged = proxy.events.filter { if case .badRequest = $0 { true } else { false } }
         #expect(logged.count >= 6, "\(proxy.events)")
         #expect(await proxy.waitUntilIdle())
@@ -62,7 +66,9 @@ import Testing
     @Test func badConnectTargetsGet400() async throws {
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
-        let lines = try await answers(proxy, """
+        let lines = try await answers(
+            proxy,
+            """
             [b"CONNECT localhost HTTP/1.1\\r\\n\\r\\n",
              b"CONNECT bad_host!:443 HTTP/1.1\\r\\n\\r\\n",
              b"CONNECT localhost:99999 HTTP/1.1\\r\\n\\r\\n",
@@ -70,13 +76,14 @@ import Testing
              b"CONNECT [::1:443 HTTP/1.1\\r\\n\\r\\n"]
             """)
         let bad = "HTTP/1.1 400 Bad Request | mitm-proxy: 400 Bad Request: "
-        #expect(lines == [
-            bad + #""localhost" has no port"#,
-            bad + #"host "bad_host!" is not a valid host name"#,
-            bad + #"port "99999" is not a number in 1...65535"#,
-            bad + #"host "" is not a valid host name"#,
-            bad + #"IPv6 address in "[::1:443" has no closing bracket"#,
-        ])
+        #expect(
+            lines == [
+                bad + #""localhost" has no port"#,
+                bad + #"host "bad_host!" is not a valid host name"#,
+                bad + #"port "99999" is not a number in 1...65535"#,
+                bad + #"host "" is not a valid host name"#,
+                bad + #"IPv6 address in "[::1:443" has no closing bracket"#,
+            ])
         #expect(await proxy.waitUntilIdle())
     }
 
@@ -99,7 +106,10 @@ import Testing
             """
         let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)])
         #expect(result.stdoutText == "garbage b''\nhalf hello sent\n", "\(result)")
-        #expect(await Poll.until { proxy.events.filter { if case .clientTLSFailed = $0 { true } else { false } }.count == 2 })
+        #expect(
+            await Poll.until {
+                proxy.events.filter { if case .clientTLSFailed = $0 { true } else { false } }.count == 2
+            })
         let reasons = proxy.events.compactMap { if case .clientTLSFailed = $0 { $0.failureReason } else { nil } }
         #expect(reasons.contains { $0.contains("broken TLS ClientHello") }, "\(reasons)")
         #expect(reasons.contains { $0.contains("in the middle of its first message") }, "\(reasons)")
@@ -129,8 +139,11 @@ import Testing
             """
         let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)])
         #expect(result.stdoutText == "done\n", "\(result)")
-        #expect(await Poll.until { proxy.events.filter { if case .clientTLSFailed = $0 { true } else { false } }.count == 20 },
-                "\(proxy.events)")
+        #expect(
+            await Poll.until {
+                proxy.events.filter { if case .clientTLSFailed = $0 { true } else { false } }.count == 20
+            },
+            "\(proxy.events)")
         #expect(await proxy.waitUntilIdle())
     }
 
@@ -159,8 +172,9 @@ import Testing
         #expect(result.stdoutText == "sent\n", "\(result)")
         let after = try await Curl.run(through: proxy, [origin.url("/hello", hostname: "localhost")])
         #expect(after.stdoutText == "hello from origin", "\(after)")
-        #expect(await proxy.waitUntilIdle(timeout: .seconds(15)),
-                "still open: \(proxy.server.openConnectionCount); events: \(proxy.events.suffix(40))")
+        #expect(
+            await proxy.waitUntilIdle(timeout: .seconds(15)),
+            "still open: \(proxy.server.openConnectionCount); events: \(proxy.events.suffix(40))")
     }
 
     @Test func aMalformedRequestInsideInterceptedTLSGets400OverTLS() async throws {

@@ -1,9 +1,10 @@
 import Foundation
 import MITMCore
 import MITMIO
-@testable import MITMProxy
 import Synchronization
 import Testing
+
+@testable import MITMProxy
 
 /// The desk of paused exchanges without a relay: what it lists, how it stamps times from the injected clock, and
 /// which answers it refuses before they reach a relay.
@@ -12,8 +13,9 @@ import Testing
     private let time = ManualClock()
 
     private func exchange(_ phase: BreakpointPhase, body: PausedBody = .of([])) -> BreakpointDesk.Exchange {
-        BreakpointDesk.Exchange(phase: phase, rule: "r", connection: 3, method: "GET", url: "https://a.test/x",
-                                status: phase == .response ? 200 : nil, headers: [["Accept", "*/*"]], body: body, hostFixed: true)
+        BreakpointDesk.Exchange(
+            phase: phase, rule: "r", connection: 3, method: "GET", url: "https://a.test/x",
+            status: phase == .response ? 200 : nil, headers: [["Accept", "*/*"]], body: body, hostFixed: true)
     }
 
     @Test func aHoldIsStampedWithTheClocksWallTimeAndItsDeadline() throws {
@@ -24,21 +26,31 @@ import Testing
         #expect(paused.id == id)
         #expect(paused.abortsAt - paused.since == 90_000)
         let json = String(decoding: try JSONEncoder().encode(paused), as: UTF8.self)
-        #expect(json.contains(#""phase":"request""#) && json.contains(#""id":\#(id)"#) && json.contains(#""body":{"#), "one flat object: \(json)")
+        #expect(
+            json.contains(#""phase":"request""#) && json.contains(#""id":\#(id)"#) && json.contains(#""body":{"#),
+            "one flat object: \(json)")
         desk.unlist(id)
         #expect(desk.paused.isEmpty)
     }
 
     @Test func answersThatDoNotFitThePauseAreRefused() {
         let desk = BreakpointDesk()
-        let request = desk.hold(exchange(.request, body: .of(nil)), deadline: 0, clock: time.clock, loop: loop) { _, _ in }
-        let response = desk.hold(exchange(.response, body: .of(Array(repeating: 0x61, count: PausedBody.editLimit + 1))), deadline: 0,
-                                 clock: time.clock, loop: loop) { _, _ in }
-        #expect(desk.answer(request, .continued(BreakpointEdit(status: 200))) == "a paused request has no status to change")
+        let request = desk.hold(exchange(.request, body: .of(nil)), deadline: 0, clock: time.clock, loop: loop) {
+            _, _ in
+        }
+        let response = desk.hold(
+            exchange(.response, body: .of(Array(repeating: 0x61, count: PausedBody.editLimit + 1))), deadline: 0,
+            clock: time.clock, loop: loop
+        ) { _, _ in }
+        #expect(
+            desk.answer(request, .continued(BreakpointEdit(status: 200))) == "a paused request has no status to change")
         #expect(desk.answer(request, .continued(BreakpointEdit(body: "x")))?.contains("still streaming") == true)
-        #expect(desk.answer(response, .continued(BreakpointEdit(method: "POST"))) == "the method of a paused response cannot change")
+        #expect(
+            desk.answer(response, .continued(BreakpointEdit(method: "POST")))
+                == "the method of a paused response cannot change")
         #expect(desk.answer(response, .continued(BreakpointEdit(status: 101)))?.contains("between 200 and 599") == true)
-        #expect(desk.answer(response, .continued(BreakpointEdit(body: "x")))?.contains("larger than the 1.0 MB") == true)
+        #expect(
+            desk.answer(response, .continued(BreakpointEdit(body: "x")))?.contains("larger than the 1.0 MB") == true)
         #expect(desk.answer(99, .aborted)?.hasPrefix("no exchange is paused as number 99") == true)
     }
 
@@ -47,7 +59,8 @@ import Testing
         let heard = Mutex<[Int]>([])
         desk.onChange { list in heard.withLock { $0.append(list.count) } }
         let answered = AsyncStream<Int>.makeStream()
-        let id = desk.hold(exchange(.response, body: .of(nil)), deadline: 0, clock: time.clock, loop: loop) { answer, id in
+        let id = desk.hold(exchange(.response, body: .of(nil)), deadline: 0, clock: time.clock, loop: loop) {
+            answer, id in
             if case .continued(let edit) = answer, edit.body == "new" { answered.continuation.yield(id) }
         }
         desk.update(id, body: .of(Array("old".utf8)))

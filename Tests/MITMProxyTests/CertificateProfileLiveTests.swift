@@ -13,10 +13,13 @@ import Testing
     private static func host(_ profile: CertificateProfile) -> String { "\(profile).test" }
 
     private func start(extraRules: [CertificateProfileRule] = [], hosts: [String]) async throws -> ProxyHarness {
-        let rules = try Self.invalid.map { try CertificateProfileRule(pattern: HostPattern(Self.host($0)), profile: $0) }
+        let rules = try Self.invalid.map {
+            try CertificateProfileRule(pattern: HostPattern(Self.host($0)), profile: $0)
+        }
         return try await ProxyHarness.start { configuration in
             configuration.tunnelPolicy = TunnelPolicy(profileRules: rules + extraRules)
-            configuration.resolveOverrides = Dictionary(uniqueKeysWithValues: (hosts + Self.invalid.map(Self.host)).map { ($0, "127.0.0.1") })
+            configuration.resolveOverrides = Dictionary(
+                uniqueKeysWithValues: (hosts + Self.invalid.map(Self.host)).map { ($0, "127.0.0.1") })
             configuration.upstreamInsecure = true
             configuration.silenceWindow = 1
         }
@@ -55,10 +58,11 @@ import Testing
             """
         let hosts = ["trusted.test"] + Self.invalid.map(Self.host)
         let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)] + hosts)
-        let lines = Dictionary(uniqueKeysWithValues: result.stdoutText.split(separator: "\n").map { line in
-            let parts = line.split(separator: " ", maxSplits: 1)
-            return (String(parts[0]), String(parts.count > 1 ? parts[1] : ""))
-        })
+        let lines = Dictionary(
+            uniqueKeysWithValues: result.stdoutText.split(separator: "\n").map { line in
+                let parts = line.split(separator: " ", maxSplits: 1)
+                return (String(parts[0]), String(parts.count > 1 ? parts[1] : ""))
+            })
         #expect(lines["trusted.test"] == "accepted", "\(result)")
         // Python's own verify codes (OpenSSL's), one per profile: the same single reason as `openssl verify`.
         let expected: [CertificateProfile: String] = [
@@ -87,8 +91,9 @@ import Testing
         let event = try #require(expired.map { EventLine(.verdict($0)) })
         #expect(event.profile == "expired")
         #expect(event.acceptedInvalidCertificate == true)
-        let report = VerdictReport(final: true, listen: "", caCertificate: "", silenceWindowSeconds: 1,
-                                   ledger: proxy.server.ledger, expectations: [])
+        let report = VerdictReport(
+            final: true, listen: "", caCertificate: "", silenceWindowSeconds: 1,
+            ledger: proxy.server.ledger, expectations: [])
         #expect(Set(report.findings.map(\.profile)) == Set(Self.invalid.map(\.description)))
         #expect(report.findings.allSatisfy { $0.severity == "critical" })
     }
@@ -104,13 +109,15 @@ import Testing
         let proxy = try await start(extraRules: [rotated], hosts: ["rotated.test", "current.test"])
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
-        let backupPinned = try await Curl.run(through: proxy, ["--pinnedpubkey", "sha256//\(pin)", origin.url("/hello", hostname: "rotated.test")])
+        let backupPinned = try await Curl.run(
+            through: proxy, ["--pinnedpubkey", "sha256//\(pin)", origin.url("/hello", hostname: "rotated.test")])
         #expect(backupPinned.stdoutText == "hello from origin", "\(backupPinned)")
         #expect(await proxy.server.waitForVerdict(host: "rotated.test")?.verdict == .intercepted)
         let shown = proxy.server.connectionVerdicts.first { $0.host == "rotated.test" }
         #expect(shown?.shownCertificatePin == pin)
         // The same pin against the ordinary forged key: the pin check itself is what decides.
-        let otherKey = try await Curl.run(through: proxy, ["--pinnedpubkey", "sha256//\(pin)", origin.url("/hello", hostname: "current.test")])
+        let otherKey = try await Curl.run(
+            through: proxy, ["--pinnedpubkey", "sha256//\(pin)", origin.url("/hello", hostname: "current.test")])
         #expect(!otherKey.succeeded, "\(otherKey)")
     }
 }

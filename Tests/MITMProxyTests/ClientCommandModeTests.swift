@@ -61,10 +61,12 @@ import Testing
             "--ca-dir", directory, "--upstream-ca", pki.root, "--silence-window", "1",
             "--resolve", "control.test:127.0.0.1",
             "--expect", "refused:control.test", "--expect", "refused:never-contacted.test",
-            "--", "/usr/bin/curl", "-sS", "--max-time", "10", "-o", "/dev/null", "https://control.test:\(origin.port)/hello",
+            "--", "/usr/bin/curl", "-sS", "--max-time", "10", "-o", "/dev/null",
+            "https://control.test:\(origin.port)/hello",
         ])
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderrText.contains("FAIL  expect refused:control.test: control.test was intercepted, not refused"))
+        #expect(
+            result.stderrText.contains("FAIL  expect refused:control.test: control.test was intercepted, not refused"))
         #expect(result.stderrText.contains("never-contacted.test  unseen"))
         await origin.stop()
     }
@@ -74,17 +76,21 @@ import Testing
     @Test func theCommandStartsCleanAndItsEndBySignalIsReported() async throws {
         let directory = FileManager.default.temporaryDirectory.path + "/mitm-proxy-cli-\(UUID().uuidString)"
         let script = """
-        ls /proc/self/fd | sort -n | tr '\\n' ' '; echo
-        grep -E '^(SigIgn|SigBlk)' /proc/self/status
-        kill -TERM $$
-        """
+            ls /proc/self/fd | sort -n | tr '\\n' ' '; echo
+            grep -E '^(SigIgn|SigBlk)' /proc/self/status
+            kill -TERM $$
+            """
         let result = try await run(["--ca-dir", directory, "--", "/bin/sh", "-c", script])
         #expect(result.status == 3, "\(result)")
         let lines = result.stdoutText.split(separator: "\n")
         // ls's own descriptors: the three it was given and the directory it reads.
         #expect(lines.first == "0 1 2 3 ", "\(result)")
-        let blocked = lines.first { $0.hasPrefix("SigBlk:") }.flatMap { UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) }
-        let ignored = lines.first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) }
+        let blocked = lines.first { $0.hasPrefix("SigBlk:") }.flatMap {
+            UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16)
+        }
+        let ignored = lines.first { $0.hasPrefix("SigIgn:") }.flatMap {
+            UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16)
+        }
         #expect(blocked == 0, "\(result)")
         #expect(ignored.map { $0 & (1 << (UInt64(SIGPIPE) - 1)) == 0 } == true, "SIGPIPE is not ignored: \(result)")
         #expect(result.stderrText.contains("was killed by signal 15"), "\(result)")
@@ -95,8 +101,11 @@ import Testing
         let badFlag = try await run(["--expect", "pinned:a.test", "--", "/bin/true"])
         #expect(badFlag.status == 2)
         #expect(badFlag.stderrText.contains("only `mitm-proxy audit` can decide pinned:"))
-        let missingCommand = try await run(["--port", "0", "--ca-dir", FileManager.default.temporaryDirectory.path + "/mitm-proxy-cli-\(UUID().uuidString)",
-                                            "--", "/nonexistent/client"])
+        let missingCommand = try await run([
+            "--port", "0", "--ca-dir",
+            FileManager.default.temporaryDirectory.path + "/mitm-proxy-cli-\(UUID().uuidString)",
+            "--", "/nonexistent/client",
+        ])
         #expect(missingCommand.status == 2)
         #expect(missingCommand.stderrText.contains("/nonexistent/client is not an executable file"))
     }

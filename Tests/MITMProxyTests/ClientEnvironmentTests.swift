@@ -19,16 +19,25 @@ import Testing
         let environment = proxy.clientEnvironment.applied(to: parent)
         #expect(environment["NO_PROXY"] == nil)
 
-        let plain = try await Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "https://control.test:\(origin.port)/hello"],
-                                             environment: environment)
+        let plain = try await Subprocess.run(
+            "/usr/bin/curl", ["-sS", "--max-time", "10", "https://control.test:\(origin.port)/hello"],
+            environment: environment)
         #expect(plain.succeeded, "\(plain)")
         #expect(plain.stdoutText == "hello from origin")
-        let pin = try await Subprocess.run("/bin/sh", ["-c", "openssl x509 -in '\(pki.certificate(.origin))' -pubkey -noout"
-                                                       + " | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"])
-        let pinned = try await Subprocess.run("/usr/bin/curl", [
-            "-sS", "--max-time", "10", "--pinnedpubkey", "sha256//\(pin.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))",
-            "https://pinned.test:\(origin.port)/hello",
-        ], environment: environment)
+        let pin = try await Subprocess.run(
+            "/bin/sh",
+            [
+                "-c",
+                "openssl x509 -in '\(pki.certificate(.origin))' -pubkey -noout"
+                    + " | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+            ])
+        let pinned = try await Subprocess.run(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "10", "--pinnedpubkey",
+                "sha256//\(pin.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))",
+                "https://pinned.test:\(origin.port)/hello",
+            ], environment: environment)
         #expect(pinned.status == 90, "curl must fail its pin check: \(pinned)")
 
         #expect(await proxy.waitForVerdict(host: "control.test")?.verdict == .intercepted)
@@ -41,13 +50,15 @@ import Testing
     }
 
     @Test func theCLIGivesItsClientCommandTheSameEnvironment() async throws {
-        let directory = FileManager.default.temporaryDirectory.path + "/mitm-proxy-client-environment-\(UUID().uuidString)"
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/mitm-proxy-client-environment-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var parent = ProcessInfo.processInfo.environment
         parent["NO_PROXY"] = "localhost"
         parent["no_proxy"] = "localhost"
-        let result = try await Subprocess.run(RepositoryLayout.builtExecutable, ["--ca-dir", directory, "--", "/usr/bin/env"],
-                                              environment: parent, timeout: .seconds(60))
+        let result = try await Subprocess.run(
+            RepositoryLayout.builtExecutable, ["--ca-dir", directory, "--", "/usr/bin/env"],
+            environment: parent, timeout: .seconds(60))
         #expect(result.succeeded, "\(result)")
         var seen: [String: String] = [:]
         for line in result.stdoutText.split(separator: "\n") {
@@ -63,7 +74,8 @@ import Testing
         let ca = try String(contentsOfFile: caPath, encoding: .utf8)
         let bundleText = try String(contentsOfFile: bundle, encoding: .utf8)
         #expect(bundle != caPath && bundleText.hasSuffix(ca), "\(bundle)")
-        #expect(bundleText.components(separatedBy: "BEGIN CERTIFICATE").count > 10, "the system's roots are in the bundle")
+        #expect(
+            bundleText.components(separatedBy: "BEGIN CERTIFICATE").count > 10, "the system's roots are in the bundle")
         #expect(ca.components(separatedBy: "BEGIN CERTIFICATE").count == 2)
         #expect(expected.proxyURL == "http://127.0.0.1:\(port)")
         for (name, value) in expected.variables {
@@ -76,8 +88,9 @@ import Testing
 
     @Test func theProxyURLCarriesCredentialsAndBracketsAnIPv6Address() throws {
         let credentials = try ProxyCredentials(parsing: "tester:p@ss:word")
-        let environment = ClientEnvironment(proxyHost: "::1", proxyPort: 8080, caCertificatePath: "/ca/ca.pem",
-                                            credentials: credentials)
+        let environment = ClientEnvironment(
+            proxyHost: "::1", proxyPort: 8080, caCertificatePath: "/ca/ca.pem",
+            credentials: credentials)
         #expect(environment.proxyURL == "http://tester:p%40ss%3Aword@[::1]:8080")
         let applied = environment.applied(to: ["PATH": "/bin", "no_proxy": "*", "HTTPS_PROXY": "http://elsewhere:3128"])
         #expect(applied["PATH"] == "/bin")

@@ -40,10 +40,13 @@ import Testing
             for thread in threads: thread.join()
             print(results.count(True), [result for result in results if result is not True])
             """
-        let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port), proxy.caCertificate], timeout: .seconds(90))
+        let result = try await PythonClient.run(
+            script, [String(proxy.port), String(origin.port), proxy.caCertificate], timeout: .seconds(90))
         #expect(result.stdoutText == "40 []\n", "\(result)")
-        #expect(await Poll.until { proxy.recorder.exchanges.count == 120 }, "\(proxy.recorder.exchanges.count) exchanges")
+        #expect(
+            await Poll.until { proxy.recorder.exchanges.count == 120 }, "\(proxy.recorder.exchanges.count) exchanges")
         #expect(await proxy.waitUntilIdle())
-        #expect(proxy.server.forgedCertificateCount == 1, "forty simultaneous clients of one host share one forged leaf")
+        #expect(
+            proxy.server.forgedCertificateCount == 1, "forty simultaneous clients of one host share one forged leaf")
     }
 }

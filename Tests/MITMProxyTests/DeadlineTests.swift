@@ -1,7 +1,8 @@
 import Foundation
 import MITMCore
-@testable import MITMProxy
 import Testing
+
+@testable import MITMProxy
 
 /// Every wait has a bound a user can see: an upstream that never answers gets a 504, a request head trickled
 /// into a tunnel gets a 408, a sub-second idle timeout works, and no timeout value the options accept traps.

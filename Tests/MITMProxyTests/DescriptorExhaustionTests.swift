@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,11 +23,16 @@ import Glibc
         try await proxy.limitDescriptors(to: baseline + 20)
         let held = try (0..<40).map { _ in try LoopbackConnection(port: proxy.port) }
         // At the limit (a descriptor the process creates on its own, such as libdispatch's timer, may take one of them).
-        let exhausted = await Poll.until(timeout: .seconds(60)) { (try? proxy.openDescriptorCount()) ?? 0 >= baseline + 20 }
+        let exhausted = await Poll.until(timeout: .seconds(60)) {
+            (try? proxy.openDescriptorCount()) ?? 0 >= baseline + 20
+        }
         let links = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(proxy.pid)/fd"))?.map {
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(proxy.pid)/fd/\($0)")) ?? "?"
         }
-        #expect(exhausted, "the proxy holds \((try? proxy.openDescriptorCount()) ?? -1) descriptors, \(baseline + 20) allowed: \(links ?? [])")
+        #expect(
+            exhausted,
+            "the proxy holds \((try? proxy.openDescriptorCount()) ?? -1) descriptors, \(baseline + 20) allowed: \(links ?? [])"
+        )
 
         // A real client arrives meanwhile: it is queued, not refused.
         async let waiting = curl(origin.url("/hello", hostname: "localhost"), through: proxy)
@@ -60,7 +66,8 @@ import Glibc
         let held = try (0..<10).map { _ in try LoopbackConnection(port: proxy.port) }
         kill(proxy.pid, SIGCONT)
         let exhausted = await Poll.until(timeout: .seconds(60)) { (try? proxy.openDescriptorCount()) ?? 0 >= fresh + 4 }
-        #expect(exhausted, "the proxy holds \((try? proxy.openDescriptorCount()) ?? -1) descriptors, \(fresh + 4) allowed")
+        #expect(
+            exhausted, "the proxy holds \((try? proxy.openDescriptorCount()) ?? -1) descriptors, \(fresh + 4) allowed")
         for connection in held { connection.close() }
         let served = try await curl(origin.url("/hello", hostname: "localhost"), through: proxy)
         #expect(served.stdoutText == "hello from origin", "once descriptors were free again: \(served)")
@@ -69,9 +76,12 @@ import Glibc
     }
 
     private func curl(_ url: String, through proxy: ProxyProcess) async throws -> SubprocessResult {
-        try await Subprocess.run("curl", [
-            "-sS", "--max-time", "30", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", proxy.caDirectory + "/ca.pem", url,
-        ], timeout: .seconds(40))
+        try await Subprocess.run(
+            "curl",
+            [
+                "-sS", "--max-time", "30", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                proxy.caDirectory + "/ca.pem", url,
+            ], timeout: .seconds(40))
     }
 }
 

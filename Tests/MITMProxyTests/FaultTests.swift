@@ -21,15 +21,20 @@ import Testing
             let sockets = try proxy.openSocketCount()
             let warmUp = try await fetch("/warm-up", through: proxy, to: origin)
             guard warmUp["status"].int == 200 else { throw SubprocessError(description: "warm-up failed: \(warmUp)") }
-            return Rig(proxy: proxy, origin: origin, eventsFile: eventsFile,
-                       baseline: try await proxy.descriptorBaseline(sockets: sockets))
+            return Rig(
+                proxy: proxy, origin: origin, eventsFile: eventsFile,
+                baseline: try await proxy.descriptorBaseline(sockets: sockets))
         }
 
         /// fault_client.py: GET `path` in an intercepted tunnel, half-closing as `mode` says.
-        static func fetch(_ path: String, _ mode: String? = nil, through proxy: ProxyProcess, to origin: OriginServer) async throws -> JSON {
-            let result = try await PythonClient.run(fixture: "fault_client.py", [
-                String(proxy.port), String(origin.port), proxy.caDirectory + "/ca.pem", path,
-            ] + (mode.map { [$0] } ?? []))
+        static func fetch(_ path: String, _ mode: String? = nil, through proxy: ProxyProcess, to origin: OriginServer)
+            async throws -> JSON
+        {
+            let result = try await PythonClient.run(
+                fixture: "fault_client.py",
+                [
+                    String(proxy.port), String(origin.port), proxy.caDirectory + "/ca.pem", path,
+                ] + (mode.map { [$0] } ?? []))
             let json = JSON(parsing: result.stdoutText)
             if json.isNull { Issue.record("fault_client.py printed no JSON: \(result)") }
             return json
@@ -54,7 +59,9 @@ import Testing
         /// Descriptors back to the baseline, the proxy still serving; then stopped.
         func expectRecoveredAndStop() async throws {
             let descriptors = await proxy.descriptorsAfterSettling(at: baseline)
-            #expect(descriptors == baseline, "descriptors: \(baseline) before, \(descriptors) after; \(proxy.outputText.suffix(2000))")
+            #expect(
+                descriptors == baseline,
+                "descriptors: \(baseline) before, \(descriptors) after; \(proxy.outputText.suffix(2000))")
             let after = try await fetch("/after")
             #expect(after["status"].int == 200 && after["complete"].bool == true, "\(after)")
             await proxy.stop()
@@ -98,8 +105,9 @@ import Testing
         ]
         for (path, mode, body) in cases {
             let json = try await rig.fetch(path, mode)
-            #expect(json["status"].int == 200 && json["complete"].bool == true && json["body"].int == body,
-                    "\(path) \(mode ?? ""): \(json)")
+            #expect(
+                json["status"].int == 200 && json["complete"].bool == true && json["body"].int == body,
+                "\(path) \(mode ?? ""): \(json)")
         }
         let recorded = await rig.recorded("/half-close-after-response")
         #expect(recorded.count == 2 && recorded.allSatisfy { $0["error"].isNull }, "\(recorded)")

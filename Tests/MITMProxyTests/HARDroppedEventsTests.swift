@@ -8,7 +8,8 @@ import Testing
         let path = try TemporaryDirectory.make("har-dropped") + "/run.har"
         let writer = try HARWriter(path: path, redact: false, bodyLimit: 1024) { Issue.record("HAR error: \($0)") }
         writer.finish(droppedEvents: dropped)
-        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
+        let document =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
         return try #require(document?["log"] as? [String: Any])
     }
 

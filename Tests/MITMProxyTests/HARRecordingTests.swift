@@ -45,39 +45,42 @@ import Testing
         let base = FileManager.default.temporaryDirectory.path + "/mitm-proxy-har-\(UUID().uuidString)"
         let port = origin.port
         let upgrade = """
-        import socket, ssl, os
-        s = socket.create_connection(("127.0.0.1", int(os.environ["MITM_PROXY_PORT"])))
-        s.sendall(b"CONNECT origin.test:\(port) HTTP/1.1\\r\\nHost: origin.test\\r\\n\\r\\n")
-        assert s.recv(1024).startswith(b"HTTP/1.1 200")
-        t = ssl.create_default_context(cafile=os.environ["MITM_PROXY_CA"]).wrap_socket(s, server_hostname="origin.test")
-        t.sendall(b"GET /ws HTTP/1.1\\r\\nHost: origin.test\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n\\r\\n")
-        head = b""
-        while b"\\r\\n\\r\\n" not in head:
-            head += t.recv(1024)
-        assert head.startswith(b"HTTP/1.1 101"), head
-        t.sendall(b"raw bytes after 101")
-        echoed = b""
-        while len(echoed) < 19:
-            echoed += t.recv(1024)
-        assert echoed == b"raw bytes after 101", echoed
-        t.close()
-        """
+            import socket, ssl, os
+            s = socket.create_connection(("127.0.0.1", int(os.environ["MITM_PROXY_PORT"])))
+            s.sendall(b"CONNECT origin.test:\(port) HTTP/1.1\\r\\nHost: origin.test\\r\\n\\r\\n")
+            assert s.recv(1024).startswith(b"HTTP/1.1 200")
+            t = ssl.create_default_context(cafile=os.environ["MITM_PROXY_CA"]).wrap_socket(s, server_hostname="origin.test")
+            t.sendall(b"GET /ws HTTP/1.1\\r\\nHost: origin.test\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n\\r\\n")
+            head = b""
+            while b"\\r\\n\\r\\n" not in head:
+                head += t.recv(1024)
+            assert head.startswith(b"HTTP/1.1 101"), head
+            t.sendall(b"raw bytes after 101")
+            echoed = b""
+            while len(echoed) < 19:
+                echoed += t.recv(1024)
+            assert echoed == b"raw bytes after 101", echoed
+            t.close()
+            """
         let script = """
-        set -e
-        O=https://origin.test:\(port)
-        curl -sS --max-time 20 -o /dev/null -o /dev/null $O/hello $O/chunked/5000
-        curl -sS --max-time 20 -o /dev/null $O/bytes/1000
-        curl -sS --max-time 20 -o /dev/null $O/bytes/3000000
-        curl -sS --max-time 20 -o /dev/null $O/status/204
-        curl -sS --max-time 20 -o /dev/null --data-binary 'a=1&b=2' -H 'Content-Type: application/x-www-form-urlencoded' $O/digest
-        curl -sS --max-time 20 -o /dev/null http://127.0.0.1:\(plain.port)/hello
-        python3 -c '\(upgrade)'
-        curl -sS --max-time 20 -o /dev/null --cacert \(pki.root) $O/hello || true
-        """
-        let result = try await Subprocess.run(RepositoryLayout.builtExecutable, [
-            "--ca-dir", base, "--upstream-ca", pki.root, "--resolve", "origin.test:127.0.0.1", "--silence-window", "1",
-            "--har", base + ".har", "--body-limit", "1048576", "--", "/bin/sh", "-c", script,
-        ], timeout: .seconds(90))
+            set -e
+            O=https://origin.test:\(port)
+            curl -sS --max-time 20 -o /dev/null -o /dev/null $O/hello $O/chunked/5000
+            curl -sS --max-time 20 -o /dev/null $O/bytes/1000
+            curl -sS --max-time 20 -o /dev/null $O/bytes/3000000
+            curl -sS --max-time 20 -o /dev/null $O/status/204
+            curl -sS --max-time 20 -o /dev/null --data-binary 'a=1&b=2' -H 'Content-Type: application/x-www-form-urlencoded' $O/digest
+            curl -sS --max-time 20 -o /dev/null http://127.0.0.1:\(plain.port)/hello
+            python3 -c '\(upgrade)'
+            curl -sS --max-time 20 -o /dev/null --cacert \(pki.root) $O/hello || true
+            """
+        let result = try await Subprocess.run(
+            RepositoryLayout.builtExecutable,
+            [
+                "--ca-dir", base, "--upstream-ca", pki.root, "--resolve", "origin.test:127.0.0.1", "--silence-window",
+                "1",
+                "--har", base + ".har", "--body-limit", "1048576", "--", "/bin/sh", "-c", script,
+            ], timeout: .seconds(90))
         #expect(result.status == 0, "\(result)")
         let har = try await Self.validated(base + ".har")
         let byURL = Dictionary(har.entries.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
@@ -114,10 +117,14 @@ import Testing
             "--har", base + ".har", "--redact",
         ])
         for path in ["/hello", "/bytes/20000"] {
-            let curl = try await Subprocess.run("/usr/bin/curl", [
-                "-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", base + "/ca.pem",
-                "-H", "Authorization: Bearer secret-token", "https://origin.test:\(origin.port)\(path)", "-o", "/dev/null",
-            ])
+            let curl = try await Subprocess.run(
+                "/usr/bin/curl",
+                [
+                    "-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                    base + "/ca.pem",
+                    "-H", "Authorization: Bearer secret-token", "https://origin.test:\(origin.port)\(path)", "-o",
+                    "/dev/null",
+                ])
             #expect(curl.succeeded, "\(curl)")
         }
         #expect(proxy.stop(signal: SIGINT) == 0)
@@ -130,10 +137,13 @@ import Testing
     }
 
     @Test func anUnwritableHARPathFailsAtStartNamingTheFile() async throws {
-        let result = try await Subprocess.run(RepositoryLayout.builtExecutable, [
-            "--port", "0", "--ca-dir", FileManager.default.temporaryDirectory.path + "/mitm-proxy-har-bad-\(UUID().uuidString)",
-            "--har", "/nonexistent-directory/x.har", "--", "/bin/true",
-        ])
+        let result = try await Subprocess.run(
+            RepositoryLayout.builtExecutable,
+            [
+                "--port", "0", "--ca-dir",
+                FileManager.default.temporaryDirectory.path + "/mitm-proxy-har-bad-\(UUID().uuidString)",
+                "--har", "/nonexistent-directory/x.har", "--", "/bin/true",
+            ])
         #expect(result.status == 2)
         #expect(result.stderrText.contains("--har /nonexistent-directory/x.har: cannot open for writing"))
     }

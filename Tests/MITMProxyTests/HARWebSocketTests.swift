@@ -8,10 +8,11 @@ import Testing
     private let session = WebSocketSessionID(connectionID: 7)
 
     private func handshake() -> ExchangeRecord {
-        var record = ExchangeRecord(connectionID: 7, scheme: "https", host: "chat.test", port: 443,
-                                    request: HTTPRequestHead(method: "GET", target: "/ws", headers: ["Upgrade": "websocket"]),
-                                    response: HTTPResponseHead(status: 101, reason: "Switching Protocols"),
-                                    started: Date(), finished: Date())
+        var record = ExchangeRecord(
+            connectionID: 7, scheme: "https", host: "chat.test", port: 443,
+            request: HTTPRequestHead(method: "GET", target: "/ws", headers: ["Upgrade": "websocket"]),
+            response: HTTPResponseHead(status: 101, reason: "Switching Protocols"),
+            started: Date(), finished: Date())
         record.webSocket = session
         return record
     }

@@ -15,7 +15,8 @@ import Testing
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
         let body = TestBytes.random(count: 10 * 1_048_576)
-        let result = try await Curl.run(through: proxy, ["--data-binary", "@-", origin.url("/digest", hostname: "localhost")], stdin: body)
+        let result = try await Curl.run(
+            through: proxy, ["--data-binary", "@-", origin.url("/digest", hostname: "localhost")], stdin: body)
         #expect(result.succeeded, "\(result)")
         let digest = try JSONDecoder().decode(Digest.self, from: Data(result.stdout))
         #expect(digest.length == body.count)
@@ -29,9 +30,11 @@ import Testing
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
         let body = TestBytes.random(count: 3_000_001)
-        let result = try await Curl.run(through: proxy, [
-            "-H", "Transfer-Encoding: chunked", "--data-binary", "@-", origin.url("/digest", hostname: "localhost"),
-        ], stdin: body)
+        let result = try await Curl.run(
+            through: proxy,
+            [
+                "-H", "Transfer-Encoding: chunked", "--data-binary", "@-", origin.url("/digest", hostname: "localhost"),
+            ], stdin: body)
         let digest = try JSONDecoder().decode(Digest.self, from: Data(result.stdout))
         #expect(digest.length == body.count, "\(result)")
         #expect(digest.sha256 == (try await OpenSSLDigest.sha256Hex(body)))
@@ -53,7 +56,8 @@ import Testing
             """
         let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port), proxy.caCertificate])
         #expect(result.stdoutText == "200 chunked 1000000 True True\n", "\(result)")
-        let curl = try await Curl.run(through: proxy, ["-o", "-", origin.url("/chunked/2000000", hostname: "localhost")])
+        let curl = try await Curl.run(
+            through: proxy, ["-o", "-", origin.url("/chunked/2000000", hostname: "localhost")])
         #expect(curl.succeeded, "\(curl)")
         #expect(curl.stdout.count == 2_000_000)
         #expect(curl.stdout.elementsEqual(OriginServer.patternBytes(count: 2_000_000)))
@@ -63,8 +67,11 @@ import Testing
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
-        let urls = ["/hello", "/bytes/100000", "/chunked/50000", "/status/404"].map { origin.url($0, hostname: "localhost") }
-        let result = try await Curl.run(through: proxy, urls.flatMap { ["-o", "/dev/null", $0] } + ["-w", "%{http_code}:%{num_connects} "])
+        let urls = ["/hello", "/bytes/100000", "/chunked/50000", "/status/404"].map {
+            origin.url($0, hostname: "localhost")
+        }
+        let result = try await Curl.run(
+            through: proxy, urls.flatMap { ["-o", "/dev/null", $0] } + ["-w", "%{http_code}:%{num_connects} "])
         #expect(result.stdoutText == "200:1 200:0 200:0 404:0 ", "\(result)")
         #expect(await Poll.until { proxy.recorder.exchanges.count == 4 })
         let interceptions = proxy.events.filter { if case .intercepted = $0 { true } else { false } }
@@ -89,15 +96,16 @@ import Testing
                 print(method, path, status, len(body), headers.get("content-length", "-"))
             """
         let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port), proxy.caCertificate])
-        #expect(result.stdoutText == """
-            GET /bytes/70000 200 70000 70000
-            HEAD /bytes/10 200 0 10
-            GET /chunked/30000 200 30000 -
-            GET /status/204 204 0 -
-            GET /status/304 304 0 -
-            GET /hello 200 17 17
+        #expect(
+            result.stdoutText == """
+                GET /bytes/70000 200 70000 70000
+                HEAD /bytes/10 200 0 10
+                GET /chunked/30000 200 30000 -
+                GET /status/204 204 0 -
+                GET /status/304 304 0 -
+                GET /hello 200 17 17
 
-            """, "\(result)")
+                """, "\(result)")
     }
 
     @Test func aCloseDelimitedResponseEndsWithTheConnection() async throws {
@@ -164,9 +172,11 @@ import Testing
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
-        let result = try await Curl.run(through: proxy, [
-            "-H", "X-First: 1", "-H", "x-second:  two words", origin.url("/headers?q=a%20b", hostname: "localhost"),
-        ])
+        let result = try await Curl.run(
+            through: proxy,
+            [
+                "-H", "X-First: 1", "-H", "x-second:  two words", origin.url("/headers?q=a%20b", hostname: "localhost"),
+            ])
         let echoed = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any]
         #expect(echoed?["request_line"] as? String == "GET /headers?q=a%20b HTTP/1.1", "\(result)")
         let names = (echoed?["headers"] as? [[String]])?.map { $0[0] } ?? []
@@ -179,7 +189,8 @@ import Testing
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
         let value = String(repeating: "v", count: 40_000)
-        let result = try await Curl.run(through: proxy, ["-H", "X-Big: \(value)", origin.url("/headers", hostname: "localhost")])
+        let result = try await Curl.run(
+            through: proxy, ["-H", "X-Big: \(value)", origin.url("/headers", hostname: "localhost")])
         let echoed = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any]
         let fields = (echoed?["headers"] as? [[String]]) ?? []
         #expect(fields.contains { $0[0] == "X-Big" && $0[1] == value }, "\(result.stdoutText.prefix(300))")

@@ -23,7 +23,9 @@ import Testing
         let (json, result) = try await harness.h2Client("big-request-trailers")
         #expect(json["big"]["status"].int == 431, "\(result)")
         #expect(json["sibling"]["status"].int == 200)
-        #expect(harness.events.exchange(endingWith: "/digest")?.failure == "the request's trailer section is larger than 64 KiB")
+        #expect(
+            harness.events.exchange(endingWith: "/digest")?.failure
+                == "the request's trailer section is larger than 64 KiB")
         await harness.stop()
     }
 
@@ -32,7 +34,9 @@ import Testing
         let (json, result) = try await harness.h2Client("get", ["/big-headers", "/hello"])
         #expect(json["streams"][0]["status"].int == 502, "\(result)")
         #expect(json["streams"][1]["status"].int == 200)
-        #expect(harness.events.exchange(endingWith: "/big-headers")?.failure == "the upstream's header section is larger than 64 KiB")
+        #expect(
+            harness.events.exchange(endingWith: "/big-headers")?.failure
+                == "the upstream's header section is larger than 64 KiB")
         await harness.stop()
     }
 
@@ -52,7 +56,10 @@ import Testing
         #expect(json["violator"]["reset"].int == Int(HTTP2ErrorCode.flowControlError.rawValue), "\(result)")
         #expect(json["sibling"]["status"].int == 200)
         #expect(json["goaway"].isNull)
-        #expect(harness.events.badRequests.contains { $0.contains("FLOW_CONTROL_ERROR") && $0.contains("flow-control window") })
+        #expect(
+            harness.events.badRequests.contains {
+                $0.contains("FLOW_CONTROL_ERROR") && $0.contains("flow-control window")
+            })
         #expect(await harness.connectionsClosed())
         await harness.stop()
     }

@@ -72,8 +72,12 @@ import Testing
         let harness = try await HTTP2Harness.start()
         let count = 30
         let urls = (0..<count).map { harness.url("/bytes/\(100_000 + $0)") }
-        let result = try await harness.curl(["--http2", "--parallel", "--parallel-max", "30", "-o", "/dev/null", "-w", "%{http_code} %{http_version}\n"]
-                                            + urls.flatMap { [$0, "-o", "/dev/null"] })
+        let result = try await harness.curl(
+            [
+                "--http2", "--parallel", "--parallel-max", "30", "-o", "/dev/null", "-w",
+                "%{http_code} %{http_version}\n",
+            ]
+                + urls.flatMap { [$0, "-o", "/dev/null"] })
         #expect(result.succeeded, "\(result)")
         let lines = result.stdoutText.split(separator: "\n")
         #expect(lines.count == count)
@@ -101,8 +105,11 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let har = try HARWriter(path: path, redact: false) { error in Issue.record("HAR: \(error)") }
         harness.proxy.subscribe { har.record($0) }
-        let result = try await harness.curl(["--http2", harness.url("/trailers"), "-o", "/dev/null",
-                                             "--next"] + harness.curlProxyOptions + ["--http2", "--data-binary", "posted", harness.url("/digest")])
+        let result = try await harness.curl(
+            [
+                "--http2", harness.url("/trailers"), "-o", "/dev/null",
+                "--next",
+            ] + harness.curlProxyOptions + ["--http2", "--data-binary", "posted", harness.url("/digest")])
         #expect(result.succeeded, "\(result)")
         // A stream's exchange is recorded when the stream closes, which may be after curl exits, and events
         // reach subscribers on the recording queue: wait for both, then deliver everything before finishing.
@@ -124,7 +131,9 @@ import Testing
 
     @Test func anUntrustedUpstreamGetsA502OverH2() async throws {
         let harness = try await HTTP2Harness.start(.h2(leaf: .untrusted))
-        let result = try await harness.curl(["--http2", "-w", "\n%{http_code} %{http_version}", harness.url("/hello", host: "127.0.0.1")])
+        let result = try await harness.curl([
+            "--http2", "-w", "\n%{http_code} %{http_version}", harness.url("/hello", host: "127.0.0.1"),
+        ])
         #expect(result.succeeded, "\(result)")
         #expect(result.stdoutText.hasSuffix("\n502 2"))
         #expect(result.stdoutText.contains("not trusted"))
@@ -139,7 +148,9 @@ import Testing
         let harness = try await HTTP2Harness.start()
         let pem = try [UInt8](Data(contentsOf: URL(fileURLWithPath: harness.pki.certificate(.origin))))
         let pin = try X509Certificate.certificates(inFileBytes: pem)[0].spkiSHA256Base64
-        let result = try await harness.curl(["--http2", "--pinnedpubkey", "sha256//\(pin)", harness.url("/hello", host: "pinned.test")])
+        let result = try await harness.curl([
+            "--http2", "--pinnedpubkey", "sha256//\(pin)", harness.url("/hello", host: "pinned.test"),
+        ])
         #expect(result.status == 90, "curl must fail its pin check: \(result)")
         let verdict = try #require(await harness.proxy.waitForVerdict(host: "pinned.test"))
         #expect(verdict.verdict == .refused)

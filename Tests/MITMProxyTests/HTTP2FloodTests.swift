@@ -119,8 +119,10 @@ import Testing
     /// proxy takes longer to get there) meets a closed connection, and the proxy's log says what it sent.
     private func expectEnhanceYourCalm(_ json: JSON, _ result: SubprocessResult, _ rig: HTTP2ProcessHarness) async {
         #expect(await rig.proxy.printed("sent GOAWAY ENHANCE_YOUR_CALM"), "\(rig.proxy.outputText)")
-        #expect(json["goaway"]["code"].int == Self.enhanceYourCalm || (json["goaway"].isNull && json["closed"].bool == true),
-                "\(result)")
+        #expect(
+            json["goaway"]["code"].int == Self.enhanceYourCalm
+                || (json["goaway"].isNull && json["closed"].bool == true),
+            "\(result)")
     }
 
     /// Every other client got its 200; the proxy's peak memory stayed within bounds; once the flood's connection is
@@ -134,7 +136,9 @@ import Testing
             #expect(growth < Self.allowedGrowthKilobytes, "peak RSS grew by \(growth) kB")
         }
         let descriptors = await rig.descriptorsAfterSettling()
-        #expect(descriptors == rig.descriptorBaseline, "descriptors: \(rig.descriptorBaseline) before, \(descriptors) after")
+        #expect(
+            descriptors == rig.descriptorBaseline, "descriptors: \(rig.descriptorBaseline) before, \(descriptors) after"
+        )
         let idle = try await rig.idleCPUSeconds()
         #expect(idle < 0.2, "the idle proxy used \(idle) s of CPU in half a second")
         let (after, afterResult) = try await rig.h2Client("get", ["/hello"])

@@ -4,14 +4,18 @@ import MITMTLS
 import Testing
 
 /// Go's net/http negotiates h2 through the proxy; its pinned variant is still refused.
-@Suite(.tags(.live), .skippedInFastTier, .serialized, .enabled(if: (try? Subprocess.executablePath("go")) != nil, "needs Go (go on PATH)"))
+@Suite(
+    .tags(.live), .skippedInFastTier, .serialized,
+    .enabled(if: (try? Subprocess.executablePath("go")) != nil, "needs Go (go on PATH)"))
 struct HTTP2GoClientTests {
     private func go(_ harness: HTTP2Harness, url: String, pin: String? = nil) async throws -> SubprocessResult {
         var environment = ProcessInfo.processInfo.environment
         environment["GO111MODULE"] = "off"
         environment["GOFLAGS"] = ""
-        return try await Subprocess.run("go", ["run", RepositoryLayout.h2GoClient, harness.harness.url, harness.harness.caCertificate, url]
-                                        + (pin.map { [$0] } ?? []), environment: environment, timeout: .seconds(90))
+        return try await Subprocess.run(
+            "go",
+            ["run", RepositoryLayout.h2GoClient, harness.harness.url, harness.harness.caCertificate, url]
+                + (pin.map { [$0] } ?? []), environment: environment, timeout: .seconds(90))
     }
 
     @Test func goGetsH2() async throws {

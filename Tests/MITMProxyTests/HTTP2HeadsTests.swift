@@ -1,8 +1,9 @@
 import Foundation
 import MITMCore
 import MITMHTTP2
-@testable import MITMProxy
 import Testing
+
+@testable import MITMProxy
 
 @Suite struct HTTP2HeadsTests {
     @Test func pseudoHeadersBecomeMethodTargetAndHost() {
@@ -22,27 +23,36 @@ import Testing
 
     @Test func anExtendedConnectKeepsItsPathWhereAPlainConnectNamesAnAuthority() {
         let webSocket: [HTTP2HeaderField] = [
-            HTTP2HeaderField(":method", "CONNECT"), HTTP2HeaderField(":protocol", "websocket"), HTTP2HeaderField(":scheme", "https"),
+            HTTP2HeaderField(":method", "CONNECT"), HTTP2HeaderField(":protocol", "websocket"),
+            HTTP2HeaderField(":scheme", "https"),
             HTTP2HeaderField(":authority", "chat.example:443"), HTTP2HeaderField(":path", "/socket?room=1"),
         ]
         #expect(HTTP2Heads.request(webSocket).target == "/socket?room=1")
         #expect(HTTP2Heads.extendedConnectProtocol(webSocket) == "websocket")
-        let tunnel: [HTTP2HeaderField] = [HTTP2HeaderField(":method", "CONNECT"), HTTP2HeaderField(":authority", "db.example:5432")]
+        let tunnel: [HTTP2HeaderField] = [
+            HTTP2HeaderField(":method", "CONNECT"), HTTP2HeaderField(":authority", "db.example:5432"),
+        ]
         #expect(HTTP2Heads.request(tunnel).target == "db.example:5432")
         #expect(HTTP2Heads.extendedConnectProtocol(tunnel) == nil)
-        #expect(HTTP2Heads.extendedConnectProtocol([HTTP2HeaderField(":method", "GET"), HTTP2HeaderField(":protocol", "websocket")]) == nil)
+        #expect(
+            HTTP2Heads.extendedConnectProtocol([
+                HTTP2HeaderField(":method", "GET"), HTTP2HeaderField(":protocol", "websocket"),
+            ]) == nil)
     }
 
     @Test func anExplicitHostFieldWinsOverTheAuthority() {
         let head = HTTP2Heads.request([
             HTTP2HeaderField(":method", "GET"), HTTP2HeaderField(":scheme", "https"),
-            HTTP2HeaderField(":authority", "a.example"), HTTP2HeaderField(":path", "/"), HTTP2HeaderField("host", "b.example"),
+            HTTP2HeaderField(":authority", "a.example"), HTTP2HeaderField(":path", "/"),
+            HTTP2HeaderField("host", "b.example"),
         ])
         #expect(head.headers.values("host") == ["b.example"])
     }
 
     @Test func connectTargetsTheAuthority() {
-        let head = HTTP2Heads.request([HTTP2HeaderField(":method", "CONNECT"), HTTP2HeaderField(":authority", "db.internal:5432")])
+        let head = HTTP2Heads.request([
+            HTTP2HeaderField(":method", "CONNECT"), HTTP2HeaderField(":authority", "db.internal:5432"),
+        ])
         #expect(head.method == "CONNECT")
         #expect(head.target == "db.internal:5432")
     }
@@ -66,10 +76,11 @@ import Testing
 
     @Test func anHTTP2ExchangeIsHTTP2InTheEventLine() throws {
         let now = Date(timeIntervalSince1970: 0)
-        var record = ExchangeRecord(connectionID: 1, scheme: "https", host: "a.test", port: 443,
-                                    request: HTTPRequestHead(method: "GET", target: "/", version: .http2),
-                                    response: HTTPResponseHead(version: .http2, status: 200, reason: ""),
-                                    started: now, finished: now)
+        var record = ExchangeRecord(
+            connectionID: 1, scheme: "https", host: "a.test", port: 443,
+            request: HTTPRequestHead(method: "GET", target: "/", version: .http2),
+            response: HTTPResponseHead(version: .http2, status: 200, reason: ""),
+            started: now, finished: now)
         record.httpVersion = "HTTP/2.0"
         let line = EventLine(.exchange(record), time: now).json()
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

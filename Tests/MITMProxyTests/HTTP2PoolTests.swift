@@ -17,7 +17,9 @@ import Testing
     }
 
     /// Which origin connection served `path` (GET over curl --http2 through the proxy), and how many it accepted.
-    private func connection(_ harness: HTTP2Harness, _ path: String = "/connection", host: String = "origin.test") async throws -> (Int, Int) {
+    private func connection(_ harness: HTTP2Harness, _ path: String = "/connection", host: String = "origin.test")
+        async throws -> (Int, Int)
+    {
         let result = try await harness.curl(["--http2", harness.url(path, host: host)])
         try #require(result.succeeded, "\(result)")
         let json = JSON(parsing: result.stdoutText)
@@ -34,7 +36,8 @@ import Testing
         #expect(harness.events.tunnelsOpened == 2)
         let records = harness.events.exchanges
         try #require(records.count == 2)
-        #expect(records[0].timings.connect >= 0 && records[0].timings.ssl >= 0, "the first opened the upstream connection")
+        #expect(
+            records[0].timings.connect >= 0 && records[0].timings.ssl >= 0, "the first opened the upstream connection")
         #expect(records[1].timings.connect == -1 && records[1].timings.ssl == -1, "the second reused it")
         #expect(records[1].serverAddress == "127.0.0.1")
         #expect(harness.proxy.connectionVerdicts.map(\.verdict.kind) == [.intercepted, .intercepted])
@@ -54,11 +57,14 @@ import Testing
     /// held stream open on the upstream connection (the proxy's own record of the request comes before it is).
     private func markedHold(_ until: String) -> (path: String, reached: () async -> Bool) {
         let mark = TemporaryDirectory.path("hold-mark")
-        return ("/hold?ms=25000&until=\(until)&mark=\(mark)", {
-            let reached = await Poll.until(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: mark) }
-            try? FileManager.default.removeItem(atPath: mark)
-            return reached
-        })
+        return (
+            "/hold?ms=25000&until=\(until)&mark=\(mark)",
+            {
+                let reached = await Poll.until(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: mark) }
+                try? FileManager.default.removeItem(atPath: mark)
+                return reached
+            }
+        )
     }
 
     @Test func aBusyConnectionIsSharedWhileItHasRoom() async throws {
@@ -92,10 +98,12 @@ import Testing
 
     @Test func aConnectionThatSaidGoAwayIsNotReused() async throws {
         let harness = try await start()
-        let result = try await harness.curl(["--http2", harness.url("/connection"), "--next"] + harness.curlProxyOptions
-                                            + ["--http2", harness.url("/goaway")])
+        let result = try await harness.curl(
+            ["--http2", harness.url("/connection"), "--next"] + harness.curlProxyOptions
+                + ["--http2", harness.url("/goaway")])
         #expect(result.succeeded, "\(result)")
-        let first = try #require(JSON(parsing: String(result.stdoutText.dropLast(3)))["connection"].int, "\(result.stdoutText)")
+        let first = try #require(
+            JSON(parsing: String(result.stdoutText.dropLast(3)))["connection"].int, "\(result.stdoutText)")
         #expect(await harness.connectionsClosed())
         let (second, accepted) = try await connection(harness)
         #expect(second != first)

@@ -1,7 +1,7 @@
 import Foundation
 import MITMCore
-import MITMRules
 import MITMProxy
+import MITMRules
 import Testing
 
 /// The QA rules on HTTP/2 connections, which stay HTTP/2: answers from files (streamed as the client's window
@@ -17,15 +17,16 @@ import Testing
         var rewrite = RuleActions()
         rewrite.status = 299
         rewrite.responseHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "X-Rewritten", value: "yes")])
-        rewrite.requestHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "X-Added", value: "by-rule")], removeNames: ["user-agent"])
+        rewrite.requestHeaders = HeaderEdits(
+            setFields: [HTTPHeaderField(name: "X-Added", value: "by-rule")], removeNames: ["user-agent"])
         var body = RuleActions()
         body.bodyFile = directory + "/replacement.json"
         let rules = [
-                try RuleFlags.mapLocal("origin.test/big=\(directory)/big.bin", baseDirectory: "/"),
-                try! RuleFlags.respond("origin.test/down=503"),
-                try! RuleFlags.fault("origin.test/reset=reset-before-headers"),
-                TrafficRule(name: "rewrite", pattern: try! URLPattern(parsing: "origin.test/headers"), actions: rewrite),
-                TrafficRule(name: "body", pattern: try! URLPattern(parsing: "origin.test/hello"), actions: body),
+            try RuleFlags.mapLocal("origin.test/big=\(directory)/big.bin", baseDirectory: "/"),
+            try! RuleFlags.respond("origin.test/down=503"),
+            try! RuleFlags.fault("origin.test/reset=reset-before-headers"),
+            TrafficRule(name: "rewrite", pattern: try! URLPattern(parsing: "origin.test/headers"), actions: rewrite),
+            TrafficRule(name: "body", pattern: try! URLPattern(parsing: "origin.test/hello"), actions: body),
         ]
         let h2 = try await HTTP2Harness.start { $0.rules = rules }
         defer { h2.harness.stop() }
@@ -35,7 +36,9 @@ import Testing
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output))) == big)
         let range = try await h2.curl(["--http2", h2.url("/big"), "-r", "599990-", "-w", " %{http_code}"])
         #expect(range.stdout == Array(big[599_990...]) + Array(" 206".utf8), "\(range.stdout.count) bytes")
-        let down = try await h2.curl(["--http2", h2.url("/down"), "-o", "/dev/null", "-w", "%{http_version} %{http_code}"])
+        let down = try await h2.curl([
+            "--http2", h2.url("/down"), "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+        ])
         #expect(down.stdoutText == "2 503", "\(down)")
         let reset = try await h2.curl(["--http2", h2.url("/reset")])
         #expect(reset.status == 92, "\(reset)")
@@ -46,7 +49,9 @@ import Testing
         #expect(!headers.stdoutText.contains("user-agent"), "\(headers)")
         let replaced = try await h2.curl(["--http2", h2.url("/hello"), "-w", " %{http_version}"])
         #expect(replaced.stdoutText == "{\"replaced\": true} 2", "\(replaced)")
-        let exchangeRules = h2.events.exchanges.map { ($0.url.split(separator: "/").last.map(String.init) ?? "", $0.rules) }
+        let exchangeRules = h2.events.exchanges.map {
+            ($0.url.split(separator: "/").last.map(String.init) ?? "", $0.rules)
+        }
         #expect(exchangeRules.contains { $0.0 == "headers" && $0.1 == ["rewrite"] }, "\(exchangeRules)")
         await h2.origin.stop()
     }

@@ -1,8 +1,9 @@
 import Foundation
 import MITMCore
 import MITMHTTP2
-@testable import MITMProxy
 import Testing
+
+@testable import MITMProxy
 
 /// Stream-level behaviour through the proxy, driven by h2_client.py where curl cannot reach.
 @Suite(.tags(.live), .skippedInFastTier, .serialized) struct HTTP2StreamTests {
@@ -49,7 +50,9 @@ import Testing
         #expect(json["reset"]["length"].int == 1000)
         #expect(json["sibling"]["status"].int == 200)
         #expect(json["sibling"]["ended"].bool == true)
-        #expect(harness.events.exchange(endingWith: "/reset/2")?.failure == "the upstream reset the stream (INTERNAL_ERROR)")
+        #expect(
+            harness.events.exchange(endingWith: "/reset/2")?.failure == "the upstream reset the stream (INTERNAL_ERROR)"
+        )
         await harness.stop()
     }
 
@@ -88,11 +91,16 @@ import Testing
     @Test func headerFieldsArriveAsSentWithNeverIndexedKept() async throws {
         let harness = try await HTTP2Harness.start()
         let (json, result) = try await harness.h2Client("headers")
-        let received = json["received"].array.map { [$0[0].string ?? "", $0[1].string ?? "", String($0[2].bool ?? false)] }
+        let received = json["received"].array.map {
+            [$0[0].string ?? "", $0[1].string ?? "", String($0[2].bool ?? false)]
+        }
         let authority = "origin.test:\(harness.origin.port)"
-        #expect(received == [[":method", "GET", "false"], [":scheme", "https", "false"], [":authority", authority, "false"],
-                             [":path", "/headers", "false"], ["x-first", "1", "false"],
-                             ["authorization", "Bearer secret-token", "true"], ["x-last", "2", "false"]], "\(result)")
+        #expect(
+            received == [
+                [":method", "GET", "false"], [":scheme", "https", "false"], [":authority", authority, "false"],
+                [":path", "/headers", "false"], ["x-first", "1", "false"],
+                ["authorization", "Bearer secret-token", "true"], ["x-last", "2", "false"],
+            ], "\(result)")
         await harness.stop()
     }
 

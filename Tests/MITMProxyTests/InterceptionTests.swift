@@ -34,8 +34,9 @@ import Testing
         let origin = try await OriginServer.start()
         let pki = try await TestPKI.shared()
         // It trusts the origin's real root, so only the forged certificate can be the problem.
-        let result = try await Curl.run(through: proxy, trustingProxyCA: false,
-                                        ["--cacert", pki.root, origin.url("/hello", hostname: "localhost")])
+        let result = try await Curl.run(
+            through: proxy, trustingProxyCA: false,
+            ["--cacert", pki.root, origin.url("/hello", hostname: "localhost")])
         #expect(result.status == 60, "\(result)")
         let failure = await proxy.recorder.first { if case .clientTLSFailed = $0 { true } else { false } }
         #expect(failure?.failureReason?.contains("unknown_ca") == true, "\(String(describing: failure))")
@@ -55,7 +56,8 @@ import Testing
             status, _, body, _, _ = proxyclient.Reader(tls).response()
             print(tls.version(), tls.selected_alpn_protocol(), status, body.decode())
             """
-        let result = try await PythonClient.run(script, [String(proxy.port), name, String(origin.port), proxy.caCertificate])
+        let result = try await PythonClient.run(
+            script, [String(proxy.port), name, String(origin.port), proxy.caCertificate])
         #expect(result.stdoutText == "TLSv1.3 http/1.1 200 hello from origin\n", "\(result)")
     }
 
@@ -82,33 +84,42 @@ import Testing
                 tls.close()
             """
         let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port), proxy.caCertificate])
-        #expect(result.stdoutText == """
-            a.origin.test TLSv1.3 full 200 hello from origin
-            b.origin.test TLSv1.3 full 200 hello from origin
-            a.origin.test TLSv1.3 resumed 200 hello from origin
-            b.origin.test TLSv1.3 resumed 200 hello from origin
+        #expect(
+            result.stdoutText == """
+                a.origin.test TLSv1.3 full 200 hello from origin
+                b.origin.test TLSv1.3 full 200 hello from origin
+                a.origin.test TLSv1.3 resumed 200 hello from origin
+                b.origin.test TLSv1.3 resumed 200 hello from origin
 
-            """, "\(result)")
+                """, "\(result)")
     }
 
     @Test func opensslStrictVerificationAcceptsTheForgedLeaf() async throws {
         let proxy = try await ProxyHarness.start { $0.resolveOverrides = ["api.origin.test": "127.0.0.1"] }
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
-        let session = try await OpenSSLClient.connect(through: proxy, to: "api.origin.test", port: origin.port, [
-            "-servername", "api.origin.test", "-CAfile", proxy.caCertificate, "-verify_return_error",
-        ])
+        let session = try await OpenSSLClient.connect(
+            through: proxy, to: "api.origin.test", port: origin.port,
+            [
+                "-servername", "api.origin.test", "-CAfile", proxy.caCertificate, "-verify_return_error",
+            ])
         #expect(session.verified, "\(session.text)")
         let leaf = try #require(session.leafPEM, "\(session.text)")
-        for check in [["-verify_hostname", "api.origin.test"], ["-verify_hostname", "origin.test"], ["-verify_ip", "127.0.0.1"]] {
+        for check in [
+            ["-verify_hostname", "api.origin.test"], ["-verify_hostname", "origin.test"], ["-verify_ip", "127.0.0.1"],
+        ] {
             let verified = try await OpenSSLClient.verifyStrictly(leaf, caFile: proxy.caCertificate, check)
             #expect(verified.succeeded, "\(check): \(verified)")
         }
-        let wrongName = try await OpenSSLClient.verifyStrictly(leaf, caFile: proxy.caCertificate, ["-verify_hostname", "other.test"])
+        let wrongName = try await OpenSSLClient.verifyStrictly(
+            leaf, caFile: proxy.caCertificate, ["-verify_hostname", "other.test"])
         #expect(!wrongName.succeeded)
         // The forged leaf carries the SNI plus the upstream certificate's names (see certs/ for the origin's).
         let text = try await OpenSSLClient.describe(leaf)
-        for name in ["DNS:api.origin.test", "DNS:localhost", "DNS:origin.test", "DNS:*.origin.test", "DNS:pinned.test", "IP Address:127.0.0.1"] {
+        for name in [
+            "DNS:api.origin.test", "DNS:localhost", "DNS:origin.test", "DNS:*.origin.test", "DNS:pinned.test",
+            "IP Address:127.0.0.1",
+        ] {
             #expect(text.contains(name), "\(name) missing from\n\(text)")
         }
         #expect(text.contains("CA:FALSE") && text.contains("TLS Web Server Authentication"), "\(text)")
@@ -118,13 +129,18 @@ import Testing
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
-        let byName = try await OpenSSLClient.connect(through: proxy, to: "localhost", port: origin.port, [
-            "-noservername", "-CAfile", proxy.caCertificate, "-verify_return_error", "-verify_hostname", "localhost",
-        ])
+        let byName = try await OpenSSLClient.connect(
+            through: proxy, to: "localhost", port: origin.port,
+            [
+                "-noservername", "-CAfile", proxy.caCertificate, "-verify_return_error", "-verify_hostname",
+                "localhost",
+            ])
         #expect(byName.verified, "\(byName.text)")
-        let byAddress = try await OpenSSLClient.connect(through: proxy, to: "127.0.0.1", port: origin.port, [
-            "-noservername", "-CAfile", proxy.caCertificate, "-verify_return_error", "-verify_ip", "127.0.0.1",
-        ])
+        let byAddress = try await OpenSSLClient.connect(
+            through: proxy, to: "127.0.0.1", port: origin.port,
+            [
+                "-noservername", "-CAfile", proxy.caCertificate, "-verify_return_error", "-verify_ip", "127.0.0.1",
+            ])
         #expect(byAddress.verified, "\(byAddress.text)")
     }
 
@@ -132,15 +148,20 @@ import Testing
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
-        let both = try await OpenSSLClient.connect(through: proxy, to: "localhost", port: origin.port, [
-            "-alpn", "h2,http/1.1", "-CAfile", proxy.caCertificate,
-        ])
+        let both = try await OpenSSLClient.connect(
+            through: proxy, to: "localhost", port: origin.port,
+            [
+                "-alpn", "h2,http/1.1", "-CAfile", proxy.caCertificate,
+            ])
         #expect(both.alpn == "http/1.1", "\(both.text)")
-        let h2Only = try await OpenSSLClient.connect(through: proxy, to: "localhost", port: origin.port, [
-            "-alpn", "h2", "-CAfile", proxy.caCertificate,
-        ])
+        let h2Only = try await OpenSSLClient.connect(
+            through: proxy, to: "localhost", port: origin.port,
+            [
+                "-alpn", "h2", "-CAfile", proxy.caCertificate,
+            ])
         #expect(h2Only.text.contains("No ALPN negotiated"), "\(h2Only.text)")
-        let curlHTTP2 = try await Curl.run(through: proxy, ["--http2", "-w", " %{http_version}", origin.url("/hello", hostname: "localhost")])
+        let curlHTTP2 = try await Curl.run(
+            through: proxy, ["--http2", "-w", " %{http_version}", origin.url("/hello", hostname: "localhost")])
         #expect(curlHTTP2.stdoutText == "hello from origin 1.1", "\(curlHTTP2)")
     }
 

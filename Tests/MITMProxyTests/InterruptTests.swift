@@ -11,12 +11,15 @@ import Testing
         let base = FileManager.default.temporaryDirectory.path + "/mitm-proxy-interrupt-\(UUID().uuidString)"
         let proxy = try RunningProxyProcess([
             "--port", "0", "--ca-dir", base, "--upstream-ca", pki.root, "--resolve", "control.test:127.0.0.1",
-            "--report", base + "-report.json", "--events", base + "-events.jsonl", "--expect", "intercepted:control.test",
+            "--report", base + "-report.json", "--events", base + "-events.jsonl", "--expect",
+            "intercepted:control.test",
         ])
-        let curl = try await Subprocess.run("/usr/bin/curl", [
-            "-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", base + "/ca.pem",
-            "https://control.test:\(origin.port)/hello",
-        ])
+        let curl = try await Subprocess.run(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", base + "/ca.pem",
+                "https://control.test:\(origin.port)/hello",
+            ])
         #expect(curl.succeeded, "\(curl)")
         #expect(proxy.stop(signal: signal) == 0)
         let report = try VerdictReport.decode(try Data(contentsOf: URL(fileURLWithPath: base + "-report.json")))
@@ -44,10 +47,12 @@ import Testing
             "--port", "0", "--ca-dir", base, "--upstream-ca", pki.root, "-q", "--har", base + ".har",
             "--report", base + "-report.json", "--events", base + "-events.jsonl", "--expect", "intercepted:localhost",
         ])
-        let run = try await PythonClient.run(fixture: "inflight_signal.py", [
-            String(proxy.port), String(proxy.process.processIdentifier), String(origin.port), base + "/ca.pem",
-            "30", "50", String(signal),
-        ], timeout: .seconds(120))
+        let run = try await PythonClient.run(
+            fixture: "inflight_signal.py",
+            [
+                String(proxy.port), String(proxy.process.processIdentifier), String(origin.port), base + "/ca.pem",
+                "30", "50", String(signal),
+            ], timeout: .seconds(120))
         let json = JSON(parsing: run.stdoutText)
         let finished = json["finished"].array.compactMap(\.string)
         #expect(finished.count == 30 && json["in_flight"].array.count == 50, "\(run)")
@@ -57,12 +62,15 @@ import Testing
         let har = try await HARRecordingTests.validated(base + ".har")
         for path in finished {
             let entries = har.entries.filter { $0.url.hasSuffix(path) }
-            #expect(entries.count == 1 && entries.first?.status == 200 && entries.first?.error == nil, "HAR entries for \(path): \(entries)")
+            #expect(
+                entries.count == 1 && entries.first?.status == 200 && entries.first?.error == nil,
+                "HAR entries for \(path): \(entries)")
         }
         // What was in flight is there too, once each, marked as cut off by the stop.
         for path in json["in_flight"].array.compactMap(\.string) {
             let entries = har.entries.filter { $0.url.hasSuffix(path) }
-            #expect(entries.count == 1 && entries.first?.error == "proxy stopping", "HAR entries for \(path): \(entries)")
+            #expect(
+                entries.count == 1 && entries.first?.error == "proxy stopping", "HAR entries for \(path): \(entries)")
         }
 
         let report = try VerdictReport.decode(try Data(contentsOf: URL(fileURLWithPath: base + "-report.json")))
@@ -71,13 +79,19 @@ import Testing
         // Ten keep-alive connections for the finished exchanges, fifty for those in flight: all intercepted.
         #expect(host?.counts[.intercepted] == 60, "\(String(describing: host))")
 
-        let lines = try String(contentsOfFile: base + "-events.jsonl", encoding: .utf8).split(separator: "\n").map { JSON(parsing: String($0)) }
+        let lines = try String(contentsOfFile: base + "-events.jsonl", encoding: .utf8).split(separator: "\n").map {
+            JSON(parsing: String($0))
+        }
         #expect(lines.allSatisfy { !$0.isNull }, "every line of the events file is JSON")
         for path in finished {
-            let responses = lines.filter { $0["type"].string == "response" && $0["url"].string?.hasSuffix(path) == true }
+            let responses = lines.filter {
+                $0["type"].string == "response" && $0["url"].string?.hasSuffix(path) == true
+            }
             #expect(responses.count == 1 && responses.first?["status"].int == 200, "events for \(path): \(responses)")
         }
-        for suffix in [".har", "-report.json", "-events.jsonl"] { try? FileManager.default.removeItem(atPath: base + suffix) }
+        for suffix in [".har", "-report.json", "-events.jsonl"] {
+            try? FileManager.default.removeItem(atPath: base + suffix)
+        }
         try? FileManager.default.removeItem(atPath: base)
         await origin.stop()
     }

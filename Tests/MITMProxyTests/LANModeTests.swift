@@ -6,12 +6,18 @@ import Testing
 /// proxy sees a client at an address that is not this machine's. Public addresses are closed at accept unless
 /// `allowPublicClients`, and no such client reaches this machine's own services unless `allowLocalTargets`. A client
 /// on this machine that connects from one of its own non-loopback addresses is this machine.
-@Suite(.tags(.live), .skippedInFastTier, .enabled(if: NetworkNamespace.isAvailable, "network namespaces need root and iproute2"))
+@Suite(
+    .tags(.live), .skippedInFastTier,
+    .enabled(if: NetworkNamespace.isAvailable, "network namespaces need root and iproute2"))
 struct LANModeTests {
     /// curl through the proxy at `space.hostAddress`, from the other machine.
-    private func curl(from space: NetworkNamespace, _ proxy: ProxyHarness, _ arguments: [String]) async throws -> SubprocessResult {
-        try await space.run(["curl", "-sS", "--max-time", "15", "--proxy", MachineAddresses.url(space.hostAddress, port: proxy.port)] + arguments,
-                            timeout: .seconds(25))
+    private func curl(from space: NetworkNamespace, _ proxy: ProxyHarness, _ arguments: [String]) async throws
+        -> SubprocessResult
+    {
+        try await space.run(
+            ["curl", "-sS", "--max-time", "15", "--proxy", MachineAddresses.url(space.hostAddress, port: proxy.port)]
+                + arguments,
+            timeout: .seconds(25))
     }
 
     /// Runs `body` with a namespace of `prefix`, removed afterwards.
@@ -78,18 +84,30 @@ struct LANModeTests {
         let plain = try await OriginServer.start(.plainHTTP)
         let loopbackPlain = try await curl(from: space, proxy, ["-w", "\n%{http_code}", plain.url("/hello")])
         #expect(loopbackPlain.stdoutText.hasSuffix("403"), "\(loopbackPlain)")
-        #expect(loopbackPlain.stdoutText.contains("127.0.0.1 port \(plain.port) is on the proxy's own machine"), "\(loopbackPlain)")
+        #expect(
+            loopbackPlain.stdoutText.contains("127.0.0.1 port \(plain.port) is on the proxy's own machine"),
+            "\(loopbackPlain)")
         #expect(loopbackPlain.stdoutText.contains("--allow-local-targets"), "\(loopbackPlain)")
-        for url in [plain.url("/hello", hostname: "localhost"), plain.url("/hello", hostname: address), "http://127.1:\(plain.port)/hello"] {
+        for url in [
+            plain.url("/hello", hostname: "localhost"), plain.url("/hello", hostname: address),
+            "http://127.1:\(plain.port)/hello",
+        ] {
             let result = try await curl(from: space, proxy, ["-o", "/dev/null", "-w", "%{http_code}", url])
             #expect(result.stdoutText == "403", "\(url): \(result)")
         }
         for hostname in ["127.0.0.1", "db.test"] {
-            let tunnel = try await curl(from: space, proxy, ["-v", "--cacert", proxy.caCertificate, origin.url("/hello", hostname: hostname)])
-            #expect(!tunnel.succeeded && tunnel.stderrText.contains("< HTTP/1.1 403 Forbidden"), "CONNECT \(hostname): \(tunnel)")
+            let tunnel = try await curl(
+                from: space, proxy, ["-v", "--cacert", proxy.caCertificate, origin.url("/hello", hostname: hostname)])
+            #expect(
+                !tunnel.succeeded && tunnel.stderrText.contains("< HTTP/1.1 403 Forbidden"),
+                "CONNECT \(hostname): \(tunnel)")
         }
-        let reasons = proxy.events.compactMap { event -> String? in if case .badRequest(_, _, let reason) = event { reason } else { nil } }
-        #expect(reasons.contains { $0.hasPrefix("db.test (127.0.0.1) port \(origin.port) is on the proxy's own machine") }, "\(reasons)")
+        let reasons = proxy.events.compactMap { event -> String? in
+            if case .badRequest(_, _, let reason) = event { reason } else { nil }
+        }
+        #expect(
+            reasons.contains { $0.hasPrefix("db.test (127.0.0.1) port \(origin.port) is on the proxy's own machine") },
+            "\(reasons)")
         #expect(proxy.server.verdict(for: "127.0.0.1") == nil, "a refused CONNECT gets no verdict")
         await origin.stop()
         await plain.stop()
@@ -125,11 +143,13 @@ struct LANModeTests {
         defer { proxy.stop() }
         let plain = try await OriginServer.start(.plainHTTP)
         let proxyURL = MachineAddresses.url(address, port: proxy.port)
-        let local = try await Subprocess.run("curl", ["-sS", "--max-time", "15", "--proxy", proxyURL, plain.url("/hello")], timeout: .seconds(25))
+        let local = try await Subprocess.run(
+            "curl", ["-sS", "--max-time", "15", "--proxy", proxyURL, plain.url("/hello")], timeout: .seconds(25))
         #expect(local.stdoutText == "hello from origin", "\(local)")
         #expect(!proxy.events.contains { if case .clientRefused = $0 { true } else { false } }, "\(proxy.events)")
-        let page = try await Subprocess.run("curl", ["-sS", "--max-time", "15", "-o", "/dev/null", "-w", "%{http_code}", proxyURL + "/"],
-                                            timeout: .seconds(25))
+        let page = try await Subprocess.run(
+            "curl", ["-sS", "--max-time", "15", "-o", "/dev/null", "-w", "%{http_code}", proxyURL + "/"],
+            timeout: .seconds(25))
         #expect(page.stdoutText == "200", "the web UI is this machine's: \(page)")
         await plain.stop()
     }

@@ -38,7 +38,8 @@ import Testing
             for t in threads: t.join()
             print(len(failures), failures[:3])
             """
-        let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)], timeout: .seconds(120))
+        let result = try await PythonClient.run(
+            script, [String(proxy.port), String(origin.port)], timeout: .seconds(120))
         #expect(result.stdoutText == "0 []\n", "\(result)")
         #expect(await proxy.waitUntilIdle())
     }

@@ -1,8 +1,9 @@
 import Foundation
 import MITMCore
 import MITMRules
-@testable import MITMProxy
 import Testing
+
+@testable import MITMProxy
 
 /// A map-local directory (or a rule's body file) with symbolic links in it, asked for by real curl through the proxy:
 /// a link that stays inside the directory is served, a link to a file or a directory outside it is refused (403, the
@@ -27,7 +28,8 @@ import Testing
             try "inside".write(toFile: directory + "/inside.txt", atomically: true, encoding: .utf8)
             try MapLocalSymlinkTests.secret.write(toFile: outside + "/secret.txt", atomically: true, encoding: .utf8)
             try files.createSymbolicLink(atPath: directory + "/link-in", withDestinationPath: "inside.txt")
-            try files.createSymbolicLink(atPath: directory + "/passwd-link", withDestinationPath: outside + "/secret.txt")
+            try files.createSymbolicLink(
+                atPath: directory + "/passwd-link", withDestinationPath: outside + "/secret.txt")
             try files.createSymbolicLink(atPath: directory + "/sub-link", withDestinationPath: "../private")
         }
     }
@@ -43,7 +45,9 @@ import Testing
         let layout = try Layout()
         defer { try? FileManager.default.removeItem(atPath: layout.root) }
         let refusing = try RefusingPort()
-        let harness = try await proxy([try RuleFlags.mapLocal("api.origin.test=\(layout.directory)", baseDirectory: "/")])
+        let harness = try await proxy([
+            try RuleFlags.mapLocal("api.origin.test=\(layout.directory)", baseDirectory: "/")
+        ])
         defer { harness.stop() }
         let base = "https://api.origin.test:\(refusing.port)"
         let get = { (path: String) in try await Curl.run(through: harness, [base + path, "-w", " %{http_code}"]) }
@@ -69,12 +73,14 @@ import Testing
         let harness = try await proxy([
             try RuleFlags.mapLocal("api.origin.test/mapped=\(link)", baseDirectory: "/"),
             TrafficRule(name: "replaced", pattern: try URLPattern(parsing: "api.origin.test/hello"), actions: replaced),
-            TrafficRule(name: "answered", pattern: try URLPattern(parsing: "api.origin.test/answered"), actions: answered),
+            TrafficRule(
+                name: "answered", pattern: try URLPattern(parsing: "api.origin.test/answered"), actions: answered),
             try RuleFlags.mapLocal("api.origin.test/inside=\(layout.directory)/link-in", baseDirectory: "/"),
         ])
         defer { harness.stop() }
         let get = { (path: String) in
-            try await Curl.run(through: harness, [origin.url(path, hostname: "api.origin.test"), "-w", " %{http_code}"])
+            try await Curl.run(
+                through: harness, [origin.url(path, hostname: "api.origin.test"), "-w", " %{http_code}"])
         }
 
         let mapped = try await get("/mapped")
@@ -92,16 +98,29 @@ import Testing
     func theOpenerRefusesEveryWayOutWithOrWithoutOpenat2(componentWise: Bool) throws {
         let layout = try Layout()
         defer { try? FileManager.default.removeItem(atPath: layout.root) }
-        let open = { (name: String) in ConfinedFile.open(layout.directory + "/" + name, beneath: layout.directory, componentWise: componentWise) }
-        for name in ["passwd-link", "sub-link/secret.txt", "sub-link/missing.txt"] {
-            guard case .failure(.outside) = open(name) else { Issue.record("\(name) was not refused as outside"); continue }
+        let open = { (name: String) in
+            ConfinedFile.open(layout.directory + "/" + name, beneath: layout.directory, componentWise: componentWise)
         }
-        guard case .failure(.missing) = open("nothing-here.txt") else { Issue.record("a missing file is not .missing"); return }
-        guard case .success(let descriptor) = open("inside.txt") else { Issue.record("inside.txt did not open"); return }
+        for name in ["passwd-link", "sub-link/secret.txt", "sub-link/missing.txt"] {
+            guard case .failure(.outside) = open(name) else {
+                Issue.record("\(name) was not refused as outside")
+                continue
+            }
+        }
+        guard case .failure(.missing) = open("nothing-here.txt") else {
+            Issue.record("a missing file is not .missing")
+            return
+        }
+        guard case .success(let descriptor) = open("inside.txt") else {
+            Issue.record("inside.txt did not open")
+            return
+        }
         close(descriptor)
         // openat2 follows a link that stays inside; the component-wise fallback follows none.
         switch open("link-in") {
-        case .success(let descriptor): #expect(!componentWise); close(descriptor)
+        case .success(let descriptor):
+            #expect(!componentWise)
+            close(descriptor)
         case .failure(let refusal): #expect(componentWise, "\(refusal)")
         }
     }
@@ -116,28 +135,35 @@ import Testing
         try "inside file".write(toFile: sub + "/file.txt", atomically: true, encoding: .utf8)
         try Self.secret.write(toFile: layout.outside + "/file.txt", atomically: true, encoding: .utf8)
         let refusing = try RefusingPort()
-        let harness = try await proxy([try RuleFlags.mapLocal("api.origin.test=\(layout.directory)", baseDirectory: "/")])
+        let harness = try await proxy([
+            try RuleFlags.mapLocal("api.origin.test=\(layout.directory)", baseDirectory: "/")
+        ])
         defer { harness.stop() }
         let swapping = SwapFlag()
-        let swapper = Task { try await DedicatedThread.run { [outside = layout.outside] in
-            var swaps = 0
-            while swapping.isOn {
-                rename(sub, sub + ".real")
-                symlink(outside, sub)
-                unlink(sub)
-                rename(sub + ".real", sub)
-                swaps += 1
+        let swapper = Task {
+            try await DedicatedThread.run { [outside = layout.outside] in
+                var swaps = 0
+                while swapping.isOn {
+                    rename(sub, sub + ".real")
+                    symlink(outside, sub)
+                    unlink(sub)
+                    rename(sub + ".real", sub)
+                    swaps += 1
+                }
+                return swaps
             }
-            return swaps
-        } }
+        }
         let url = "https://api.origin.test:\(refusing.port)/sub/file.txt"
-        let result = try await Curl.run(through: harness, Array(repeating: url, count: 600) + ["-w", " %{http_code}\n"],
-                                        timeout: .seconds(120))
+        let result = try await Curl.run(
+            through: harness, Array(repeating: url, count: 600) + ["-w", " %{http_code}\n"],
+            timeout: .seconds(120))
         swapping.turnOff()
         let swaps = try await swapper.value
         #expect(swaps > 0)
         // Each answer is the inside file, or a refusal while `sub` was a link or gone; never the outside one.
-        let answers = result.stdoutText.components(separatedBy: "\n").filter { ["inside file 200", " 403", " 404"].contains($0) }
+        let answers = result.stdoutText.components(separatedBy: "\n").filter {
+            ["inside file 200", " 403", " 404"].contains($0)
+        }
         #expect(answers.count == 600, "\(result.stdoutText.prefix(400))")
         #expect(!result.stdoutText.contains(Self.secret), "a swapped-in link led out of the directory")
     }

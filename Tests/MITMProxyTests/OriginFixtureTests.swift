@@ -5,7 +5,9 @@ import Testing
 @Suite(.tags(.live), .skippedInFastTier) struct OriginFixtureTests {
     private static let curl = "/usr/bin/curl"
 
-    private func curl(_ arguments: [String], stdin: [UInt8]? = nil, trustingRoot: Bool = true) async throws -> SubprocessResult {
+    private func curl(_ arguments: [String], stdin: [UInt8]? = nil, trustingRoot: Bool = true) async throws
+        -> SubprocessResult
+    {
         var options = ["-sS", "--max-time", "20"]
         if trustingRoot {
             options += ["--cacert", try await TestPKI.shared().root]
@@ -36,19 +38,25 @@ import Testing
     @Test(arguments: [TestPKI.Leaf.origin, .originRSA])
     func opensslVerifiesTheOriginChainStrictly(leaf: TestPKI.Leaf) async throws {
         let pki = try await TestPKI.shared()
-        for check in [["-verify_hostname", "localhost"], ["-verify_hostname", "x.origin.test"], ["-verify_ip", "::1"]] {
-            let result = try await Subprocess.run("openssl", [
-                "verify", "-x509_strict", "-purpose", "sslserver",
-            ] + check + ["-CAfile", pki.root, "-untrusted", pki.intermediate, pki.certificate(leaf)])
+        for check in [
+            ["-verify_hostname", "localhost"], ["-verify_hostname", "x.origin.test"], ["-verify_ip", "::1"],
+        ] {
+            let result = try await Subprocess.run(
+                "openssl",
+                [
+                    "verify", "-x509_strict", "-purpose", "sslserver",
+                ] + check + ["-CAfile", pki.root, "-untrusted", pki.intermediate, pki.certificate(leaf)])
             #expect(result.succeeded, "\(check): \(result)")
         }
     }
 
     @Test func opensslRejectsTheSelfSignedLeaf() async throws {
         let pki = try await TestPKI.shared()
-        let result = try await Subprocess.run("openssl", [
-            "verify", "-CAfile", pki.root, "-untrusted", pki.intermediate, pki.certificate(.untrusted),
-        ])
+        let result = try await Subprocess.run(
+            "openssl",
+            [
+                "verify", "-CAfile", pki.root, "-untrusted", pki.intermediate, pki.certificate(.untrusted),
+            ])
         #expect(!result.succeeded)
     }
 
@@ -109,8 +117,11 @@ import Testing
     @Test func digestOfATenMebibytePost() async throws {
         let origin = try await OriginServer.start()
         let body = TestBytes.random(count: 10 << 20)
-        let result = try await curl(["--data-binary", "@-", "-H", "Content-Type: application/octet-stream",
-                                     origin.url("/digest", hostname: "localhost")], stdin: body)
+        let result = try await curl(
+            [
+                "--data-binary", "@-", "-H", "Content-Type: application/octet-stream",
+                origin.url("/digest", hostname: "localhost"),
+            ], stdin: body)
         #expect(result.succeeded, "\(result)")
         let digest = try JSONDecoder().decode(Digest.self, from: Data(result.stdout))
         #expect(digest.length == 10 << 20)
@@ -120,9 +131,12 @@ import Testing
     @Test func digestOfAChunkedPutWithExpectContinue() async throws {
         let origin = try await OriginServer.start()
         let body = OriginServer.patternBytes(count: 3_000_001)
-        let result = try await curl(["-X", "PUT", "--data-binary", "@-", "-H", "Transfer-Encoding: chunked",
-                                     "-H", "Expect: 100-continue", origin.url("/digest", hostname: "localhost")],
-                                    stdin: body)
+        let result = try await curl(
+            [
+                "-X", "PUT", "--data-binary", "@-", "-H", "Transfer-Encoding: chunked",
+                "-H", "Expect: 100-continue", origin.url("/digest", hostname: "localhost"),
+            ],
+            stdin: body)
         #expect(result.succeeded, "\(result)")
         let digest = try JSONDecoder().decode(Digest.self, from: Data(result.stdout))
         #expect(digest.length == body.count)
@@ -131,8 +145,10 @@ import Testing
 
     @Test func headAnswersWithHeadersOnly() async throws {
         let origin = try await OriginServer.start()
-        let result = try await curl(["-I", origin.url("/bytes/1234", hostname: "localhost"),
-                                     origin.url("/chunked/99", hostname: "localhost")])
+        let result = try await curl([
+            "-I", origin.url("/bytes/1234", hostname: "localhost"),
+            origin.url("/chunked/99", hostname: "localhost"),
+        ])
         #expect(result.succeeded, "\(result)")
         let responses = result.stdoutText.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }
         try #require(responses.count == 2, "\(result.stdoutText)")
@@ -144,8 +160,9 @@ import Testing
     @Test func statusCodesKeepTheConnectionUsable() async throws {
         let origin = try await OriginServer.start()
         let paths = ["/status/204", "/status/304", "/status/404", "/status/500", "/hello"]
-        let result = try await curl(["-w", "%{http_code} %{num_connects}\n", "-o", "/dev/null"]
-            + paths.flatMap { [origin.url($0, hostname: "localhost"), "-o", "/dev/null"] }.dropLast(2))
+        let result = try await curl(
+            ["-w", "%{http_code} %{num_connects}\n", "-o", "/dev/null"]
+                + paths.flatMap { [origin.url($0, hostname: "localhost"), "-o", "/dev/null"] }.dropLast(2))
         #expect(result.succeeded, "\(result)")
         #expect(result.stdoutText == "204 1\n304 0\n404 0\n500 0\n200 0\n")
     }
@@ -161,7 +178,9 @@ import Testing
 
     @Test func headersEchoesTheRequestAsReceived() async throws {
         let origin = try await OriginServer.start()
-        let result = try await curl(["-H", "X-Probe: one", "-H", "x-probe: two", origin.url("/headers", hostname: "localhost")])
+        let result = try await curl([
+            "-H", "X-Probe: one", "-H", "x-probe: two", origin.url("/headers", hostname: "localhost"),
+        ])
         #expect(result.succeeded, "\(result)")
         struct Echo: Decodable {
             var request_line: String
@@ -193,8 +212,10 @@ import Testing
         let origin = try await OriginServer.start(.tls(.untrusted))
         let result = try await curl([origin.url("/hello", hostname: "localhost")])
         #expect(result.status == 60, "\(result)")
-        let insecure = try await curl(["--insecure", origin.url("/hello", hostname: "untrusted.test"),
-                                       "--resolve", "untrusted.test:\(origin.port):127.0.0.1"])
+        let insecure = try await curl([
+            "--insecure", origin.url("/hello", hostname: "untrusted.test"),
+            "--resolve", "untrusted.test:\(origin.port):127.0.0.1",
+        ])
         #expect(insecure.stdoutText == "hello from origin")
     }
 
@@ -246,7 +267,8 @@ import Testing
     }
 
     @Test func originExitsWhenItsStdinCloses() async throws {
-        let result = try await Subprocess.run("python3", [RepositoryLayout.originScript], stdin: [], timeout: .seconds(10))
+        let result = try await Subprocess.run(
+            "python3", [RepositoryLayout.originScript], stdin: [], timeout: .seconds(10))
         #expect(result.succeeded, "\(result)")
         #expect(result.stdoutText.hasPrefix("PORT "))
     }

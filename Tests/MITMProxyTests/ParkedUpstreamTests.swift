@@ -35,7 +35,8 @@ import Testing
             $0.idleTimeout = 120
         }
         defer { harness.stop() }
-        let result = try await PythonClient.run(script(harness, originPort: Int(origin.port)), [harness.caCertificate], timeout: .seconds(30))
+        let result = try await PythonClient.run(
+            script(harness, originPort: Int(origin.port)), [harness.caCertificate], timeout: .seconds(30))
         await origin.stop()
         #expect(result.stdoutText == "200 17\n200 10\n200 20\n", "\(result)")
         #expect(harness.server.connectionVerdicts.map(\.verdict.kind) == [.intercepted, .intercepted])
@@ -47,15 +48,19 @@ import Testing
     @Test func anIdleClientsUpstreamServesAnotherClientAndComesBack() async throws {
         let byPath = try await run(poolSeconds: 120)
         #expect((byPath["/hello"]?.timings.connect ?? -1) >= 0, "the first request opened the upstream connection")
-        #expect(byPath["/bytes/10"]?.timings.connect == -1, "the second client took the connection the idle first one parked")
-        #expect(byPath["/bytes/20"]?.timings.connect == -1 && byPath["/bytes/20"]?.timings.ssl == -1,
-                "the first client's next request took a parked connection again")
+        #expect(
+            byPath["/bytes/10"]?.timings.connect == -1,
+            "the second client took the connection the idle first one parked")
+        #expect(
+            byPath["/bytes/20"]?.timings.connect == -1 && byPath["/bytes/20"]?.timings.ssl == -1,
+            "the first client's next request took a parked connection again")
     }
 
     @Test func aClientWhoseParkedUpstreamIsGoneGetsANewOne() async throws {
         // A pool that keeps nothing: every parked connection is closed at once.
         for (path, record) in try await run(poolSeconds: 0) {
-            #expect(record.timings.connect >= 0 && record.timings.ssl >= 0, "\(path) went over a new upstream connection")
+            #expect(
+                record.timings.connect >= 0 && record.timings.ssl >= 0, "\(path) went over a new upstream connection")
             #expect(record.response?.status == 200)
         }
     }

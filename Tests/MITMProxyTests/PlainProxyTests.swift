@@ -21,7 +21,8 @@ import Testing
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let origin = try await OriginServer.start(.plainHTTP)
-        let result = try await Curl.run(through: proxy, ["-H", "Proxy-Authorization: Basic eDp5", origin.url("/headers?x=1")])
+        let result = try await Curl.run(
+            through: proxy, ["-H", "Proxy-Authorization: Basic eDp5", origin.url("/headers?x=1")])
         let echoed = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any]
         #expect(echoed?["request_line"] as? String == "GET /headers?x=1 HTTP/1.1", "\(result)")
         let fields = (echoed?["headers"] as? [[String]]) ?? []
@@ -60,13 +61,14 @@ import Testing
                 print(port == ports[0], path, status, len(body), [name for name, _ in trailers])
             """
         let result = try await PythonClient.run(script, [String(proxy.port), String(first.port), String(second.port)])
-        #expect(result.stdoutText == """
-            True /hello 200 17 []
-            False /chunked/40000 200 40000 ['X-Body-SHA256']
-            True /bytes/5 200 5 []
-            True /status/204 204 0 []
+        #expect(
+            result.stdoutText == """
+                True /hello 200 17 []
+                False /chunked/40000 200 40000 ['X-Body-SHA256']
+                True /bytes/5 200 5 []
+                True /status/204 204 0 []
 
-            """, "\(result)")
+                """, "\(result)")
     }
 
     @Test func pipelinedPlainRequestsAreAnsweredInOrder() async throws {
@@ -85,7 +87,9 @@ import Testing
                 print(path, status, len(body))
             """
         let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)])
-        #expect(result.stdoutText == "/bytes/100000 200 100000\n/hello 200 0\n/status/304 304 0\n/chunked/1000 200 1000\n", "\(result)")
+        #expect(
+            result.stdoutText == "/bytes/100000 200 100000\n/hello 200 0\n/status/304 304 0\n/chunked/1000 200 1000\n",
+            "\(result)")
     }
 
     @Test func aPlainWebSocketUpgradeRelaysRawBytesUntilHalfClose() async throws {
@@ -117,7 +121,8 @@ import Testing
         let pem = try await Curl.run(through: proxy, ["http://mitm.proxy/ca.pem"])
         #expect(pem.stdout == Array(try String(contentsOfFile: proxy.caCertificate, encoding: .utf8).utf8), "\(pem)")
         let der = try await Curl.run(through: proxy, ["http://mitm.proxy/ca.cer"])
-        let converted = try await Subprocess.run("openssl", ["x509", "-inform", "DER", "-noout", "-subject"], stdin: der.stdout)
+        let converted = try await Subprocess.run(
+            "openssl", ["x509", "-inform", "DER", "-noout", "-subject"], stdin: der.stdout)
         #expect(converted.stdoutText.contains("mitm-proxy CA"), "\(converted)")
         let index = try await Curl.run(through: proxy, ["-w", " %{http_code}", "http://mitm.proxy/"])
         #expect(index.stdoutText.contains("ca.pem") && index.stdoutText.hasSuffix(" 200"))
@@ -140,6 +145,8 @@ import Testing
                 print("a" if port == a else "b", path, status, len(body))
             """
         let result = try await PythonClient.run(script, [String(proxy.port), String(first.port), String(second.port)])
-        #expect(result.stdoutText == "a /hello 200 17\nb /bytes/5 200 5\na /chunked/10 200 10\nb /hello 200 17\n", "\(result)")
+        #expect(
+            result.stdoutText == "a /hello 200 17\nb /bytes/5 200 5\na /chunked/10 200 10\nb /hello 200 17\n",
+            "\(result)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import MITMProxy
 
 /// Finding a client's socket in the kernel's tables: one local port can carry connections of different processes to
@@ -17,9 +18,15 @@ import Testing
         let directory = try TemporaryDirectory.make("socket-tables")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Self.table.write(toFile: directory + "/tcp", atomically: true, encoding: .utf8)
-        #expect(ProcessFinder.socketInode(address: "127.0.0.1", port: 40000, remote: ("127.0.0.1", 8888), tables: directory) == 222)
-        #expect(ProcessFinder.socketInode(address: "127.0.0.1", port: 40000, remote: ("127.0.0.1", 8443), tables: directory) == 111)
-        #expect(ProcessFinder.socketInode(address: "127.0.0.1", port: 40000, remote: ("127.0.0.1", 9999), tables: directory) == nil,
-                "a connection to another peer is not this client's")
+        #expect(
+            ProcessFinder.socketInode(address: "127.0.0.1", port: 40000, remote: ("127.0.0.1", 8888), tables: directory)
+                == 222)
+        #expect(
+            ProcessFinder.socketInode(address: "127.0.0.1", port: 40000, remote: ("127.0.0.1", 8443), tables: directory)
+                == 111)
+        #expect(
+            ProcessFinder.socketInode(address: "127.0.0.1", port: 40000, remote: ("127.0.0.1", 9999), tables: directory)
+                == nil,
+            "a connection to another peer is not this client's")
     }
 }

@@ -20,17 +20,29 @@ import Testing
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
         let missing = try await Curl.run(through: proxy, ["-v", origin.url("/hello")])
-        #expect(!missing.succeeded && missing.stderrText.contains("< HTTP/1.1 407 Proxy Authentication Required"), "\(missing)")
-        #expect(missing.stderrText.contains("< Proxy-Authenticate: Basic realm=\"mitm-proxy\", charset=\"UTF-8\""), "\(missing)")
+        #expect(
+            !missing.succeeded && missing.stderrText.contains("< HTTP/1.1 407 Proxy Authentication Required"),
+            "\(missing)")
+        #expect(
+            missing.stderrText.contains("< Proxy-Authenticate: Basic realm=\"mitm-proxy\", charset=\"UTF-8\""),
+            "\(missing)")
         let wrong = try await Curl.run(through: proxy, ["-v", "--proxy-user", "qa:guess", origin.url("/hello")])
         #expect(!wrong.succeeded && wrong.stderrText.contains("< HTTP/1.1 407"), "\(wrong)")
         let right = try await Curl.run(through: proxy, ["--proxy-user", "qa:" + Self.password, origin.url("/hello")])
         #expect(right.stdoutText == "hello from origin", "\(right)")
         #expect(await Poll.until { proxy.server.verdict(for: "127.0.0.1")?.verdict == .intercepted })
-        let reasons = proxy.events.compactMap { event -> String? in if case .badRequest(_, _, let reason) = event { reason } else { nil } }
-        #expect(reasons.contains("CONNECT 127.0.0.1:\(origin.port): proxy authentication required: the request carries no Proxy-Authorization"),
-                "\(reasons)")
-        #expect(reasons.contains("CONNECT 127.0.0.1:\(origin.port): proxy authentication failed: wrong user name or password"), "\(reasons)")
+        let reasons = proxy.events.compactMap { event -> String? in
+            if case .badRequest(_, _, let reason) = event { reason } else { nil }
+        }
+        #expect(
+            reasons.contains(
+                "CONNECT 127.0.0.1:\(origin.port): proxy authentication required: the request carries no Proxy-Authorization"
+            ),
+            "\(reasons)")
+        #expect(
+            reasons.contains(
+                "CONNECT 127.0.0.1:\(origin.port): proxy authentication failed: wrong user name or password"),
+            "\(reasons)")
         await origin.stop()
     }
 
@@ -65,13 +77,21 @@ import Testing
         let missing = try await Curl.run(through: proxy, ["-i", origin.url("/hello")])
         #expect(missing.stdoutText.hasPrefix("HTTP/1.1 407 Proxy Authentication Required\r\n"), "\(missing)")
         #expect(missing.stdoutText.contains("Proxy-Authenticate: Basic realm=\"mitm-proxy\""), "\(missing)")
-        let echoed = try await Curl.run(through: proxy, ["--proxy-user", "qa:" + Self.password, origin.url("/headers")])
-        let fields = ((try? JSONSerialization.jsonObject(with: Data(echoed.stdout)) as? [String: Any])?["headers"] as? [[String]]) ?? []
+        let echoed = try await Curl.run(
+            through: proxy, ["--proxy-user", "qa:" + Self.password, origin.url("/headers")])
+        let fields =
+            ((try? JSONSerialization.jsonObject(with: Data(echoed.stdout)) as? [String: Any])?["headers"] as? [[String]])
+            ?? []
         #expect(!fields.isEmpty && !fields.contains { $0[0].lowercased() == "proxy-authorization" }, "\(echoed)")
-        let direct = try await Subprocess.run("curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(proxy.port)/ca.pem"])
-        #expect(direct.stdoutText.hasPrefix("-----BEGIN CERTIFICATE-----"), "the pages asked for directly need no credentials: \(direct)")
+        let direct = try await Subprocess.run(
+            "curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(proxy.port)/ca.pem"])
+        #expect(
+            direct.stdoutText.hasPrefix("-----BEGIN CERTIFICATE-----"),
+            "the pages asked for directly need no credentials: \(direct)")
         let recorded = proxy.recorder.exchanges
-        #expect(recorded.count >= 2 && recorded.allSatisfy { !$0.request.headers.contains("proxy-authorization") }, "\(recorded)")
+        #expect(
+            recorded.count >= 2 && recorded.allSatisfy { !$0.request.headers.contains("proxy-authorization") },
+            "\(recorded)")
         await origin.stop()
     }
 
@@ -82,34 +102,54 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try "qa:\(Self.password)\n".write(toFile: directory + "/credentials", atomically: true, encoding: .utf8)
         let wrongPassword = "wrong-Guess-4711"
-        let proxy = try await ProxyProcess.start(["--proxy-auth", "@" + directory + "/credentials", "-v", "--har", directory + "/run.har",
-                                                  "--events", directory + "/events.jsonl", "--report", directory + "/report.json"])
+        let proxy = try await ProxyProcess.start([
+            "--proxy-auth", "@" + directory + "/credentials", "-v", "--har", directory + "/run.har",
+            "--events", directory + "/events.jsonl", "--report", directory + "/report.json",
+        ])
         let origin = try await OriginServer.start()
         let plain = try await OriginServer.start(.plainHTTP)
         let proxyURL = "http://127.0.0.1:\(proxy.port)"
-        for (user, url) in [("qa:" + Self.password, origin.url("/hello")), ("qa:" + Self.password, plain.url("/hello")),
-                            ("qa:" + wrongPassword, origin.url("/hello")), ("qa:" + wrongPassword, plain.url("/hello"))] {
-            _ = try await Subprocess.run("curl", ["-sS", "--max-time", "10", "--proxy", proxyURL, "--proxy-user", user,
-                                                  "--cacert", proxy.caDirectory + "/ca.pem", url])
+        for (user, url) in [
+            ("qa:" + Self.password, origin.url("/hello")), ("qa:" + Self.password, plain.url("/hello")),
+            ("qa:" + wrongPassword, origin.url("/hello")), ("qa:" + wrongPassword, plain.url("/hello")),
+        ] {
+            _ = try await Subprocess.run(
+                "curl",
+                [
+                    "-sS", "--max-time", "10", "--proxy", proxyURL, "--proxy-user", user,
+                    "--cacert", proxy.caDirectory + "/ca.pem", url,
+                ])
         }
-        _ = try await Subprocess.run("curl", ["-sS", "--max-time", "10", "--proxy", proxyURL, "-H", "Proxy-Authorization: Basic "
-            + Data("qa:\(Self.password)".utf8).base64EncodedString(), plain.url("/headers")])
-        #expect(await Poll.until { proxy.outputText.contains("127.0.0.1:\(origin.port): INTERCEPTED") }, "\(proxy.outputText)")
+        _ = try await Subprocess.run(
+            "curl",
+            [
+                "-sS", "--max-time", "10", "--proxy", proxyURL, "-H",
+                "Proxy-Authorization: Basic "
+                    + Data("qa:\(Self.password)".utf8).base64EncodedString(), plain.url("/headers"),
+            ])
+        #expect(
+            await Poll.until { proxy.outputText.contains("127.0.0.1:\(origin.port): INTERCEPTED") },
+            "\(proxy.outputText)")
         await proxy.stop()
         await origin.stop()
         await plain.stop()
         let har = (try? String(contentsOfFile: directory + "/run.har", encoding: .utf8)) ?? ""
         let events = (try? String(contentsOfFile: directory + "/events.jsonl", encoding: .utf8)) ?? ""
         let report = (try? String(contentsOfFile: directory + "/report.json", encoding: .utf8)) ?? ""
-        #expect(har.contains("/hello") && har.contains("Proxy Authentication Required") && events.contains("\"status\":407") && report.contains("127.0.0.1"),
-                "the records hold the traffic: \(har.prefix(400))")
-        let secrets = [Self.password, wrongPassword] + ["qa:" + Self.password, "qa:" + wrongPassword].map { Data($0.utf8).base64EncodedString() }
+        #expect(
+            har.contains("/hello") && har.contains("Proxy Authentication Required") && events.contains("\"status\":407")
+                && report.contains("127.0.0.1"),
+            "the records hold the traffic: \(har.prefix(400))")
+        let secrets =
+            [Self.password, wrongPassword]
+            + ["qa:" + Self.password, "qa:" + wrongPassword].map { Data($0.utf8).base64EncodedString() }
         for (name, text) in [("console", proxy.outputText), ("HAR", har), ("events", events), ("report", report)] {
             for secret in secrets {
                 #expect(!text.contains(secret), "\(name) holds \(secret)")
             }
         }
-        #expect(proxy.outputText.contains("proxy authentication failed: wrong user name or password"), "\(proxy.outputText)")
+        #expect(
+            proxy.outputText.contains("proxy authentication failed: wrong user name or password"), "\(proxy.outputText)"
+        )
     }
 }
-

@@ -17,15 +17,21 @@ import Testing
     }
 
     private static func curl(through proxy: ProxyServer, _ arguments: [String]) async throws -> SubprocessResult {
-        try await Subprocess.run("curl", ["-sS", "--max-time", "30", "--proxy", proxy.clientEnvironment.proxyURL,
-                                          "--cacert", proxy.caCertificatePath] + arguments, timeout: .seconds(40))
+        try await Subprocess.run(
+            "curl",
+            [
+                "-sS", "--max-time", "30", "--proxy", proxy.clientEnvironment.proxyURL,
+                "--cacert", proxy.caCertificatePath,
+            ] + arguments, timeout: .seconds(40))
     }
 
     @Test func eventsArriveInOrderAndTheIterationEndsWhenTheProxyStops() async throws {
         let origin = try await OriginServer.start(.tls(.origin))
         let proxy = try await Self.proxyForTheTestOrigin()
         var iterator = proxy.events.makeAsyncIterator()
-        #expect(try await Self.curl(through: proxy, ["-o", "/dev/null", "https://api.origin.test:\(origin.port)/hello"]).succeeded)
+        #expect(
+            try await Self.curl(through: proxy, ["-o", "/dev/null", "https://api.origin.test:\(origin.port)/hello"])
+                .succeeded)
         #expect(await proxy.waitForVerdict(host: "api.origin.test")?.verdict == .intercepted)
         proxy.stop()
         var verdicts: [ConnectionVerdict] = []
@@ -60,8 +66,12 @@ import Testing
         defer { proxy.stop() }
         // Trusting only the origin's root, curl refuses the proxy's certificate.
         let pki = try await TestPKI.shared()
-        let refused = try await Subprocess.run("curl", ["-sS", "--max-time", "30", "--proxy", proxy.clientEnvironment.proxyURL, "--cacert",
-                                                        pki.root, "https://api.origin.test:\(origin.port)/hello"], timeout: .seconds(40))
+        let refused = try await Subprocess.run(
+            "curl",
+            [
+                "-sS", "--max-time", "30", "--proxy", proxy.clientEnvironment.proxyURL, "--cacert",
+                pki.root, "https://api.origin.test:\(origin.port)/hello",
+            ], timeout: .seconds(40))
         #expect(refused.status == 60, "\(refused)")
         #expect(await proxy.settleVerdicts(timeout: .seconds(10)))
         #expect(proxy.undecidedConnectionCount == 0)
@@ -100,6 +110,8 @@ import Testing
             guard let error = error as? ProxyStartError, case .listen = error else { return false }
             return error.description.contains("\(taken)")
         }
-        #expect(secondDirectory.map { !FileManager.default.fileExists(atPath: $0) } == true, "the failed proxy's temporary CA is gone")
+        #expect(
+            secondDirectory.map { !FileManager.default.fileExists(atPath: $0) } == true,
+            "the failed proxy's temporary CA is gone")
     }
 }

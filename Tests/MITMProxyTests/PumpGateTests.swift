@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMProxy
 
 /// The pump loop's guard: a nested call asks for another round instead of nesting, and no request is lost.

@@ -11,7 +11,9 @@ import Testing
         defer { proxy.stop() }
         let origin = try await OriginServer.start(.plainHTTP)
         // -p: curl sends CONNECT even for http://, then plain HTTP inside the tunnel.
-        let result = try await Curl.run(through: proxy, ["-p", origin.url("/bytes/300000"), "-o", "/dev/null", "-w", "%{http_code} %{size_download}"])
+        let result = try await Curl.run(
+            through: proxy,
+            ["-p", origin.url("/bytes/300000"), "-o", "/dev/null", "-w", "%{http_code} %{size_download}"])
         #expect(result.stdoutText == "200 300000", "\(result)")
         let tunnel = await proxy.recorder.first { if case .tunnel = $0 { true } else { false } }
         guard case .tunnel(_, let host, let port, let up, let down, _, false, _)? = tunnel else {

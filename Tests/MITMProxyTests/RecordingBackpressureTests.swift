@@ -3,6 +3,7 @@ import Foundation
 import MITMCore
 import Synchronization
 import Testing
+
 @testable import MITMProxy
 
 /// The recording queue under more events than its bound: slow subscribers slow the emitters and lose nothing; stuck

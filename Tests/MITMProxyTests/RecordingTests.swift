@@ -20,7 +20,9 @@ import Testing
         let result = try await Curl.run(through: proxy, urls + ["-w", "%{http_code} "])
         #expect(result.stdoutText == String(repeating: "200 ", count: 20), "\(result)")
         gate.signal()
-        #expect(await Poll.until { proxy.recorder.exchanges.count == 20 }, "nothing recorded was lost once the subscriber caught up")
+        #expect(
+            await Poll.until { proxy.recorder.exchanges.count == 20 },
+            "nothing recorded was lost once the subscriber caught up")
     }
 }
 
@@ -51,7 +53,8 @@ import Testing
             print(answered, time.monotonic() - started < 60)
             proxy.kill()
             """
-        let result = try await PythonClient.run(script, [RepositoryLayout.builtExecutable, String(origin.port)], timeout: .seconds(90))
+        let result = try await PythonClient.run(
+            script, [RepositoryLayout.builtExecutable, String(origin.port)], timeout: .seconds(90))
         #expect(result.stdoutText == "600 True\n", "\(result)")
     }
 }

@@ -54,9 +54,11 @@ import Testing
                 "warning": [line for line in stderr.decode().splitlines() if "dropped" in line],
             }))
             """
-        let result = try await PythonClient.run(script, [RepositoryLayout.builtExecutable, String(origin.port), directory],
-                                                timeout: .seconds(900))
-        let figures = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any], "\(result)")
+        let result = try await PythonClient.run(
+            script, [RepositoryLayout.builtExecutable, String(origin.port), directory],
+            timeout: .seconds(900))
+        let figures = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any], "\(result)")
         #expect(figures["answered"] as? Int == 20_000, "\(figures)")
         #expect(figures["status"] as? Int == 0, "\(figures)")
         #expect(figures["entries"] as? Int == 20_000, "one HAR entry per request: \(figures)")

@@ -92,7 +92,8 @@ import Testing
             _, _, body, _, _ = proxyclient.Reader(tls).response()
             print(raw in body)
             """
-        let result = try await PythonClient.run(script, [String(proxy.port), String(plain.port), String(tls.port), proxy.caCertificate])
+        let result = try await PythonClient.run(
+            script, [String(proxy.port), String(plain.port), String(tls.port), proxy.caCertificate])
         #expect(result.stdoutText == "True\nTrue\n", "\(result)")
     }
 
@@ -123,11 +124,15 @@ import Testing
             old.sendall(b"POST http://127.0.0.1:%d/x HTTP/1.0\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n3\\r\\nabc\\r\\n0\\r\\n\\r\\n" % plain)
             print(proxyclient.Reader(old).until_eof().split(b"\\r\\n", 1)[0].decode())
             """
-        let result = try await PythonClient.run(script, [String(proxy.port), String(plain.port), String(tls.port), proxy.caCertificate])
+        let result = try await PythonClient.run(
+            script, [String(proxy.port), String(plain.port), String(tls.port), proxy.caCertificate])
         let lines = result.stdoutText.split(separator: "\n").map(String.init)
         #expect(lines.count == 3, "\(result)")
         guard lines.count == 3 else { return }
-        #expect(lines[0] == "['host=127.0.0.1:\(plain.port)', 'content-length=3', 'x-end=1', 'connection=keep-alive', 'te=trailers']")
+        #expect(
+            lines[0]
+                == "['host=127.0.0.1:\(plain.port)', 'content-length=3', 'x-end=1', 'connection=keep-alive', 'te=trailers']"
+        )
         #expect(lines[1] == "['host=localhost', 'x-end=1']")
         #expect(lines[2] == "HTTP/1.1 400 Bad Request")
     }
@@ -166,22 +171,31 @@ import Testing
         let har = directory + "/run.har"
         let proxy = try await ProxyProcess.start(["--har", har])
         for origin in [plain, tls] {
-            let result = try await Subprocess.run("curl", [
-                "-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", proxy.caDirectory + "/ca.pem",
-                origin.url("/switch"), "-w", " %{http_code}",
-            ], timeout: .seconds(20))
-            #expect(result.stdoutText.hasSuffix(" 502") && !result.stdoutText.contains("RAW BYTES"), "\(origin.url("/switch")): \(result)")
+            let result = try await Subprocess.run(
+                "curl",
+                [
+                    "-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                    proxy.caDirectory + "/ca.pem",
+                    origin.url("/switch"), "-w", " %{http_code}",
+                ], timeout: .seconds(20))
+            #expect(
+                result.stdoutText.hasSuffix(" 502") && !result.stdoutText.contains("RAW BYTES"),
+                "\(origin.url("/switch")): \(result)")
         }
         await proxy.stop()
-        let log = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har))) as? [String: Any])
+        let log = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har))) as? [String: Any])
         let entries = ((log["log"] as? [String: Any])?["entries"] as? [[String: Any]]) ?? []
         let recorded = entries.map { entry in
             let response = entry["response"] as? [String: Any]
-            return "\((entry["request"] as? [String: Any])?["url"] as? String ?? "?") \(response?["status"] as? Int ?? 0) "
+            return
+                "\((entry["request"] as? [String: Any])?["url"] as? String ?? "?") \(response?["status"] as? Int ?? 0) "
                 + "\(response?["_error"] as? String ?? "")"
         }
         let reason = "upstream answered 101 Switching Protocols to a request that asked for no upgrade"
-        #expect(recorded.sorted() == [plain.url("/switch"), tls.url("/switch")].map { "\($0) 502 \(reason)" }.sorted(), "\(entries)")
+        #expect(
+            recorded.sorted() == [plain.url("/switch"), tls.url("/switch")].map { "\($0) 502 \(reason)" }.sorted(),
+            "\(entries)")
         await plain.stop()
         await tls.stop()
     }

@@ -7,16 +7,24 @@ import Testing
 @Suite struct ReplayLiveTests {
     private static let token = "replay-test-token"
 
-    private func curlThrough(_ proxy: ProxyProcess, _ url: String, _ extra: [String] = []) async throws -> SubprocessResult {
-        try await Subprocess.run("curl", ["-sS", "--max-time", "30", "--proxy", "http://127.0.0.1:\(proxy.port)",
-                                          "--cacert", proxy.caDirectory + "/ca.pem"] + extra + [url], timeout: .seconds(40))
+    private func curlThrough(_ proxy: ProxyProcess, _ url: String, _ extra: [String] = []) async throws
+        -> SubprocessResult
+    {
+        try await Subprocess.run(
+            "curl",
+            [
+                "-sS", "--max-time", "30", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                "--cacert", proxy.caDirectory + "/ca.pem",
+            ] + extra + [url], timeout: .seconds(40))
     }
 
     /// The flow whose URL is `url` and that replays `original` (nil: any), once the list has it.
     private func waitForFlow(_ api: WebUIAPI, url: String, replayOf original: Int?) async throws -> JSON? {
         var found: JSON?
         _ = try await Poll.until(timeout: .seconds(20)) {
-            found = try await api.flows().last { $0["url"].string == url && (original == nil || $0["replayOf"].int == original) }
+            found = try await api.flows().last {
+                $0["url"].string == url && (original == nil || $0["replayOf"].int == original)
+            }
             return found != nil
         }
         return found
@@ -37,7 +45,8 @@ import Testing
             // As it was.
             let replayed = try await api.call("POST", "/api/send", json: #"{"flow": \#(original)}"#)
             #expect(replayed.status == 200 && JSON(parsing: replayed.body)["status"].int == 200, "\(replayed)")
-            let replay = try #require(try await waitForFlow(api, url: url, replayOf: original), "a new flow links to #\(original)")
+            let replay = try #require(
+                try await waitForFlow(api, url: url, replayOf: original), "a new flow links to #\(original)")
             #expect(replay["id"].int != original)
             let seen = try await origin.requestsSeen()
             #expect(seen.filter { $0 == "GET /headers" }.count == 2, "the origin received it again: \(seen)")
@@ -57,7 +66,8 @@ import Testing
 
             // Composed from scratch, over plain HTTP too.
             let composedURL = plain.url("/hello")
-            let composed = try await api.call("POST", "/api/send", json: #"{"method": "GET", "url": "\#(composedURL)"}"#)
+            let composed = try await api.call(
+                "POST", "/api/send", json: #"{"method": "GET", "url": "\#(composedURL)"}"#)
             #expect(composed.status == 200 && JSON(parsing: composed.body)["status"].int == 200, "\(composed)")
             let composedFlow = try #require(try await waitForFlow(api, url: composedURL, replayOf: nil))
             #expect(composedFlow["replayOf"].isNull)
@@ -81,7 +91,9 @@ import Testing
             let replayed = try await api.call("POST", "/api/send", json: #"{"flow": \#(original)}"#)
             #expect(replayed.status == 200 && JSON(parsing: replayed.body)["status"].int == 200, "\(replayed)")
             let replay = try #require(try await waitForFlow(api, url: url, replayOf: original))
-            #expect(replay["protocol"].string == "h2" && replay["status"].int == 200 && replay["size"].int == 20, "\(replay)")
+            #expect(
+                replay["protocol"].string == "h2" && replay["status"].int == 200 && replay["size"].int == 20,
+                "\(replay)")
         }
     }
 
@@ -92,8 +104,11 @@ import Testing
             #expect(gone.status == 404 && gone.body.contains("flow 999 is no longer kept"), "\(gone)")
             let stopped = try await OriginServer.start(.plainHTTP)
             await stopped.stop()
-            let refused = try await api.call("POST", "/api/send", json: #"{"method": "GET", "url": "\#(stopped.url("/"))"}"#)
-            #expect(refused.status == 200 && JSON(parsing: refused.body)["status"].int == 502, "the proxy's own 502 is the answer: \(refused)")
+            let refused = try await api.call(
+                "POST", "/api/send", json: #"{"method": "GET", "url": "\#(stopped.url("/"))"}"#)
+            #expect(
+                refused.status == 200 && JSON(parsing: refused.body)["status"].int == 502,
+                "the proxy's own 502 is the answer: \(refused)")
             let bad = try await api.call("POST", "/api/send", json: #"{"method": "GET", "url": "file:///etc/passwd"}"#)
             #expect(bad.status == 400 && bad.body.contains("is not an absolute http:// or https:// URL"), "\(bad)")
         }
@@ -106,30 +121,41 @@ import Testing
         defer { space.remove() }
         let origin = try await OriginServer.start(.tls(.origin))
         defer { origin.terminate() }
-        try await ProxyProcess.running(["--resolve", "origin.test:127.0.0.1", "--web-port", "0", "--web-host", "0.0.0.0",
-                                        "--web-token", Self.token]) { proxy in
+        try await ProxyProcess.running([
+            "--resolve", "origin.test:127.0.0.1", "--web-port", "0", "--web-host", "0.0.0.0",
+            "--web-token", Self.token,
+        ]) { proxy in
             let pattern = #"Web UI on this machine: http://127\.0\.0\.1:\d+/"#
             _ = await Poll.until { proxy.outputText.range(of: pattern, options: .regularExpression) != nil }
-            let line = try #require(proxy.outputText.range(of: pattern, options: .regularExpression).map { proxy.outputText[$0] })
+            let line = try #require(
+                proxy.outputText.range(of: pattern, options: .regularExpression).map { proxy.outputText[$0] })
             let webPort = try #require(Int(line.split(separator: ":").last?.dropLast() ?? ""))
             let here = WebUIAPI(base: "http://127.0.0.1:\(webPort)", token: Self.token)
             let url = origin.url("/hello", hostname: "origin.test")
             _ = try await curlThrough(proxy, url)
             let original = try #require(try await waitForFlow(here, url: url, replayOf: nil)?["id"].int)
             let order = #"{"flow": \#(original)}"#
-            let runInSpace: @Sendable ([String]) async throws -> SubprocessResult = { try await space.run(["curl"] + $0, timeout: .seconds(50)) }
+            let runInSpace: @Sendable ([String]) async throws -> SubprocessResult = {
+                try await space.run(["curl"] + $0, timeout: .seconds(50))
+            }
 
             let noToken = WebUIAPI(base: "http://\(space.hostAddress):\(webPort)", token: nil, curl: runInSpace)
             let withoutToken = try await noToken.call("POST", "/api/send", json: order)
             #expect(withoutToken.status == 403, "\(withoutToken)")
             let there = WebUIAPI(base: "http://\(space.hostAddress):\(webPort)", token: Self.token, curl: runInSpace)
             let withoutHeader = try await there.call("POST", "/api/send", json: order, csrfHeader: false)
-            #expect(withoutHeader.status == 403 && withoutHeader.body.contains("needs the X-Mitm-Proxy-UI header"), "\(withoutHeader)")
+            #expect(
+                withoutHeader.status == 403 && withoutHeader.body.contains("needs the X-Mitm-Proxy-UI header"),
+                "\(withoutHeader)")
             let toThisMachine = try await there.call("POST", "/api/send", json: order)
             #expect(toThisMachine.status == 502, "\(toThisMachine)")
-            #expect(toThisMachine.body.contains("403") && toThisMachine.body.contains("may not reach this machine's services"),
-                    "the replay is refused as the user's own request would be: \(toThisMachine)")
-            #expect(try await origin.requestsSeen().filter { $0 == "GET /hello" }.count == 1, "the origin never saw the refused replay")
+            #expect(
+                toThisMachine.body.contains("403")
+                    && toThisMachine.body.contains("may not reach this machine's services"),
+                "the replay is refused as the user's own request would be: \(toThisMachine)")
+            #expect(
+                try await origin.requestsSeen().filter { $0 == "GET /hello" }.count == 1,
+                "the origin never saw the refused replay")
 
             let fromHere = try await here.call("POST", "/api/send", json: order)
             #expect(fromHere.status == 200, "this machine's user may: \(fromHere)")

@@ -10,7 +10,9 @@ import Testing
         defer { server.stop() }
         let path = TemporaryDirectory.path("report") + ".json"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try ReportWriter(path: path, server: server, expectations: []) { Issue.record("report error: \($0)") }
+        let writer = try ReportWriter(path: path, server: server, expectations: []) {
+            Issue.record("report error: \($0)")
+        }
         writer.scheduleUpdate()  // a verdict just before the signal: a rewrite due in 0.1 s
         writer.writeFinal()
         // Watch the file for ten times the rewrite's delay: it must stay final.

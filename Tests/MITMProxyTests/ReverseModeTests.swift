@@ -17,8 +17,9 @@ import Testing
     }
 
     private func curl(_ proxy: ProxyHarness, _ arguments: [String]) async throws -> SubprocessResult {
-        try await Subprocess.run("curl", ["-sS", "--max-time", "20", "--noproxy", "*", "--cacert", proxy.caCertificate] + arguments,
-                                 timeout: .seconds(30))
+        try await Subprocess.run(
+            "curl", ["-sS", "--max-time", "20", "--noproxy", "*", "--cacert", proxy.caCertificate] + arguments,
+            timeout: .seconds(30))
     }
 
     @Test func aBaseURLAndAHostsFileEntryBothReachTheOriginIntercepted() async throws {
@@ -31,12 +32,15 @@ import Testing
             guard pair[0].string?.lowercased() == "host" else { return nil }
             return pair[1].string
         }
-        #expect(headers == ["origin.test:\(origin.port)"], "the origin gets its own name in Host: \(baseURL.stdoutText)")
-        let hostsFile = try await curl(proxy, ["--http2", "--resolve", "origin.test:\(port):127.0.0.1", "https://origin.test:\(port)/hello"])
+        #expect(
+            headers == ["origin.test:\(origin.port)"], "the origin gets its own name in Host: \(baseURL.stdoutText)")
+        let hostsFile = try await curl(
+            proxy, ["--http2", "--resolve", "origin.test:\(port):127.0.0.1", "https://origin.test:\(port)/hello"])
         #expect(hostsFile.succeeded && hostsFile.stdoutText == "hello from origin", "\(hostsFile)")
         _ = await proxy.server.waitForVerdict(host: "origin.test")
         #expect(proxy.server.verdict(for: "origin.test")?.verdict == .intercepted)
-        #expect(proxy.server.verdict(for: "localhost") == nil, "the verdict is the origin's, whatever name the client used")
+        #expect(
+            proxy.server.verdict(for: "localhost") == nil, "the verdict is the origin's, whatever name the client used")
         await origin.stop()
     }
 
@@ -44,8 +48,12 @@ import Testing
         let origin = try await OriginServer.start()
         let (proxy, port) = try await start(origin)
         defer { proxy.stop() }
-        let pinned = try await curl(proxy, ["--pinnedpubkey", "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
-                                            "https://localhost:\(port)/hello"])
+        let pinned = try await curl(
+            proxy,
+            [
+                "--pinnedpubkey", "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+                "https://localhost:\(port)/hello",
+            ])
         #expect(pinned.status == 90, "\(pinned)")
         _ = await proxy.server.waitForVerdict(host: "origin.test")
         #expect(proxy.server.connectionVerdicts.last?.verdict.kind == .refused)
@@ -62,8 +70,10 @@ import Testing
         #expect(target.host == host && target.port == port && target.listenPort == listenPort && target.url == url)
     }
 
-    @Test(arguments: ["http://api.example.com", "https://api.example.com/v1", "https://user@api.example.com", "https://bad host",
-                      "70000=https://api.example.com"])
+    @Test(arguments: [
+        "http://api.example.com", "https://api.example.com/v1", "https://user@api.example.com", "https://bad host",
+        "70000=https://api.example.com",
+    ])
     func badTargetsSayWhy(text: String) {
         #expect(throws: ReverseTargetError.self) { try ReverseTarget(parsing: text) }
     }

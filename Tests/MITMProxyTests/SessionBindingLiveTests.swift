@@ -19,9 +19,10 @@ import Testing
         let get = { (host: String, options: [String]) in
             let request = "GET /hello HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n"
             let naming = HostName.isIPAddress(host) ? ["-noservername"] : ["-servername", host]
-            return try await OpenSSLClient.connect(through: proxy, to: host, port: origin.port,
-                                                   [version, "-ign_eof", "-CAfile", proxy.caCertificate] + naming + options,
-                                                   stdin: Array(request.utf8))
+            return try await OpenSSLClient.connect(
+                through: proxy, to: host, port: origin.port,
+                [version, "-ign_eof", "-CAfile", proxy.caCertificate] + naming + options,
+                stdin: Array(request.utf8))
         }
 
         let first = try await get("a.origin.test", ["-sess_out", saved])
@@ -45,13 +46,17 @@ import Testing
         let seen = verdicts.sorted { $0.connectionID < $1.connectionID }.map {
             "\($0.host) \($0.verdict.kind.rawValue) \($0.verdict.resumed == true ? "resumed" : "full")"
         }
-        #expect(seen == ["a.origin.test intercepted full", "a.origin.test intercepted resumed",
-                         "b.origin.test intercepted full", "127.0.0.1 intercepted full"])
+        #expect(
+            seen == [
+                "a.origin.test intercepted full", "a.origin.test intercepted resumed",
+                "b.origin.test intercepted full", "127.0.0.1 intercepted full",
+            ])
         let resumed = verdicts.first { $0.verdict.resumed == true }
         #expect(resumed?.verdict.detail == Verdict.resumedSessionDetail)
         #expect(resumed.map { EventLine(.verdict($0)).json() }?.contains("\"resumed\":true") == true)
         let line = resumed.map(VerdictText.line) ?? ""
-        #expect(line.contains("resumed session) by ") && line.contains(" -- the client resumed the TLS session"), "\(line)")
+        #expect(
+            line.contains("resumed session) by ") && line.contains(" -- the client resumed the TLS session"), "\(line)")
         await origin.stop()
     }
 }

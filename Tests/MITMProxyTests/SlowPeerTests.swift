@@ -46,7 +46,8 @@ import Testing
                         sock.close()
             print("closed", 500 - len(open_socks))
             """
-        let result = try await PythonClient.run(script, [String(proxy.port), String(origin.port)], timeout: .seconds(90))
+        let result = try await PythonClient.run(
+            script, [String(proxy.port), String(origin.port)], timeout: .seconds(90))
         #expect(result.stdoutText == "normal 200 hello from origin while 500 trickled\nclosed 500\n", "\(result)")
         #expect(await proxy.waitUntilIdle())
     }

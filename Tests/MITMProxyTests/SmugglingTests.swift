@@ -7,17 +7,41 @@ import Testing
 @Suite(.tags(.live), .skippedInFastTier) struct SmugglingTests {
     /// Each request carries the marker SMUGGLED in its target or body; TARGET and HOST are filled in per path.
     static let ambiguousRequests: [(name: String, bytes: String)] = [
-        ("cl-te", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: 13\r\nTransfer-Encoding: chunked\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"),
-        ("te-cl", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"),
+        (
+            "cl-te",
+            "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: 13\r\nTransfer-Encoding: chunked\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"
+        ),
+        (
+            "te-cl",
+            "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"
+        ),
         ("two-cl", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: 8\r\nContent-Length: 3\r\n\r\nSMUGGLED"),
         ("cl-list", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: 8, 3\r\n\r\nSMUGGLED"),
         ("te-not-chunked", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: gzip\r\n\r\nSMUGGLED"),
-        ("te-chunked-not-final", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked, identity\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"),
-        ("te-chunked-twice", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"),
-        ("chunk-overflow", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000008\r\nSMUGGLED\r\n0\r\n\r\n"),
-        ("chunk-size-sign", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n+8\r\nSMUGGLED\r\n0\r\n\r\n"),
-        ("chunk-size-space", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n8 \r\nSMUGGLED\r\n0\r\n\r\n"),
-        ("chunk-bare-lf", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n8\nSMUGGLED\r\n0\r\n\r\n"),
+        (
+            "te-chunked-not-final",
+            "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked, identity\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"
+        ),
+        (
+            "te-chunked-twice",
+            "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"
+        ),
+        (
+            "chunk-overflow",
+            "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000008\r\nSMUGGLED\r\n0\r\n\r\n"
+        ),
+        (
+            "chunk-size-sign",
+            "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n+8\r\nSMUGGLED\r\n0\r\n\r\n"
+        ),
+        (
+            "chunk-size-space",
+            "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n8 \r\nSMUGGLED\r\n0\r\n\r\n"
+        ),
+        (
+            "chunk-bare-lf",
+            "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n8\nSMUGGLED\r\n0\r\n\r\n"
+        ),
         ("cl-sign", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: +8\r\n\r\nSMUGGLED"),
         ("cl-space", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: 8 0\r\n\r\nSMUGGLED"),
         ("space-before-colon", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length : 8\r\n\r\nSMUGGLED"),
@@ -27,7 +51,10 @@ import Testing
         ("nul-in-value", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nX-A: a\u{0}b\r\nContent-Length: 8\r\n\r\nSMUGGLED"),
         ("ctl-in-value", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nX-A: a\u{1}b\r\nContent-Length: 8\r\n\r\nSMUGGLED"),
         ("cr-in-value", "POST TARGET HTTP/1.1\r\nHost: HOST\r\nX-A: a\rb\r\nContent-Length: 8\r\n\r\nSMUGGLED"),
-        ("http10-te", "POST TARGET HTTP/1.0\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"),
+        (
+            "http10-te",
+            "POST TARGET HTTP/1.0\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"
+        ),
         ("userinfo", "GET http://user:pw@HOST/SMUGGLED HTTP/1.1\r\nHost: HOST\r\n\r\n"),
     ]
 
@@ -130,7 +157,8 @@ import Testing
                     print(path, shape, data.split(b"\\r\\n", 1)[0].decode("latin-1"), b"SMUGGLED" in data)
             """
         let result = try await PythonClient.run(
-            script, [String(proxy.port), String(plain.port), String(tls.port), proxy.caCertificate] + Self.ambiguousResponses,
+            script,
+            [String(proxy.port), String(plain.port), String(tls.port), proxy.caCertificate] + Self.ambiguousResponses,
             timeout: .seconds(120))
         let expected = ["plain", "tunnel"].flatMap { path in
             Self.ambiguousResponses.map { "\(path) \($0) HTTP/1.1 502 Bad Gateway False" }

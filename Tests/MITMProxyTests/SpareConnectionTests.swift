@@ -14,21 +14,21 @@ import Testing
         }
         // Both handshakes complete first; then the spare closes without a request, before or after the other one's request.
         let python = """
-        import sys, proxyclient
-        used = proxyclient.tls_tunnel(\(harness.port), "open.origin.test", \(origin.port), sys.argv[1])
-        spare = proxyclient.tls_tunnel(\(harness.port), "open.origin.test", \(origin.port), sys.argv[1])
-        def request():
-            used.sendall(proxyclient.request("GET", "/hello", host="open.origin.test"))
-            status, _, body, _, _ = proxyclient.Reader(used).response()
-            print(status, body.decode())
-        if \(spareClosesFirst ? "True" : "False"):
-            spare.close()
-            request()
-        else:
-            request()
-            spare.close()
-        used.close()
-        """
+            import sys, proxyclient
+            used = proxyclient.tls_tunnel(\(harness.port), "open.origin.test", \(origin.port), sys.argv[1])
+            spare = proxyclient.tls_tunnel(\(harness.port), "open.origin.test", \(origin.port), sys.argv[1])
+            def request():
+                used.sendall(proxyclient.request("GET", "/hello", host="open.origin.test"))
+                status, _, body, _, _ = proxyclient.Reader(used).response()
+                print(status, body.decode())
+            if \(spareClosesFirst ? "True" : "False"):
+                spare.close()
+                request()
+            else:
+                request()
+                spare.close()
+            used.close()
+            """
         let result = try await PythonClient.run(python, [harness.caCertificate])
         #expect(result.stdoutText.contains("200 hello from origin"), "\(result)")
         #expect(await harness.server.settleVerdicts(timeout: .seconds(10)))
@@ -45,7 +45,8 @@ import Testing
             if case .verdict(let record) = event, record.host == "open.origin.test" { return record }
             return nil
         }
-        #expect(verdicts.map(\.verdict.kind).sorted { $0.rawValue < $1.rawValue } == [.intercepted, .unused], "\(verdicts)")
+        #expect(
+            verdicts.map(\.verdict.kind).sorted { $0.rawValue < $1.rawValue } == [.intercepted, .unused], "\(verdicts)")
         #expect(!verdicts.contains { $0.verdict.kind == .refused }, "the events never call it a refusal")
         let host = try #require(harness.server.verdict(for: "open.origin.test"))
         #expect(host.verdict == .intercepted)
@@ -64,9 +65,9 @@ import Testing
         }
         defer { harness.stop() }
         let python = """
-        import sys, proxyclient
-        proxyclient.tls_tunnel(\(harness.port), "pinned.test", \(origin.port), sys.argv[1]).close()
-        """
+            import sys, proxyclient
+            proxyclient.tls_tunnel(\(harness.port), "pinned.test", \(origin.port), sys.argv[1]).close()
+            """
         let result = try await PythonClient.run(python, [harness.caCertificate])
         #expect(result.succeeded, "\(result)")
         #expect(await harness.server.settleVerdicts(timeout: .seconds(10)))

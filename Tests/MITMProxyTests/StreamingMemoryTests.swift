@@ -9,21 +9,28 @@ import Testing
     private static let allowedGrowthKilobytes = 32 * 1024
 
     private func curlThrough(_ proxy: ProxyProcess, _ arguments: [String]) async throws -> SubprocessResult {
-        try await Subprocess.run("curl", [
-            "-sS", "--max-time", "60", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", proxy.caDirectory + "/ca.pem",
-        ] + arguments, timeout: .seconds(70))
+        try await Subprocess.run(
+            "curl",
+            [
+                "-sS", "--max-time", "60", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                proxy.caDirectory + "/ca.pem",
+            ] + arguments, timeout: .seconds(70))
     }
 
     @Test func aHundredMebibyteDownloadAndUploadDoNotGrowTheProxy() async throws {
         let proxy = try await ProxyProcess.start(["-q"])
         let origin = try await OriginServer.start()
-        let warmUp = try await curlThrough(proxy, [origin.url("/bytes/1000000", hostname: "localhost"), "-o", "/dev/null"])
+        let warmUp = try await curlThrough(
+            proxy, [origin.url("/bytes/1000000", hostname: "localhost"), "-o", "/dev/null"])
         #expect(warmUp.succeeded, "\(warmUp)")
         let before = try proxy.memoryKilobytes("VmHWM")
 
-        let download = try await curlThrough(proxy, [
-            origin.url("/bytes/\(Self.hundredMebibytes)", hostname: "localhost"), "-o", "/dev/null", "-w", "%{size_download}",
-        ])
+        let download = try await curlThrough(
+            proxy,
+            [
+                origin.url("/bytes/\(Self.hundredMebibytes)", hostname: "localhost"), "-o", "/dev/null", "-w",
+                "%{size_download}",
+            ])
         #expect(download.stdoutText == String(Self.hundredMebibytes), "\(download)")
         let file = TemporaryDirectory.path("upload")
         // Written directly: a `head -c` subprocess cut short by its timeout on a loaded machine made a shorter file.
@@ -68,9 +75,11 @@ import Testing
                 received += len(chunk)
             print(status, received, slow_peak - start)
             """
-        let result = try await PythonClient.run(script, [
-            String(proxy.port), String(origin.port), proxy.caDirectory + "/ca.pem", String(proxy.pid),
-        ], timeout: .seconds(90))
+        let result = try await PythonClient.run(
+            script,
+            [
+                String(proxy.port), String(origin.port), proxy.caDirectory + "/ca.pem", String(proxy.pid),
+            ], timeout: .seconds(90))
         let fields = result.stdoutText.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         #expect(fields.prefix(2) == ["200", String(Self.hundredMebibytes)], "\(result)")
         let growth = fields.count == 3 ? Int(fields[2]) ?? .max : .max

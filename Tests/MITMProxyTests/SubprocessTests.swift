@@ -26,13 +26,15 @@ import Testing
     }
 
     @Test func survivesAChildThatIgnoresItsStdin() async throws {
-        let result = try await Subprocess.run("/bin/sh", ["-c", "exit 0"], stdin: [UInt8](repeating: 1, count: 4_000_000))
+        let result = try await Subprocess.run(
+            "/bin/sh", ["-c", "exit 0"], stdin: [UInt8](repeating: 1, count: 4_000_000))
         #expect(result.succeeded)
     }
 
     @Test func killsAChildThatOutlivesTheTimeout() async throws {
         let started = ContinuousClock.now
-        let result = try await Subprocess.run("/bin/sh", ["-c", "echo started; exec sleep 60"], timeout: .milliseconds(300))
+        let result = try await Subprocess.run(
+            "/bin/sh", ["-c", "echo started; exec sleep 60"], timeout: .milliseconds(300))
         #expect(result.timedOut)
         #expect(result.terminatedBySignal && result.status == SIGKILL)
         #expect(result.stdoutText == "started\n")

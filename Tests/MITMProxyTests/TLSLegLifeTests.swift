@@ -1,6 +1,7 @@
 import MITMCore
 import MITMTLS
 import Testing
+
 @testable import MITMProxy
 
 /// A TLS leg's life, driven event by event with no socket: each hook of its owner is told at most once.
@@ -49,7 +50,9 @@ import Testing
         var reset = openLife()
         #expect(reset.receive(.inputEnded(.reset)) == .reportInputEnd(alert: nil, reset: true))
         var rejected = openLife()
-        #expect(rejected.receive(.inputEnded(.failed(alert: .badCertificate))) == .reportInputEnd(alert: .badCertificate, reset: false))
+        #expect(
+            rejected.receive(.inputEnded(.failed(alert: .badCertificate)))
+                == .reportInputEnd(alert: .badCertificate, reset: false))
         #expect(rejected.state == .inputEnded)
     }
 

@@ -1,18 +1,21 @@
 import Foundation
 import MITMCore
-import MITMRules
 import MITMProxy
+import MITMRules
 import Testing
 
 /// `--throttle` with real curl through the proxy: the throttled host is as slow as its profile says (a timed
 /// assertion is the feature itself here), another host is not slowed, the proxy's memory stays flat because a
 /// throttled link pauses the origin instead of buffering it, and interception and verdicts are unchanged.
 @Suite(.tags(.live), .skippedInFastTier) struct ThrottleTests {
-    private static let names = ["api.origin.test": "127.0.0.1", "www.origin.test": "127.0.0.1", "pinned.test": "127.0.0.1"]
+    private static let names = [
+        "api.origin.test": "127.0.0.1", "www.origin.test": "127.0.0.1", "pinned.test": "127.0.0.1",
+    ]
 
     /// Seconds curl took for `url` (its own `time_total`), and whether it got `bytes` bytes.
     private func timedDownload(_ harness: ProxyHarness, _ url: String, bytes: Int) async throws -> Double {
-        let result = try await Curl.run(through: harness, [url, "-o", "/dev/null", "-w", "%{size_download} %{time_total}"])
+        let result = try await Curl.run(
+            through: harness, [url, "-o", "/dev/null", "-w", "%{size_download} %{time_total}"])
         let fields = result.stdoutText.split(separator: " ")
         #expect(fields.first.map(String.init) == String(bytes), "\(result)")
         return fields.count == 2 ? Double(fields[1]) ?? 0 : 0
@@ -26,11 +29,15 @@ import Testing
         }
         defer { harness.stop() }
         // 256 KiB at 512 kbit/s: 4.1 s on the link.
-        let throttled = try await timedDownload(harness, origin.url("/bytes/262144", hostname: "api.origin.test"), bytes: 262_144)
+        let throttled = try await timedDownload(
+            harness, origin.url("/bytes/262144", hostname: "api.origin.test"), bytes: 262_144)
         #expect(throttled >= 3.5, "took \(throttled) s")
-        let free = try await timedDownload(harness, origin.url("/bytes/262144", hostname: "www.origin.test"), bytes: 262_144)
+        let free = try await timedDownload(
+            harness, origin.url("/bytes/262144", hostname: "www.origin.test"), bytes: 262_144)
         #expect(free < 2, "took \(free) s")
-        let firing = await harness.recorder.first { if case .ruleFired(let f) = $0 { f.action.hasPrefix("throttled") } else { false } }
+        let firing = await harness.recorder.first {
+            if case .ruleFired(let f) = $0 { f.action.hasPrefix("throttled") } else { false }
+        }
         guard case .ruleFired(let rule)? = firing else {
             Issue.record("no throttle event")
             return
@@ -52,13 +59,17 @@ import Testing
         }
         defer { h2.harness.stop() }
         // 256 KiB at 1 Mbit/s: 2.1 s, over HTTP/2 (the rule is a throttle only: the host keeps h2).
-        let result = try await h2.curl(["--http2", h2.url("/bytes/262144"), "-o", "/dev/null", "-w", "%{http_version} %{time_total}"])
+        let result = try await h2.curl([
+            "--http2", h2.url("/bytes/262144"), "-o", "/dev/null", "-w", "%{http_version} %{time_total}",
+        ])
         let fields = result.stdoutText.split(separator: " ")
         #expect(fields.first == "2", "\(result)")
         #expect((fields.count == 2 ? Double(fields[1]) ?? 0 : 0) >= 1.8, "\(result)")
         // A passed-through tunnel: the client talks TLS with the origin itself, through the same slow link.
-        let passed = try await h2.curl(["--http2", "--cacert", h2.pki.root, h2.url("/bytes/262144", host: "pinned.test"), "-o", "/dev/null",
-                                        "-w", "%{size_download} %{time_total}"])
+        let passed = try await h2.curl([
+            "--http2", "--cacert", h2.pki.root, h2.url("/bytes/262144", host: "pinned.test"), "-o", "/dev/null",
+            "-w", "%{size_download} %{time_total}",
+        ])
         let passedFields = passed.stdoutText.split(separator: " ")
         #expect(passedFields.first == "262144", "\(passed)")
         #expect((passedFields.count == 2 ? Double(passedFields[1]) ?? 0 : 0) >= 1.8, "\(passed)")
@@ -77,7 +88,8 @@ import Testing
         try Data(count: 131_072).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let started = ContinuousClock.now
-        let upload = try await Curl.run(through: harness, ["-T", file, origin.url("/digest", hostname: "api.origin.test")])
+        let upload = try await Curl.run(
+            through: harness, ["-T", file, origin.url("/digest", hostname: "api.origin.test")])
         #expect(upload.stdoutText.contains("\"length\": 131072"), "\(upload)")
         // 1 Mbit at 512 kbit/s is 2 s, plus the latency of the round trips.
         #expect(ContinuousClock.now - started >= .milliseconds(2000))
@@ -93,9 +105,18 @@ import Testing
             configuration.rules = [try! RuleFlags.throttle("3g")]
         }
         defer { harness.stop() }
-        let pin = try await Subprocess.run("bash", ["-c", "openssl x509 -in \(pki.certificate(.origin)) -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"])
-        let pinned = try await Curl.run(through: harness, ["--pinnedpubkey", "sha256//" + pin.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines),
-                                                           origin.url("/hello", hostname: "pinned.test")])
+        let pin = try await Subprocess.run(
+            "bash",
+            [
+                "-c",
+                "openssl x509 -in \(pki.certificate(.origin)) -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+            ])
+        let pinned = try await Curl.run(
+            through: harness,
+            [
+                "--pinnedpubkey", "sha256//" + pin.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines),
+                origin.url("/hello", hostname: "pinned.test"),
+            ])
         #expect(pinned.status == 90, "\(pinned)")
         let verdict = await harness.server.waitForVerdict(host: "pinned.test")
         #expect(verdict?.verdict == .refused, "\(String(describing: verdict))")
@@ -118,12 +139,18 @@ import Testing
 
     @Test func aThrottledDownloadDoesNotGrowTheProxy() async throws {
         let origin = try await OriginServer.start()
-        let proxy = try await ProxyProcess.start(["-q", "--resolve", "api.origin.test:127.0.0.1", "--throttle", "api.origin.test=down=64mbit"])
+        let proxy = try await ProxyProcess.start([
+            "-q", "--resolve", "api.origin.test:127.0.0.1", "--throttle", "api.origin.test=down=64mbit",
+        ])
         let curl = { (size: Int) in
-            try await Subprocess.run("curl", [
-                "-sS", "--max-time", "60", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", proxy.caDirectory + "/ca.pem",
-                origin.url("/bytes/\(size)", hostname: "api.origin.test"), "-o", "/dev/null", "-w", "%{size_download} %{time_total}",
-            ], timeout: .seconds(70))
+            try await Subprocess.run(
+                "curl",
+                [
+                    "-sS", "--max-time", "60", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                    proxy.caDirectory + "/ca.pem",
+                    origin.url("/bytes/\(size)", hostname: "api.origin.test"), "-o", "/dev/null", "-w",
+                    "%{size_download} %{time_total}",
+                ], timeout: .seconds(70))
         }
         _ = try await curl(1_000_000)
         let before = try proxy.memoryKilobytes("VmHWM")

@@ -1,7 +1,7 @@
 import Foundation
 import MITMCore
-import MITMRules
 import MITMProxy
+import MITMRules
 import Testing
 
 /// The QA toolbox with real curl through the proxy and real TLS origins: map local, map remote, fixed answers,
@@ -66,7 +66,8 @@ import Testing
         #expect(config.stdoutText == "{\"flag\": true} application/json", "\(config)")
         let index = try await Curl.run(through: harness, [base + "/", "-w", " %{content_type}"])
         #expect(index.stdoutText == "<h1>mock</h1> text/html; charset=utf-8", "\(index)")
-        let missing = try await Curl.run(through: harness, [base + "/v1/missing.json", "-o", "/dev/null", "-w", "%{http_code}"])
+        let missing = try await Curl.run(
+            through: harness, [base + "/v1/missing.json", "-o", "/dev/null", "-w", "%{http_code}"])
         #expect(missing.stdoutText == "404", "\(missing)")
         #expect(!harness.events.contains { if case .upstreamFailed = $0 { true } else { false } }, "\(harness.events)")
         #expect(harness.server.verdict(for: "api.origin.test")?.verdict == .intercepted)
@@ -75,7 +76,9 @@ import Testing
     @Test func mapRemoteFetchesFromTheOtherOriginUnderTheAskedForCertificate() async throws {
         let asked = try await OriginServer.start()
         let other = try await OriginServer.start()
-        let harness = try await proxy([try RuleFlags.mapRemote("api.origin.test/=https://www.origin.test:\(other.port)/")])
+        let harness = try await proxy([
+            try RuleFlags.mapRemote("api.origin.test/=https://www.origin.test:\(other.port)/")
+        ])
         defer { harness.stop() }
         let result = try await Curl.run(through: harness, ["-v", asked.url("/headers", hostname: "api.origin.test")])
         #expect(result.succeeded, "\(result)")
@@ -86,7 +89,9 @@ import Testing
         #expect(try await other.requestsSeen() == ["GET /headers"])
         #expect(try await asked.requestsSeen().isEmpty)
         // The rule's line says where the request went.
-        let firing = await harness.recorder.first { if case .ruleFired(let f) = $0 { f.action.contains("sent to https://www.origin.test") } else { false } }
+        let firing = await harness.recorder.first {
+            if case .ruleFired(let f) = $0 { f.action.contains("sent to https://www.origin.test") } else { false }
+        }
         #expect(firing != nil)
         await asked.stop()
         await other.stop()
@@ -98,10 +103,12 @@ import Testing
         let harness = try await proxy([try RuleFlags.mapRemote("api.origin.test/v2=http://127.0.0.1:\(plain.port)/")])
         defer { harness.stop() }
         // One curl, one intercepted connection: mapped, not mapped, mapped again.
-        let result = try await Curl.run(through: harness, [
-            asked.url("/v2/hello", hostname: "api.origin.test"), asked.url("/hello", hostname: "api.origin.test"),
-            asked.url("/v2/status/201", hostname: "api.origin.test"), "-w", " %{http_code}\n",
-        ])
+        let result = try await Curl.run(
+            through: harness,
+            [
+                asked.url("/v2/hello", hostname: "api.origin.test"), asked.url("/hello", hostname: "api.origin.test"),
+                asked.url("/v2/status/201", hostname: "api.origin.test"), "-w", " %{http_code}\n",
+            ])
         #expect(result.stdoutText == "hello from origin 200\nhello from origin 200\nstatus 201\n 201\n", "\(result)")
         #expect(try await plain.requestsSeen() == ["GET /hello", "GET /status/201"])
         #expect(try await asked.requestsSeen() == ["GET /hello"])
@@ -121,18 +128,25 @@ import Testing
             try RuleFlags.fault("api.origin.test/bytes=reset-after-headers"),
         ])
         defer { harness.stop() }
-        let down = try await Curl.run(through: harness, [origin.url("/down", hostname: "api.origin.test"), "-w", "%{http_code}"])
+        let down = try await Curl.run(
+            through: harness, [origin.url("/down", hostname: "api.origin.test"), "-w", "%{http_code}"])
         #expect(down.stdoutText.hasSuffix("503"), "\(down)")
         let started = ContinuousClock.now
-        let slow = try await Curl.run(through: harness, [origin.url("/chunked/1000", hostname: "api.origin.test"), "-o", "/dev/null",
-                                                         "-w", "%{http_code}"])
+        let slow = try await Curl.run(
+            through: harness,
+            [
+                origin.url("/chunked/1000", hostname: "api.origin.test"), "-o", "/dev/null",
+                "-w", "%{http_code}",
+            ])
         #expect(slow.stdoutText == "200")
         #expect(ContinuousClock.now - started >= .milliseconds(1500))
         let reset = try await Curl.run(through: harness, [origin.url("/reset", hostname: "api.origin.test")])
         #expect(reset.status == 56, "\(reset)")
         let closed = try await Curl.run(through: harness, [origin.url("/close", hostname: "api.origin.test")])
         #expect(closed.status == 52, "\(closed)")
-        let cut = try await Curl.run(through: harness, [origin.url("/bytes/100000", hostname: "api.origin.test"), "-o", "/dev/null", "-w", "%{http_code}"])
+        let cut = try await Curl.run(
+            through: harness,
+            [origin.url("/bytes/100000", hostname: "api.origin.test"), "-o", "/dev/null", "-w", "%{http_code}"])
         #expect(cut.stdoutText == "200" && !cut.succeeded, "\(cut)")
         #expect(try await origin.requestsSeen() == ["GET /chunked/1000", "GET /bytes/100000"])
         await origin.stop()
@@ -142,8 +156,10 @@ import Testing
         let origin = try await OriginServer.start()
         let replacement = try fileWith(Array("{\"error\": \"rewritten\"}".utf8), named: "error.json")
         var edits = RuleActions()
-        edits.requestHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "X-Debug", value: "1")], removeNames: ["User-Agent"])
-        edits.responseHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "Cache-Control", value: "no-store")], removeNames: ["Server"])
+        edits.requestHeaders = HeaderEdits(
+            setFields: [HTTPHeaderField(name: "X-Debug", value: "1")], removeNames: ["User-Agent"])
+        edits.responseHeaders = HeaderEdits(
+            setFields: [HTTPHeaderField(name: "Cache-Control", value: "no-store")], removeNames: ["Server"])
         var broken = RuleActions()
         broken.status = 500
         broken.bodyFile = replacement
@@ -158,10 +174,13 @@ import Testing
         #expect(headers.stdoutText.contains("\"X-Debug\",\n   \"1\""), "\(headers)")
         #expect(!headers.stdoutText.contains("User-Agent"), "\(headers)")
         // A chunked upstream body replaced by the file: the client gets the file with its length, and status 500.
-        let rewritten = try await Curl.run(through: harness, [origin.url("/chunked/100000", hostname: "api.origin.test"), "-w", " %{http_code}"])
+        let rewritten = try await Curl.run(
+            through: harness, [origin.url("/chunked/100000", hostname: "api.origin.test"), "-w", " %{http_code}"])
         #expect(rewritten.stdoutText == "{\"error\": \"rewritten\"} 500", "\(rewritten)")
         // The exchange ends when the upstream's (discarded) body has.
-        let ended = await harness.recorder.first { if case .exchange(let record) = $0 { record.url.contains("/chunked/") } else { false } }
+        let ended = await harness.recorder.first {
+            if case .exchange(let record) = $0 { record.url.contains("/chunked/") } else { false }
+        }
         guard case .exchange(let record)? = ended else {
             Issue.record("no exchange for /chunked/")
             return
@@ -174,13 +193,15 @@ import Testing
         let origin = try await OriginServer.start()
         let directory = try TemporaryDirectory.make("rules-file")
         let path = directory + "/qa.yaml"
-        try "rules:\n  - name: teapot\n    match: api.origin.test/tea\n    respond: 418\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "rules:\n  - name: teapot\n    match: api.origin.test/tea\n    respond: 418\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
         let harness = try await proxy([], file: path)
         defer { harness.stop() }
         let url = origin.url("/tea", hostname: "api.origin.test")
         let first = try await Curl.run(through: harness, [url, "-o", "/dev/null", "-w", "%{http_code}"])
         #expect(first.stdoutText == "418")
-        try "rules:\n  - name: teapot\n    match: api.origin.test/tea\n    respond: [418\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "rules:\n  - name: teapot\n    match: api.origin.test/tea\n    respond: [418\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
         // The file is looked at once a second; a sanitized proxy on a loaded machine takes seconds per request.
         let refused = await harness.recorder.first(timeout: .seconds(40)) {
             if case .ruleFired(let firing) = $0 { firing.action.contains("keeping the previous 1 rule") } else { false }
@@ -188,7 +209,8 @@ import Testing
         #expect(refused != nil)
         let still = try await Curl.run(through: harness, [url, "-o", "/dev/null", "-w", "%{http_code}"])
         #expect(still.stdoutText == "418")
-        try "rules:\n  - name: gone\n    match: api.origin.test/tea\n    respond: 410\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "rules:\n  - name: gone\n    match: api.origin.test/tea\n    respond: 410\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
         let changed = await Poll.until(timeout: .seconds(40)) {
             (try? await Curl.run(through: harness, [url, "-o", "/dev/null", "-w", "%{http_code}"]).stdoutText) == "410"
         }

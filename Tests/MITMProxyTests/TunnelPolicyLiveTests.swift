@@ -6,13 +6,17 @@ import Testing
 /// sees the origin's own certificate, no verdict is recorded), every other host is intercepted.
 @Suite(.tags(.live), .skippedInFastTier) struct TunnelPolicyLiveTests {
     @Test func anIgnoredHostPassesThroughWithItsOwnCertificate() async throws {
-        let proxy = try await ProxyHarness.start { $0.tunnelPolicy = TunnelPolicy(passThroughHosts: [try! HostPattern("localhost")]) }
+        let proxy = try await ProxyHarness.start {
+            $0.tunnelPolicy = TunnelPolicy(passThroughHosts: [try! HostPattern("localhost")])
+        }
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
         let pki = try await TestPKI.shared()
-        let ignored = try await Curl.run(through: proxy, trustingProxyCA: false, ["--cacert", pki.root, origin.url("/hello", hostname: "localhost")])
+        let ignored = try await Curl.run(
+            through: proxy, trustingProxyCA: false, ["--cacert", pki.root, origin.url("/hello", hostname: "localhost")])
         #expect(ignored.stdoutText == "hello from origin", "the origin's certificate reached the client: \(ignored)")
-        let intercepted = try await Curl.run(through: proxy, trustingProxyCA: false, ["--cacert", pki.root, origin.url("/hello", hostname: "127.0.0.1")])
+        let intercepted = try await Curl.run(
+            through: proxy, trustingProxyCA: false, ["--cacert", pki.root, origin.url("/hello", hostname: "127.0.0.1")])
         #expect(!intercepted.succeeded, "127.0.0.1 is not ignored, so its certificate is forged: \(intercepted)")
         #expect(await Poll.until { proxy.server.verdict(for: "127.0.0.1") != nil })
         #expect(proxy.server.verdict(for: "localhost") == nil)
@@ -30,16 +34,26 @@ import Testing
         let pki = try await TestPKI.shared()
         let bundle = TemporaryDirectory.path("both-roots") + ".pem"
         defer { try? FileManager.default.removeItem(atPath: bundle) }
-        try (try String(contentsOfFile: pki.root, encoding: .utf8) + String(contentsOfFile: proxy.caCertificate, encoding: .utf8))
+        try
+            (try String(contentsOfFile: pki.root, encoding: .utf8)
+            + String(contentsOfFile: proxy.caCertificate, encoding: .utf8))
             .write(toFile: bundle, atomically: true, encoding: .utf8)
-        let intercepted = try await Curl.run(through: proxy, trustingProxyCA: false, ["-v", "--cacert", bundle, origin.url("/hello", hostname: "control.test")])
-        let passed = try await Curl.run(through: proxy, trustingProxyCA: false, ["-v", "--cacert", bundle, origin.url("/hello", hostname: "pinned.test")])
-        #expect(intercepted.stdoutText == "hello from origin" && passed.stdoutText == "hello from origin", "\(intercepted)\n\(passed)")
+        let intercepted = try await Curl.run(
+            through: proxy, trustingProxyCA: false,
+            ["-v", "--cacert", bundle, origin.url("/hello", hostname: "control.test")])
+        let passed = try await Curl.run(
+            through: proxy, trustingProxyCA: false,
+            ["-v", "--cacert", bundle, origin.url("/hello", hostname: "pinned.test")])
+        #expect(
+            intercepted.stdoutText == "hello from origin" && passed.stdoutText == "hello from origin",
+            "\(intercepted)\n\(passed)")
         #expect(Self.issuer(in: intercepted).contains("mitm-proxy CA"), "\(intercepted.stderrText)")
         #expect(Self.issuer(in: passed).contains("mitm-proxy tests"), "the origin's own chain: \(passed.stderrText)")
         #expect(!Self.issuer(in: passed).contains("mitm-proxy CA"))
         #expect(await Poll.until { proxy.server.verdict(for: "control.test")?.verdict == .intercepted })
-        let tunnel = await proxy.recorder.first { if case .tunnel(_, "pinned.test", _, _, _, _, true, _) = $0 { true } else { false } }
+        let tunnel = await proxy.recorder.first {
+            if case .tunnel(_, "pinned.test", _, _, _, _, true, _) = $0 { true } else { false }
+        }
         #expect(tunnel != nil, "the passed-through tunnel is recorded as passthrough: \(proxy.events)")
         #expect(proxy.server.verdict(for: "pinned.test") == nil)
         await origin.stop()
@@ -50,4 +64,3 @@ import Testing
         result.stderrText.split(separator: "\n").first { $0.contains("issuer:") }.map(String.init) ?? ""
     }
 }
-

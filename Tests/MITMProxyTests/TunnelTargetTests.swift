@@ -33,13 +33,18 @@ import Testing
         let proxy = try await ProxyHarness.start()
         defer { proxy.stop() }
         let tap = try await ScriptedOrigin.start("tap", .tls(.origin))
-        let result = try await PythonClient.run(Self.client, [String(proxy.port), String(tap.port), proxy.caCertificate], timeout: .seconds(60))
+        let result = try await PythonClient.run(
+            Self.client, [String(proxy.port), String(tap.port), proxy.caCertificate], timeout: .seconds(60))
         let lines = result.stdoutText.split(separator: "\n").map(String.init)
         #expect(lines.count == 5, "\(result)")
-        #expect(lines.first { $0.hasPrefix("elsewhere ") }?.hasPrefix("elsewhere 421 mitm-proxy: 421 Misdirected Request: the request is for "
-            + "\"evil.test\", not for the tunnel to localhost:\(tap.port)") == true, "\(result)")
+        #expect(
+            lines.first { $0.hasPrefix("elsewhere ") }?.hasPrefix(
+                "elsewhere 421 mitm-proxy: 421 Misdirected Request: the request is for "
+                    + "\"evil.test\", not for the tunnel to localhost:\(tap.port)") == true, "\(result)")
         #expect(lines.first { $0.hasPrefix("no-host ") }?.hasPrefix("no-host 400 ") == true, "\(result)")
-        #expect(lines.first { $0.hasPrefix("connect ") }?.contains("400 mitm-proxy: 400 Bad Request: a CONNECT inside the tunnel") == true, "\(result)")
+        #expect(
+            lines.first { $0.hasPrefix("connect ") }?.contains(
+                "400 mitm-proxy: 400 Bad Request: a CONNECT inside the tunnel") == true, "\(result)")
         #expect(lines.first { $0.hasPrefix("same-host ") }?.hasPrefix("same-host 200") == true, "\(result)")
         #expect(lines.last == "origin saw MARKER: False evil.test: False", "\(result)")
     }

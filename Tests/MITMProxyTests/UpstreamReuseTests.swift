@@ -6,8 +6,12 @@ import Testing
 /// Idle upstream connections are reused by the next client of the same origin.
 @Suite(.tags(.live), .skippedInFastTier) struct UpstreamReuseTests {
     private func fetch(_ harness: ProxyHarness, _ url: String) async throws -> SubprocessResult {
-        try await Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "--proxy", harness.url,
-                                                   "--cacert", harness.caCertificate, url], timeout: .seconds(20))
+        try await Subprocess.run(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "10", "--proxy", harness.url,
+                "--cacert", harness.caCertificate, url,
+            ], timeout: .seconds(20))
     }
 
     @Test func aSecondClientReusesTheUpstreamConnectionTheFirstLeftIdle() async throws {
@@ -26,7 +30,9 @@ import Testing
         let records = harness.recorder.exchanges
         try #require(records.count == 2)
         #expect(records[0].timings.connect >= 0, "the first exchange opened the upstream connection")
-        #expect(records[1].timings.connect == -1 && records[1].timings.ssl == -1, "the second reused it: no connect, no handshake")
+        #expect(
+            records[1].timings.connect == -1 && records[1].timings.ssl == -1,
+            "the second reused it: no connect, no handshake")
         #expect(records[1].serverAddress == "127.0.0.1")
         #expect(harness.server.connectionVerdicts.map(\.verdict.kind) == [.intercepted, .intercepted])
         harness.stop()
@@ -45,21 +51,31 @@ import Testing
         }
         var answers: [SubprocessResult] = []
         for _ in 0..<3 {
-            answers.append(try await Subprocess.run("/usr/bin/curl", ["-sS", "-i", "--max-time", "10", "--proxy", harness.url,
-                                                                      "--cacert", harness.caCertificate] + persistence
-                                                                      + [origin.url("/headers", hostname: "localhost")], timeout: .seconds(20)))
+            answers.append(
+                try await Subprocess.run(
+                    "/usr/bin/curl",
+                    [
+                        "-sS", "-i", "--max-time", "10", "--proxy", harness.url,
+                        "--cacert", harness.caCertificate,
+                    ] + persistence
+                        + [origin.url("/headers", hostname: "localhost")], timeout: .seconds(20)))
             #expect(await harness.waitUntilIdle())
         }
         for answer in answers {
             #expect(answer.succeeded && answer.stdoutText.contains(" 200 "), "\(answer)")
-            #expect(answer.stdoutText.lowercased().contains("connection: close"), "the client is told its connection ends: \(answer.stdoutText)")
-            #expect(!answer.stdoutText.lowercased().contains("[\"connection\", \"close\"]"), "the origin was not asked to close: \(answer.stdoutText)")
+            #expect(
+                answer.stdoutText.lowercased().contains("connection: close"),
+                "the client is told its connection ends: \(answer.stdoutText)")
+            #expect(
+                !answer.stdoutText.lowercased().contains("[\"connection\", \"close\"]"),
+                "the origin was not asked to close: \(answer.stdoutText)")
         }
         let records = harness.recorder.exchanges
         try #require(records.count == 3)
         #expect(records[0].timings.connect >= 0, "the first exchange opened the upstream connection")
-        #expect(records.dropFirst().allSatisfy { $0.timings.connect == -1 && $0.timings.ssl == -1 },
-                "the next clients reused it: \(records.map(\.timings))")
+        #expect(
+            records.dropFirst().allSatisfy { $0.timings.connect == -1 && $0.timings.ssl == -1 },
+            "the next clients reused it: \(records.map(\.timings))")
         #expect(records.allSatisfy { !$0.request.keepAlive }, "the record keeps what the client sent")
         harness.stop()
         await origin.stop()
@@ -75,12 +91,12 @@ import Testing
         #expect(await harness.waitUntilIdle())
         // Same CONNECT host and port, different SNI: the pooled connection's name does not match.
         let python = """
-        import ssl, sys, proxyclient
-        s = proxyclient.open_tunnel(\(harness.port), "localhost", \(origin.port))
-        t = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="origin.test")
-        t.sendall(b"GET /hello HTTP/1.1\\r\\nHost: origin.test\\r\\nConnection: close\\r\\n\\r\\n")
-        print(t.recv(4096).split(b"\\r\\n")[0].decode())
-        """
+            import ssl, sys, proxyclient
+            s = proxyclient.open_tunnel(\(harness.port), "localhost", \(origin.port))
+            t = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="origin.test")
+            t.sendall(b"GET /hello HTTP/1.1\\r\\nHost: origin.test\\r\\nConnection: close\\r\\n\\r\\n")
+            print(t.recv(4096).split(b"\\r\\n")[0].decode())
+            """
         let result = try await PythonClient.run(python, [harness.caCertificate], timeout: .seconds(20))
         #expect(result.stdoutText.hasPrefix("HTTP/1.1 200"), "\(result)")
         let records = harness.recorder.exchanges
@@ -98,7 +114,9 @@ import Testing
         }
         let first = try await fetch(harness, "https://localhost:\(origin.port)/hello")
         #expect(first.stdoutText == "hello from origin", "\(first)")
-        #expect(await Poll.until(timeout: .seconds(10)) { harness.server.expiredUpstreamCount == 1 }, "the parked upstream was closed 1.5 s later")
+        #expect(
+            await Poll.until(timeout: .seconds(10)) { harness.server.expiredUpstreamCount == 1 },
+            "the parked upstream was closed 1.5 s later")
         let second = try await fetch(harness, "https://localhost:\(origin.port)/hello")
         #expect(second.stdoutText == "hello from origin", "\(second)")
         let records = harness.recorder.exchanges

@@ -17,7 +17,9 @@ import Testing
             let root = pki.root
             proxy = try ProxyServer.forTesting { configuration in
                 configuration.upstreamCAFiles = [root]
-                configuration.resolveOverrides = ["pinned.test": "127.0.0.1", "control.test": "127.0.0.1", "origin.test": "127.0.0.1"]
+                configuration.resolveOverrides = [
+                    "pinned.test": "127.0.0.1", "control.test": "127.0.0.1", "origin.test": "127.0.0.1",
+                ]
                 configuration.silenceWindow = silenceWindow
             }
             proxy.start()
@@ -34,7 +36,8 @@ import Testing
         }
 
         func curl(_ arguments: [String]) async throws -> SubprocessResult {
-            try await Subprocess.run("/usr/bin/curl", ["-sS", "--max-time", "10", "--proxy", proxyURL] + arguments, timeout: .seconds(20))
+            try await Subprocess.run(
+                "/usr/bin/curl", ["-sS", "--max-time", "10", "--proxy", proxyURL] + arguments, timeout: .seconds(20))
         }
 
         func verdict(_ host: String) async throws -> ConnectionVerdict {
@@ -62,8 +65,10 @@ import Testing
 
     @Test func curlPinningTheOriginKeyClosesAfterTheHandshake() async throws {
         let setup = try await Setup()
-        let result = try await setup.curl(["--cacert", setup.proxy.caCertificatePath,
-                                           "--pinnedpubkey", "sha256//\(try setup.originPin())", setup.url("pinned.test")])
+        let result = try await setup.curl([
+            "--cacert", setup.proxy.caCertificatePath,
+            "--pinnedpubkey", "sha256//\(try setup.originPin())", setup.url("pinned.test"),
+        ])
         #expect(result.status == 90, "curl must fail its pin check: \(result)")
         let verdict = try await setup.verdict("pinned.test")
         #expect(verdict.verdict.kind == .refused)
@@ -86,15 +91,15 @@ import Testing
         // No SNI (an IP literal as the name to verify), so the leaf is forged for the CONNECT host control.test,
         // and the client's hostname check fails on 127.0.0.9.
         let python = """
-        import ssl, sys, proxyclient
-        s = proxyclient.open_tunnel(\(setup.proxy.port), "control.test", \(setup.origin.port))
-        context = ssl.create_default_context(cafile=sys.argv[1])
-        try:
-            wrapped = context.wrap_socket(s, server_hostname="127.0.0.9")
-            print("accepted")
-        except ssl.SSLCertVerificationError as error:
-            print("rejected", error.verify_message)
-        """
+            import ssl, sys, proxyclient
+            s = proxyclient.open_tunnel(\(setup.proxy.port), "control.test", \(setup.origin.port))
+            context = ssl.create_default_context(cafile=sys.argv[1])
+            try:
+                wrapped = context.wrap_socket(s, server_hostname="127.0.0.9")
+                print("accepted")
+            except ssl.SSLCertVerificationError as error:
+                print("rejected", error.verify_message)
+            """
         let result = try await PythonClient.run(python, [setup.proxy.caCertificatePath], timeout: .seconds(20))
         #expect(result.stdoutText.hasPrefix("rejected"), "\(result.stderrText)")
         let verdict = try await setup.verdict("control.test")
@@ -106,26 +111,26 @@ import Testing
         let setup = try await Setup()
         // Sends a real ClientHello, reads the proxy's flight (with the certificate), then closes: what Java and Node do.
         let python = """
-        import ssl, proxyclient
-        s = proxyclient.open_tunnel(\(setup.proxy.port), "pinned.test", \(setup.origin.port))
-        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        context = ssl.create_default_context()
-        context.maximum_version = ssl.TLSVersion.TLSv1_2
-        tls = context.wrap_bio(incoming, outgoing, server_hostname="pinned.test")
-        try:
-            tls.do_handshake()
-        except ssl.SSLWantReadError:
-            pass
-        s.sendall(outgoing.read())
-        received = b""
-        while b"\\x0e\\x00\\x00\\x00" not in received:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            received += chunk
-        print("got", len(received))
-        s.close()
-        """
+            import ssl, proxyclient
+            s = proxyclient.open_tunnel(\(setup.proxy.port), "pinned.test", \(setup.origin.port))
+            incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+            context = ssl.create_default_context()
+            context.maximum_version = ssl.TLSVersion.TLSv1_2
+            tls = context.wrap_bio(incoming, outgoing, server_hostname="pinned.test")
+            try:
+                tls.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+            s.sendall(outgoing.read())
+            received = b""
+            while b"\\x0e\\x00\\x00\\x00" not in received:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                received += chunk
+            print("got", len(received))
+            s.close()
+            """
         let result = try await PythonClient.run(python, timeout: .seconds(20))
         #expect(result.succeeded, "\(result)")
         let verdict = try await setup.verdict("pinned.test")
@@ -138,15 +143,16 @@ import Testing
         let setup = try await Setup(silenceWindow: 0.3)
         // Completes the handshake, then waits (for its stdin to close) without sending anything.
         let python = """
-        import ssl, sys, proxyclient
-        s = proxyclient.open_tunnel(\(setup.proxy.port), "origin.test", \(setup.origin.port))
-        tls = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="origin.test")
-        print("handshake done", flush=True)
-        sys.stdin.read()
-        """
-        let client = try ChildProcess(path: "/usr/bin/env", arguments: ["python3", "-c", python, setup.proxy.caCertificatePath],
-                                      environment: ProcessInfo.processInfo.environment.merging(["PYTHONPATH": RepositoryLayout.fixtures]) { $1 },
-                                      pipeStdin: true, inheritingStderr: true)
+            import ssl, sys, proxyclient
+            s = proxyclient.open_tunnel(\(setup.proxy.port), "origin.test", \(setup.origin.port))
+            tls = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="origin.test")
+            print("handshake done", flush=True)
+            sys.stdin.read()
+            """
+        let client = try ChildProcess(
+            path: "/usr/bin/env", arguments: ["python3", "-c", python, setup.proxy.caCertificatePath],
+            environment: ProcessInfo.processInfo.environment.merging(["PYTHONPATH": RepositoryLayout.fixtures]) { $1 },
+            pipeStdin: true, inheritingStderr: true)
         let verdict = try await setup.verdict("origin.test")
         #expect(verdict.verdict == Verdict(kind: .inconclusive, reason: .idle))
         try client.input?.close()

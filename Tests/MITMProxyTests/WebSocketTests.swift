@@ -20,25 +20,32 @@ import Testing
     static let large = String(repeating: "WebSocket through mitm-proxy, the same words again and again. ", count: 2000)
 
     private func startOrigin(_ extra: [String] = []) async throws -> OriginServer {
-        try await OriginServer.start(.tls(.origin), script: RepositoryLayout.webSocketOriginScript, extraArguments: extra)
+        try await OriginServer.start(
+            .tls(.origin), script: RepositoryLayout.webSocketOriginScript, extraArguments: extra)
     }
 
     /// The events and the HAR hold the session's messages once each, in order, with their direction and content.
-    static func expectSession(_ run: WebSocketRun, connection: Int, client: JSON, compressed: Bool, limit: Int,
-                              handshakeStatus: Int = 101) throws {
+    static func expectSession(
+        _ run: WebSocketRun, connection: Int, client: JSON, compressed: Bool, limit: Int,
+        handshakeStatus: Int = 101
+    ) throws {
         let events = run.messages(connection: connection)
         let digest = try #require(client["digestReply"].string)
         let largeKept = String(Self.large.prefix(limit))
         var expected = Self.sessionMessages(limit: limit)
-        expected += [("send", "text", largeKept), ("receive", "text", largeKept), ("send", "text", "digest"),
-                     ("receive", "text", digest)]
+        expected += [
+            ("send", "text", largeKept), ("receive", "text", largeKept), ("send", "text", "digest"),
+            ("receive", "text", digest),
+        ]
         let closeData = Data([0x03, 0xE8] + Array("client done".utf8)).base64EncodedString()
         expected += [("send", "close", closeData), ("receive", "close", closeData)]
         #expect(events.map { $0["direction"].string ?? "" } == expected.map(\.0))
         #expect(events.map { $0["messageType"].string ?? "" } == expected.map(\.1))
         #expect(events.map { $0["data"].string ?? "" } == expected.map(\.2))
         #expect(events.allSatisfy { $0["malformed"].isNull })
-        #expect(events.map { $0["compressed"].bool ?? false } == expected.map { compressed && ["text", "binary"].contains($0.1) })
+        #expect(
+            events.map { $0["compressed"].bool ?? false }
+                == expected.map { compressed && ["text", "binary"].contains($0.1) })
         #expect(events.filter { $0["data"].string == "fragmented message" }.map { $0["frames"].int } == [3, 3])
         let largeEvents = events.filter { $0["size"].int == Self.large.utf8.count }
         #expect(largeEvents.count == 2)
@@ -67,7 +74,8 @@ import Testing
 
     /// What ws_client.py's session scenario received: every echo, byte for byte as the origin sent it.
     static func expectClientSaw(_ client: JSON, extensions: String) {
-        #expect(client["digestMatches"].bool == true, "the client received exactly the bytes the origin sent: \(client)")
+        #expect(
+            client["digestMatches"].bool == true, "the client received exactly the bytes the origin sent: \(client)")
         #expect(client["extensions"].string == extensions)
         let received = client["received"].array
         #expect(received.map { $0["type"].string ?? "" } == ["text", "binary", "text", "pong", "text", "close"])
@@ -79,21 +87,25 @@ import Testing
 
     @Test func aCompressedSessionIsRecordedMessageByMessage() async throws {
         let origin = try await startOrigin()
-        let run = try await WebSocketRun.run(origin: origin, scenarios: [["session"]], proxyArguments: ["--body-limit", "1000"])
+        let run = try await WebSocketRun.run(
+            origin: origin, scenarios: [["session"]], proxyArguments: ["--body-limit", "1000"])
         await origin.stop()
         let client = run.clients[0]
         Self.expectClientSaw(client, extensions: "permessage-deflate")
         let connection = try #require(run.upgradedConnections.first)
         try Self.expectSession(run, connection: connection, client: client, compressed: true, limit: 1000)
-        #expect(run.console.contains("#\(connection) WS origin.test: send text 9 B (11 B compressed) \"hello ✓\""), "\(run.console)")
+        #expect(
+            run.console.contains("#\(connection) WS origin.test: send text 9 B (11 B compressed) \"hello ✓\""),
+            "\(run.console)")
         #expect(run.console.contains("WS origin.test: receive text 124.0 kB"))
         #expect(run.console.contains("WS https://origin.test:\(origin.port)/chat ended: 7 sent, 7 received"))
     }
 
     @Test func anUncompressedSessionIsRecordedMessageByMessage() async throws {
         let origin = try await startOrigin(["--no-compression"])
-        let run = try await WebSocketRun.run(origin: origin, scenarios: [["--no-compression", "session"]],
-                                             proxyArguments: ["--body-limit", "100"])
+        let run = try await WebSocketRun.run(
+            origin: origin, scenarios: [["--no-compression", "session"]],
+            proxyArguments: ["--body-limit", "100"])
         await origin.stop()
         Self.expectClientSaw(run.clients[0], extensions: "")
         let connection = try #require(run.upgradedConnections.first)
@@ -110,14 +122,19 @@ import Testing
         try #require(connections.count == 2)
         let unmasked = run.messages(connection: connections[0])
         #expect(unmasked.first?["data"].string == "hello")
-        #expect(unmasked.first?["malformed"].string == "an unmasked frame from the client (clients must mask every frame)")
+        #expect(
+            unmasked.first?["malformed"].string == "an unmasked frame from the client (clients must mask every frame)")
         #expect(unmasked.dropFirst().first?["closeCode"].int == 1002)
-        #expect(run.console.contains("WS origin.test: send text 5 B \"hello\" MALFORMED: an unmasked frame from the client"))
+        #expect(
+            run.console.contains("WS origin.test: send text 5 B \"hello\" MALFORMED: an unmasked frame from the client")
+        )
         let malformed = run.harEntry(connection: connections[0])?["_webSocketMessages"][0]["_malformed"].string
         #expect(malformed?.hasPrefix("an unmasked frame") == true)
 
         #expect(run.clients[1]["answer"]["code"].int == 4001)
-        let close = run.events.first { $0["type"].string == "websocket-close" && $0["connection"].int == connections[1] }
+        let close = run.events.first {
+            $0["type"].string == "websocket-close" && $0["connection"].int == connections[1]
+        }
         #expect(close?["closedBy"].string == "receive")
         #expect(close?["closeCode"].int == 4001 && close?["closeReason"].string == "origin leaves")
     }

@@ -49,15 +49,21 @@ struct WebUIFeatureBrowserTests {
 
     @Test func filterRuleMarksSortingWebSocketsCompareMuteAndDarkMode() async throws {
         let origin = try await OriginServer.start(.tls(.origin))
-        let webSockets = try await OriginServer.start(.tls(.origin), script: RepositoryLayout.webSocketOriginScript, extraArguments: ["--no-compression"])
+        let webSockets = try await OriginServer.start(
+            .tls(.origin), script: RepositoryLayout.webSocketOriginScript, extraArguments: ["--no-compression"])
         let plain = try await OriginServer.start(.plainHTTP)
-        let run = try await ProxyProcess.running(["--resolve", "origin.test:127.0.0.1", "--respond", "origin.test/teapot=418"]) { proxy in
-            try await Subprocess.run("/usr/bin/env", [
-                "python3", RepositoryLayout.fixtures + "/web_ui_features.py", "--proxy-port", String(proxy.port),
-                "--ca", proxy.caDirectory + "/ca.pem", "--origin-port", String(origin.port), "--ws-port", String(webSockets.port),
-                "--plain-port", String(plain.port),
-                "--screenshots", Chromium.screenshotDirectory,
-            ], timeout: .seconds(150))
+        let run = try await ProxyProcess.running([
+            "--resolve", "origin.test:127.0.0.1", "--respond", "origin.test/teapot=418",
+        ]) { proxy in
+            try await Subprocess.run(
+                "/usr/bin/env",
+                [
+                    "python3", RepositoryLayout.fixtures + "/web_ui_features.py", "--proxy-port", String(proxy.port),
+                    "--ca", proxy.caDirectory + "/ca.pem", "--origin-port", String(origin.port), "--ws-port",
+                    String(webSockets.port),
+                    "--plain-port", String(plain.port),
+                    "--screenshots", Chromium.screenshotDirectory,
+                ], timeout: .seconds(150))
         }
         await origin.stop()
         await webSockets.stop()
@@ -79,10 +85,13 @@ struct WebUIFeatureBrowserTests {
         // A rule's answer is marked, and no origin address is claimed for it.
         #expect(seen.teapotBody.contains("418"))
         #expect(seen.teapotRow.contains("418") && seen.teapotRow.contains("rule answer"), "\(seen.teapotRow)")
-        #expect(seen.teapotDetail.contains("Answered by rule") && seen.teapotDetail.contains("answered 418"), "\(seen.teapotDetail)")
+        #expect(
+            seen.teapotDetail.contains("Answered by rule") && seen.teapotDetail.contains("answered 418"),
+            "\(seen.teapotDetail)")
         #expect(seen.teapotDetail.contains("no origin server was contacted"))
         #expect(seen.teapotDetail.contains("Server address\nnone (answered by the rule)"), "\(seen.teapotDetail)")
-        #expect(!seen.teapotDetail.contains("Server address\n127.0.0.1"), "no server address for a response no server sent")
+        #expect(
+            !seen.teapotDetail.contains("Server address\n127.0.0.1"), "no server address for a response no server sent")
 
         // Newest start first by default; a click on Size sorts by size, a second click reverses it.
         #expect(seen.startOrdered)
@@ -101,28 +110,42 @@ struct WebUIFeatureBrowserTests {
 
         // Compare: the two flows side by side, their differences marked.
         #expect(seen.compareTitle.hasPrefix("Compare #"), "\(seen.compareTitle)")
-        #expect(seen.compareDiffers.contains { $0.hasPrefix("url") } && seen.compareDiffers.contains { $0.hasPrefix("content-type") },
-                "\(seen.compareDiffers)")
+        #expect(
+            seen.compareDiffers.contains { $0.hasPrefix("url") }
+                && seen.compareDiffers.contains { $0.hasPrefix("content-type") },
+            "\(seen.compareDiffers)")
         #expect(seen.compareBodies >= 2, "the response bodies side by side")
 
         // The WebSocket: its messages arrived in the open detail as they passed, then its close.
         #expect(seen.echo1 == "ws-hello-1")
         #expect(seen.wsOpenState.contains("open"), "\(seen.wsOpenState)")
-        #expect(seen.wsClosedState.contains("closed") && seen.wsClosedState.contains("1000") && seen.wsClosedState.contains("bye"),
-                "\(seen.wsClosedState)")
+        #expect(
+            seen.wsClosedState.contains("closed") && seen.wsClosedState.contains("1000")
+                && seen.wsClosedState.contains("bye"),
+            "\(seen.wsClosedState)")
         #expect(seen.wsMessages.count == 6, "two texts, two binaries and two close frames: \(seen.wsMessages)")
         let first = try #require(seen.wsMessages.first)
-        #expect(first[1].contains("client") && first[3] == "text (1)" && first[4].hasPrefix("10 B") && first[5] == "ws-hello-1", "\(first)")
+        #expect(
+            first[1].contains("client") && first[3] == "text (1)" && first[4].hasPrefix("10 B")
+                && first[5] == "ws-hello-1", "\(first)")
         #expect(seen.wsMessages[1][1].contains("server") && seen.wsMessages[1][5] == "ws-hello-1")
-        #expect(seen.wsMessages[2][3] == "binary (2)" && seen.wsMessages[2][5].contains("00 01 fe ff"), "binary as hex: \(seen.wsMessages[2])")
-        #expect(seen.wsMessages[4][3] == "close (8)" && seen.wsMessages[4][5].contains("close 1000") && seen.wsMessages[4][5].contains("bye"),
-                "\(seen.wsMessages[4])")
-        #expect(seen.wsRow.contains("101") && seen.wsRow.contains("6 msg") && !seen.wsRow.contains(" 0 B"), "sized by its messages: \(seen.wsRow)")
-        #expect(seen.malformedShown.contains("malformed: a frame from the client must be masked"), "\(seen.malformedShown)")
+        #expect(
+            seen.wsMessages[2][3] == "binary (2)" && seen.wsMessages[2][5].contains("00 01 fe ff"),
+            "binary as hex: \(seen.wsMessages[2])")
+        #expect(
+            seen.wsMessages[4][3] == "close (8)" && seen.wsMessages[4][5].contains("close 1000")
+                && seen.wsMessages[4][5].contains("bye"),
+            "\(seen.wsMessages[4])")
+        #expect(
+            seen.wsRow.contains("101") && seen.wsRow.contains("6 msg") && !seen.wsRow.contains(" 0 B"),
+            "sized by its messages: \(seen.wsRow)")
+        #expect(
+            seen.malformedShown.contains("malformed: a frame from the client must be masked"), "\(seen.malformedShown)")
 
         // Muting a host hides it on the board and in the list until it is unmuted.
         #expect(!seen.mutedBoardHosts.contains("origin.test"), "\(seen.mutedBoardHosts)")
-        #expect(seen.mutedListCount == 0 && seen.unmutedListCount > 0, "\(seen.mutedListCount) \(seen.unmutedListCount)")
+        #expect(
+            seen.mutedListCount == 0 && seen.unmutedListCount > 0, "\(seen.mutedListCount) \(seen.unmutedListCount)")
 
         // Dark mode follows the system, readable in both.
         #expect(seen.lightColours.back == [255, 255, 255])

@@ -30,11 +30,20 @@ import Testing
         #expect {
             try RuleFlags.throttle("api.test=down=1e300kbit")
         } throws: { error in
-            (error as? RuleError)?.message.hasPrefix("--throttle api.test=down=1e300kbit: down=1e300kbit is outside") == true
+            (error as? RuleError)?.message.hasPrefix("--throttle api.test=down=1e300kbit: down=1e300kbit is outside")
+                == true
         }
-        let tree = RuleFileValue.map([(key: "rules", value: .list([.map([
-            (key: "match", value: .scalar("api.test")), (key: "throttle", value: .scalar("latency=9999999999999s")),
-        ])]))])
+        let tree = RuleFileValue.map([
+            (
+                key: "rules",
+                value: .list([
+                    .map([
+                        (key: "match", value: .scalar("api.test")),
+                        (key: "throttle", value: .scalar("latency=9999999999999s")),
+                    ])
+                ])
+            )
+        ])
         #expect {
             try RuleFile.rules(from: tree, fileName: "qa.yaml", baseDirectory: "/tmp")
         } throws: { error in
@@ -46,9 +55,16 @@ import Testing
     @Test(arguments: ["1e300s", "9999999999999s", "1441m"])
     func delaysBeyondADayAreRefused(text: String) {
         #expect(throws: RuleError.self) { try RuleFlags.delay("api.test=\(text)") }
-        let tree = RuleFileValue.map([(key: "rules", value: .list([.map([
-            (key: "match", value: .scalar("api.test")), (key: "delay", value: .scalar(text)),
-        ])]))])
+        let tree = RuleFileValue.map([
+            (
+                key: "rules",
+                value: .list([
+                    .map([
+                        (key: "match", value: .scalar("api.test")), (key: "delay", value: .scalar(text)),
+                    ])
+                ])
+            )
+        ])
         #expect(throws: RuleError.self) { try RuleFile.rules(from: tree, fileName: "qa.yaml", baseDirectory: "/tmp") }
     }
 

@@ -7,8 +7,9 @@ import Testing
         let scheme = url.hasPrefix("http://") ? "http" : "https"
         let rest = url.drop { $0 != "/" }.dropFirst(2)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        return RequestFacts(scheme: scheme, host: String(rest[..<slash]), port: scheme == "https" ? 443 : 80, method: method,
-                            target: rest[slash...].isEmpty ? "/" : String(rest[slash...]))
+        return RequestFacts(
+            scheme: scheme, host: String(rest[..<slash]), port: scheme == "https" ? 443 : 80, method: method,
+            target: rest[slash...].isEmpty ? "/" : String(rest[slash...]))
     }
 
     @Test func pathPrefixesStopAtSegmentsAndGlobsCoverTheWholePath() throws {
@@ -47,7 +48,8 @@ import Testing
 
     @Test func theFirstAnswerWinsAndHeaderEditsAddUp() throws {
         var headers = RuleActions()
-        headers.requestHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "X-Debug", value: "1")], removeNames: ["Cookie"])
+        headers.requestHeaders = HeaderEdits(
+            setFields: [HTTPHeaderField(name: "X-Debug", value: "1")], removeNames: ["Cookie"])
         headers.delay = 2
         var laterHeaders = RuleActions()
         laterHeaders.requestHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "X-Trace", value: "on")])
@@ -56,14 +58,17 @@ import Testing
             try RuleFlags.respond("api.test/small=503"),
             try RuleFlags.mapLocal("api.test/=mock", baseDirectory: "/srv"),
             TrafficRule(name: "headers", pattern: try URLPattern(parsing: "*.test"), actions: headers),
-            TrafficRule(name: "more headers", pattern: try URLPattern(parsing: "api.test"), methods: ["post"], actions: laterHeaders),
+            TrafficRule(
+                name: "more headers", pattern: try URLPattern(parsing: "api.test"), methods: ["post"],
+                actions: laterHeaders),
         ])
         let small = book.decide(facts("https://api.test/small"))
         #expect(small.answer == .fixed(FixedResponse(status: 503), rule: "--respond api.test/small=503"))
         #expect(small.rules == ["--respond api.test/small=503", "headers"])
         #expect(small.delay == 2)
         let other = book.decide(facts("https://api.test/v1/a.json", method: "POST"))
-        #expect(other.answer == .mapLocal(root: "/srv/mock", remainder: "v1/a.json", rule: "--map-local api.test/=mock"))
+        #expect(
+            other.answer == .mapLocal(root: "/srv/mock", remainder: "v1/a.json", rule: "--map-local api.test/=mock"))
         #expect(other.requestHeaders.setFields.map(\.name) == ["X-Debug", "X-Trace"])
         #expect(other.delay == 2)
         #expect(other.rules.count == 3)
@@ -98,7 +103,8 @@ import Testing
         #expect(book.conditions(forHost: "api.test")?.rule == "--throttle api.test=down=512kbit")
         #expect(book.conditions(forHost: "other.test")?.conditions.profileName == "3g")
         let cdn = try #require(book.conditions(forHost: "img.cdn.test")?.conditions)
-        #expect(cdn.downBitsPerSecond == 256_000 && cdn.upBitsPerSecond == 64_000 && cdn.latency == 0.3 && cdn.loss == 0.02)
+        #expect(
+            cdn.downBitsPerSecond == 256_000 && cdn.upBitsPerSecond == 64_000 && cdn.latency == 0.3 && cdn.loss == 0.02)
         #expect(cdn.description == "down 256kbit/s, up 64kbit/s, +300ms per round trip, 2% loss")
         #expect(book.conditions(forHost: "dead.test")?.conditions.isOffline == true)
         #expect(!book.hasRequestRules)
@@ -107,9 +113,13 @@ import Testing
 
     @Test func localFilesStayInsideTheirDirectory() {
         #expect(LocalFilePath.resolve(root: "/srv/mock.json", isDirectory: false, remainder: "x/y") == "/srv/mock.json")
-        #expect(LocalFilePath.resolve(root: "/srv/mock", isDirectory: true, remainder: "v1/a%20b.json") == "/srv/mock/v1/a b.json")
+        #expect(
+            LocalFilePath.resolve(root: "/srv/mock", isDirectory: true, remainder: "v1/a%20b.json")
+                == "/srv/mock/v1/a b.json")
         #expect(LocalFilePath.resolve(root: "/srv/mock/", isDirectory: true, remainder: "") == "/srv/mock/index.html")
-        #expect(LocalFilePath.resolve(root: "/srv/mock", isDirectory: true, remainder: "docs/") == "/srv/mock/docs/index.html")
+        #expect(
+            LocalFilePath.resolve(root: "/srv/mock", isDirectory: true, remainder: "docs/")
+                == "/srv/mock/docs/index.html")
         #expect(LocalFilePath.resolve(root: "/srv/mock", isDirectory: true, remainder: "../etc/passwd") == nil)
         #expect(LocalFilePath.resolve(root: "/srv/mock", isDirectory: true, remainder: "a/%2e%2e/%2e%2e/x") == nil)
         #expect(LocalFilePath.resolve(root: "/srv/mock", isDirectory: true, remainder: "bad%zz") == nil)

@@ -1,6 +1,7 @@
 import Glibc
-@testable import MITMTLS
 import Testing
+
+@testable import MITMTLS
 
 @Suite struct CertificateAuthorityFilesTests {
     @Test func tildeIsTheHomeDirectory() throws {
@@ -13,7 +14,8 @@ import Testing
 
     @Test func tildeUserIsThatAccountsHome() {
         #expect(CertificateAuthorityFiles(directory: "~root/ca").directory == "/root/ca")
-        #expect(CertificateAuthorityFiles(directory: "~no-such-account-here/ca").directory == "~no-such-account-here/ca")
+        #expect(
+            CertificateAuthorityFiles(directory: "~no-such-account-here/ca").directory == "~no-such-account-here/ca")
     }
 
     @Test func otherPathsStayAsTheyAre() {

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import MITMTLS
 
 @Suite struct CertificateAuthorityTests {
@@ -24,7 +25,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let created = try CertificateAuthority.loadOrCreate(directory: directory)
         try FileManager.default.removeItem(atPath: created.files.privateKey)
-        let error = #expect(throws: CertificateAuthorityError.self) { try CertificateAuthority.loadOrCreate(directory: directory) }
+        let error = #expect(throws: CertificateAuthorityError.self) {
+            try CertificateAuthority.loadOrCreate(directory: directory)
+        }
         #expect(error?.message.contains("ca-key.pem is missing") == true)
         #expect(!FileManager.default.fileExists(atPath: created.files.privateKey))
     }
@@ -40,7 +43,9 @@ import Testing
         let b = try CertificateAuthority.loadOrCreate(directory: second)
         try FileManager.default.removeItem(atPath: a.files.privateKey)
         try FileManager.default.copyItem(atPath: b.files.privateKey, toPath: a.files.privateKey)
-        let error = #expect(throws: CertificateAuthorityError.self) { try CertificateAuthority.loadOrCreate(directory: first) }
+        let error = #expect(throws: CertificateAuthorityError.self) {
+            try CertificateAuthority.loadOrCreate(directory: first)
+        }
         #expect(error?.message.contains("does not match") == true)
     }
 
@@ -50,7 +55,9 @@ import Testing
         let created = try CertificateAuthority.loadOrCreate(directory: directory)
         try Data("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n".utf8)
             .write(to: URL(fileURLWithPath: created.files.certificatePEM))
-        let error = #expect(throws: CertificateAuthorityError.self) { try CertificateAuthority.loadOrCreate(directory: directory) }
+        let error = #expect(throws: CertificateAuthorityError.self) {
+            try CertificateAuthority.loadOrCreate(directory: directory)
+        }
         #expect(error?.message.contains(created.files.certificatePEM) == true)
     }
 
@@ -59,8 +66,11 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let created = try CertificateAuthority.loadOrCreate(directory: directory)
         try FileManager.default.removeItem(atPath: created.files.certificatePEM)
-        try FileManager.default.createDirectory(atPath: created.files.certificatePEM, withIntermediateDirectories: false)
-        let error = #expect(throws: CertificateAuthorityError.self) { try CertificateAuthority.loadOrCreate(directory: directory) }
+        try FileManager.default.createDirectory(
+            atPath: created.files.certificatePEM, withIntermediateDirectories: false)
+        let error = #expect(throws: CertificateAuthorityError.self) {
+            try CertificateAuthority.loadOrCreate(directory: directory)
+        }
         #expect(error?.message.contains("cannot read CA certificate \(created.files.certificatePEM)") == true)
     }
 

@@ -1,8 +1,9 @@
 import Foundation
-import TestSupport
 import MITMCore
-@testable import MITMTLS
+import TestSupport
 import Testing
+
+@testable import MITMTLS
 
 /// Each profile's certificate through `openssl verify -x509_strict -purpose sslserver -verify_hostname`, trusting the
 /// proxy CA: `trusted` and `key:FILE` pass, every invalid profile fails with exactly the error it names.
@@ -17,11 +18,13 @@ import Testing
     private func verify(_ profile: CertificateProfile, with forger: CertificateProfileForger) throws -> OpenSSLVerify {
         let identity = try forger.identity(for: profile, names: [.dns(Self.host)])
         // Installing the key next to the certificate fails when they do not match.
-        _ = try TLSConnection(server: try ServerTLSContext(), certificate: identity.certificate, key: identity.key,
-                              chain: identity.chain, alpn: [], host: Self.host)
-        return try OpenSSLVerify.run(leafPEM: identity.certificate.pem,
-                                     untrustedPEM: identity.chain.isEmpty ? nil : identity.chain.map(\.pem).joined(),
-                                     trustedPEM: forger.trusted.authority.certificate.pem, host: Self.host)
+        _ = try TLSConnection(
+            server: try ServerTLSContext(), certificate: identity.certificate, key: identity.key,
+            chain: identity.chain, alpn: [], host: Self.host)
+        return try OpenSSLVerify.run(
+            leafPEM: identity.certificate.pem,
+            untrustedPEM: identity.chain.isEmpty ? nil : identity.chain.map(\.pem).joined(),
+            trustedPEM: forger.trusted.authority.certificate.pem, host: Self.host)
     }
 
     @Test func trustedPassesStrictVerification() throws {
@@ -31,12 +34,12 @@ import Testing
 
     @Test(arguments: [
         (CertificateProfile.untrustedRoot, 20),  // unable to get local issuer certificate
-        (.selfSigned, 18),                       // self-signed certificate
-        (.wrongHost, 62),                        // hostname mismatch
-        (.expired, 10),                          // certificate has expired
-        (.notYetValid, 9),                       // certificate is not yet valid
-        (.sameNameCA, 7),                        // certificate signature failure
-        (.noServerAuth, 26),                     // unsupported certificate purpose
+        (.selfSigned, 18),  // self-signed certificate
+        (.wrongHost, 62),  // hostname mismatch
+        (.expired, 10),  // certificate has expired
+        (.notYetValid, 9),  // certificate is not yet valid
+        (.sameNameCA, 7),  // certificate signature failure
+        (.noServerAuth, 26),  // unsupported certificate purpose
     ])
     func invalidProfileFailsForItsOwnReasonOnly(profile: CertificateProfile, error: Int) throws {
         let result = try verify(profile, with: try forger())
@@ -48,8 +51,9 @@ import Testing
         let forger = try forger()
         let identity = try forger.identity(for: .leafAsCA, names: [.dns(Self.host)])
         let verify = { (purpose: String?) in
-            try OpenSSLVerify.run(leafPEM: identity.certificate.pem, untrustedPEM: identity.chain.map(\.pem).joined(),
-                                  trustedPEM: forger.trusted.authority.certificate.pem, host: Self.host, purpose: purpose)
+            try OpenSSLVerify.run(
+                leafPEM: identity.certificate.pem, untrustedPEM: identity.chain.map(\.pem).joined(),
+                trustedPEM: forger.trusted.authority.certificate.pem, host: Self.host, purpose: purpose)
         }
         // 79 invalid CA certificate, at the intermediate (depth 1): never 25, path length constraint exceeded, from
         // the proxy CA's pathlen:0, and nothing about the leaf (depth 0) or the CA (depth 2).
@@ -118,4 +122,3 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == before)
     }
 }
-

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import MITMTLS
 
 @Suite struct ForgedHandshakeTests {
@@ -21,9 +22,12 @@ import Testing
     @Test func aClientTrustingTheCAAcceptsTheForgedLeaf() throws {
         let fixture = try Self.fixture.get()
         let leaf = try fixture.forger.leaf(for: [.dns("api.example.test")])
-        let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: ["http/1.1"], host: "api.example.test")
+        let server = try TLSConnection(
+            server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: ["http/1.1"],
+            host: "api.example.test")
         let trusting = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
-        let client = try TLSConnection(client: trusting, serverName: "api.example.test", verifyName: "api.example.test", alpn: ["h2", "http/1.1"])
+        let client = try TLSConnection(
+            client: trusting, serverName: "api.example.test", verifyName: "api.example.test", alpn: ["h2", "http/1.1"])
         let result = interactInMemory(client: client, server: server)
         #expect(result.client == .complete)
         #expect(result.server == .complete)
@@ -36,9 +40,12 @@ import Testing
     @Test func aClientWithoutTheCASendsUnknownCA() throws {
         let fixture = try Self.fixture.get()
         let leaf = try fixture.forger.leaf(for: [.dns("api.example.test")])
-        let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: ["http/1.1"], host: "api.example.test")
+        let server = try TLSConnection(
+            server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: ["http/1.1"],
+            host: "api.example.test")
         let emptyStore = try ClientTLSContext(verify: true, extraCAFiles: [])
-        let client = try TLSConnection(client: emptyStore, serverName: "api.example.test", verifyName: "api.example.test", alpn: [])
+        let client = try TLSConnection(
+            client: emptyStore, serverName: "api.example.test", verifyName: "api.example.test", alpn: [])
         let result = interactInMemory(client: client, server: server)
         guard case .failed(let clientFailure) = result.client else {
             Issue.record("client accepted an untrusted certificate")
@@ -51,9 +58,12 @@ import Testing
     @Test func aWrongNameFailsVerification() throws {
         let fixture = try Self.fixture.get()
         let leaf = try fixture.forger.leaf(for: [.dns("other.example.test")])
-        let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: "other.example.test")
+        let server = try TLSConnection(
+            server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: "other.example.test"
+        )
         let trusting = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
-        let client = try TLSConnection(client: trusting, serverName: "api.example.test", verifyName: "api.example.test", alpn: [])
+        let client = try TLSConnection(
+            client: trusting, serverName: "api.example.test", verifyName: "api.example.test", alpn: [])
         let result = interactInMemory(client: client, server: server)
         guard case .failed(let failure) = result.client else {
             Issue.record("client accepted a certificate for another name")
@@ -112,8 +122,10 @@ final class TestClock: @unchecked Sendable {
         let client = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
         var resumed: [Bool] = []
         for _ in 0..<2 {
-            let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: "resume.test")
-            let connection = try TLSConnection(client: client, serverName: "resume.test", verifyName: "resume.test", port: 443, alpn: [])
+            let server = try TLSConnection(
+                server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: "resume.test")
+            let connection = try TLSConnection(
+                client: client, serverName: "resume.test", verifyName: "resume.test", port: 443, alpn: [])
             handshakeAndTakeTickets(connection, server)
             resumed.append(connection.isResumed)
         }
@@ -142,8 +154,10 @@ final class TestClock: @unchecked Sendable {
         var seen: [String] = []
         for attempt in 0..<3 {
             if attempt == 1 { server.waitForPreparations() }
-            let serving = try TLSConnection(server: server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: "prepared.test")
-            let connection = try TLSConnection(client: client, serverName: "prepared.test", verifyName: "prepared.test", port: 443, alpn: [])
+            let serving = try TLSConnection(
+                server: server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: "prepared.test")
+            let connection = try TLSConnection(
+                client: client, serverName: "prepared.test", verifyName: "prepared.test", port: 443, alpn: [])
             handshakeAndTakeTickets(connection, serving)
             let onOwnContext = serving.contextPointer == server.preparedContext(presenting: identity)?.pointer
             seen.append("\(onOwnContext ? "own" : "base") \(connection.isResumed ? "resumed" : "full")")

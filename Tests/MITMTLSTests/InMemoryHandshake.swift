@@ -1,8 +1,11 @@
 import Testing
+
 @testable import MITMTLS
 
 /// Runs a client and a server `TLSConnection` against each other in memory until both finish or one fails.
-func interactInMemory(client: TLSConnection, server: TLSConnection, rounds: Int = 20) -> (client: TLSHandshakeStep, server: TLSHandshakeStep) {
+func interactInMemory(client: TLSConnection, server: TLSConnection, rounds: Int = 20) -> (
+    client: TLSHandshakeStep, server: TLSHandshakeStep
+) {
     var clientStep = client.handshake()
     var serverStep = TLSHandshakeStep.needsInput
     for _ in 0..<rounds {
@@ -23,7 +26,8 @@ func interactInMemory(client: TLSConnection, server: TLSConnection, rounds: Int 
 func handshakenPair(name: String) throws -> (client: TLSConnection, server: TLSConnection) {
     let fixture = try ForgedHandshakeTests.fixture.get()
     let leaf = try fixture.forger.leaf(for: [.dns(name)])
-    let server = try TLSConnection(server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: name)
+    let server = try TLSConnection(
+        server: fixture.server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: name)
     let trusting = try ClientTLSContext(verify: true, extraCAFiles: [fixture.authority.files.certificatePEM])
     let client = try TLSConnection(client: trusting, serverName: name, verifyName: name, alpn: [])
     let handshake = interactInMemory(client: client, server: server)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MITMTLS
 
 /// Ciphertext lent to a `TLSConnection` is read in place; whatever it leaves unread (a reader that pauses after one

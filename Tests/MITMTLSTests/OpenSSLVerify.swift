@@ -13,11 +13,15 @@ struct OpenSSLVerify {
     /// Verifies `leafPEM` (with `untrustedPEM` as candidate intermediates) against `trustedPEM`, strictly, as a server
     /// certificate for `host`.
     /// `purpose` nil checks no purpose (every certificate's own fitness for the chain is still checked).
-    static func run(leafPEM: String, untrustedPEM: String?, trustedPEM: String, host: String,
-                    purpose: String? = "sslserver") throws -> OpenSSLVerify {
+    static func run(
+        leafPEM: String, untrustedPEM: String?, trustedPEM: String, host: String,
+        purpose: String? = "sslserver"
+    ) throws -> OpenSSLVerify {
         let directory = try TemporaryDirectory("verify")
-        var arguments = ["verify", "-show_chain", "-x509_strict", "-verify_hostname", host,
-                         "-CAfile", try directory.write("ca.pem", trustedPEM)]
+        var arguments = [
+            "verify", "-show_chain", "-x509_strict", "-verify_hostname", host,
+            "-CAfile", try directory.write("ca.pem", trustedPEM),
+        ]
         if let purpose { arguments += ["-purpose", purpose] }
         if let untrustedPEM {
             arguments += ["-untrusted", try directory.write("chain.pem", untrustedPEM)]

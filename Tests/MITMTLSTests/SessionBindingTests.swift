@@ -1,5 +1,6 @@
 import COpenSSL
 import Testing
+
 @testable import MITMTLS
 
 /// A session the proxy issued to a client of one host resumes only for that host and the certificate it was shown
@@ -13,7 +14,9 @@ import Testing
         var testDescription: String { rawValue }
     }
 
-    @Test(arguments: Resumption.allCases) func aSessionResumesOnlyForItsHostAndCertificate(_ resumption: Resumption) throws {
+    @Test(arguments: Resumption.allCases) func aSessionResumesOnlyForItsHostAndCertificate(_ resumption: Resumption)
+        throws
+    {
         let fixture = try ForgedHandshakeTests.fixture.get()
         let server = try ServerTLSContext()
         let client = try Self.clientContext(resumption)
@@ -32,7 +35,8 @@ import Testing
         #expect(!other.isResumed, "a session of a.test resumed on b.test")
         #expect(other.peerCertificates.first?.isSame(as: leafB) == true)
 
-        let literal = try handshake(client, nil, server, leafIP, host: "127.0.0.1", verifyName: "127.0.0.1", offering: session)
+        let literal = try handshake(
+            client, nil, server, leafIP, host: "127.0.0.1", verifyName: "127.0.0.1", offering: session)
         #expect(!literal.isResumed, "a session of a.test resumed on a CONNECT to 127.0.0.1 without SNI")
         #expect(literal.peerCertificates.first?.isSame(as: leafIP) == true)
 
@@ -60,8 +64,10 @@ import Testing
 
     /// A client connection to `serverName` (offering `session` when given) handshaken with a server presenting `leaf`
     /// for `host`; the client has read what came after the handshake (TLS 1.3 tickets).
-    private func handshake(_ client: ClientTLSContext, _ serverName: String?, _ server: ServerTLSContext, _ leaf: X509Certificate,
-                           host: String, verifyName: String? = nil, offering session: TLSSessionBox? = nil) throws -> TLSConnection {
+    private func handshake(
+        _ client: ClientTLSContext, _ serverName: String?, _ server: ServerTLSContext, _ leaf: X509Certificate,
+        host: String, verifyName: String? = nil, offering session: TLSSessionBox? = nil
+    ) throws -> TLSConnection {
         let fixture = try ForgedHandshakeTests.fixture.get()
         let name = verifyName ?? serverName ?? host
         if let session {
@@ -69,8 +75,10 @@ import Testing
             let key = try #require(probe.sessionKey)
             client.sessions.store(session, for: key)
         }
-        let connection = try TLSConnection(client: client, serverName: serverName, verifyName: name, port: 443, alpn: [])
-        let serving = try TLSConnection(server: server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: host)
+        let connection = try TLSConnection(
+            client: client, serverName: serverName, verifyName: name, port: 443, alpn: [])
+        let serving = try TLSConnection(
+            server: server, certificate: leaf, key: fixture.forger.leafKey, alpn: [], host: host)
         let result = interactInMemory(client: connection, server: serving)
         #expect(result.client == .complete && result.server == .complete, "\(result)")
         connection.receive(serving.takeOutput())

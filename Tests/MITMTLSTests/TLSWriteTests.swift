@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import MITMTLS
 
 /// `TLSConnection.write` must encrypt every byte it is given, whatever the record size.

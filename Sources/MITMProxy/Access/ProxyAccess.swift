@@ -8,8 +8,12 @@ extension ProxyContext {
     func authenticationProblem(_ head: HTTPRequestHead) -> String? {
         guard let credentials = configuration.proxyCredentials else { return nil }
         let values = head.headers.values("proxy-authorization")
-        guard !values.isEmpty else { return "proxy authentication required: the request carries no Proxy-Authorization" }
-        guard values.count == 1, credentials.accepts(values[0]) else { return "proxy authentication failed: wrong user name or password" }
+        guard !values.isEmpty else {
+            return "proxy authentication required: the request carries no Proxy-Authorization"
+        }
+        guard values.count == 1, credentials.accepts(values[0]) else {
+            return "proxy authentication failed: wrong user name or password"
+        }
         return nil
     }
 
@@ -31,6 +35,7 @@ extension ProxyContext {
     /// Whether `address` is the captured client command's namespace (`--capture`).
     func isCapturedClient(_ address: String?) -> Bool {
         guard let capture = configuration.capture, let address else { return false }
-        return address == capture.clientAddress || IPAddress(address)?.unmappedIPv4?.description == capture.clientAddress
+        return address == capture.clientAddress
+            || IPAddress(address)?.unmappedIPv4?.description == capture.clientAddress
     }
 }

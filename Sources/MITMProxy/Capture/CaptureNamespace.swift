@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,13 +17,15 @@ public final class CaptureNamespace: Sendable {
     /// with what to do instead; nil when it can.
     public static func problem() -> String? {
         if !hasPrivileges() {
-            return "--capture needs root (or the CAP_NET_ADMIN and CAP_SYS_ADMIN capabilities) to make a network namespace, a "
+            return
+                "--capture needs root (or the CAP_NET_ADMIN and CAP_SYS_ADMIN capabilities) to make a network namespace, a "
                 + "veth pair and nftables rules, and this process has neither: run it with sudo, or leave out --capture and "
                 + "run the client through the explicit proxy (mitm-proxy ... -- COMMAND sets HTTPS_PROXY for clients that honour it)"
         }
         for tool in ["ip", "nft"] where SystemCommand.tool(tool) == nil {
             let package = tool == "ip" ? "iproute2" : "nftables"
-            return "--capture needs the `\(tool)` tool, which is not installed: install \(package) (apt-get install \(package))"
+            return
+                "--capture needs the `\(tool)` tool, which is not installed: install \(package) (apt-get install \(package))"
         }
         return nil
     }
@@ -31,8 +34,9 @@ public final class CaptureNamespace: Sendable {
     private static func hasPrivileges() -> Bool {
         if geteuid() == 0 { return true }
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-              let mask = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+            let mask = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
         return mask & (1 << 12) != 0 && mask & (1 << 21) != 0
     }
 
@@ -46,10 +50,11 @@ public final class CaptureNamespace: Sendable {
     public static func removeLeftovers() -> [String] {
         guard let ip = SystemCommand.tool("ip"), let nft = SystemCommand.tool("nft") else { return [] }
         let resolvers = (try? FileManager.default.contentsOfDirectory(atPath: "/etc/netns")) ?? []
-        let plans = CapturePlan.leftovers(namespaces: SystemCommand.run(ip, ["netns", "list"]).output,
-                                          links: SystemCommand.run(ip, ["-o", "link", "show"]).output,
-                                          tables: SystemCommand.run(nft, ["list", "tables"]).output,
-                                          resolverDirectories: resolvers, isRunning: isRunningProxy)
+        let plans = CapturePlan.leftovers(
+            namespaces: SystemCommand.run(ip, ["netns", "list"]).output,
+            links: SystemCommand.run(ip, ["-o", "link", "show"]).output,
+            tables: SystemCommand.run(nft, ["list", "tables"]).output,
+            resolverDirectories: resolvers, isRunning: isRunningProxy)
         for plan in plans {
             let leftover = CaptureNamespace(plan: plan, ip: ip, nft: nft)
             for step in CaptureMachine.Step.allCases.reversed() { leftover.undo(step) }
@@ -67,7 +72,9 @@ public final class CaptureNamespace: Sendable {
     /// The namespace of this process, not made yet (`perform` makes it step by step).
     public static func forThisProcess() throws(CaptureError) -> CaptureNamespace {
         if let problem = problem() { throw CaptureError(message: problem) }
-        guard let ip = SystemCommand.tool("ip"), let nft = SystemCommand.tool("nft") else { throw CaptureError(message: "ip or nft missing") }
+        guard let ip = SystemCommand.tool("ip"), let nft = SystemCommand.tool("nft") else {
+            throw CaptureError(message: "ip or nft missing")
+        }
         return CaptureNamespace(plan: CapturePlan(pid: getpid()), ip: ip, nft: nft)
     }
 
@@ -75,19 +82,26 @@ public final class CaptureNamespace: Sendable {
     public func perform(_ step: CaptureMachine.Step) throws(CaptureError) {
         if step == .resolver {
             do {
-                try FileManager.default.createDirectory(atPath: plan.resolverDirectory, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: plan.resolverDirectory, withIntermediateDirectories: true)
                 try Data(plan.resolvConf.utf8).write(to: URL(fileURLWithPath: plan.resolverDirectory + "/resolv.conf"))
             } catch {
-                throw CaptureError(message: "cannot write \(plan.resolverDirectory)/resolv.conf: \(error.localizedDescription)")
+                throw CaptureError(
+                    message: "cannot write \(plan.resolverDirectory)/resolv.conf: \(error.localizedDescription)")
             }
             return
         }
         let commands = plan.ipCommands(for: step)
-        guard !commands.isEmpty else { throw CaptureError(message: "capture: \(step) is not a step of the namespace's own") }
+        guard !commands.isEmpty else {
+            throw CaptureError(message: "capture: \(step) is not a step of the namespace's own")
+        }
         for arguments in commands {
             let result = SystemCommand.run(ip, arguments)
             guard result.succeeded else {
-                throw CaptureError(message: "cannot set up \(step) of the capture: ip \(arguments.joined(separator: " ")): \(result.output)")
+                throw CaptureError(
+                    message:
+                        "cannot set up \(step) of the capture: ip \(arguments.joined(separator: " ")): \(result.output)"
+                )
             }
         }
     }
@@ -95,8 +109,11 @@ public final class CaptureNamespace: Sendable {
     /// Sends the namespace's TCP to `transparentPort` and its DNS to `dnsPort`, and refuses its other traffic (the
     /// `rules` step).
     public func redirect(transparentPort: Int, dnsPort: Int) throws(CaptureError) {
-        let result = SystemCommand.run(nft, ["-f", "-"], input: plan.ruleset(transparentPort: transparentPort, dnsPort: dnsPort))
-        guard result.succeeded else { throw CaptureError(message: "cannot add the nftables redirect (table inet \(plan.table)): \(result.output)") }
+        let result = SystemCommand.run(
+            nft, ["-f", "-"], input: plan.ruleset(transparentPort: transparentPort, dnsPort: dnsPort))
+        guard result.succeeded else {
+            throw CaptureError(message: "cannot add the nftables redirect (table inet \(plan.table)): \(result.output)")
+        }
     }
 
     /// Runs a command inside the namespace: `ip netns exec NAME` in front of it (it also mounts the namespace's resolv.conf).
@@ -106,7 +123,8 @@ public final class CaptureNamespace: Sendable {
     public func undo(_ step: CaptureMachine.Step) {
         switch step {
         case .command:
-            let pids = SystemCommand.run(ip, ["netns", "pids", plan.namespace]).output.split(separator: "\n").compactMap { Int32($0) }
+            let pids = SystemCommand.run(ip, ["netns", "pids", plan.namespace]).output.split(separator: "\n").compactMap
+            { Int32($0) }
             for pid in pids where pid != getpid() { kill(pid, SIGKILL) }
         case .rules:
             _ = SystemCommand.run(nft, plan.teardownNFTCommand)

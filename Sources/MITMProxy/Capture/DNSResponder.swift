@@ -2,6 +2,7 @@ import Foundation
 import MITMCore
 import MITMIO
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,9 +21,13 @@ final class DNSResponder: Sendable {
     private let running = Atomic<Bool>(false)
 
     init(host: String, names: CapturedNames) throws(ProxyStartError) {
-        guard let requested = SocketAddress.numeric(host: host, port: 0) else { throw ProxyStartError.captureDNS(reason: "\(host) is not an IP address") }
+        guard let requested = SocketAddress.numeric(host: host, port: 0) else {
+            throw ProxyStartError.captureDNS(reason: "\(host) is not an IP address")
+        }
         let descriptor = socket(requested.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw ProxyStartError.captureDNS(reason: "cannot create a UDP socket: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw ProxyStartError.captureDNS(reason: "cannot create a UDP socket: \(String(cString: strerror(errno)))")
+        }
         guard requested.withSockAddr({ bind(descriptor, $0, $1) }) == 0 else {
             let reason = String(cString: strerror(errno))
             Glibc.close(descriptor)
@@ -50,7 +55,9 @@ final class DNSResponder: Sendable {
             var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let count = buffer.withUnsafeMutableBytes { bytes in
                 withUnsafeMutablePointer(to: &peer) { pointer in
-                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(descriptor, bytes.baseAddress, bytes.count, 0, $0, &peerLength) }
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(descriptor, bytes.baseAddress, bytes.count, 0, $0, &peerLength)
+                    }
                 }
             }
             if count < 0 && errno == EINTR { continue }
@@ -60,7 +67,9 @@ final class DNSResponder: Sendable {
             guard count > 0, let answer = answer(Array(buffer[..<count])) else { continue }
             _ = answer.withUnsafeBytes { bytes in
                 withUnsafePointer(to: &peer) { pointer in
-                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, peerLength) }
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, peerLength)
+                    }
                 }
             }
         }
@@ -71,7 +80,9 @@ final class DNSResponder: Sendable {
         do {
             let query = try DNSQuery.parse(datagram)
             // A name that is no host name gets no address: its connections would arrive named by it.
-            guard query.type == DNSQuery.typeA, query.recordClass == 1, let name = query.hostName else { return query.answer(address: nil) }
+            guard query.type == DNSQuery.typeA, query.recordClass == 1, let name = query.hostName else {
+                return query.answer(address: nil)
+            }
             return query.answer(address: names.address(for: name))
         } catch {
             return DNSQuery.answer(to: error)

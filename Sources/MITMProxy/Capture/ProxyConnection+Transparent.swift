@@ -6,8 +6,10 @@ import MITMIO
 extension ProxyConnection {
     func openTransparentTunnel(_ arrival: TransparentArrival) {
         guard let destination = arrival.originalDestination,
-              !context.ownListener.isOwn(host: destination.host, port: destination.port) else {
-            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: Self.notRedirectedReason))
+            !context.ownListener.isOwn(host: destination.host, port: destination.port)
+        else {
+            context.events.emit(
+                .badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: Self.notRedirectedReason))
             close(reason: "not redirected to the transparent listener")
             return
         }
@@ -22,14 +24,16 @@ extension ProxyConnection {
     func startTransparentHTTP(_ tunnel: Tunnel) {
         tunnel.serverFirstWatcher = nil
         tunnel.dropUpstream()
-        let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
-                              parser: HTTP1Parser(role: .request), mode: .plain)
+        let relay = HTTPRelay(
+            connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
+            parser: HTTP1Parser(role: .request), mode: .plain)
         relay.transparentOrigin = TransparentOrigin(host: tunnel.host, port: tunnel.port)
         startRelaying(.http1(relay), for: .plainRequests)
         relay.start(initialBytes: tunnel.takePeeked())
     }
 
-    static let notRedirectedReason = "a connection came to the transparent listener directly, not redirected to it by the system: "
+    static let notRedirectedReason =
+        "a connection came to the transparent listener directly, not redirected to it by the system: "
         + "send traffic there with an nftables or iptables REDIRECT rule (README: Transparent mode), or point proxy-aware "
         + "clients at --port instead"
 }

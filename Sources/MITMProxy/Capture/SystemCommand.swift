@@ -1,5 +1,6 @@
 import CMITMShims
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,10 +55,14 @@ struct SystemCommand {
             if output.count < 1 << 20 { output += chunk[..<count] }
         }
         close(outputPipe[0])
-        guard spawned == 0 else { return SystemCommand(status: -1, output: "cannot run \(path): \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else {
+            return SystemCommand(status: -1, output: "cannot run \(path): \(String(cString: strerror(spawned)))")
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return SystemCommand(status: exitStatus, output: String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        return SystemCommand(
+            status: exitStatus,
+            output: String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }

@@ -15,7 +15,9 @@ public struct ClientEnvironment: Sendable, Equatable {
     public let trustBundlePath: String
 
     /// The variables that name the proxy.
-    public static let proxyVariables = ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"]
+    public static let proxyVariables = [
+        "HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy",
+    ]
     /// The variables that replace a client's trust store (OpenSSL's, curl's, Python requests'): the system's roots plus
     /// the proxy CA, so that hosts the proxy leaves alone still validate.
     public static let bundleVariables = ["SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"]
@@ -26,8 +28,10 @@ public struct ClientEnvironment: Sendable, Equatable {
 
     /// The environment for a proxy reached at `proxyHost` (an IPv6 address is bracketed in the URL) and `proxyPort`.
     /// `trustBundlePath`: the system's roots plus the proxy CA (`caCertificatePath` when there is no such file).
-    public init(proxyHost: String = "127.0.0.1", proxyPort: Int, caCertificatePath: String, trustBundlePath: String? = nil,
-                credentials: ProxyCredentials? = nil) {
+    public init(
+        proxyHost: String = "127.0.0.1", proxyPort: Int, caCertificatePath: String, trustBundlePath: String? = nil,
+        credentials: ProxyCredentials? = nil
+    ) {
         let host = proxyHost.contains(":") ? "[\(proxyHost)]" : proxyHost
         proxyURL = "http://\(credentials.map { $0.urlUserInfo + "@" } ?? "")\(host):\(proxyPort)"
         self.proxyPort = proxyPort
@@ -56,7 +60,9 @@ public struct ClientEnvironment: Sendable, Equatable {
 
     /// `environment` for a client command under `--capture`: the CA variables set, and no proxy variables at all (its
     /// connections reach the proxy without them, and 127.0.0.1 inside its network namespace is not the proxy).
-    public func appliedUnderCapture(to environment: [String: String] = ProcessInfo.processInfo.environment) -> [String: String] {
+    public func appliedUnderCapture(to environment: [String: String] = ProcessInfo.processInfo.environment) -> [String:
+        String]
+    {
         var result = environment
         for name in Self.removedVariables + Self.proxyVariables { result.removeValue(forKey: name) }
         for name in Self.caVariables { result[name] = caCertificatePath }

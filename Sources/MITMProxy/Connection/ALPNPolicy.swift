@@ -8,7 +8,9 @@ enum ALPNPolicy {
     /// What to offer the upstream: the client's relayable protocols, in the client's order.
     static func upstreamOffer(clientOffered: [String]) -> [String] {
         // The usual offer (relayable names, each once) is passed on as it is, not copied.
-        if clientOffered.indices.allSatisfy({ relayable.contains(clientOffered[$0]) && !clientOffered[..<$0].contains(clientOffered[$0]) }) {
+        if clientOffered.indices.allSatisfy({
+            relayable.contains(clientOffered[$0]) && !clientOffered[..<$0].contains(clientOffered[$0])
+        }) {
             return clientOffered
         }
         var offer: [String] = []

@@ -28,7 +28,8 @@ enum ForgeNames {
             if text.hasPrefix("*.") {
                 let rest = String(text.dropFirst(2))
                 guard let valid = HostName.validate(rest), !HostName.isIPAddress(valid),
-                      valid.split(separator: ".").count >= 2 else { return nil }
+                    valid.split(separator: ".").count >= 2
+                else { return nil }
                 return .dns("*." + valid)
             }
             guard let valid = HostName.validate(text), !HostName.isIPAddress(valid) else { return nil }

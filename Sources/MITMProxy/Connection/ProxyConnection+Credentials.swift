@@ -4,7 +4,9 @@ extension ProxyConnection {
     /// Answers a CONNECT whose proxy credentials are missing or wrong with a `407`: at once, or, when its address
     /// has sent wrong ones again and again, after a wait that grows with each (`CredentialBackoff`).
     func refuseCredentials(_ head: HTTPRequestHead, problem: String) {
-        let wait = head.headers.contains("proxy-authorization") ? context.credentialWait(afterWrongCredentialsFrom: clientAddress) : 0
+        let wait =
+            head.headers.contains("proxy-authorization")
+            ? context.credentialWait(afterWrongCredentialsFrom: clientAddress) : 0
         guard wait > 0 else {
             answerAndLinger(.proxyAuthenticationRequired(reason: problem))
             return

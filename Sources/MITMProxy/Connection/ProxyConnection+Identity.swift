@@ -9,19 +9,22 @@ extension ProxyConnection {
     func startProcessLookup() {
         let configuration = context.configuration
         guard configuration.identifyProcesses, let address = clientAddress,
-              let port = Self.port(ofPeer: clientSocket.peerDescription) else { return }
+            let port = Self.port(ofPeer: clientSocket.peerDescription)
+        else { return }
         // A captured command's sockets are in its namespace's tables, not this one's.
         let captured = context.isCapturedClient(address)
         guard LocalAddresses.contains(address) || captured else { return }
         let tables = captured ? context.captured.socketTables : nil
         if captured && tables == nil { return }
-        processLookup = ClientProcessLookup(address: address, port: port, remote: clientsPeer, treeRoot: configuration.clientCommandRoot,
-                                            socketTables: tables ?? ProcessFinder.systemSocketTables, loop: loop)
+        processLookup = ClientProcessLookup(
+            address: address, port: port, remote: clientsPeer, treeRoot: configuration.clientCommandRoot,
+            socketTables: tables ?? ProcessFinder.systemSocketTables, loop: loop)
     }
 
     /// The client's own peer address: where a redirected connection was going, else this end of the connection.
     private var clientsPeer: (address: String, port: Int)? {
-        let peer = transparent?.originalDestination
+        let peer =
+            transparent?.originalDestination
             ?? (clientSocket as? StreamSocket).flatMap { SocketAddress.local(of: $0.descriptor) }
         return peer.map { ($0.host, $0.port) }
     }
@@ -33,10 +36,13 @@ extension ProxyConnection {
         let fingerprint = hello.map(FingerprintMemo.fingerprint)
         let stack = fingerprint.flatMap(ProxyContext.knownStacks.stack(for:))
         if let answer = processLookup?.answer {
-            return ClientIdentity(address: address, fingerprint: fingerprint, stack: stack, process: answer.process,
-                                  processUnknown: answer.unknown)
+            return ClientIdentity(
+                address: address, fingerprint: fingerprint, stack: stack, process: answer.process,
+                processUnknown: answer.unknown)
         }
-        let reason: ProcessUnknownReason = !LocalAddresses.contains(address) && !context.isCapturedClient(address) ? .remote
+        let reason: ProcessUnknownReason =
+            !LocalAddresses.contains(address) && !context.isCapturedClient(address)
+            ? .remote
             : context.configuration.identifyProcesses ? .gone : .notLookedUp
         return ClientIdentity(address: address, fingerprint: fingerprint, stack: stack, processUnknown: reason)
     }

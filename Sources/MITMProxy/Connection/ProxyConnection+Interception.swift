@@ -8,9 +8,10 @@ import MITMTLS
 extension ProxyConnection {
     /// Starts intercepting `tunnel`, whose client sent `hello`, showing a certificate of `profile`.
     func intercept(_ tunnel: Tunnel, _ hello: ClientHello, profile: CertificateProfile) {
-        let verdict = VerdictTracker(context: context, connectionID: id, host: Interception.host(of: tunnel, hello: hello),
-                                     port: tunnel.port, offeredALPN: hello.alpnProtocols, identity: clientIdentity(hello),
-                                     probe: tunnel.probe, profile: profile)
+        let verdict = VerdictTracker(
+            context: context, connectionID: id, host: Interception.host(of: tunnel, hello: hello),
+            port: tunnel.port, offeredALPN: hello.alpnProtocols, identity: clientIdentity(hello),
+            probe: tunnel.probe, profile: profile)
         let interception = Interception(tunnel: tunnel, hello: hello, verdict: verdict)
         receive(.interceptionStarted(interception, now: context.clock.now()))
         if tunnel.probe == .trust {
@@ -35,23 +36,29 @@ extension ProxyConnection {
     func interceptReusing(_ interception: Interception, _ entry: PooledUpstream) {
         let hello = interception.hello
         guard entry.serverName == interception.upstreamServerName, entry.offeredALPN == upstreamALPN(for: interception),
-              (hello.serverName == nil || hello.validServerName != nil) else {
+            hello.serverName == nil || hello.validServerName != nil
+        else {
             entry.leg.close()
             startConnecting(interception.tunnel)
             return
         }
-        let ready = ReadyUpstream(leg: entry.leg, certificate: entry.certificate,
-                                  timings: UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: entry.address))
-        startClientHandshake(interception, names: context.pool(for: loop).forgedNames(primary: interception.host, upstream: entry.certificate),
-                             upstream: .ready(ready))
+        let ready = ReadyUpstream(
+            leg: entry.leg, certificate: entry.certificate,
+            timings: UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: entry.address))
+        startClientHandshake(
+            interception,
+            names: context.pool(for: loop).forgedNames(primary: interception.host, upstream: entry.certificate),
+            upstream: .ready(ready))
     }
 
     func interceptOver(_ interception: Interception, upstream: Result<UpstreamConnection, UpstreamFailure>) {
         let tunnel = interception.tunnel
         if let name = interception.hello.serverName, interception.hello.validServerName == nil {
             interception.verdict.observe(.handshakeFailed("invalid server name (SNI)"))
-            context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,
-                                                 reason: "the client sent an invalid server name (SNI) \"\(name.prefix(80))\""))
+            context.events.emit(
+                .clientTLSFailed(
+                    connectionID: id, host: tunnel.host, port: tunnel.port,
+                    reason: "the client sent an invalid server name (SNI) \"\(name.prefix(80))\""))
             close(reason: "invalid SNI")
             return
         }
@@ -68,8 +75,10 @@ extension ProxyConnection {
                     case .success(let ready):
                         // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
                         ready.leg.pauseReading()
-                        startClientHandshake(interception, names: context.pool(for: loop).forgedNames(primary: host, upstream: ready.certificate),
-                                             upstream: .ready(ready))
+                        startClientHandshake(
+                            interception,
+                            names: context.pool(for: loop).forgedNames(primary: host, upstream: ready.certificate),
+                            upstream: .ready(ready))
                     case .failure(let failure):
                         upstreamFailedBeforeForging(interception, reason: failure.reason)
                     }
@@ -85,12 +94,16 @@ extension ProxyConnection {
 
     /// Starts TLS toward the origin over `connection`, verified for the interception's host and offering its ALPN;
     /// `done` gets the upstream with what reaching it cost, or why it failed (the leg is closed then).
-    func startUpstreamTLS(_ interception: Interception, over connection: UpstreamConnection,
-                          _ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) throws(UpstreamFailure) -> TLSLeg {
+    func startUpstreamTLS(
+        _ interception: Interception, over connection: UpstreamConnection,
+        _ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void
+    ) throws(UpstreamFailure) -> TLSLeg {
         let host = interception.host
         let port = interception.tunnel.port
-        let settings = RouteTLS(serverName: interception.upstreamServerName, verifyName: host, alpn: upstreamALPN(for: interception))
-        return try OriginTLS.start(over: connection, host: host, port: port, settings: settings, context: context) { outcome in
+        let settings = RouteTLS(
+            serverName: interception.upstreamServerName, verifyName: host, alpn: upstreamALPN(for: interception))
+        return try OriginTLS.start(over: connection, host: host, port: port, settings: settings, context: context) {
+            outcome in
             switch outcome {
             case .ready(let leg, let timings):
                 done(.success(ReadyUpstream(leg: leg, certificate: leg.tls.peerCertificates.first, timings: timings)))
@@ -102,11 +115,15 @@ extension ProxyConnection {
 
     /// No upstream: the client still gets a forged certificate (its verdict does not depend on the origin), then 502s.
     func upstreamFailedBeforeForging(_ interception: Interception, reason: String) {
-        context.events.emit(.upstreamFailed(connectionID: id, host: interception.host, port: interception.tunnel.port, reason: reason))
-        startClientHandshake(interception, names: [ForgeNames.name(for: interception.host)], upstream: .failed(reason: reason))
+        context.events.emit(
+            .upstreamFailed(connectionID: id, host: interception.host, port: interception.tunnel.port, reason: reason))
+        startClientHandshake(
+            interception, names: [ForgeNames.name(for: interception.host)], upstream: .failed(reason: reason))
     }
 
-    func startClientHandshake(_ interception: Interception, names: [SubjectAlternativeName], upstream: InterceptedUpstream) {
+    func startClientHandshake(
+        _ interception: Interception, names: [SubjectAlternativeName], upstream: InterceptedUpstream
+    ) {
         switch life.state {
         case .reachingUpstream, .upstreamHandshake:
             break
@@ -122,11 +139,14 @@ extension ProxyConnection {
         do {
             let identity = try context.profiles.identity(for: verdict.profile, names: interception.forgedNames(names))
             verdict.shownCertificatePin = identity.pin
-            tls = try TLSConnection(server: context.serverTLS, certificate: identity.certificate, key: identity.key,
-                                    chain: identity.chain, alpn: clientALPNOffer(interception, upstream: upstream), host: host)
+            tls = try TLSConnection(
+                server: context.serverTLS, certificate: identity.certificate, key: identity.key,
+                chain: identity.chain, alpn: clientALPNOffer(interception, upstream: upstream), host: host)
         } catch {
             if case .ready(let ready) = upstream { ready.leg.close() }
-            context.events.emit(.clientTLSFailed(connectionID: id, host: host, port: port, reason: "cannot forge a certificate: \(error)"))
+            context.events.emit(
+                .clientTLSFailed(
+                    connectionID: id, host: host, port: port, reason: "cannot forge a certificate: \(error)"))
             close(reason: "forging failed")
             return
         }
@@ -144,14 +164,18 @@ extension ProxyConnection {
                 } else {
                     verdict.observe(.handshakeFailed(failure.reason))
                 }
-                context.events.emit(.clientTLSFailed(connectionID: id, host: host, port: port, reason: Self.describeClient(failure)))
+                context.events.emit(
+                    .clientTLSFailed(connectionID: id, host: host, port: port, reason: Self.describeClient(failure)))
                 close(reason: "client TLS handshake failed")
             case .peerClosed(let reset):
                 verdict.observe(.peerClosed(reset: reset))
                 let how = reset ? "reset the connection" : "closed the connection"
-                let when = leg.tls.certificateSent ? "after receiving the certificate" : "before the certificate was sent"
-                context.events.emit(.clientTLSFailed(connectionID: id, host: host, port: port,
-                                                     reason: "the client \(how) during the TLS handshake, \(when), without an alert"))
+                let when =
+                    leg.tls.certificateSent ? "after receiving the certificate" : "before the certificate was sent"
+                context.events.emit(
+                    .clientTLSFailed(
+                        connectionID: id, host: host, port: port,
+                        reason: "the client \(how) during the TLS handshake, \(when), without an alert"))
                 close(reason: "client left during the handshake")
             }
         }
@@ -178,8 +202,10 @@ extension ProxyConnection {
     func clientHandshakeCompleted(_ interception: Interception, _ leg: TLSLeg, upstream: InterceptedUpstream) {
         let host = interception.host
         let port = interception.tunnel.port
-        context.events.emit(.intercepted(connectionID: id, host: host, port: port,
-                                         tlsVersion: leg.tls.protocolVersion, alpn: leg.tls.negotiatedALPN))
+        context.events.emit(
+            .intercepted(
+                connectionID: id, host: host, port: port,
+                tlsVersion: leg.tls.protocolVersion, alpn: leg.tls.negotiatedALPN))
         interception.upstream = upstream
         // One decision for both protocols: the upstream, or a 502 naming why there is none.
         let upstreamLeg: Leg?
@@ -187,7 +213,9 @@ extension ProxyConnection {
         let timings: UpstreamConnectionTimings?
         switch upstream {
         case .proxyItself:
-            let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request), mode: .plain)
+            let relay = HTTPRelay(
+                connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request),
+                mode: .plain)
             startRelaying(.http1(relay), for: .interception(interception))
             relay.start()
             return
@@ -199,16 +227,20 @@ extension ProxyConnection {
             (upstreamLeg, failure, timings) = (nil, "no upstream connection", nil)
         case .shared(let shared):
             // Reused: nothing reaching it cost this exchange.
-            (upstreamLeg, failure, timings) = (nil, "the client did not agree to HTTP/2 on a shared HTTP/2 upstream",
-                                               UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: shared.address))
+            (upstreamLeg, failure, timings) = (
+                nil, "the client did not agree to HTTP/2 on a shared HTTP/2 upstream",
+                UpstreamConnectionTimings(dns: -1, connect: -1, ssl: -1, address: shared.address)
+            )
         }
         if leg.tls.negotiatedALPN == "h2" {
             startHTTP2Relay(interception, leg, upstream: upstream, failure: failure, timings: timings)
             return
         }
-        let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request),
-                              mode: upstreamLeg == nil ? .failing(host: host, port: port, reason: failure) : .intercepted(host: host, port: port),
-                              upstream: upstreamLeg)
+        let relay = HTTPRelay(
+            connectionID: id, context: context, loop: loop, client: leg, parser: HTTP1Parser(role: .request),
+            mode: upstreamLeg == nil
+                ? .failing(host: host, port: port, reason: failure) : .intercepted(host: host, port: port),
+            upstream: upstreamLeg)
         relay.newConnectionTimings = timings
         relay.originAuthority = reverseTarget?.authority
         relay.records.clientName = interception.verdict.clientName
@@ -219,15 +251,20 @@ extension ProxyConnection {
     /// The relay is done with an idle, healthy upstream: park it for the next client of the origin, opened
     /// the same way (SNI and ALPN), or close it.
     func relayReleasedUpstream(_ leg: Leg) {
-        guard case .relaying(_, .interception(let interception), _) = life.state, case .ready(let ready)? = interception.upstream,
-              let tlsLeg = leg as? TLSLeg, tlsLeg === ready.leg else {
+        guard case .relaying(_, .interception(let interception), _) = life.state,
+            case .ready(let ready)? = interception.upstream,
+            let tlsLeg = leg as? TLSLeg, tlsLeg === ready.leg
+        else {
             leg.close()
             return
         }
         interception.upstream = .released
-        context.pool(for: loop).park(PooledUpstream(
-            leg: tlsLeg, host: interception.tunnel.host, port: interception.tunnel.port, serverName: interception.upstreamServerName,
-            certificate: ready.certificate, address: ready.timings.address, offeredALPN: upstreamALPN(for: interception)))
+        context.pool(for: loop).park(
+            PooledUpstream(
+                leg: tlsLeg, host: interception.tunnel.host, port: interception.tunnel.port,
+                serverName: interception.upstreamServerName,
+                certificate: ready.certificate, address: ready.timings.address,
+                offeredALPN: upstreamALPN(for: interception)))
     }
 
     /// ALPN for the client: exactly what the upstream chose, or the client's own choice when no upstream answered.
@@ -236,7 +273,9 @@ extension ProxyConnection {
         case .proxyItself: ["http/1.1"]
         case .ready(let ready): ALPNPolicy.clientOffer(upstreamChose: ready.leg.tls.negotiatedALPN)
         case .shared: ["h2"]
-        case .failed, .released: withoutH2IfRuled(ALPNPolicy.clientOfferWithoutUpstream(clientOffered: interception.hello.alpnProtocols), interception)
+        case .failed, .released:
+            withoutH2IfRuled(
+                ALPNPolicy.clientOfferWithoutUpstream(clientOffered: interception.hello.alpnProtocols), interception)
         }
     }
 }

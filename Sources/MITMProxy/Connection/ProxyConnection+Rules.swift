@@ -17,8 +17,9 @@ extension ProxyConnection {
             startConnecting(interception.tunnel)
             return
         }
-        startClientHandshake(interception, names: [ForgeNames.name(for: interception.host)],
-                             upstream: .failed(reason: "not contacted: rule \(rule) answers every request"))
+        startClientHandshake(
+            interception, names: [ForgeNames.name(for: interception.host)],
+            upstream: .failed(reason: "not contacted: rule \(rule) answers every request"))
     }
 
     func withoutH2IfRuled(_ offer: [String], _ interception: Interception) -> [String] {

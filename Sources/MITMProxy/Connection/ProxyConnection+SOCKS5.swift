@@ -15,8 +15,10 @@ extension ProxyConnection {
     /// Answers a SOCKS4 client at once, with SOCKS4's "request rejected", instead of leaving it to the handshake timeout.
     func refuseSOCKS4() {
         clientSocket.write([0, 0x5B, 0, 0, 0, 0, 0, 0])
-        context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription,
-                                        reason: "SOCKS4 is not supported: use SOCKS5 (socks5h://HOST:PORT) or this proxy as an HTTP proxy"))
+        context.events.emit(
+            .badRequest(
+                connectionID: id, peer: clientSocket.peerDescription,
+                reason: "SOCKS4 is not supported: use SOCKS5 (socks5h://HOST:PORT) or this proxy as an HTTP proxy"))
         closeAfterLastBytes()
     }
 
@@ -54,12 +56,14 @@ extension ProxyConnection {
         case .httpConnect:
             reject(status: status, reason: reason)
         case .socks5:
-            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "SOCKS5 CONNECT: \(reason)"))
+            context.events.emit(
+                .badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "SOCKS5 CONNECT: \(reason)"))
             clientSocket.write(SOCKS5Handshake.reply(.notAllowed))
             closeAfterLastBytes()
         case .reverse, .transparent:
             let mode = request == .reverse ? "reverse proxy" : "transparent"
-            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "\(mode): \(reason)"))
+            context.events.emit(
+                .badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "\(mode): \(reason)"))
             close(reason: reason)
         }
     }

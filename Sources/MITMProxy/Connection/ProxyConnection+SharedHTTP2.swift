@@ -6,15 +6,18 @@ import MITMIO
 extension ProxyConnection {
     /// How an HTTP/2 upstream connection for this interception would have been opened.
     func http2PoolKey(_ interception: Interception) -> UpstreamPoolKey {
-        UpstreamPoolKey(origin: .init(host: interception.tunnel.host, port: interception.tunnel.port),
-                        serverName: interception.upstreamServerName, alpn: "h2", verifiesCertificate: !context.configuration.upstreamInsecure)
+        UpstreamPoolKey(
+            origin: .init(host: interception.tunnel.host, port: interception.tunnel.port),
+            serverName: interception.upstreamServerName, alpn: "h2",
+            verifiesCertificate: !context.configuration.upstreamInsecure)
     }
 
     /// A pooled HTTP/2 connection this client can share: it would offer h2 upstream, sent a valid name (or none),
     /// and a connection opened the same way has room for more streams.
     func sharedHTTP2Upstream(for interception: Interception) -> SharedHTTP2Upstream? {
         guard interception.tunnel.probe == nil, guardedClient == nil, upstreamALPN(for: interception).contains("h2"),
-              (interception.hello.serverName == nil || interception.hello.validServerName != nil) else { return nil }
+            interception.hello.serverName == nil || interception.hello.validServerName != nil
+        else { return nil }
         return context.pool(for: loop).sharedHTTP2(for: http2PoolKey(interception))
     }
 
@@ -26,27 +29,34 @@ extension ProxyConnection {
             interception.tunnel.upstream = .none
         }
         interception.tunnel.dropUpstream()
-        startClientHandshake(interception, names: context.pool(for: loop).forgedNames(primary: interception.host, upstream: shared.certificate),
-                             upstream: .shared(shared))
+        startClientHandshake(
+            interception,
+            names: context.pool(for: loop).forgedNames(primary: interception.host, upstream: shared.certificate),
+            upstream: .shared(shared))
     }
 
     /// The HTTP/2 connection for an intercepted client's streams: the shared one it was given, or one made of its own
     /// new upstream (which joins the pool for later clients once its relay runs: see `startHTTP2Relay`).
-    func http2Upstream(_ interception: Interception, _ upstream: InterceptedUpstream) throws(HTTP2SessionError) -> SharedHTTP2Upstream? {
+    func http2Upstream(_ interception: Interception, _ upstream: InterceptedUpstream) throws(HTTP2SessionError)
+        -> SharedHTTP2Upstream?
+    {
         switch upstream {
         case .shared(let shared):
             return shared
         case .ready(let ready):
-            return try SharedHTTP2Upstream(key: http2PoolKey(interception), leg: ready.leg, certificate: ready.certificate,
-                                           address: ready.timings.address, loop: loop, clock: context.clock)
+            return try SharedHTTP2Upstream(
+                key: http2PoolKey(interception), leg: ready.leg, certificate: ready.certificate,
+                address: ready.timings.address, loop: loop, clock: context.clock)
         case .failed, .released, .proxyItself:
             return nil
         }
     }
 
     /// Starts the HTTP/2 relay of an intercepted client over its upstream, or failing with `failure` without one.
-    func startHTTP2Relay(_ interception: Interception, _ leg: TLSLeg, upstream: InterceptedUpstream, failure: String,
-                         timings: UpstreamConnectionTimings?) {
+    func startHTTP2Relay(
+        _ interception: Interception, _ leg: TLSLeg, upstream: InterceptedUpstream, failure: String,
+        timings: UpstreamConnectionTimings?
+    ) {
         let host = interception.host
         let port = interception.tunnel.port
         let connection: SharedHTTP2Upstream?
@@ -61,9 +71,11 @@ extension ProxyConnection {
         if let connection { interception.upstream = .shared(connection) }
         let fresh: Bool = if case .ready = upstream { true } else { false }
         do {
-            relay = try HTTP2Relay(connectionID: id, context: context, loop: loop, client: leg, mode: connection.map {
-                .intercepted(host: host, port: port, upstream: $0)
-            } ?? .failing(host: host, port: port, reason: failure))
+            relay = try HTTP2Relay(
+                connectionID: id, context: context, loop: loop, client: leg,
+                mode: connection.map {
+                    .intercepted(host: host, port: port, upstream: $0)
+                } ?? .failing(host: host, port: port, reason: failure))
         } catch {
             if fresh { connection?.stop() }
             close(reason: "cannot start HTTP/2: \(error)")

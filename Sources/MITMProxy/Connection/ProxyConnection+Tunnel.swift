@@ -24,11 +24,12 @@ extension ProxyConnection {
         case .clientHello(let hello):
             clientSocket.pauseReading()
             // The proxy's own pins probe (`mitm-proxy pins --proxy`) must see the server's chain, never a forgery to paste into an app.
-            let decision: TunnelDecision = switch tunnel.probe {
-            case .trust: .intercept(.trusted)
-            case .pins: .passThrough
-            case nil: decide(tunnel, hello)
-            }
+            let decision: TunnelDecision =
+                switch tunnel.probe {
+                case .trust: .intercept(.trusted)
+                case .pins: .passThrough
+                case nil: decide(tunnel, hello)
+                }
             switch decision {
             case .intercept(let profile):
                 intercept(tunnel, hello, profile: profile)
@@ -39,12 +40,15 @@ extension ProxyConnection {
                 close(reason: "refused by policy: \(reason)")
             }
         case .malformed(let reason):
-            let tracker = VerdictTracker(context: context, connectionID: id, host: tunnel.host, port: tunnel.port, offeredALPN: [],
-                                         identity: clientIdentity(nil), probe: tunnel.probe)
+            let tracker = VerdictTracker(
+                context: context, connectionID: id, host: tunnel.host, port: tunnel.port, offeredALPN: [],
+                identity: clientIdentity(nil), probe: tunnel.probe)
             tracker.observe(.handshakeFailed("the client sent a broken TLS ClientHello: \(reason)"))
             tracker.finish()
-            context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,
-                                                 reason: "the client sent a broken TLS ClientHello: \(reason)"))
+            context.events.emit(
+                .clientTLSFailed(
+                    connectionID: id, host: tunnel.host, port: tunnel.port,
+                    reason: "the client sent a broken TLS ClientHello: \(reason)"))
             close(reason: "malformed ClientHello")
         }
     }
@@ -54,9 +58,10 @@ extension ProxyConnection {
 
     /// The policy's one decision for this tunnel, made before anything goes upstream.
     func decide(_ tunnel: Tunnel, _ hello: ClientHello) -> TunnelDecision {
-        let facts = TunnelFacts(connectHost: tunnel.host, connectPort: tunnel.port,
-                                serverName: hello.validServerName, offeredALPN: hello.alpnProtocols,
-                                client: clientSocket.peerDescription)
+        let facts = TunnelFacts(
+            connectHost: tunnel.host, connectPort: tunnel.port,
+            serverName: hello.validServerName, offeredALPN: hello.alpnProtocols,
+            client: clientSocket.peerDescription)
         return context.configuration.tunnelPolicy.decide(facts)
     }
 
@@ -89,14 +94,17 @@ extension ProxyConnection {
             // Server-speaks-first protocols (SMTP, FTP) never send a ClientHello: watch the upstream too.
             tunnel.serverFirstWatcher = ServerFirstWatcher(owner: self, socket: connection.socket)
             connection.socket.resumeReading()
-        case .readingRequest, .negotiatingSOCKS, .awaitingTarget, .upstreamHandshake, .clientHandshake, .relaying, .lingering, .closing,
-             .closed:
+        case .readingRequest, .negotiatingSOCKS, .awaitingTarget, .upstreamHandshake, .clientHandshake, .relaying,
+            .lingering, .closing,
+            .closed:
             return
         }
     }
 
     func upstreamSpokeFirst(_ bytes: [UInt8]) {
-        guard case .peeking(let tunnel, _) = life.state, case .connected(let connection) = tunnel.upstream else { return }
+        guard case .peeking(let tunnel, _) = life.state, case .connected(let connection) = tunnel.upstream else {
+            return
+        }
         connection.socket.pauseReading()
         startRawTunnel(tunnel, over: connection.socket, initialDown: bytes)
     }
@@ -110,7 +118,8 @@ extension ProxyConnection {
         guard let outcome = tunnel.upstream.outcome else { return }
         switch outcome {
         case .failure(let failure):
-            context.events.emit(.upstreamFailed(connectionID: id, host: tunnel.host, port: tunnel.port, reason: failure.reason))
+            context.events.emit(
+                .upstreamFailed(connectionID: id, host: tunnel.host, port: tunnel.port, reason: failure.reason))
             guard Self.looksLikeHTTPRequest(tunnel.peeked) else {
                 close(reason: "upstream unreachable")
                 return
@@ -150,7 +159,9 @@ final class ServerFirstWatcher: StreamSocketDelegate {
 
     deinit { socket.detach(self) }
 
-    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) { owner.upstreamSpokeFirst(Array(bytes)) }
+    func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+        owner.upstreamSpokeFirst(Array(bytes))
+    }
     func socketDidReadEOF(_ socket: any ByteStream) { owner.upstreamClosedWhilePeeking() }
     func socket(_ socket: any ByteStream, didFail error: SystemCallError) { owner.upstreamClosedWhilePeeking() }
     func socketDidDrain(_ socket: any ByteStream) {}

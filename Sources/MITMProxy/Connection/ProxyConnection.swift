@@ -44,15 +44,21 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         return context.guardedClient(forClient: clientAddress)
     }()
 
-    convenience init(descriptor: Int32, peer: SocketAddress?, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false,
-                     reverseTarget: ReverseTarget? = nil, transparent: TransparentArrival? = nil) {
-        self.init(client: StreamSocket(descriptor: descriptor, peer: peer, loop: loop), context: context, webUIOnly: webUIOnly,
-                  reverseTarget: reverseTarget, transparent: transparent)
+    convenience init(
+        descriptor: Int32, peer: SocketAddress?, context: ProxyContext, loop: EventLoop, webUIOnly: Bool = false,
+        reverseTarget: ReverseTarget? = nil, transparent: TransparentArrival? = nil
+    ) {
+        self.init(
+            client: StreamSocket(descriptor: descriptor, peer: peer, loop: loop), context: context,
+            webUIOnly: webUIOnly,
+            reverseTarget: reverseTarget, transparent: transparent)
     }
 
     /// A connection from the client at the other end of `client`, on the stream's loop.
-    init(client: any ByteStream, context: ProxyContext, webUIOnly: Bool = false, reverseTarget: ReverseTarget? = nil,
-         transparent: TransparentArrival? = nil) {
+    init(
+        client: any ByteStream, context: ProxyContext, webUIOnly: Bool = false, reverseTarget: ReverseTarget? = nil,
+        transparent: TransparentArrival? = nil
+    ) {
         self.webUIOnly = webUIOnly
         self.reverseTarget = reverseTarget
         self.transparent = transparent
@@ -61,8 +67,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         self.loop = client.loop
         self.clientSocket = client
         let configuration = context.configuration
-        let timeouts = Life.Timeouts(handshake: configuration.handshakeTimeout, idle: configuration.idleTimeout,
-                                     upstreamPark: configuration.upstreamParkDelay)
+        let timeouts = Life.Timeouts(
+            handshake: configuration.handshakeTimeout, idle: configuration.idleTimeout,
+            upstreamPark: configuration.upstreamParkDelay)
         self.life = Life(timeouts: timeouts, now: context.clock.now())
     }
 
@@ -88,7 +95,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         startProcessLookup()
         clientSocket.delegate = self
         if let reverseTarget {
-            openTunnel(host: reverseTarget.host, port: reverseTarget.port, request: .reverse, asksForPins: false, leftover: [])
+            openTunnel(
+                host: reverseTarget.host, port: reverseTarget.port, request: .reverse, asksForPins: false, leftover: [])
             // A client on another machine waits until the target is known to be allowed (`targetReached` reads on).
             guard isPeeking else { return }
         }
@@ -136,22 +144,28 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         switch life.state {
-        case .readingRequest where startsSOCKS5(bytes): readSOCKS5(SOCKS5Handshake(requiresCredentials: context.configuration.proxyCredentials != nil),
-                                                                   Array(bytes))
+        case .readingRequest where startsSOCKS5(bytes):
+            readSOCKS5(
+                SOCKS5Handshake(requiresCredentials: context.configuration.proxyCredentials != nil),
+                Array(bytes))
         case .readingRequest where startsSOCKS4(bytes): refuseSOCKS4()
         case .readingRequest: readRequest(Array(bytes))
         case .negotiatingSOCKS(let handshake, _): readSOCKS5(handshake, Array(bytes))
         case .peeking(let tunnel, _): peek(tunnel, Array(bytes))
         case .awaitingRawUpstream(let tunnel, _): tunnel.peeked.append(contentsOf: bytes)
         // Read after the hand-off, or while the client is not read (its bytes wait in the socket).
-        case .awaitingTarget, .reachingUpstream, .upstreamHandshake, .clientHandshake, .relaying, .lingering, .closing, .closed: return
+        case .awaitingTarget, .reachingUpstream, .upstreamHandshake, .clientHandshake, .relaying, .lingering, .closing,
+            .closed:
+            return
         }
     }
 
     func socketDidReadEOF(_ socket: any ByteStream) {
         if case .peeking(let tunnel, _) = life.state, !tunnel.peeked.isEmpty {
-            context.events.emit(.clientTLSFailed(connectionID: id, host: tunnel.host, port: tunnel.port,
-                                                 reason: "the client closed the tunnel in the middle of its first message"))
+            context.events.emit(
+                .clientTLSFailed(
+                    connectionID: id, host: tunnel.host, port: tunnel.port,
+                    reason: "the client closed the tunnel in the middle of its first message"))
         }
         close(reason: "client closed the connection")
     }
@@ -178,18 +192,23 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             return
         }
         guard case .authority(let host, let port)? = try? RequestTarget.parse(head.target, method: "CONNECT") else {
-            let reason = (try? RequestTarget.parse(head.target, method: "CONNECT")).map { _ in "" } ?? connectTargetError(head.target)
+            let reason =
+                (try? RequestTarget.parse(head.target, method: "CONNECT")).map { _ in "" }
+                ?? connectTargetError(head.target)
             reject(status: 400, reason: reason)
             return
         }
         if let problem = context.authenticationProblem(head) {
-            context.events.emit(.badRequest(connectionID: id, peer: clientSocket.peerDescription, reason: "CONNECT \(head.target): \(problem)"))
+            context.events.emit(
+                .badRequest(
+                    connectionID: id, peer: clientSocket.peerDescription, reason: "CONNECT \(head.target): \(problem)"))
             refuseCredentials(head, problem: problem)
             return
         }
         context.noteCredentialsAccepted(client: clientAddress)
-        openTunnel(host: host, port: port, request: .httpConnect, asksForPins: head.headers.contains(ProxyProbe.headerName),
-                   leftover: parser.takeBufferedBytes())
+        openTunnel(
+            host: host, port: port, request: .httpConnect, asksForPins: head.headers.contains(ProxyProbe.headerName),
+            leftover: parser.takeBufferedBytes())
     }
 
     /// Opens the tunnel a CONNECT or a SOCKS5 request asked for; `leftover` are bytes the client sent behind its request.
@@ -203,8 +222,10 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         guard enterNetworkConditions(host: host, port: port) else { return }
         let probe: ProxyProbe? = LocalPages.handles(host: host) ? .trust : asksForPins ? .pins : nil
         let tunnel = Tunnel(host: host, port: port, probe: probe, request: request, started: context.clock.wallNow())
-        let answeringRule = probe == .trust ? nil : context.rules.current.answersEveryRequest(host: host, scheme: "https")
-        var pooled = probe == .trust || answeringRule != nil ? nil : context.pool(for: loop).take(host: host, port: port)
+        let answeringRule =
+            probe == .trust ? nil : context.rules.current.answersEveryRequest(host: host, scheme: "https")
+        var pooled =
+            probe == .trust || answeringRule != nil ? nil : context.pool(for: loop).take(host: host, port: port)
         if let entry = pooled, guardedClient != nil, LocalTargetGuard.isThisMachine(entry.address) {
             // Opened for a client on this machine; this client may not have it, and dialling tells it why.
             entry.leg.close()
@@ -245,10 +266,13 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func startConnecting(_ tunnel: Tunnel) {
-        tunnel.upstream = .connecting(context.dialer.dial(host: tunnel.host, port: tunnel.port, guardedClient: guardedClient,
-                                                          context: context, loop: loop) { [unowned self] result in
-            upstreamConnected(tunnel, result)
-        })
+        tunnel.upstream = .connecting(
+            context.dialer.dial(
+                host: tunnel.host, port: tunnel.port, guardedClient: guardedClient,
+                context: context, loop: loop
+            ) { [unowned self] result in
+                upstreamConnected(tunnel, result)
+            })
     }
 
     /// The upstream of a CONNECT that waited for it: `403` for a target on this machine; otherwise the `200`, then on as
@@ -302,19 +326,23 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func linger() { receive(.linger(seconds: 2, now: context.clock.now())) }
 
     func startPlainRelay(_ events: [HTTP1Event]) {
-        if case .requestHead(let head, _)? = events.first, case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
-           !enterNetworkConditions(host: url.host, port: url.port) {
+        if case .requestHead(let head, _)? = events.first,
+            case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
+            !enterNetworkConditions(host: url.host, port: url.port)
+        {
             return
         }
-        let relay = HTTPRelay(connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
-                              parser: parser, mode: .plain)
+        let relay = HTTPRelay(
+            connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
+            parser: parser, mode: .plain)
         startRelaying(.http1(relay), for: .plainRequests)
         relay.start(initialEvents: events)
     }
 
     func startWebUI(_ web: WebUI, _ events: [HTTP1Event]) {
-        let connection = WebConnection(web: web, context: context, loop: loop, client: PlainLeg(socket: clientSocket), parser: parser,
-                                       onWebPort: webUIOnly)
+        let connection = WebConnection(
+            web: web, context: context, loop: loop, client: PlainLeg(socket: clientSocket), parser: parser,
+            onWebPort: webUIOnly)
         startRelaying(.web(connection), for: .webUI)
         connection.start(initialEvents: events)
     }
@@ -328,7 +356,9 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         relay.setOwner(self)
     }
 
-    func relayActivity(headDeadline: UInt64?) { receive(.relayActivity(headDeadline: headDeadline, now: context.clock.now())) }
+    func relayActivity(headDeadline: UInt64?) {
+        receive(.relayActivity(headDeadline: headDeadline, now: context.clock.now()))
+    }
 
     func relayLingering() { linger() }
 

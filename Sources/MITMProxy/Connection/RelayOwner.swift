@@ -17,5 +17,7 @@ protocol RelayOwner: AnyObject {
     /// The relay parked its idle upstream (`relayReleasedUpstream`) and has a request for the origin again: `done`
     /// gets a pooled connection opened the same way, at once, or a new one once its TLS handshake completes. The
     /// returned attempt cancels a connection still being made.
-    func relayNeedsUpstream(_ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) -> (any UpstreamAttempt)?
+    func relayNeedsUpstream(_ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) -> (
+        any UpstreamAttempt
+    )?
 }

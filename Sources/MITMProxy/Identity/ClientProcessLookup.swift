@@ -16,14 +16,19 @@ final class ClientProcessLookup: @unchecked Sendable {
     private let loop: EventLoop
 
     /// Lookups run side by side: each connection waits for its own (it is read only once its process is known).
-    private static let queue = DispatchQueue(label: "mitm-proxy.process-lookup", qos: .userInitiated, attributes: .concurrent)
+    private static let queue = DispatchQueue(
+        label: "mitm-proxy.process-lookup", qos: .userInitiated, attributes: .concurrent)
 
     /// Starts looking up the process whose socket is `address`:`port`; `treeRoot`: the pid whose descendants belong
     /// to the client command; `socketTables`: the directory of the network namespace's `tcp` and `tcp6` tables.
-    init(address: String, port: Int, remote: (address: String, port: Int)?, treeRoot: Int32?, socketTables: String, loop: EventLoop) {
+    init(
+        address: String, port: Int, remote: (address: String, port: Int)?, treeRoot: Int32?, socketTables: String,
+        loop: EventLoop
+    ) {
         self.loop = loop
         Self.queue.async { [self] in
-            let result = ProcessFinder.find(address: address, port: port, remote: remote, treeRoot: treeRoot, socketTables: socketTables)
+            let result = ProcessFinder.find(
+                address: address, port: port, remote: remote, treeRoot: treeRoot, socketTables: socketTables)
             loop.execute { [self] in
                 switch result {
                 case .success(let process): finish(process, nil)

@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,9 +16,13 @@ enum ProcessFinder {
     /// The process whose socket has the local endpoint `address`:`port` (the client's side of a connection to the
     /// proxy). `treeRoot`: with a client command, the pid whose descendants belong to it. `socketTables`: where the
     /// socket tables of the client's network namespace are (this process's own by default).
-    static func find(address: String, port: Int, remote: (address: String, port: Int)?, treeRoot: Int32?,
-                     socketTables: String = systemSocketTables) -> Result<ClientProcess, ProcessUnknownReason> {
-        guard let inode = socketInode(address: address, port: port, remote: remote, tables: socketTables) else { return .failure(.gone) }
+    static func find(
+        address: String, port: Int, remote: (address: String, port: Int)?, treeRoot: Int32?,
+        socketTables: String = systemSocketTables
+    ) -> Result<ClientProcess, ProcessUnknownReason> {
+        guard let inode = socketInode(address: address, port: port, remote: remote, tables: socketTables) else {
+            return .failure(.gone)
+        }
         var denied = false
         var readLinks = 0
         // A client opens many connections from one process: the owners found last are asked first.
@@ -54,10 +59,14 @@ enum ProcessFinder {
 
     /// `remote`, the client's peer (the proxy's end of the connection, or where a redirected connection was going):
     /// one local port may carry several connections to different peers, of different processes.
-    static func socketInode(address: String, port: Int, remote: (address: String, port: Int)?, tables: String) -> UInt64? {
+    static func socketInode(address: String, port: Int, remote: (address: String, port: Int)?, tables: String)
+        -> UInt64?
+    {
         for (family, local) in endpoints(address: address, port: port) {
             guard let table = readWhole(tables + "/" + family) else { continue }
-            let remoteEndpoint = remote.flatMap { remote in endpoints(address: remote.address, port: remote.port).first { $0.family == family }?.endpoint }
+            let remoteEndpoint = remote.flatMap { remote in
+                endpoints(address: remote.address, port: remote.port).first { $0.family == family }?.endpoint
+            }
             if remote != nil && remoteEndpoint == nil { continue }
             if let inode = SocketTable.inode(in: table, local: local, remote: remoteEndpoint) { return inode }
         }
@@ -72,14 +81,17 @@ enum ProcessFinder {
         if inet_pton(AF_INET, address, &v4) == 1 {
             let bytes = withUnsafeBytes(of: &v4) { Array($0) }
             if let endpoint = SocketTable.endpoint(address: bytes, port: port) { endpoints.append(("tcp", endpoint)) }
-            if let mapped = SocketTable.endpoint(address: [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + bytes, port: port) {
+            if let mapped = SocketTable.endpoint(
+                address: [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + bytes, port: port)
+            {
                 endpoints.append(("tcp6", mapped))
             }
         } else if inet_pton(AF_INET6, address, &v6) == 1 {
             let bytes = withUnsafeBytes(of: &v6) { Array($0) }
             if let endpoint = SocketTable.endpoint(address: bytes, port: port) { endpoints.append(("tcp6", endpoint)) }
             if bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF],
-               let endpoint = SocketTable.endpoint(address: Array(bytes.suffix(4)), port: port) {
+                let endpoint = SocketTable.endpoint(address: Array(bytes.suffix(4)), port: port)
+            {
                 endpoints.append(("tcp", endpoint))
             }
         }
@@ -113,14 +125,17 @@ enum ProcessFinder {
     }
 
     private static func describe(pid: Int32, treeRoot: Int32?) -> ClientProcess {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"))
-            ?? (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"))
+            ?? (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(
+                in: .whitespacesAndNewlines)
             ?? "pid \(pid)"
         let arguments = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
         let commandLine = String(decoding: arguments.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
             .trimmingCharacters(in: .whitespaces)
-        return ClientProcess(pid: pid, executable: executable, commandLine: String(commandLine.prefix(300)),
-                             inClientCommand: treeRoot.map { isDescendant(pid, of: $0) })
+        return ClientProcess(
+            pid: pid, executable: executable, commandLine: String(commandLine.prefix(300)),
+            inClientCommand: treeRoot.map { isDescendant(pid, of: $0) })
     }
 
     /// The whole text of a /proc file (their size reads as 0, and they come a page at a time), at most 64 MiB.
@@ -144,7 +159,8 @@ enum ProcessFinder {
         var current = pid
         for _ in 0..<128 {
             guard let stat = readWhole("/proc/\(current)/stat"),
-                  let parent = SocketTable.parentPID(stat: stat) else { return false }
+                let parent = SocketTable.parentPID(stat: stat)
+            else { return false }
             if parent == root { return true }
             if parent <= 1 { return false }
             current = parent

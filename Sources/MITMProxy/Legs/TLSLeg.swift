@@ -115,7 +115,6 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func reset() { socket.reset() }
 
-
     func releaseIdleMemory() { tls.releaseBuffers() }
 
     func compactIdleMemory() {
@@ -209,7 +208,9 @@ final class TLSLeg: Leg, StreamSocketDelegate {
             case .failed(let failure):
                 ticketsAwaitResponse = false
                 flushOutput()
-                perform(life.receive(.inputEnded(.failed(alert: failure.receivedAlert))), listenerHears: .failed(failure.description))
+                perform(
+                    life.receive(.inputEnded(.failed(alert: failure.receivedAlert))),
+                    listenerHears: .failed(failure.description))
                 return
             }
         }

@@ -7,50 +7,56 @@ enum OnboardingPage {
     /// The page for a browser on `order.first` (see `OnboardingPlatform.order`). `throughProxy` says whether the request
     /// came through the proxy: only then can the page check the trust (it fetches `https://mitm.proxy/trusted`).
     /// `advertised` (`--advertise`) is the proxy address a device that came straight here is told to set.
-    static func html(authority: CertificateAuthority, order: [OnboardingPlatform], detected: Bool, throughProxy: Bool,
-                     advertised: AdvertisedAddress?) -> String {
+    static func html(
+        authority: CertificateAuthority, order: [OnboardingPlatform], detected: Bool, throughProxy: Bool,
+        advertised: AdvertisedAddress?
+    ) -> String {
         let name = XMLText.escaped(authority.certificate.commonName ?? "mitm-proxy CA")
-        let intro = detected ? "<p class=\"detected\">Steps for <b>\(order[0].title)</b> first; the other platforms follow.</p>" : ""
+        let intro =
+            detected
+            ? "<p class=\"detected\">Steps for <b>\(order[0].title)</b> first; the other platforms follow.</p>" : ""
         let sections = order.map { platform in
             "<section id=\"\(platform.rawValue)\">\n<h2>\(platform.title)</h2>\n<ol>\n"
                 + steps(platform, name: name).map { "<li>\($0)</li>" }.joined(separator: "\n") + "\n</ol>\n</section>"
         }.joined(separator: "\n")
         return """
-        <!doctype html>
-        <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>mitm-proxy CA</title>
-        <style>body{font-family:-apple-system,system-ui,sans-serif;max-width:42em;margin:1.5em auto;padding:0 1em;line-height:1.45}
-        code{background:#f2f2f2;padding:0 .2em;word-break:break-all}section{border-top:1px solid #ddd;margin-top:1em}
-        .detected{background:#eef6ff;padding:.5em}a.button{display:inline-block;margin:.2em .4em .2em 0;padding:.4em .8em;border:1px solid #06c;border-radius:.4em;text-decoration:none}</style>
-        </head>
-        <body>
-        <h1>mitm-proxy</h1>
-        <p>To let this test proxy intercept HTTPS, install its CA certificate <b>\(name)</b>
-        (SHA-256 <code>\(authority.certificate.fingerprintSHA256)</code>). Install it on test devices only, and remove it when you are done.</p>
-        <p><a class="button" href="/ca.mobileconfig">Profile (iOS, macOS)</a><a class="button" href="/ca.cer">DER .cer (Android, Windows)</a><a class="button" href="/ca.pem">PEM .pem (Linux, Firefox, tools)</a></p>
-        \(trustCheck(throughProxy: throughProxy, advertised: advertised))
-        \(intro)
-        \(sections)
-        </body></html>
-        """
+            <!doctype html>
+            <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>mitm-proxy CA</title>
+            <style>body{font-family:-apple-system,system-ui,sans-serif;max-width:42em;margin:1.5em auto;padding:0 1em;line-height:1.45}
+            code{background:#f2f2f2;padding:0 .2em;word-break:break-all}section{border-top:1px solid #ddd;margin-top:1em}
+            .detected{background:#eef6ff;padding:.5em}a.button{display:inline-block;margin:.2em .4em .2em 0;padding:.4em .8em;border:1px solid #06c;border-radius:.4em;text-decoration:none}</style>
+            </head>
+            <body>
+            <h1>mitm-proxy</h1>
+            <p>To let this test proxy intercept HTTPS, install its CA certificate <b>\(name)</b>
+            (SHA-256 <code>\(authority.certificate.fingerprintSHA256)</code>). Install it on test devices only, and remove it when you are done.</p>
+            <p><a class="button" href="/ca.mobileconfig">Profile (iOS, macOS)</a><a class="button" href="/ca.cer">DER .cer (Android, Windows)</a><a class="button" href="/ca.pem">PEM .pem (Linux, Firefox, tools)</a></p>
+            \(trustCheck(throughProxy: throughProxy, advertised: advertised))
+            \(intro)
+            \(sections)
+            </body></html>
+            """
     }
 
     private static func trustCheck(throughProxy: Bool, advertised: AdvertisedAddress?) -> String {
         guard throughProxy else {
-            let proxy = advertised.map { "server <b>\(XMLText.escaped($0.host))</b> port <b>\($0.port)</b>" } ?? "this computer"
-            return "<p id=\"trust\">Set this device's proxy to \(proxy), then open <b>http://\(LocalPages.host)/</b> to check that it trusts the CA.</p>"
+            let proxy =
+                advertised.map { "server <b>\(XMLText.escaped($0.host))</b> port <b>\($0.port)</b>" } ?? "this computer"
+            return
+                "<p id=\"trust\">Set this device's proxy to \(proxy), then open <b>http://\(LocalPages.host)/</b> to check that it trusts the CA.</p>"
         }
         return """
-        <p id="trust">Checking whether this device already trusts the CA&hellip;
-        (<a href="https://\(LocalPages.host)/">https://\(LocalPages.host)/</a> loads only when it does)</p>
-        <script>
-        fetch("https://\(LocalPages.host)/trusted", {mode: "no-cors", cache: "no-store"}).then(function () {
-          document.getElementById("trust").innerHTML = "&#10004; This device trusts the CA: the proxy can intercept its HTTPS.";
-        }, function () {
-          document.getElementById("trust").innerHTML = "&#10008; This device does not trust the CA yet: install it as below, then reload this page.";
-        });
-        </script>
-        """
+            <p id="trust">Checking whether this device already trusts the CA&hellip;
+            (<a href="https://\(LocalPages.host)/">https://\(LocalPages.host)/</a> loads only when it does)</p>
+            <script>
+            fetch("https://\(LocalPages.host)/trusted", {mode: "no-cors", cache: "no-store"}).then(function () {
+              document.getElementById("trust").innerHTML = "&#10004; This device trusts the CA: the proxy can intercept its HTTPS.";
+            }, function () {
+              document.getElementById("trust").innerHTML = "&#10008; This device does not trust the CA yet: install it as below, then reload this page.";
+            });
+            </script>
+            """
     }
 
     /// The steps, as HTML list items (`name` is already escaped).

@@ -5,7 +5,8 @@ import Foundation
 // @unchecked Sendable: the handle and the function pointers never change after loading, and libqrencode's encoder is
 // reentrant (it keeps no global state between calls).
 @_spi(CommandLine) public final class QRCodeLibrary: @unchecked Sendable {
-    private typealias EncodeString = @convention(c) (UnsafePointer<CChar>?, Int32, Int32, Int32, Int32) -> UnsafeMutableRawPointer?
+    private typealias EncodeString =
+        @convention(c) (UnsafePointer<CChar>?, Int32, Int32, Int32, Int32) -> UnsafeMutableRawPointer?
     private typealias Free = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
     private let handle: UnsafeMutableRawPointer
@@ -16,7 +17,8 @@ import Foundation
     public static let candidateNames = ["libqrencode.so.4", "libqrencode.so", "libqrencode.4.dylib"]
 
     /// What to install when it cannot be loaded.
-    public static let installHint = "install libqrencode (Debian/Ubuntu: apt-get install libqrencode4; macOS: brew install qrencode)"
+    public static let installHint =
+        "install libqrencode (Debian/Ubuntu: apt-get install libqrencode4; macOS: brew install qrencode)"
 
     /// The library, or nil when none of `candidateNames` loads or a symbol is missing.
     public static func load() -> QRCodeLibrary? {
@@ -26,7 +28,9 @@ import Foundation
                 dlclose(handle)
                 continue
             }
-            return QRCodeLibrary(handle: handle, encode: unsafeBitCast(encode, to: EncodeString.self), free: unsafeBitCast(free, to: Free.self))
+            return QRCodeLibrary(
+                handle: handle, encode: unsafeBitCast(encode, to: EncodeString.self),
+                free: unsafeBitCast(free, to: Free.self))
         }
         return nil
     }

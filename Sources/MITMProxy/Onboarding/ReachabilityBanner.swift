@@ -20,8 +20,12 @@ import MITMIO
     public let interfaces: [InterfaceAddress]
 
     /// The banner of a proxy on `listenHost:port`; `inContainer` and `interfaces` default to this machine's.
-    public init(listenHost: String, port: Int, access: ClientAccessPolicy, authUser: String?, advertised: AdvertisedAddress? = nil,
-                inContainer: Bool = ContainerDetection.isInContainer, interfaces: [InterfaceAddress] = LocalAddresses.interfaces()) {
+    public init(
+        listenHost: String, port: Int, access: ClientAccessPolicy, authUser: String?,
+        advertised: AdvertisedAddress? = nil,
+        inContainer: Bool = ContainerDetection.isInContainer,
+        interfaces: [InterfaceAddress] = LocalAddresses.interfaces()
+    ) {
         self.listenHost = listenHost
         self.port = port
         self.access = access
@@ -46,7 +50,10 @@ import MITMIO
             return address.scope != .loopback && (listen.bytes.count == 16 || !entry.isIPv6)
         }
         guard listen.scope == .unspecified else {
-            return [usable.first { IPAddress($0.address) == listen } ?? InterfaceAddress(interface: "", address: listenHost, isIPv6: listen.bytes.count == 16)]
+            return [
+                usable.first { IPAddress($0.address) == listen }
+                    ?? InterfaceAddress(interface: "", address: listenHost, isIPv6: listen.bytes.count == 16)
+            ]
         }
         // Private addresses first: the Wi-Fi one a phone shares is almost always among them.
         let isPrivate = { (entry: InterfaceAddress) in IPAddress(entry.address)?.scope == .privateNetwork }
@@ -67,15 +74,19 @@ import MITMIO
     /// Where a device points its Wi-Fi proxy and opens the onboarding page.
     public var deviceLines: [String] {
         if let advertised {
-            return ["On a phone on the same network, set the Wi-Fi proxy to Manual:",
-                    "  server \(advertised.host)  port \(advertised.port)   (--advertise)",
-                    "then open http://\(LocalPages.host)/ on it to install the CA (or \(advertised.onboardingURL) before the proxy is set)"]
+            return [
+                "On a phone on the same network, set the Wi-Fi proxy to Manual:",
+                "  server \(advertised.host)  port \(advertised.port)   (--advertise)",
+                "then open http://\(LocalPages.host)/ on it to install the CA (or \(advertised.onboardingURL) before the proxy is set)",
+            ]
         }
         if pointsToTheContainerHost {
-            return ["Running in a container: its own addresses are not ones a phone can reach.",
-                    "On a phone on the same network, set the Wi-Fi proxy to Manual: server = the address of the computer running the "
-                        + "container, port = the host port published for port \(port) (e.g. -p 8888:\(port))",
-                    "then open http://\(LocalPages.host)/ on it to install the CA; --advertise HOST:PORT prints that address here, with a QR code"]
+            return [
+                "Running in a container: its own addresses are not ones a phone can reach.",
+                "On a phone on the same network, set the Wi-Fi proxy to Manual: server = the address of the computer running the "
+                    + "container, port = the host port published for port \(port) (e.g. -p 8888:\(port))",
+                "then open http://\(LocalPages.host)/ on it to install the CA; --advertise HOST:PORT prints that address here, with a QR code",
+            ]
         }
         var lines: [String] = []
         let addresses = deviceAddresses
@@ -86,13 +97,18 @@ import MITMIO
             let width = addresses.map(\.address.count).max() ?? 0
             for entry in addresses {
                 let padded = entry.address.padding(toLength: width, withPad: " ", startingAt: 0)
-                lines.append("  server \(padded)  port \(port)\(entry.interface.isEmpty ? "" : "   (\(entry.interface))")")
+                lines.append(
+                    "  server \(padded)  port \(port)\(entry.interface.isEmpty ? "" : "   (\(entry.interface))")")
             }
-            lines.append("then open http://\(LocalPages.host)/ on it to install the CA (or \(directOnboardingURL ?? "") before the proxy is set)")
+            lines.append(
+                "then open http://\(LocalPages.host)/ on it to install the CA (or \(directOnboardingURL ?? "") before the proxy is set)"
+            )
             let outside = addresses.filter { access.refusal(forClient: $0.address) != nil }.map(\.address)
             if !outside.isEmpty {
-                lines.append("note: \(outside.joined(separator: ", ")) \(outside.count == 1 ? "is not a private address" : "are not private addresses"): "
-                    + "devices on \(outside.count == 1 ? "that network" : "those networks") are refused unless --allow-public-clients")
+                lines.append(
+                    "note: \(outside.joined(separator: ", ")) \(outside.count == 1 ? "is not a private address" : "are not private addresses"): "
+                        + "devices on \(outside.count == 1 ? "that network" : "those networks") are refused unless --allow-public-clients"
+                )
             }
         }
         return lines
@@ -104,7 +120,9 @@ import MITMIO
         if let authUser {
             lines.append("Proxy authentication: required (user \(authUser))")
         } else {
-            lines.append("Proxy authentication: off" + (access.reach == .loopbackOnly ? "" : " (--proxy-auth USER:PASSWORD to require it)"))
+            lines.append(
+                "Proxy authentication: off"
+                    + (access.reach == .loopbackOnly ? "" : " (--proxy-auth USER:PASSWORD to require it)"))
         }
         return lines
     }

@@ -38,7 +38,10 @@ import MITMCore
             return Self.exchangeLine(record)
         case .tunnel(_, let host, let port, let up, let down, let reason, let passedThrough, _):
             guard verbosity >= .normal else { return nil }
-            let what = passedThrough ? "PASSTHROUGH \(host):\(port) (host lists: TLS relayed untouched, no verdict)" : "TUNNEL \(host):\(port) (not TLS, relayed as is)"
+            let what =
+                passedThrough
+                ? "PASSTHROUGH \(host):\(port) (host lists: TLS relayed untouched, no verdict)"
+                : "TUNNEL \(host):\(port) (not TLS, relayed as is)"
             return "\(what): \(ByteCountText.format(up)) up, \(ByteCountText.format(down)) down; \(reason)"
         case .clientTLSFailed(_, let host, let port, let reason):
             guard verbosity >= .verbose else { return nil }
@@ -51,7 +54,8 @@ import MITMCore
             return "refused client \(peer): \(reason)"
         case .intercepted(_, let host, let port, let version, let alpn):
             guard verbosity >= .verbose else { return nil }
-            return "\(host):\(port): handshake completed (\(version)\(alpn.map { ", \($0)" } ?? "")); waiting for the client's first request"
+            return
+                "\(host):\(port): handshake completed (\(version)\(alpn.map { ", \($0)" } ?? "")); waiting for the client's first request"
         case .timedOut(_, let host, let what):
             guard verbosity >= .verbose else { return nil }
             return "\(host ?? "client"): timed out \(what)"
@@ -61,8 +65,10 @@ import MITMCore
             guard verbosity >= .verbose else { return nil }
             return "CONNECT \(host):\(port) from \(peer)"
         case .verdict(let record):
-            guard verbosity >= .normal || record.acceptedInvalidCertificate
-                    || (record.verdict.kind != .intercepted && record.verdict.kind != .unused) else { return nil }
+            guard
+                verbosity >= .normal || record.acceptedInvalidCertificate
+                    || (record.verdict.kind != .intercepted && record.verdict.kind != .unused)
+            else { return nil }
             return VerdictText.line(record)
         case .proxyProbe(let record, let probe):
             guard verbosity >= .normal || probe == .trust else { return nil }
@@ -86,10 +92,12 @@ import MITMCore
         case .trust where record.verdict.kind == .intercepted:
             return "trust probe: client \(client) loaded https://\(LocalPages.host)/: it trusts the proxy's CA"
         case .trust:
-            return "trust probe: client \(client) did not load https://\(LocalPages.host)/ (\(record.verdict.kind.rawValue), \(record.verdict.how)): "
+            return
+                "trust probe: client \(client) did not load https://\(LocalPages.host)/ (\(record.verdict.kind.rawValue), \(record.verdict.how)): "
                 + "it does not trust the proxy's CA yet; install it from http://\(LocalPages.host)/"
         case .pins:
-            return "pins probe of \(record.host):\(record.port) (\(record.verdict.kind.rawValue), \(record.verdict.how)): the proxy's own check, "
+            return
+                "pins probe of \(record.host):\(record.port) (\(record.verdict.kind.rawValue), \(record.verdict.how)): the proxy's own check, "
                 + "not counted as the app's traffic"
         }
     }
@@ -99,8 +107,9 @@ import MITMCore
         case .clientRefused: nil
         case .exchange(let record): record.connectionID
         case .tunnel(let id, _, _, _, _, _, _, _), .clientTLSFailed(let id, _, _, _), .upstreamFailed(let id, _, _, _),
-             .badRequest(let id, _, _), .intercepted(let id, _, _, _, _), .timedOut(let id, _, _), .request(let id, _, _, _, _),
-             .connectionOpened(let id, _, _, _):
+            .badRequest(let id, _, _), .intercepted(let id, _, _, _, _), .timedOut(let id, _, _),
+            .request(let id, _, _, _, _),
+            .connectionOpened(let id, _, _, _):
             id
         case .verdict(let record), .proxyProbe(let record, _): record.connectionID
         case .finding(let finding): finding.connectionID
@@ -126,7 +135,8 @@ import MITMCore
             return "\(request) -> failed: \(record.failure ?? "no response")"
         }
         let version = record.httpVersion == "HTTP/2.0" ? "h2" : record.httpVersion.lowercased()
-        var line = "\(request) (\(version)) -> \(response.status), \(ByteCountText.format(record.responseBodyBytes)), \(record.durationMilliseconds) ms"
+        var line =
+            "\(request) (\(version)) -> \(response.status), \(ByteCountText.format(record.responseBodyBytes)), \(record.durationMilliseconds) ms"
         if let failure = record.failure { line += " (\(failure))" }
         return line
     }

@@ -1,9 +1,10 @@
 import Dispatch
+import MITMCore
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import MITMCore
-import Synchronization
 
 /// Carries events from the loops to every subscriber (console, events file, HAR, report, tests) on one
 /// recording queue. The queue is bounded: an emitter that finds `capacity` events undelivered waits while the
@@ -55,20 +56,26 @@ final class EventFanOut: Sendable {
     /// Adds `subscriber`; `takesRequestEvents: false` says it ignores `.request` (only the events file reads them), so
     /// that relays can skip building them when no subscriber does. `endOfBatch` is called after each batch of events
     /// (those that arrived within one coalescing delay), and after the last before `flush()` returns.
-    func subscribe(takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
-                   _ subscriber: @escaping @Sendable (ProxyEvent) -> Void) {
+    func subscribe(
+        takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
+        _ subscriber: @escaping @Sendable (ProxyEvent) -> Void
+    ) {
         _ = add(takesRequestEvents: takesRequestEvents, deliver: subscriber, finish: nil, endOfBatch: endOfBatch)
     }
 
     /// Adds a subscriber that `unsubscribe(_:)` removes again and `finishAll()` ends; nil once `finishAll()` ran (the
     /// proxy stopped: no event will come).
-    func add(takesRequestEvents: Bool, deliver: @escaping @Sendable (ProxyEvent) -> Void,
-             finish: (@Sendable () -> Void)?, endOfBatch: (@Sendable () -> Void)? = nil) -> Int? {
+    func add(
+        takesRequestEvents: Bool, deliver: @escaping @Sendable (ProxyEvent) -> Void,
+        finish: (@Sendable () -> Void)?, endOfBatch: (@Sendable () -> Void)? = nil
+    ) -> Int? {
         let id = state.withLock { state -> Int? in
             guard !state.finished || finish == nil else { return nil }
             state.nextID += 1
-            state.subscribers.append(Subscriber(id: state.nextID, takesRequestEvents: takesRequestEvents, deliver: deliver, finish: finish,
-                                                endOfBatch: endOfBatch))
+            state.subscribers.append(
+                Subscriber(
+                    id: state.nextID, takesRequestEvents: takesRequestEvents, deliver: deliver, finish: finish,
+                    endOfBatch: endOfBatch))
             return state.nextID
         }
         if id != nil, takesRequestEvents { requestSubscribers.add(1, ordering: .relaxed) }
@@ -114,9 +121,11 @@ final class EventFanOut: Sendable {
             let decision = state.withLock { state -> RecordingAdmission.Decision in
                 guard !state.subscribers.isEmpty else { return .dropped }
                 // A subscriber emitting (findings) runs on the recording queue: waiting there would wait for itself.
-                let onQueue = state.pending.count >= capacity && DispatchQueue.getSpecific(key: Self.onRecordingQueue) == true
-                let decision = state.admission.emit(queued: state.pending.count, capacity: capacity, mayWait: !onQueue,
-                                                    delivered: delivered.load(ordering: .relaxed))
+                let onQueue =
+                    state.pending.count >= capacity && DispatchQueue.getSpecific(key: Self.onRecordingQueue) == true
+                let decision = state.admission.emit(
+                    queued: state.pending.count, capacity: capacity, mayWait: !onQueue,
+                    delivered: delivered.load(ordering: .relaxed))
                 guard case .queue = decision, let event = event.take() else { return decision }
                 state.pending.append(event)
                 guard !state.draining else { return .queue(startDraining: false) }
@@ -132,7 +141,8 @@ final class EventFanOut: Sendable {
             case .wait(let deliveredBefore):
                 guard roomMade.wait(timeout: .now() + stallTimeout) == .timedOut else { continue }
                 let stillCounted = state.withLock { state in
-                    state.admission.waitTimedOut(deliveredBefore: deliveredBefore, deliveredNow: delivered.load(ordering: .relaxed))
+                    state.admission.waitTimedOut(
+                        deliveredBefore: deliveredBefore, deliveredNow: delivered.load(ordering: .relaxed))
                 }
                 // A batch was taken while the wait timed out: its signal for this emitter is on its way.
                 if !stillCounted { roomMade.wait() }
@@ -168,7 +178,10 @@ final class EventFanOut: Sendable {
                 state.pending = state.spare
                 state.spare = []
                 if batch.isEmpty { state.draining = false }
-                return (batch, state.subscribers.map(\.deliver), state.subscribers.compactMap(\.endOfBatch), state.admission.roomMade())
+                return (
+                    batch, state.subscribers.map(\.deliver), state.subscribers.compactMap(\.endOfBatch),
+                    state.admission.roomMade()
+                )
             }
             for _ in 0..<waiting { roomMade.signal() }
             guard !taken.isEmpty else { return }

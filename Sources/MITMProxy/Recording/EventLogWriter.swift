@@ -23,7 +23,8 @@ import Synchronization
         }
         let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
-            throw ProxyStartError.outputFile(flag: "--events", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(
+                flag: "--events", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
         }
         descriptor = opened
         ownsDescriptor = true

@@ -30,7 +30,10 @@ struct ExchangeRecordFactory {
     let connectionRules: [String]
 
     /// `client` is the client's IP address, when known.
-    init(connectionID: Int, captureLimit: Int, client: String?, dropsProxyAuthorization: Bool = false, connectionRules: [String] = []) {
+    init(
+        connectionID: Int, captureLimit: Int, client: String?, dropsProxyAuthorization: Bool = false,
+        connectionRules: [String] = []
+    ) {
         self.connectionID = connectionID
         self.captureLimit = captureLimit
         self.dropsProxyAuthorization = dropsProxyAuthorization
@@ -41,15 +44,19 @@ struct ExchangeRecordFactory {
     /// Records for the exchanges of `client`, naming the rule that throttles it, if one does, and the flow they replay
     /// when `client` is a web UI replay (`replays`).
     init(connectionID: Int, captureLimit: Int, client: Leg, dropsProxyAuthorization: Bool, replays: ReplayTags) {
-        self.init(connectionID: connectionID, captureLimit: captureLimit, client: client.peerHost,
-                  dropsProxyAuthorization: dropsProxyAuthorization, connectionRules: client.throttleRule.map { [$0] } ?? [])
+        self.init(
+            connectionID: connectionID, captureLimit: captureLimit, client: client.peerHost,
+            dropsProxyAuthorization: dropsProxyAuthorization, connectionRules: client.throttleRule.map { [$0] } ?? [])
         replayOf = replays.tag(forPeer: client.peerDescription)?.replayOf
     }
 
     /// A record for a request head that arrived `now` (the proxy clock's wall time).
-    mutating func record(for head: HTTPRequestHead, host: String, port: Int, scheme: String, version: HTTPVersion, at now: Date) -> ExchangeRecord {
-        var record = ExchangeRecord(connectionID: connectionID, scheme: scheme, host: host, port: port,
-                                    request: head, started: now, finished: now)
+    mutating func record(
+        for head: HTTPRequestHead, host: String, port: Int, scheme: String, version: HTTPVersion, at now: Date
+    ) -> ExchangeRecord {
+        var record = ExchangeRecord(
+            connectionID: connectionID, scheme: scheme, host: host, port: port,
+            request: head, started: now, finished: now)
         record.httpVersion = version.description
         record.client = client
         record.clientName = clientName
@@ -59,7 +66,8 @@ struct ExchangeRecordFactory {
         exchanges += 1
         record.exchange = exchanges
         let isJSON = head.headers.first("content-type")?.lowercased().contains("json") ?? false
-        record.requestBody = CapturedBody(limit: isJSON ? max(captureLimit, Self.jsonRequestCaptureLimit) : captureLimit)
+        record.requestBody = CapturedBody(
+            limit: isJSON ? max(captureLimit, Self.jsonRequestCaptureLimit) : captureLimit)
         record.responseBody = CapturedBody(limit: captureLimit)
         if let fresh = pendingConnectionTimings {
             pendingConnectionTimings = nil

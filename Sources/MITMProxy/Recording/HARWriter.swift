@@ -38,16 +38,21 @@ import Synchronization
     private let onError: @Sendable (String) -> Void
 
     /// Creates `path` and writes the HAR header; fails now if the file cannot be written.
-    public init(path: String, redact: Bool, bodyLimit: Int = .max, onError: @escaping @Sendable (String) -> Void) throws(ProxyStartError) {
+    public init(path: String, redact: Bool, bodyLimit: Int = .max, onError: @escaping @Sendable (String) -> Void)
+        throws(ProxyStartError)
+    {
         self.path = path
         self.builder = HARBuilder(redact: redact, bodyLimit: bodyLimit)
         self.onError = onError
         let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
-            throw ProxyStartError.outputFile(flag: "--har", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(
+                flag: "--har", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
         }
         descriptor = opened
-        let header = #"{"log":{"version":"1.2","creator":{"name":"mitm-proxy","version":"\#(LibraryVersions.mitmProxy)"},"pages":[],"entries":["# + "\n"
+        let header =
+            #"{"log":{"version":"1.2","creator":{"name":"mitm-proxy","version":"\#(LibraryVersions.mitmProxy)"},"pages":[],"entries":["#
+            + "\n"
         if let failure = FileOutput.write(Array(header.utf8), to: opened) {
             close(opened)
             throw ProxyStartError.outputFile(flag: "--har", path: path, problem: "cannot write: \(failure)")
@@ -73,7 +78,8 @@ import Synchronization
             state.withLock { state in
                 guard var open = state.webSockets[record.endpoint.session] else { return }
                 if open.messages.count >= HARWebSocketLimits.messages || open.bytes + size > HARWebSocketLimits.bytes
-                    || state.webSocketBytes + size > HARWebSocketLimits.totalBytes {
+                    || state.webSocketBytes + size > HARWebSocketLimits.totalBytes
+                {
                     open.omitted += 1
                 } else {
                     open.messages.append(message)
@@ -89,10 +95,14 @@ import Synchronization
                 state.webSocketBytes -= open.bytes
                 return open
             }
-            if let open { writeEntry(builder.entry(open.record, webSocketMessages: open.messages, omitted: open.omitted)) }
+            if let open {
+                writeEntry(builder.entry(open.record, webSocketMessages: open.messages, omitted: open.omitted))
+            }
         case .verdict(let verdict):
             state.withLock { state in
-                if (verdict.verdict.kind == .intercepted || verdict.verdict.kind == .unused) && !verdict.acceptedInvalidCertificate {
+                if (verdict.verdict.kind == .intercepted || verdict.verdict.kind == .unused)
+                    && !verdict.acceptedInvalidCertificate
+                {
                     state.tlsErrors.removeValue(forKey: verdict.connectionID)
                     return
                 }
@@ -147,7 +157,8 @@ import Synchronization
             return open
         }
         for webSocket in open {
-            writeEntry(builder.entry(webSocket.record, webSocketMessages: webSocket.messages, omitted: webSocket.omitted))
+            writeEntry(
+                builder.entry(webSocket.record, webSocketMessages: webSocket.messages, omitted: webSocket.omitted))
         }
         flush()
         let failure: String? = state.withLock { state in
@@ -155,11 +166,14 @@ import Synchronization
             state.finished = true
             let errors = state.tlsErrorOrder.compactMap { state.tlsErrors[$0] }.map(builder.tlsError)
             let encoded = (try? JSONEncoder().encode(errors)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-            let dropped = droppedEvents > 0
+            let dropped =
+                droppedEvents > 0
                 ? ",\"_droppedEvents\":\(droppedEvents),\"comment\":\"INCOMPLETE: \(droppedEvents) events of the run were dropped because the "
                     + "recording outputs stopped taking them; some exchanges are missing from this file\"" : ""
             // After a failed write the writer already said so; the file is left as it is.
-            let failure = state.failed ? nil : FileOutput.write(Array("\n],\"_tlsErrors\":\(encoded)\(dropped)}}\n".utf8), to: descriptor)
+            let failure =
+                state.failed
+                ? nil : FileOutput.write(Array("\n],\"_tlsErrors\":\(encoded)\(dropped)}}\n".utf8), to: descriptor)
             fsync(descriptor)
             close(descriptor)
             return failure

@@ -22,7 +22,9 @@ enum PrivateFile {
     static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            let written = bytes.withUnsafeBytes {
+                Foundation.write(descriptor, $0.baseAddress! + offset, $0.count - offset)
+            }
             if written < 0 && errno == EINTR { continue }
             if written <= 0 { return false }
             offset += written

@@ -19,7 +19,9 @@ import Synchronization
     private let onError: @Sendable (String) -> Void
 
     /// A writer for `path`; checks now that the directory is writable.
-    public init(path: String, server: ProxyServer, expectations: [Expectation], onError: @escaping @Sendable (String) -> Void) throws(ProxyStartError) {
+    public init(
+        path: String, server: ProxyServer, expectations: [Expectation], onError: @escaping @Sendable (String) -> Void
+    ) throws(ProxyStartError) {
         self.path = path
         self.server = server
         self.expectations = expectations
@@ -28,22 +30,28 @@ import Synchronization
         let shown = directory.isEmpty ? "." : directory
         var info = stat()
         guard stat(shown, &info) == 0 else {
-            throw ProxyStartError.outputFile(flag: "--report", path: path, problem: "cannot use the directory \(shown): \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(
+                flag: "--report", path: path,
+                problem: "cannot use the directory \(shown): \(String(cString: strerror(errno)))")
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw ProxyStartError.outputFile(flag: "--report", path: path, problem: "\(shown) is not a directory")
         }
         guard access(shown, W_OK) == 0 else {
-            throw ProxyStartError.outputFile(flag: "--report", path: path, problem: "cannot write in the directory \(shown): \(String(cString: strerror(errno)))")
+            throw ProxyStartError.outputFile(
+                flag: "--report", path: path,
+                problem: "cannot write in the directory \(shown): \(String(cString: strerror(errno)))")
         }
     }
 
     /// The report as of now.
     public func report(final: Bool, clientCommand: ClientCommandOutcome? = nil) -> VerdictReport {
-        var report = VerdictReport(final: final, listen: server.listenAddress, caCertificate: server.caCertificatePath,
-                                   silenceWindowSeconds: server.configuration.silenceWindow, ledger: server.ledger,
-                                   expectations: expectations, allowUnprovenRefusals: server.configuration.allowUnprovenRefusals,
-                                   trustPerAddress: server.configuration.trustPerAddress, clientCommand: clientCommand, findings: server.findings)
+        var report = VerdictReport(
+            final: final, listen: server.listenAddress, caCertificate: server.caCertificatePath,
+            silenceWindowSeconds: server.configuration.silenceWindow, ledger: server.ledger,
+            expectations: expectations, allowUnprovenRefusals: server.configuration.allowUnprovenRefusals,
+            trustPerAddress: server.configuration.trustPerAddress, clientCommand: clientCommand,
+            findings: server.findings)
         let rules = server.ruleTallies
         report.rules = rules.isEmpty ? nil : rules
         let dropped = server.droppedEventCount

@@ -26,7 +26,8 @@ enum WebSocketConsoleText {
 
     /// `WS https://origin.test/chat ended: 3 sent, 4 received, 1.2 kB up, 3.4 kB down; the server closed (1000 "bye")`.
     static func line(_ record: WebSocketCloseRecord) -> String {
-        var line = "WS \(record.endpoint.url) ended: \(record.messagesSent) sent, \(record.messagesReceived) received, "
+        var line =
+            "WS \(record.endpoint.url) ended: \(record.messagesSent) sent, \(record.messagesReceived) received, "
             + "\(ByteCountText.format(record.bytesUp)) up, \(ByteCountText.format(record.bytesDown)) down; "
         switch record.closedBy {
         case .send?: line += "the client closed"

@@ -31,13 +31,15 @@ struct LocalResponse {
 
     static func error(status: Int, reason: String) -> LocalResponse {
         let phrase = reasonPhrases[status] ?? "Error"
-        return LocalResponse(status: status, reasonPhrase: phrase, contentType: "text/plain; charset=utf-8",
-                             body: Array("mitm-proxy: \(status) \(phrase): \(reason)\n".utf8), reasonText: reason)
+        return LocalResponse(
+            status: status, reasonPhrase: phrase, contentType: "text/plain; charset=utf-8",
+            body: Array("mitm-proxy: \(status) \(phrase): \(reason)\n".utf8), reasonText: reason)
     }
 
     /// A `407` challenging the client for the `--proxy-auth` credentials.
     static func proxyAuthenticationRequired(reason: String) -> LocalResponse {
-        var response = error(status: 407, reason: reason + "; configure the proxy's user name and password in the client")
+        var response = error(
+            status: 407, reason: reason + "; configure the proxy's user name and password in the client")
         response.extraHeaders.add(name: "Proxy-Authenticate", value: ProxyCredentials.challenge)
         return response
     }
@@ -45,25 +47,31 @@ struct LocalResponse {
     static func badGateway(host: String, port: Int, reason: String) -> LocalResponse {
         var text = "mitm-proxy could not get a response from \(host):\(port): \(reason)\n"
         if reason.contains("certificate") {
-            text += "If this server uses a private or test CA, pass it with --upstream-ca FILE (or, for a throwaway test, --upstream-insecure).\n"
+            text +=
+                "If this server uses a private or test CA, pass it with --upstream-ca FILE (or, for a throwaway test, --upstream-insecure).\n"
         } else if reason.contains("DNS") {
             text += "Check the host name, or map it to an address with --resolve \(host):ADDRESS.\n"
         } else if reason.contains("refused") {
             text += "Check that the server is running and listening on port \(port).\n"
         }
-        return LocalResponse(status: 502, reasonPhrase: "Bad Gateway", contentType: "text/plain; charset=utf-8",
-                             body: Array(text.utf8), reasonText: "\(host):\(port): \(reason)")
+        return LocalResponse(
+            status: 502, reasonPhrase: "Bad Gateway", contentType: "text/plain; charset=utf-8",
+            body: Array(text.utf8), reasonText: "\(host):\(port): \(reason)")
     }
 
     static func gatewayTimeout(host: String, port: Int, reason: String) -> LocalResponse {
-        let text = "mitm-proxy sent the request to \(host):\(port), which \(reason).\nCheck the server; a slow one can be given longer with --idle-timeout SECONDS.\n"
-        return LocalResponse(status: 504, reasonPhrase: "Gateway Timeout", contentType: "text/plain; charset=utf-8",
-                             body: Array(text.utf8), reasonText: "\(host):\(port): \(reason)")
+        let text =
+            "mitm-proxy sent the request to \(host):\(port), which \(reason).\nCheck the server; a slow one can be given longer with --idle-timeout SECONDS.\n"
+        return LocalResponse(
+            status: 504, reasonPhrase: "Gateway Timeout", contentType: "text/plain; charset=utf-8",
+            body: Array(text.utf8), reasonText: "\(host):\(port): \(reason)")
     }
 
     static let reasonPhrases: [Int: String] = [
-        200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 407: "Proxy Authentication Required", 405: "Method Not Allowed", 408: "Request Timeout",
-        421: "Misdirected Request", 431: "Request Header Fields Too Large", 501: "Not Implemented", 502: "Bad Gateway", 504: "Gateway Timeout",
+        200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 407: "Proxy Authentication Required",
+        405: "Method Not Allowed", 408: "Request Timeout",
+        421: "Misdirected Request", 431: "Request Header Fields Too Large", 501: "Not Implemented", 502: "Bad Gateway",
+        504: "Gateway Timeout",
         505: "HTTP Version Not Supported", 508: "Loop Detected",
     ]
 }

@@ -67,7 +67,9 @@ final class RawRelay {
     /// Closes once both directions ended and everything relayed has been handed to the kernel: closing
     /// earlier would drop bytes still queued toward a slow reader.
     private func closeIfFinished() {
-        guard clientDone && upstreamDone, client.bufferedOutputBytes == 0, upstream.bufferedOutputBytes == 0 else { return }
+        guard clientDone && upstreamDone, client.bufferedOutputBytes == 0, upstream.bufferedOutputBytes == 0 else {
+            return
+        }
         close(reason: "both sides closed")
     }
 

@@ -14,7 +14,10 @@ final class WebSocketTap {
 
     /// A tap on the WebSocket `handshake` opened at `endpoint`, keeping `captureLimit` bytes of each message, its
     /// records timed by `clock`.
-    init(endpoint: WebSocketEndpoint, handshake: WebSocketHandshake, captureLimit: Int, events: EventFanOut, clock: ProxyClock) {
+    init(
+        endpoint: WebSocketEndpoint, handshake: WebSocketHandshake, captureLimit: Int, events: EventFanOut,
+        clock: ProxyClock
+    ) {
         self.endpoint = endpoint
         self.events = events
         self.clock = clock

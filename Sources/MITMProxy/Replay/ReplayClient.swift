@@ -49,8 +49,11 @@ final class ReplayClient: @unchecked Sendable {
     private var refusal: String?
     private var refusalBody: [UInt8] = []
 
-    private init(context: ProxyContext, loop: EventLoop, url: AbsoluteURL, head: HTTPRequestHead, body: [UInt8], tag: ReplayTags.Tag,
-                 done: @escaping @Sendable (Outcome) -> Void) {
+    private init(
+        context: ProxyContext, loop: EventLoop, url: AbsoluteURL, head: HTTPRequestHead, body: [UInt8],
+        tag: ReplayTags.Tag,
+        done: @escaping @Sendable (Outcome) -> Void
+    ) {
         self.context = context
         self.loop = loop
         self.url = url
@@ -61,9 +64,13 @@ final class ReplayClient: @unchecked Sendable {
     }
 
     /// Sends `head` (its target an absolute URL) with `body` through the proxy; `done` hears how it ended (on a loop).
-    static func send(_ head: HTTPRequestHead, body: [UInt8], tag: ReplayTags.Tag, context: ProxyContext,
-                     done: @escaping @Sendable (Outcome) -> Void) {
-        guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method), ["http", "https"].contains(url.scheme) else {
+    static func send(
+        _ head: HTTPRequestHead, body: [UInt8], tag: ReplayTags.Tag, context: ProxyContext,
+        done: @escaping @Sendable (Outcome) -> Void
+    ) {
+        guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
+            ["http", "https"].contains(url.scheme)
+        else {
             done(.failed("\(head.target) is not an absolute http:// or https:// URL"))
             return
         }
@@ -73,13 +80,16 @@ final class ReplayClient: @unchecked Sendable {
         }
         let loop = context.loops.loops[0]
         loop.execute {
-            let client = ReplayClient(context: context, loop: loop, url: url, head: head, body: body, tag: tag, done: done)
+            let client = ReplayClient(
+                context: context, loop: loop, url: url, head: head, body: body, tag: tag, done: done)
             client.start(endpoint)
         }
     }
 
     private func start(_ endpoint: (host: String, port: Int)) {
-        let host = LocalAddresses.isUnspecified(endpoint.host) ? (endpoint.host.contains(":") ? "::1" : "127.0.0.1") : endpoint.host
+        let host =
+            LocalAddresses.isUnspecified(endpoint.host)
+            ? (endpoint.host.contains(":") ? "::1" : "127.0.0.1") : endpoint.host
         guard let address = SocketAddress.numeric(host: host, port: endpoint.port) else {
             finish(.failed("cannot reach the proxy's own port at \(host):\(endpoint.port)"))
             return
@@ -128,7 +138,9 @@ final class ReplayClient: @unchecked Sendable {
 
     private func tunnelEvent(_ event: LegEvent, _ leg: PlainLeg) {
         guard case .tunnelling = state,
-              let events = parsed(event, answering: "answer to CONNECT", onFailure: { .failed("the tunnel to \(url.authority) failed: \($0)") })
+            let events = parsed(
+                event, answering: "answer to CONNECT",
+                onFailure: { .failed("the tunnel to \(url.authority) failed: \($0)") })
         else { return }
         for parsed in events {
             switch parsed {
@@ -148,7 +160,9 @@ final class ReplayClient: @unchecked Sendable {
             finish(.failed("the proxy closed the tunnel to \(url.authority) before answering"))
         } else if ended, let refusal {
             let said = String(decoding: refusalBody, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            finish(.failed("the proxy refused the tunnel to \(url.authority): \(refusal)" + (said.isEmpty ? "" : ": \(said)")))
+            finish(
+                .failed(
+                    "the proxy refused the tunnel to \(url.authority): \(refusal)" + (said.isEmpty ? "" : ": \(said)")))
         }
     }
 
@@ -157,8 +171,9 @@ final class ReplayClient: @unchecked Sendable {
         let connection: TLSConnection
         do {
             let tls = try Self.tls.get()
-            connection = try TLSConnection(client: tls, serverName: HostName.isIPAddress(url.host) ? nil : url.host,
-                                           verifyName: url.host, port: url.port, alpn: ["h2", "http/1.1"])
+            connection = try TLSConnection(
+                client: tls, serverName: HostName.isIPAddress(url.host) ? nil : url.host,
+                verifyName: url.host, port: url.port, alpn: ["h2", "http/1.1"])
         } catch {
             finish(.failed("cannot start TLS toward the proxy: \(error)"))
             return
@@ -175,7 +190,9 @@ final class ReplayClient: @unchecked Sendable {
                 request.target = url.pathAndQuery
                 sendRequest(request, over: tlsLeg)
             case .failed(let failure): finish(.failed("TLS with the proxy failed: \(OriginTLS.describe(failure))"))
-            case .peerClosed: finish(.failed("the proxy closed the connection during TLS (is \(url.host) passed through or refused?)"))
+            case .peerClosed:
+                finish(
+                    .failed("the proxy closed the connection during TLS (is \(url.host) passed through or refused?)"))
             }
         }
         tlsLeg.startHandshake()
@@ -184,7 +201,9 @@ final class ReplayClient: @unchecked Sendable {
     private func sendRequest(_ request: HTTPRequestHead, over leg: any Leg) {
         var request = request
         request.headers.remove("Transfer-Encoding")
-        if !body.isEmpty || request.headers.contains("content-length") || ["POST", "PUT", "PATCH"].contains(request.method) {
+        if !body.isEmpty || request.headers.contains("content-length")
+            || ["POST", "PUT", "PATCH"].contains(request.method)
+        {
             request.headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
         }
         request.headers.replaceOrAdd(name: "Connection", value: "close")
@@ -214,7 +233,8 @@ final class ReplayClient: @unchecked Sendable {
                 switch exchange.receive(bytes) {
                 case .going(let output): if !output.isEmpty { leg.write(output) }
                 case .ended(let status?, nil): finish(.answered(status: status))
-                case .ended(_, let failure): finish(.failed(failure ?? "the proxy ended the HTTP/2 stream without a response"))
+                case .ended(_, let failure):
+                    finish(.failed(failure ?? "the proxy ended the HTTP/2 stream without a response"))
                 }
             case .endOfInput: finish(.failed("the proxy closed the HTTP/2 connection before the response ended"))
             case .failed(let reason): finish(.failed("the connection to the proxy failed: \(reason)"))
@@ -226,9 +246,13 @@ final class ReplayClient: @unchecked Sendable {
     }
 
     private func responseEvent(_ event: LegEvent) {
-        guard case .awaitingResponse = state, let events = parsed(event, answering: "response", onFailure: { reason in
-            status.map { .answered(status: $0) } ?? .failed("the connection to the proxy failed: \(reason)")
-        }) else { return }
+        guard case .awaitingResponse = state,
+            let events = parsed(
+                event, answering: "response",
+                onFailure: { reason in
+                    status.map { .answered(status: $0) } ?? .failed("the connection to the proxy failed: \(reason)")
+                })
+        else { return }
         for parsed in events {
             switch parsed {
             case .responseHead(let response, _) where response.status >= 200: status = response.status
@@ -238,7 +262,10 @@ final class ReplayClient: @unchecked Sendable {
             default: continue
             }
         }
-        if case .endOfInput = event { finish(status.map { .answered(status: $0) } ?? .failed("the proxy closed the connection without a response")) }
+        if case .endOfInput = event {
+            finish(
+                status.map { .answered(status: $0) } ?? .failed("the proxy closed the connection without a response"))
+        }
     }
 
     /// The parser's events for `event`; nil when there is nothing to do (a drain) or the replay ended: the proxy's

@@ -22,10 +22,15 @@ final class ReplayHTTP2Exchange {
 
     /// Opens the stream for `head` (its target the absolute `url`) with `body`; the bytes to write.
     func start(_ head: HTTPRequestHead, url: AbsoluteURL, body: [UInt8]) throws(HTTP2SessionError) -> [UInt8] {
-        var fields = [HTTP2HeaderField(":method", head.method), HTTP2HeaderField(":scheme", url.scheme),
-                      HTTP2HeaderField(":authority", url.authority), HTTP2HeaderField(":path", url.pathAndQuery)]
-        for field in head.headers where !["host", "connection", "content-length", "transfer-encoding", "keep-alive",
-                                           "proxy-connection", "upgrade", "te"].contains(field.name.lowercased()) {
+        var fields = [
+            HTTP2HeaderField(":method", head.method), HTTP2HeaderField(":scheme", url.scheme),
+            HTTP2HeaderField(":authority", url.authority), HTTP2HeaderField(":path", url.pathAndQuery),
+        ]
+        for field in head.headers
+        where ![
+            "host", "connection", "content-length", "transfer-encoding", "keep-alive",
+            "proxy-connection", "upgrade", "te",
+        ].contains(field.name.lowercased()) {
             fields.append(HTTP2HeaderField(field.name.lowercased(), field.value))
         }
         if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(head.method) {
@@ -55,7 +60,8 @@ final class ReplayHTTP2Exchange {
                 case .resetReceived(let id, let code) where id == streamID:
                     return .ended(status: status, failure: "the proxy reset the HTTP/2 stream (\(code))")
                 case .goAwayReceived(let last, let code, _) where last < streamID:
-                    return .ended(status: status, failure: "the proxy ended the HTTP/2 connection before the request (\(code))")
+                    return .ended(
+                        status: status, failure: "the proxy ended the HTTP/2 connection before the request (\(code))")
                 default:
                     continue
                 }

@@ -66,8 +66,10 @@ final class BreakpointDesk: Sendable {
 
     /// Lists `exchange` as paused until `deadline` (monotonic, on `clock`); returns its number. The web UI's answer
     /// reaches `answered`, with that number, on `loop` (the relay's).
-    func hold(_ exchange: Exchange, deadline: UInt64, clock: ProxyClock, loop: EventLoop,
-              answered: @escaping @Sendable (Answer, Int) -> Void) -> Int {
+    func hold(
+        _ exchange: Exchange, deadline: UInt64, clock: ProxyClock, loop: EventLoop,
+        answered: @escaping @Sendable (Answer, Int) -> Void
+    ) -> Int {
         let id = nextID.add(1, ordering: .relaxed).oldValue
         let now = clock.now()
         let since = clock.wallMilliseconds
@@ -83,9 +85,11 @@ final class BreakpointDesk: Sendable {
         let updated = entries.withLock { entries -> Bool in
             guard let entry = entries[id] else { return false }
             let old = entry.paused.exchange
-            let exchange = Exchange(phase: old.phase, rule: old.rule, connection: old.connection, method: old.method, url: old.url,
-                                    status: old.status, headers: old.headers, body: body, hostFixed: old.hostFixed)
-            entries[id]?.paused = Paused(id: id, exchange: exchange, since: entry.paused.since, abortsAt: entry.paused.abortsAt)
+            let exchange = Exchange(
+                phase: old.phase, rule: old.rule, connection: old.connection, method: old.method, url: old.url,
+                status: old.status, headers: old.headers, body: body, hostFixed: old.hostFixed)
+            entries[id]?.paused = Paused(
+                id: id, exchange: exchange, since: entry.paused.since, abortsAt: entry.paused.abortsAt)
             return true
         }
         if updated { changed() }
@@ -111,9 +115,13 @@ final class BreakpointDesk: Sendable {
             if let problem = edit.problem { return problem }
             let exchange = entry.paused.exchange
             if let url = edit.url, let problem = Self.urlProblem(url, for: exchange) { return problem }
-            if edit.method != nil, exchange.phase == .response { return "the method of a paused response cannot change" }
+            if edit.method != nil, exchange.phase == .response {
+                return "the method of a paused response cannot change"
+            }
             if edit.status != nil, exchange.phase == .request { return "a paused request has no status to change" }
-            if let status = edit.status, status < 200 { return "a paused response's status stays between 200 and 599, not \(status)" }
+            if let status = edit.status, status < 200 {
+                return "a paused response's status stays between 200 and 599, not \(status)"
+            }
             if edit.body != nil, exchange.body.text == nil, let reason = exchange.body.notEditable {
                 return "the body cannot be edited: \(reason)"
             }
@@ -126,8 +134,9 @@ final class BreakpointDesk: Sendable {
     /// which that user's own requests could not reach perhaps), or nil.
     func hostChange(_ id: Int, _ edit: BreakpointEdit) -> String? {
         guard let paused = entries.withLock({ $0[id]?.paused.exchange }), let url = edit.url,
-              case .absolute(let edited)? = try? RequestTarget.parse(url, method: "GET"),
-              case .absolute(let original)? = try? RequestTarget.parse(paused.url, method: "GET") else { return nil }
+            case .absolute(let edited)? = try? RequestTarget.parse(url, method: "GET"),
+            case .absolute(let original)? = try? RequestTarget.parse(paused.url, method: "GET")
+        else { return nil }
         guard edited.host.lowercased() != original.host.lowercased() || edited.port != original.port else { return nil }
         return "from another machine, a paused request's URL may change only in its path and query "
             + "(start the proxy with --allow-local-targets to allow more)"
@@ -140,9 +149,12 @@ final class BreakpointDesk: Sendable {
             return "\"\(url)\" is not an absolute http:// or https:// URL"
         }
         guard case .absolute(let original)? = try? RequestTarget.parse(paused.url, method: "GET") else { return nil }
-        if paused.hostFixed, edited.scheme != original.scheme || edited.host.lowercased() != original.host.lowercased()
-            || edited.port != original.port {
-            return "this request travels in a TLS connection to \(original.authority): only its path and query may change "
+        if paused.hostFixed,
+            edited.scheme != original.scheme || edited.host.lowercased() != original.host.lowercased()
+                || edited.port != original.port
+        {
+            return
+                "this request travels in a TLS connection to \(original.authority): only its path and query may change "
                 + "(resend it from the flow to send it elsewhere)"
         }
         if !paused.hostFixed, edited.scheme != "http" { return "a plain-HTTP request stays http://" }

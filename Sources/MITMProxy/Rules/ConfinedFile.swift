@@ -22,10 +22,13 @@ enum ConfinedFile {
     /// `componentWise` takes the fallback that opens one component at a time even where `openat2` exists.
     static func open(_ path: String, beneath directory: String, componentWise: Bool = false) -> Result<Int32, Refusal> {
         let root = Foundation.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard root >= 0 else { return .failure(errno == ENOENT || errno == ENOTDIR ? .missing : .unopenable(systemText())) }
+        guard root >= 0 else {
+            return .failure(errno == ENOENT || errno == ENOTDIR ? .missing : .unopenable(systemText()))
+        }
         defer { close(root) }
         // Nonblocking so that a FIFO put there cannot hold the loop; the caller serves regular files only.
-        let descriptor = mitm_open_beneath(root, relative(path, to: directory), O_RDONLY | O_NONBLOCK, componentWise ? 1 : 0)
+        let descriptor = mitm_open_beneath(
+            root, relative(path, to: directory), O_RDONLY | O_NONBLOCK, componentWise ? 1 : 0)
         guard descriptor < 0 else { return .success(descriptor) }
         switch errno {
         case EXDEV, ELOOP: return .failure(.outside)

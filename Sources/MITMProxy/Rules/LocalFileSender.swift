@@ -27,12 +27,15 @@ final class LocalFileSender {
     /// cannot be read.
     func next() -> Result<[UInt8], RuledAnswerFailure>? {
         guard !isFinished, let actions = try? machine.handle(.clientHasRoom),
-              case .sendFilePiece(let offset, let count)? = actions.first else { return nil }
+            case .sendFilePiece(let offset, let count)? = actions.first
+        else { return nil }
         var bytes = [UInt8](repeating: 0, count: count)
         let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(start + offset)) }
         guard read == count else {
             _ = try? machine.handle(.fileFailed)
-            return .failure(RuledAnswerFailure(read >= 0 ? "the file got shorter while it was sent" : String(cString: strerror(errno))))
+            return .failure(
+                RuledAnswerFailure(
+                    read >= 0 ? "the file got shorter while it was sent" : String(cString: strerror(errno))))
         }
         return .success(bytes)
     }

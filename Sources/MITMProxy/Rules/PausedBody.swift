@@ -17,12 +17,16 @@ struct PausedBody: Encodable, Sendable, Equatable {
     /// A body whose bytes are `bytes` when it is complete (nil while it still streams).
     static func of(_ bytes: [UInt8]?) -> PausedBody {
         guard let bytes else {
-            return PausedBody(text: nil, size: nil, notEditable: "the body is still streaming (only a body that arrived whole "
-                + "with its head can be edited)")
+            return PausedBody(
+                text: nil, size: nil,
+                notEditable: "the body is still streaming (only a body that arrived whole "
+                    + "with its head can be edited)")
         }
         guard bytes.count <= editLimit else {
-            return PausedBody(text: nil, size: bytes.count, notEditable: "the body is \(ByteCountText.format(bytes.count)), larger "
-                + "than the \(ByteCountText.format(editLimit)) that can be edited")
+            return PausedBody(
+                text: nil, size: bytes.count,
+                notEditable: "the body is \(ByteCountText.format(bytes.count)), larger "
+                    + "than the \(ByteCountText.format(editLimit)) that can be edited")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             return PausedBody(text: nil, size: bytes.count, notEditable: "the body is binary (not UTF-8 text)")

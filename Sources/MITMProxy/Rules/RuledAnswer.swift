@@ -20,12 +20,17 @@ struct RuledAnswer {
     static let wholeFileLimit = 8 * 1024 * 1024
 
     /// The answer to a request with `head` that `decision`'s local answer makes; the proxy's own error when a file is missing.
-    static func make(_ answer: RuleDecision.LocalAnswer, for request: HTTPRequestHead, decision: RuleDecision) -> LocalResponse {
+    static func make(_ answer: RuleDecision.LocalAnswer, for request: HTTPRequestHead, decision: RuleDecision)
+        -> LocalResponse
+    {
         switch answer {
         case .fault(let fault, let rule):
-            var response = LocalResponse(status: 0, reasonPhrase: "", contentType: "", body: [], reasonText: "\(fault.rawValue) (rule \(rule))")
-            response.rule = RuledAnswer(head: nil, fault: fault, decision: decision, action: fault.isReset
-                ? "reset the connection instead of answering" : "closed the connection instead of answering")
+            var response = LocalResponse(
+                status: 0, reasonPhrase: "", contentType: "", body: [], reasonText: "\(fault.rawValue) (rule \(rule))")
+            response.rule = RuledAnswer(
+                head: nil, fault: fault, decision: decision,
+                action: fault.isReset
+                    ? "reset the connection instead of answering" : "closed the connection instead of answering")
             return response
         case .fixed(let fixed, let rule):
             var body = Array((fixed.body ?? "").utf8)
@@ -47,9 +52,11 @@ struct RuledAnswer {
             headers.add(name: "Content-Type", value: contentType)
             for field in fixed.headers { headers.replaceOrAdd(name: field.name, value: field.value) }
             headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
-            let head = HTTPResponseHead(status: fixed.status, reason: LocalResponse.phrase(fixed.status), headers: headers)
-            var response = LocalResponse(status: fixed.status, reasonPhrase: head.reason, contentType: contentType, body: body,
-                                         reasonText: "answered \(fixed.status) by rule \(rule)")
+            let head = HTTPResponseHead(
+                status: fixed.status, reason: LocalResponse.phrase(fixed.status), headers: headers)
+            var response = LocalResponse(
+                status: fixed.status, reasonPhrase: head.reason, contentType: contentType, body: body,
+                reasonText: "answered \(fixed.status) by rule \(rule)")
             response.rule = RuledAnswer(head: head, decision: decision, action: "answered \(fixed.status)")
             return response
         case .mapLocal(let root, let remainder, let rule):
@@ -57,13 +64,16 @@ struct RuledAnswer {
         }
     }
 
-    private static func mapLocal(root: String, remainder: String, rule: String, request: HTTPRequestHead,
-                                 decision: RuleDecision) -> LocalResponse {
+    private static func mapLocal(
+        root: String, remainder: String, rule: String, request: HTTPRequestHead,
+        decision: RuleDecision
+    ) -> LocalResponse {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
             return .error(status: 404, reason: "rule \(rule): \(root) does not exist")
         }
-        guard let path = LocalFilePath.resolve(root: root, isDirectory: isDirectory.boolValue, remainder: remainder) else {
+        guard let path = LocalFilePath.resolve(root: root, isDirectory: isDirectory.boolValue, remainder: remainder)
+        else {
             return .error(status: 404, reason: "rule \(rule): the path \"\(remainder)\" leaves \(root)")
         }
         // Opened beneath its directory; named (and typed) by the path asked for.
@@ -81,7 +91,8 @@ struct RuledAnswer {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: MediaType.forFile(path))
         headers.add(name: "Accept-Ranges", value: "bytes")
-        let range = request.headers.contains("if-range") ? .whole : ByteRange.of(request.headers.first("range"), size: size)
+        let range =
+            request.headers.contains("if-range") ? .whole : ByteRange.of(request.headers.first("range"), size: size)
         var status = 200
         var offset = 0
         var length = size
@@ -97,14 +108,17 @@ struct RuledAnswer {
         }
         headers.add(name: "Content-Length", value: String(length))
         let head = HTTPResponseHead(status: status, reason: LocalResponse.phrase(status), headers: headers)
-        var response = LocalResponse(status: status, reasonPhrase: head.reason, contentType: MediaType.forFile(path), body: [],
-                                     reasonText: "answered from \(path) by rule \(rule)")
+        var response = LocalResponse(
+            status: status, reasonPhrase: head.reason, contentType: MediaType.forFile(path), body: [],
+            reasonText: "answered from \(path) by rule \(rule)")
         let part = status == 206 ? " (bytes \(offset)-\(offset + length - 1) of \(size))" : ""
         if length == 0 { close(descriptor) }
         let file = length > 0 ? LocalFileSender(descriptor: descriptor, offset: offset, length: length) : nil
-        response.rule = RuledAnswer(head: head, file: file, decision: decision,
-                                    action: status == 416 ? "answered 416: the range is outside \(path) (\(size) bytes)"
-                                        : "answered \(status) from \(path)\(part), \(ByteCountText.format(length))")
+        response.rule = RuledAnswer(
+            head: head, file: file, decision: decision,
+            action: status == 416
+                ? "answered 416: the range is outside \(path) (\(size) bytes)"
+                : "answered \(status) from \(path)\(part), \(ByteCountText.format(length))")
         return response
     }
 
@@ -114,7 +128,8 @@ struct RuledAnswer {
         ConfinedFile.open(path, beneath: directory).mapError { refusal in
             switch refusal {
             case .missing: RuledAnswerFailure("no file \(path)", status: 404)
-            case .outside: RuledAnswerFailure("\(path) leads outside \(directory) through a symbolic link: refused", status: 403)
+            case .outside:
+                RuledAnswerFailure("\(path) leads outside \(directory) through a symbolic link: refused", status: 403)
             case .unopenable(let reason): RuledAnswerFailure("cannot open \(path): \(reason)", status: 403)
             }
         }
@@ -129,8 +144,12 @@ struct RuledAnswer {
         }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .failure(RuledAnswerFailure("no file \(path)")) }
-        guard info.st_size <= wholeFileLimit else { return .failure(RuledAnswerFailure("\(path) is larger than 8 MiB; use mapLocal for big bodies")) }
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            return .failure(RuledAnswerFailure("no file \(path)"))
+        }
+        guard info.st_size <= wholeFileLimit else {
+            return .failure(RuledAnswerFailure("\(path) is larger than 8 MiB; use mapLocal for big bodies"))
+        }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var filled = 0
         while filled < bytes.count {
@@ -156,12 +175,16 @@ struct RuledAnswerFailure: Error, CustomStringConvertible {
 extension LocalResponse {
     /// The reason phrase for `status` (a generic one for statuses the proxy does not name).
     static func phrase(_ status: Int) -> String {
-        reasonPhrases[status] ?? ruleReasonPhrases[status] ?? (status < 300 ? "OK" : status < 400 ? "Redirect" : status < 500 ? "Client Error" : "Server Error")
+        reasonPhrases[status] ?? ruleReasonPhrases[status]
+            ?? (status < 300 ? "OK" : status < 400 ? "Redirect" : status < 500 ? "Client Error" : "Server Error")
     }
 
     static let ruleReasonPhrases: [Int: String] = [
-        201: "Created", 202: "Accepted", 204: "No Content", 206: "Partial Content", 301: "Moved Permanently", 302: "Found",
-        304: "Not Modified", 401: "Unauthorized", 403: "Forbidden", 409: "Conflict", 410: "Gone", 416: "Range Not Satisfiable",
-        418: "I'm a teapot", 422: "Unprocessable Content", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
+        201: "Created", 202: "Accepted", 204: "No Content", 206: "Partial Content", 301: "Moved Permanently",
+        302: "Found",
+        304: "Not Modified", 401: "Unauthorized", 403: "Forbidden", 409: "Conflict", 410: "Gone",
+        416: "Range Not Satisfiable",
+        418: "I'm a teapot", 422: "Unprocessable Content", 429: "Too Many Requests", 500: "Internal Server Error",
+        503: "Service Unavailable",
     ]
 }

@@ -14,9 +14,13 @@ public enum ContainerDetection {
 
     /// The decision from what the system shows: a marker file, the `container` variable podman and systemd-nspawn set,
     /// or a cgroup path of a container engine in PID 1's cgroups (cgroup v1 hosts).
-    public static func signsSayContainer(markerFileExists: Bool, containerVariable: String?, initCgroups: String) -> Bool {
+    public static func signsSayContainer(markerFileExists: Bool, containerVariable: String?, initCgroups: String)
+        -> Bool
+    {
         if markerFileExists || !(containerVariable ?? "").isEmpty { return true }
         let enginePaths = ["/docker/", "/docker-", "/libpod", "/kubepods", "/containerd", "/lxc/"]
-        return initCgroups.split(whereSeparator: \.isNewline).contains { line in enginePaths.contains { line.contains($0) } }
+        return initCgroups.split(whereSeparator: \.isNewline).contains { line in
+            enginePaths.contains { line.contains($0) }
+        }
     }
 }

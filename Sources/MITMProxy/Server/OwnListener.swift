@@ -11,7 +11,9 @@ final class OwnListener: Sendable {
 
     /// Whether `host:port` (an IP literal, `localhost`, or a resolved address) is one of the proxy's own listening sockets.
     func isOwn(host: String, port: Int) -> Bool {
-        endpoints.withLock { $0 }.contains { isEndpoint(host: host, port: port, listenHost: $0.host, listenPort: $0.port) }
+        endpoints.withLock { $0 }.contains {
+            isEndpoint(host: host, port: port, listenHost: $0.host, listenPort: $0.port)
+        }
     }
 
     private func isEndpoint(host: String, port: Int, listenHost: String, listenPort: Int) -> Bool {

@@ -1,6 +1,6 @@
 import MITMCore
-import MITMRules
 import MITMIO
+import MITMRules
 import MITMTLS
 
 /// Everything that shapes a proxy instance; the CLI fills it from flags, tests set it directly.
@@ -100,8 +100,12 @@ public struct ProxyConfiguration: Sendable {
 
     /// Why the timeouts cannot be used, phrased with the CLI's flag names; nil when they can.
     public var timeoutProblem: String? {
-        let limits = "must be between \(Self.timeoutRange.lowerBound) and \(Int(Self.timeoutRange.upperBound)) seconds (one week)"
-        for (flag, value) in [("--handshake-timeout", handshakeTimeout), ("--idle-timeout", idleTimeout), ("--silence-window", silenceWindow)]
+        let limits =
+            "must be between \(Self.timeoutRange.lowerBound) and \(Int(Self.timeoutRange.upperBound)) seconds (one week)"
+        for (flag, value) in [
+            ("--handshake-timeout", handshakeTimeout), ("--idle-timeout", idleTimeout),
+            ("--silence-window", silenceWindow),
+        ]
         where !Self.timeoutRange.contains(value) {
             return "\(flag) \(value) \(limits)"
         }

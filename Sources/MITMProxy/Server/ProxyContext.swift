@@ -32,14 +32,17 @@ final class ProxyContext: Sendable {
     /// The proxy's own connections that carry the web UI's replays.
     let replays = ReplayTags()
     /// The TLS stacks whose fingerprints are known (`KnownClients.txt`).
-    static let knownStacks = KnownClientStacks(table: String(decoding: PackageResources.KnownClients_txt, as: UTF8.self))
+    static let knownStacks = KnownClientStacks(
+        table: String(decoding: PackageResources.KnownClients_txt, as: UTF8.self))
     private let nextConnectionID = Atomic<Int>(1)
     /// Wrong `--proxy-auth` credentials per client address, shared by every loop.
     let credentialBackoff = Mutex(CredentialBackoff())
 
-    init(configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut,
-         dialer: any UpstreamDialer = SocketDialer(), clock: ProxyClock = .system,
-         loops: EventLoopGroup? = nil) throws(ProxyStartError) {
+    init(
+        configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut,
+        dialer: any UpstreamDialer = SocketDialer(), clock: ProxyClock = .system,
+        loops: EventLoopGroup? = nil
+    ) throws(ProxyStartError) {
         self.dialer = dialer
         self.clock = clock
         self.configuration = configuration
@@ -70,19 +73,27 @@ final class ProxyContext: Sendable {
             }
         }
         do {
-            upstreamTLS = try ClientTLSContext(verify: !configuration.upstreamInsecure, extraCAFiles: configuration.upstreamCAFiles)
+            upstreamTLS = try ClientTLSContext(
+                verify: !configuration.upstreamInsecure, extraCAFiles: configuration.upstreamCAFiles)
         } catch {
             throw ProxyStartError.upstreamCAFiles(reason: "\(error)")
         }
         resolver = NameResolver(overrides: configuration.resolveOverrides)
         self.loops = loops ?? EventLoopGroup(count: configuration.loopCount)
-        spares = SpareConnectionDesk(silenceWindow: configuration.silenceWindow, book: verdicts, clock: clock, loop: self.loops.loops[0]) { record in
+        spares = SpareConnectionDesk(
+            silenceWindow: configuration.silenceWindow, book: verdicts, clock: clock, loop: self.loops.loops[0]
+        ) { record in
             verdicts.record(record, replacing: nil)
             events.emit(.verdict(record))
         }
         registries = self.loops.loops.map { ConnectionRegistry(loop: $0, clock: clock) }
-        pools = self.loops.loops.map { UpstreamPool(loop: $0, idleSeconds: min(configuration.idleTimeout, configuration.upstreamPoolIdle), clock: clock) }
-        web = configuration.webUI.enabled ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil
+        pools = self.loops.loops.map {
+            UpstreamPool(
+                loop: $0, idleSeconds: min(configuration.idleTimeout, configuration.upstreamPoolIdle), clock: clock)
+        }
+        web =
+            configuration.webUI.enabled
+            ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil
         if let web { events.subscribe(takesRequestEvents: false) { web.observe($0) } }
         web?.link(to: self)
     }

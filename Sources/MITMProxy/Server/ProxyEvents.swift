@@ -29,11 +29,14 @@ public struct ProxyEvents: AsyncSequence, Sendable {
 
     /// Subscribes to the proxy's events; the subscription ends with the iteration.
     public func makeAsyncIterator() -> Iterator {
-        let (stream, continuation) = AsyncStream.makeStream(of: ProxyEvent.self, bufferingPolicy: .bufferingOldest(bufferLimit))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ProxyEvent.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let fanOut = fanOut
-        let id = fanOut.add(takesRequestEvents: true, deliver: { event in
-            if case .dropped = continuation.yield(event) { fanOut.countDropped() }
-        }, finish: { continuation.finish() })
+        let id = fanOut.add(
+            takesRequestEvents: true,
+            deliver: { event in
+                if case .dropped = continuation.yield(event) { fanOut.countDropped() }
+            }, finish: { continuation.finish() })
         if let id {
             continuation.onTermination = { _ in fanOut.unsubscribe(id) }
         } else {

@@ -34,7 +34,9 @@ public final class ProxyServer: Sendable {
     /// origin: `upstreamCAFiles`, `resolveOverrides`); a `caDirectory` it sets is used instead of the temporary one
     /// and kept. Binds the port and creates the CA before it returns (a few milliseconds).
     /// - Throws: `ProxyStartError` when the configuration is invalid, the CA cannot be made, or a port cannot be bound.
-    public static func forTesting(configure: (inout ProxyConfiguration) -> Void = { _ in }) throws(ProxyStartError) -> ProxyServer {
+    public static func forTesting(configure: (inout ProxyConfiguration) -> Void = { _ in }) throws(ProxyStartError)
+        -> ProxyServer
+    {
         var configuration = ProxyConfiguration()
         configuration.port = 0
         let temporary = FileManager.default.temporaryDirectory.path + "/mitm-proxy-ca-" + UUID().uuidString
@@ -82,7 +84,9 @@ public final class ProxyServer: Sendable {
         let access = configuration.clientAccess
         let admits: @Sendable (SocketAddress) -> Bool = { [events = context.events] peer in
             // This machine's own addresses are this machine, whatever their scope.
-            guard access.refusesSomeClients, let reason = access.refusal(forClient: peer.host), !LocalTargetGuard.isThisMachine(peer.host) else {
+            guard access.refusesSomeClients, let reason = access.refusal(forClient: peer.host),
+                !LocalTargetGuard.isThisMachine(peer.host)
+            else {
                 return true
             }
             events.emit(.clientRefused(peer: peer.description, reason: reason))
@@ -94,12 +98,16 @@ public final class ProxyServer: Sendable {
         }
         if let path = configuration.rulesFile {
             rules.watch { message, _ in
-                events.emit(.ruleFired(RuleFiring(connectionID: 0, host: "-", port: 0, rules: ["--rules \(path)"], action: message)))
+                events.emit(
+                    .ruleFired(
+                        RuleFiring(connectionID: 0, host: "-", port: 0, rules: ["--rules \(path)"], action: message)))
             }
         }
         do {
-            listener = try Listener(host: configuration.host, port: configuration.port, loops: context.loops.loops,
-                                    admits: admits) { descriptor, peer, loop in
+            listener = try Listener(
+                host: configuration.host, port: configuration.port, loops: context.loops.loops,
+                admits: admits
+            ) { descriptor, peer, loop in
                 ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop).start()
             }
         } catch {
@@ -113,7 +121,9 @@ public final class ProxyServer: Sendable {
             return (target, reverse)
         }
         transparentListener = try Self.transparentListener(context: context)
-        if let transparent = transparentListener { context.ownListener.set(host: transparent.address.host, port: transparent.address.port) }
+        if let transparent = transparentListener {
+            context.ownListener.set(host: transparent.address.host, port: transparent.address.port)
+        }
         dnsResponder = try configuration.capture.map { capture throws(ProxyStartError) in
             try DNSResponder(host: capture.hostAddress, names: context.captured)
         }
@@ -122,10 +132,13 @@ public final class ProxyServer: Sendable {
             let caPath = authority.files.certificatePEM
             let book = context.verdicts
             web.showReport {
-                VerdictReport(final: false, listen: listen, caCertificate: caPath, silenceWindowSeconds: configuration.silenceWindow,
-                              ledger: book.ledger, expectations: configuration.webUI.expectations,
-                              allowUnprovenRefusals: configuration.allowUnprovenRefusals, trustPerAddress: configuration.trustPerAddress,
-                              findings: findings.findings)
+                VerdictReport(
+                    final: false, listen: listen, caCertificate: caPath,
+                    silenceWindowSeconds: configuration.silenceWindow,
+                    ledger: book.ledger, expectations: configuration.webUI.expectations,
+                    allowUnprovenRefusals: configuration.allowUnprovenRefusals,
+                    trustPerAddress: configuration.trustPerAddress,
+                    findings: findings.findings)
             }
         }
     }
@@ -136,7 +149,8 @@ public final class ProxyServer: Sendable {
         guard web.enabled, let port = web.port else { return nil }
         do {
             return try Listener(host: web.host, port: port, loops: context.loops.loops) { descriptor, peer, loop in
-                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, webUIOnly: true).start()
+                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, webUIOnly: true)
+                    .start()
             }
         } catch {
             throw ProxyStartError.webUIListen(reason: error.message)
@@ -144,12 +158,17 @@ public final class ProxyServer: Sendable {
     }
 
     /// A TLS server on `--host` in front of `target` (admitting the clients the proxy's port admits).
-    private static func reverseListener(_ target: ReverseTarget, context: ProxyContext,
-                                        admits: @escaping @Sendable (SocketAddress) -> Bool) throws(ProxyStartError) -> Listener {
+    private static func reverseListener(
+        _ target: ReverseTarget, context: ProxyContext,
+        admits: @escaping @Sendable (SocketAddress) -> Bool
+    ) throws(ProxyStartError) -> Listener {
         do {
-            return try Listener(host: context.configuration.host, port: target.listenPort, loops: context.loops.loops,
-                                admits: admits) { descriptor, peer, loop in
-                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, reverseTarget: target).start()
+            return try Listener(
+                host: context.configuration.host, port: target.listenPort, loops: context.loops.loops,
+                admits: admits
+            ) { descriptor, peer, loop in
+                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, reverseTarget: target)
+                    .start()
             }
         } catch {
             throw ProxyStartError.reverseListen(url: target.url, reason: error.message)
@@ -161,19 +180,25 @@ public final class ProxyServer: Sendable {
     private static func transparentListener(context: ProxyContext) throws(ProxyStartError) -> Listener? {
         let configuration = context.configuration
         guard let port = configuration.transparentPort else { return nil }
-        let access = ClientAccessPolicy(listenHost: configuration.transparentHost, allowPublicClients: configuration.allowPublicClients)
+        let access = ClientAccessPolicy(
+            listenHost: configuration.transparentHost, allowPublicClients: configuration.allowPublicClients)
         let admits: @Sendable (SocketAddress) -> Bool = { [events = context.events] peer in
-            guard access.refusesSomeClients, !context.isCapturedClient(peer.host), let reason = access.refusal(forClient: peer.host),
-                  !LocalTargetGuard.isThisMachine(peer.host) else {
+            guard access.refusesSomeClients, !context.isCapturedClient(peer.host),
+                let reason = access.refusal(forClient: peer.host),
+                !LocalTargetGuard.isThisMachine(peer.host)
+            else {
                 return true
             }
             events.emit(.clientRefused(peer: peer.description, reason: reason))
             return false
         }
         do {
-            return try Listener(host: configuration.transparentHost, port: port, loops: context.loops.loops, admits: admits) { descriptor, peer, loop in
+            return try Listener(
+                host: configuration.transparentHost, port: port, loops: context.loops.loops, admits: admits
+            ) { descriptor, peer, loop in
                 let arrival = TransparentArrival(originalDestination: SocketAddress.originalDestination(of: descriptor))
-                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, transparent: arrival).start()
+                ProxyConnection(descriptor: descriptor, peer: peer, context: context, loop: loop, transparent: arrival)
+                    .start()
             }
         } catch {
             throw .transparentListen(reason: error.message)
@@ -239,8 +264,10 @@ public final class ProxyServer: Sendable {
     /// variables, the values the `mitm-proxy` CLI gives a client command. Start a client with
     /// `clientEnvironment.applied(to: ProcessInfo.processInfo.environment)`.
     public var clientEnvironment: ClientEnvironment {
-        ClientEnvironment(proxyHost: Self.hostForLocalClients(listener.address.host), proxyPort: port,
-                          caCertificatePath: caCertificatePath, trustBundlePath: trustBundlePath, credentials: configuration.proxyCredentials)
+        ClientEnvironment(
+            proxyHost: Self.hostForLocalClients(listener.address.host), proxyPort: port,
+            caCertificatePath: caCertificatePath, trustBundlePath: trustBundlePath,
+            credentials: configuration.proxyCredentials)
     }
 
     /// The transparent listener's `host:port`, when there is one.
@@ -255,7 +282,9 @@ public final class ProxyServer: Sendable {
     public func captureCommandStarted(pid: Int32) { context.captured.commandStarted(pid: pid) }
 
     /// Each reverse-proxied origin (`configuration.reverseTargets`) and the local port in front of it.
-    public var reversePorts: [(target: ReverseTarget, port: Int)] { reverseListeners.map { ($0.target, $0.listener.address.port) } }
+    public var reversePorts: [(target: ReverseTarget, port: Int)] {
+        reverseListeners.map { ($0.target, $0.listener.address.port) }
+    }
 
     /// Where a browser on this machine opens the web UI (`http://127.0.0.1:8888/`), or nil when it is off.
     public var webUIAddress: String? {
@@ -333,8 +362,11 @@ public final class ProxyServer: Sendable {
     /// pin's doing), unless `configuration.allowUnprovenRefusals`. Settle first (`waitForVerdict`, `settleVerdicts`).
     public func evaluate(_ expectations: [Expectation]) -> [ExpectationResult] {
         let ledger = self.ledger
-        return ExpectationCheck(expectations, provenClients: ledger.provenClients, allowUnprovenRefusals: configuration.allowUnprovenRefusals,
-                                trustPerAddress: configuration.trustPerAddress, clientLabels: ledger.clientLabels).evaluate(ledger.hostVerdicts)
+        return ExpectationCheck(
+            expectations, provenClients: ledger.provenClients,
+            allowUnprovenRefusals: configuration.allowUnprovenRefusals,
+            trustPerAddress: configuration.trustPerAddress, clientLabels: ledger.clientLabels
+        ).evaluate(ledger.hostVerdicts)
     }
 
     /// How often each traffic rule (`configuration.rules`, `rulesFile`) acted so far, in the order they first did.
@@ -351,8 +383,10 @@ public final class ProxyServer: Sendable {
     /// built. `endOfBatch` is called on the same queue after each batch of events (those of a few milliseconds), so a
     /// writer can gather a batch's records and write them at once.
     @_spi(CommandLine) @_spi(Testing)
-    public func subscribe(takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
-                          _ handler: @escaping @Sendable (ProxyEvent) -> Void) {
+    public func subscribe(
+        takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
+        _ handler: @escaping @Sendable (ProxyEvent) -> Void
+    ) {
         context.events.subscribe(takesRequestEvents: takesRequestEvents, endOfBatch: endOfBatch, handler)
     }
 

@@ -15,12 +15,15 @@ enum OriginTLS {
 
     /// Starts the handshake over `connection` to `host:port`; `done` gets its outcome. Throws when TLS cannot start
     /// (the socket is closed then).
-    static func start(over connection: UpstreamConnection, host: String, port: Int, settings: RouteTLS, context: ProxyContext,
-                      _ done: @escaping (Outcome) -> Void) throws(UpstreamFailure) -> TLSLeg {
+    static func start(
+        over connection: UpstreamConnection, host: String, port: Int, settings: RouteTLS, context: ProxyContext,
+        _ done: @escaping (Outcome) -> Void
+    ) throws(UpstreamFailure) -> TLSLeg {
         let tls: TLSConnection
         do {
-            tls = try TLSConnection(client: context.upstreamTLS, serverName: settings.serverName, verifyName: settings.verifyName,
-                                    port: port, alpn: settings.alpn)
+            tls = try TLSConnection(
+                client: context.upstreamTLS, serverName: settings.serverName, verifyName: settings.verifyName,
+                port: port, alpn: settings.alpn)
         } catch {
             connection.socket.close()
             throw UpstreamFailure(host: host, port: port, reason: "cannot start TLS: \(error)")
@@ -30,8 +33,12 @@ enum OriginTLS {
         leg.onHandshake = { [unowned leg] outcome in
             switch outcome {
             case .complete:
-                done(.ready(leg, UpstreamConnectionTimings(dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
-                                                      ssl: context.clock.milliseconds(since: started), address: connection.address)))
+                done(
+                    .ready(
+                        leg,
+                        UpstreamConnectionTimings(
+                            dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds,
+                            ssl: context.clock.milliseconds(since: started), address: connection.address)))
             case .failed(let failure):
                 leg.close()
                 done(.failed(reason: describe(failure)))

@@ -36,8 +36,10 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     }
 
     /// Takes over `leg`, on which TLS negotiated h2, and starts its session (the preface and SETTINGS).
-    init(key: UpstreamPoolKey, leg: Leg, certificate: X509Certificate?, address: String, loop: EventLoop,
-         clock: ProxyClock) throws(HTTP2SessionError) {
+    init(
+        key: UpstreamPoolKey, leg: Leg, certificate: X509Certificate?, address: String, loop: EventLoop,
+        clock: ProxyClock
+    ) throws(HTTP2SessionError) {
         self.key = key
         self.leg = leg
         self.certificate = certificate
@@ -93,7 +95,9 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     }
 
     /// Opens a stream for `relay`; returns its ID.
-    func submitRequest(_ fields: [HTTP2HeaderField], endStream: Bool, for relay: HTTP2Relay) throws(HTTP2SessionError) -> Int32 {
+    func submitRequest(_ fields: [HTTP2HeaderField], endStream: Bool, for relay: HTTP2Relay) throws(HTTP2SessionError)
+        -> Int32
+    {
         let streamID = try session.submitRequest(fields, endStream: endStream)
         owners[streamID] = ObjectIdentifier(relay)
         perform(life.receive(.streamOpened))
@@ -147,8 +151,9 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
 
     private func route(_ event: HTTP2Event, touched: inout [ObjectIdentifier]) {
         switch event {
-        case .headers(let id, _), .data(let id, _), .endStream(let id), .resetReceived(let id, _), .resetSent(let id, _),
-             .dataSent(let id, _):
+        case .headers(let id, _), .data(let id, _), .endStream(let id), .resetReceived(let id, _),
+            .resetSent(let id, _),
+            .dataSent(let id, _):
             guard let owner = owners[id], let relay = users[owner]?.relay else {
                 unowned(event)
                 return

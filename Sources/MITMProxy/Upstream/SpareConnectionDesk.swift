@@ -23,8 +23,10 @@ final class SpareConnectionDesk: Sendable {
     private static let margin = 0.005
 
     /// `publish` records and announces a final verdict; the timer runs on `loop`.
-    init(silenceWindow: Double, book: VerdictBook, clock: ProxyClock, loop: EventLoop,
-         publish: @escaping @Sendable (ConnectionVerdict) -> Void) {
+    init(
+        silenceWindow: Double, book: VerdictBook, clock: ProxyClock, loop: EventLoop,
+        publish: @escaping @Sendable (ConnectionVerdict) -> Void
+    ) {
         state = Mutex(State(judge: SpareConnectionJudge(silenceWindow: silenceWindow)))
         self.book = book
         self.clock = clock
@@ -51,8 +53,10 @@ final class SpareConnectionDesk: Sendable {
     func closedWithoutRequest(_ record: ConnectionVerdict, openedAt: UInt64) {
         state.withLock { $0.held[record.connectionID] = record }
         book.connectionStarted()
-        run(.closedWithoutRequest(connection: record.connectionID, key: key(record), openedAt: Self.seconds(openedAt),
-                                  at: clock.nowInSeconds))
+        run(
+            .closedWithoutRequest(
+                connection: record.connectionID, key: key(record), openedAt: Self.seconds(openedAt),
+                at: clock.nowInSeconds))
     }
 
     /// The proxy is stopping: every held candidate becomes a refusal now.
@@ -72,9 +76,12 @@ final class SpareConnectionDesk: Sendable {
                 case .unused(let id, let sibling):
                     guard var record = state.held.removeValue(forKey: id) else { return nil }
                     let inHandshake = record.verdict.reason == .closedInHandshake
-                    record.verdict = Verdict(kind: .unused, reason: inHandshake ? .abandonedInHandshake : .unusedDuplicate,
-                                             alert: record.verdict.alert,
-                                             detail: "connection \(sibling) of the same client to the same host, open at the same time, was used instead")
+                    record.verdict = Verdict(
+                        kind: .unused, reason: inHandshake ? .abandonedInHandshake : .unusedDuplicate,
+                        alert: record.verdict.alert,
+                        detail:
+                            "connection \(sibling) of the same client to the same host, open at the same time, was used instead"
+                    )
                     return record
                 case .refused(let id):
                     return state.held.removeValue(forKey: id)

@@ -1,3 +1,4 @@
+import Foundation
 import MITMIO
 
 /// A TCP connection attempt to an upstream: resolves (honouring `--resolve`), then tries each address
@@ -20,8 +21,11 @@ final class UpstreamConnector {
     /// A client on another machine, kept from this machine's addresses.
     private let guardedClient: String?
 
-    private init(host: String, port: Int, guardedClient: String?, loop: EventLoop, clock: ProxyClock,
-                 isOwnAddress: @escaping (SocketAddress) -> Bool, completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) {
+    private init(
+        host: String, port: Int, guardedClient: String?, loop: EventLoop, clock: ProxyClock,
+        isOwnAddress: @escaping (SocketAddress) -> Bool,
+        completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
+    ) {
         self.clock = clock
         started = clock.now()
         connectStarted = started
@@ -45,9 +49,10 @@ final class UpstreamConnector {
         _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
     ) -> UpstreamConnector {
         let timeout = context.configuration.handshakeTimeout
-        let connector = UpstreamConnector(host: host, port: port, guardedClient: guardedClient, loop: loop, clock: context.clock,
-                                          isOwnAddress: { [ownListener = context.ownListener] in ownListener.isOwn(host: $0.host, port: $0.port) },
-                                          completion: completion)
+        let connector = UpstreamConnector(
+            host: host, port: port, guardedClient: guardedClient, loop: loop, clock: context.clock,
+            isOwnAddress: { [ownListener = context.ownListener] in ownListener.isOwn(host: $0.host, port: $0.port) },
+            completion: completion)
         nonisolated(unsafe) let unsafeConnector = connector
         connector.timer = context.clock.schedule(after: timeout, on: loop) {
             unsafeConnector.timedOut(after: timeout)
@@ -72,7 +77,9 @@ final class UpstreamConnector {
         attempt?.close()
         attempt = nil
         let shown = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-        finish(.failure(UpstreamFailure(host: host, port: port, reason: "connection timed out (no answer within \(shown) s)")))
+        finish(
+            .failure(
+                UpstreamFailure(host: host, port: port, reason: "connection timed out (no answer within \(shown) s)")))
     }
 
     private func resolved(_ result: Result<[SocketAddress], NameResolutionError>) {
@@ -84,13 +91,17 @@ final class UpstreamConnector {
         case .success(let found):
             addresses = found.filter { !isOwnAddress($0) }
             guard !addresses.isEmpty else {
-                finish(.failure(UpstreamFailure(host: host, port: port, reason: OwnListener.loopReason(host: host, port: port))))
+                finish(
+                    .failure(
+                        UpstreamFailure(host: host, port: port, reason: OwnListener.loopReason(host: host, port: port)))
+                )
                 return
             }
             if guardedClient != nil {
                 let elsewhere = addresses.filter { !LocalTargetGuard.isThisMachine($0.host) }
                 guard !elsewhere.isEmpty else {
-                    let reason = LocalTargetGuard.reason(host: host, port: port, address: addresses[0].host, client: guardedClient)
+                    let reason = LocalTargetGuard.reason(
+                        host: host, port: port, address: addresses[0].host, client: guardedClient)
                     finish(.failure(UpstreamFailure(host: host, port: port, reason: reason, refusedLocalTarget: true)))
                     return
                 }
@@ -117,10 +128,12 @@ final class UpstreamConnector {
                     socket.close()
                 } else {
                     let dnsEnd = resolved ?? started
-                    finish(.success(UpstreamConnection(
-                        socket: socket, address: address.host,
-                        dnsMilliseconds: Double(dnsEnd &- min(dnsEnd, started)) / 1e6,
-                        connectMilliseconds: clock.milliseconds(since: connectStarted))))
+                    finish(
+                        .success(
+                            UpstreamConnection(
+                                socket: socket, address: address.host,
+                                dnsMilliseconds: Double(dnsEnd &- min(dnsEnd, started)) / 1e6,
+                                connectMilliseconds: clock.milliseconds(since: connectStarted))))
                 }
             case .failure(let error):
                 lastError = error
@@ -169,7 +182,6 @@ struct UpstreamFailure: Error, CustomStringConvertible {
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// What making an upstream connection cost, for the first exchange over it.
 struct UpstreamConnectionTimings {

@@ -11,15 +11,20 @@ protocol UpstreamDialer: Sendable {
     /// Starts reaching `host:port`; `completion` runs once, on `loop`, unless the attempt is cancelled. With
     /// `guardedClient` (the address of a client on another machine), addresses of this machine are not dialled: if
     /// nothing else is left, the attempt fails with `refusedLocalTarget`.
-    func dial(host: String, port: Int, guardedClient: String?, context: ProxyContext, loop: EventLoop,
-              _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) -> any UpstreamAttempt
+    func dial(
+        host: String, port: Int, guardedClient: String?, context: ProxyContext, loop: EventLoop,
+        _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
+    ) -> any UpstreamAttempt
 }
 
 /// The proxy's dialer: DNS (with `--resolve`), then TCP to each address in turn, never to the proxy itself.
 struct SocketDialer: UpstreamDialer {
-    func dial(host: String, port: Int, guardedClient: String?, context: ProxyContext, loop: EventLoop,
-              _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) -> any UpstreamAttempt {
-        UpstreamConnector.connect(host: host, port: port, guardedClient: guardedClient, context: context, loop: loop, completion)
+    func dial(
+        host: String, port: Int, guardedClient: String?, context: ProxyContext, loop: EventLoop,
+        _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
+    ) -> any UpstreamAttempt {
+        UpstreamConnector.connect(
+            host: host, port: port, guardedClient: guardedClient, context: context, loop: loop, completion)
     }
 }
 

@@ -20,8 +20,10 @@ final class PooledUpstream: @unchecked Sendable {
     /// When it was parked, in monotonic nanoseconds: it expires the pool's idle time later.
     fileprivate var parkedAt: UInt64 = 0
 
-    init(leg: TLSLeg, host: String, port: Int, serverName: String?, certificate: X509Certificate?, address: String,
-         offeredALPN: [String]) {
+    init(
+        leg: TLSLeg, host: String, port: Int, serverName: String?, certificate: X509Certificate?, address: String,
+        offeredALPN: [String]
+    ) {
         self.leg = leg
         self.host = host
         self.port = port

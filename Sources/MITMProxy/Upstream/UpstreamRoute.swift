@@ -21,7 +21,8 @@ struct RouteTLS {
 
     /// The route's own host as SNI (none for an IP address) and verified name, offering only http/1.1.
     static func `default`(for route: UpstreamRoute) -> RouteTLS {
-        RouteTLS(serverName: HostName.isIPAddress(route.host) ? nil : route.host, verifyName: route.host, alpn: ["http/1.1"])
+        RouteTLS(
+            serverName: HostName.isIPAddress(route.host) ? nil : route.host, verifyName: route.host, alpn: ["http/1.1"])
     }
 }
 
@@ -40,17 +41,27 @@ final class RouteAttempt: UpstreamAttempt {
     }
 
     /// `guardedClient`: see `UpstreamDialer.dial`.
-    static func dial(_ route: UpstreamRoute, tls: RouteTLS? = nil, guardedClient: String?, context: ProxyContext, loop: EventLoop,
-                     _ completion: @escaping Completion) -> RouteAttempt {
+    static func dial(
+        _ route: UpstreamRoute, tls: RouteTLS? = nil, guardedClient: String?, context: ProxyContext, loop: EventLoop,
+        _ completion: @escaping Completion
+    ) -> RouteAttempt {
         let attempt = RouteAttempt(completion: completion)
-        attempt.tcp = context.dialer.dial(host: route.host, port: route.port, guardedClient: guardedClient, context: context, loop: loop) { [attempt] result in
+        attempt.tcp = context.dialer.dial(
+            host: route.host, port: route.port, guardedClient: guardedClient, context: context, loop: loop
+        ) { [attempt] result in
             attempt.tcp = nil
             switch result {
             case .failure(let failure):
                 attempt.finish(.failure(failure))
             case .success(let connection) where route.scheme == "http":
-                attempt.finish(.success((PlainLeg(socket: connection.socket), UpstreamConnectionTimings(
-                    dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds, ssl: -1, address: connection.address))))
+                attempt.finish(
+                    .success(
+                        (
+                            PlainLeg(socket: connection.socket),
+                            UpstreamConnectionTimings(
+                                dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds, ssl: -1,
+                                address: connection.address)
+                        )))
             case .success(let connection):
                 attempt.startTLS(route, tls ?? .default(for: route), connection, context: context, loop: loop)
             }
@@ -58,10 +69,14 @@ final class RouteAttempt: UpstreamAttempt {
         return attempt
     }
 
-    private func startTLS(_ route: UpstreamRoute, _ settings: RouteTLS, _ connection: UpstreamConnection, context: ProxyContext,
-                          loop: EventLoop) {
+    private func startTLS(
+        _ route: UpstreamRoute, _ settings: RouteTLS, _ connection: UpstreamConnection, context: ProxyContext,
+        loop: EventLoop
+    ) {
         do {
-            leg = try OriginTLS.start(over: connection, host: route.host, port: route.port, settings: settings, context: context) { [unowned self] outcome in
+            leg = try OriginTLS.start(
+                over: connection, host: route.host, port: route.port, settings: settings, context: context
+            ) { [unowned self] outcome in
                 switch outcome {
                 case .ready(let ready, let timings):
                     ready.pauseReading()

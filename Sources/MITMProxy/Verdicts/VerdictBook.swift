@@ -53,7 +53,11 @@ final class VerdictBook: Sendable {
     /// The client of `record` loaded the trust probe: it trusts the CA.
     func proveClient(_ record: ConnectionVerdict) {
         state.withLock { state in
-            if let identity = record.identity { state.ledger.proveClient(identity) } else { state.ledger.proveClient(record.clientKey) }
+            if let identity = record.identity {
+                state.ledger.proveClient(identity)
+            } else {
+                state.ledger.proveClient(record.clientKey)
+            }
         }
     }
 
@@ -62,7 +66,10 @@ final class VerdictBook: Sendable {
         switch event {
         case .exchange(let record) where record.scheme == "https":
             let answered = record.response?.status == 502 && record.failure != nil
-            state.withLock { $0.ledger.recordRequest(host: record.host, port: record.port, answeredWith502: answered ? record.failure : nil) }
+            state.withLock {
+                $0.ledger.recordRequest(
+                    host: record.host, port: record.port, answeredWith502: answered ? record.failure : nil)
+            }
         case .upstreamFailed(_, let host, let port, let reason):
             state.withLock { $0.ledger.recordUpstreamFailure(host: host, port: port, reason: reason) }
         default:

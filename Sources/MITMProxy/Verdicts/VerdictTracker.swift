@@ -32,8 +32,11 @@ final class VerdictTracker: @unchecked Sendable {
     lazy var shownCertificatePin = context.forger.leafPin
 
     /// `probe`: the connection checks the proxy itself, and its verdict stays out of the account.
-    init(context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String], identity: ClientIdentity,
-         probe: ProxyProbe?, profile: CertificateProfile = .trusted) {
+    init(
+        context: ProxyContext, connectionID: Int, host: String, port: Int, offeredALPN: [String],
+        identity: ClientIdentity,
+        probe: ProxyProbe?, profile: CertificateProfile = .trusted
+    ) {
         self.context = context
         openedAt = context.clock.now()
         startedAt = context.clock.wallNow()
@@ -88,7 +91,9 @@ final class VerdictTracker: @unchecked Sendable {
         if let probe {
             if probe == .trust, verdict.kind == .intercepted { context.verdicts.proveClient(record) }
             context.events.emit(.proxyProbe(record, probe))
-        } else if verdict.kind == .refused, verdict.reason == .closedAfterHandshake || verdict.reason == .closedInHandshake {
+        } else if verdict.kind == .refused,
+            verdict.reason == .closedAfterHandshake || verdict.reason == .closedInHandshake
+        {
             context.spares.closedWithoutRequest(record, openedAt: openedAt)
         } else {
             context.publish(record, replacing: previous)

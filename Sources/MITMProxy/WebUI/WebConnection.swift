@@ -82,7 +82,8 @@ final class WebConnection: @unchecked Sendable {
         case .endOfInput:
             clientEnded = true
             switch state {
-            case .reading where head == nil && queued.isEmpty, .streaming, .closing: close(reason: "client closed the connection")
+            case .reading where head == nil && queued.isEmpty, .streaming, .closing:
+                close(reason: "client closed the connection")
             case .reading, .answering, .sending: return  // the answer goes out, then the connection closes
             case .closed: return
             }
@@ -109,7 +110,8 @@ final class WebConnection: @unchecked Sendable {
                 continue
             case .body(let bytes):
                 guard body.count + bytes.count <= Self.maxRequestBody else {
-                    answerAndClose(.text(413, "a request body to the web UI may hold at most \(Self.maxRequestBody) bytes"))
+                    answerAndClose(
+                        .text(413, "a request body to the web UI may hold at most \(Self.maxRequestBody) bytes"))
                     return
                 }
                 body += bytes
@@ -119,14 +121,17 @@ final class WebConnection: @unchecked Sendable {
                 answer(requestHead, body: body)
             }
         }
-        if clientEnded, case .reading = state, head == nil, queued.isEmpty { close(reason: "client closed the connection") }
+        if clientEnded, case .reading = state, head == nil, queued.isEmpty {
+            close(reason: "client closed the connection")
+        }
     }
 
     private func answer(_ requestHead: HTTPRequestHead, body: [UInt8]) {
         state = .answering
         owner?.relayActivity(headDeadline: nil)
         client.pauseReading()
-        let keepAlive = requestHead.keepAlive && requestHead.method != "CONNECT" && !requestHead.headers.contains("upgrade")
+        let keepAlive =
+            requestHead.keepAlive && requestHead.method != "CONNECT" && !requestHead.headers.contains("upgrade")
         guard requestHead.method != "CONNECT" else {
             answerAndClose(.text(405, "this port serves the web UI; use the proxy's own port for CONNECT"))
             return
@@ -138,12 +143,18 @@ final class WebConnection: @unchecked Sendable {
         web.queue.async { [self] in
             var reply = web.reply(to: request)
             if case .later(let start) = reply {
-                start { response in self.loop.execute { self.deliver(.response(response), to: requestHead, keepAlive: keepAlive) } }
+                start { response in
+                    self.loop.execute { self.deliver(.response(response), to: requestHead, keepAlive: keepAlive) }
+                }
                 return
             }
             if case .notMine = reply {
-                let local = LocalPages.response(for: requestHead.target, request: requestHead, authority: authority, advertised: advertised)
-                reply = .response(WebResponse(status: local.status, reason: local.reasonPhrase, contentType: local.contentType, body: local.body))
+                let local = LocalPages.response(
+                    for: requestHead.target, request: requestHead, authority: authority, advertised: advertised)
+                reply = .response(
+                    WebResponse(
+                        status: local.status, reason: local.reasonPhrase, contentType: local.contentType,
+                        body: local.body))
             }
             let answered = reply
             loop.execute { self.deliver(answered, to: requestHead, keepAlive: keepAlive) }
@@ -160,7 +171,8 @@ final class WebConnection: @unchecked Sendable {
             state = .sending(body: requestHead.method == "HEAD" ? [] : response.body, offset: 0, keepAlive: keep)
             continueSending()
         case .eventStream(let initial):
-            let feed = WebFeed(capacity: web.configuration.feedCapacity, loop: loop) { [weak self] in self?.feedReady() }
+            let feed = WebFeed(capacity: web.configuration.feedCapacity, loop: loop) { [weak self] in self?.feedReady()
+            }
             state = .streaming(feed)
             // What a page that stops reading can hold: this, the connection's own mark, and the feed's capacity.
             (client as? PlainLeg)?.limitKernelSendBuffer(to: Self.kernelSendBuffer)

@@ -109,14 +109,19 @@ struct WebResponse: Sendable {
     }
 
     static func text(_ status: Int, _ message: String) -> WebResponse {
-        WebResponse(status: status, reason: LocalResponse.reasonPhrases[status] ?? reasonPhrases[status] ?? "Error",
-                    contentType: "text/plain; charset=utf-8", body: Array("mitm-proxy: \(message)\n".utf8))
+        WebResponse(
+            status: status, reason: LocalResponse.reasonPhrases[status] ?? reasonPhrases[status] ?? "Error",
+            contentType: "text/plain; charset=utf-8", body: Array("mitm-proxy: \(message)\n".utf8))
     }
 
     static func attachment(_ contentType: String, _ body: [UInt8], filename: String) -> WebResponse {
-        WebResponse(status: 200, reason: "OK", contentType: contentType, body: body,
-                    extraHeaders: [("Content-Disposition", "attachment; filename=\"\(filename)\"")])
+        WebResponse(
+            status: 200, reason: "OK", contentType: contentType, body: body,
+            extraHeaders: [("Content-Disposition", "attachment; filename=\"\(filename)\"")])
     }
 
-    private static let reasonPhrases = [204: "No Content", 303: "See Other", 403: "Forbidden", 413: "Content Too Large", 500: "Internal Server Error", 503: "Service Unavailable"]
+    private static let reasonPhrases = [
+        204: "No Content", 303: "See Other", 403: "Forbidden", 413: "Content Too Large", 500: "Internal Server Error",
+        503: "Service Unavailable",
+    ]
 }

@@ -5,30 +5,42 @@ import MITMCore
 extension WebUI {
     /// Whether `path` belongs to the web UI (anything else is the proxy's own pages: the CA download).
     static func owns(path: String) -> Bool {
-        path == "/" || path == "/index.html" || WebAssets.file(at: path) != nil || path == "/events" || path.hasPrefix("/api/")
+        path == "/" || path == "/index.html" || WebAssets.file(at: path) != nil || path == "/events"
+            || path.hasPrefix("/api/")
     }
 
     /// The answer to `request` (on the web queue).
     func reply(to request: WebRequest) -> WebReply {
         guard Self.owns(path: request.path) else { return .notMine }
-        let decision = access.decide(WebAccess.Request(peer: request.peer, host: request.headers.first("host"),
-                                                       queryToken: request.query["token"], headerToken: request.headerToken))
+        let decision = access.decide(
+            WebAccess.Request(
+                peer: request.peer, host: request.headers.first("host"),
+                queryToken: request.query["token"], headerToken: request.headerToken))
         switch decision {
-        case .refused where isPage(request.path) && !request.onWebPort && request.query["token"] == nil && request.headerToken == nil:
+        case .refused
+        where isPage(request.path) && !request.onWebPort && request.query["token"] == nil && request.headerToken == nil:
             // A phone that opens the proxy's address directly (before its Wi-Fi proxy is set) gets the onboarding page.
             return .notMine
         case .refused(let reason):
-            return .response(.text(403, "\(reason)\nThis machine's CA certificate for devices: /ca.pem (iOS, macOS, Linux), /ca.cer (Android, Windows)."))
+            return .response(
+                .text(
+                    403,
+                    "\(reason)\nThis machine's CA certificate for devices: /ca.pem (iOS, macOS, Linux), /ca.cer (Android, Windows)."
+                ))
         case .allowed(rememberToken: true) where request.path == "/" || request.path == "/index.html":
             // The token leaves the address bar and the history: the cookie carries it from now on.
             var response = WebResponse.text(303, "see /")
-            response.extraHeaders = [("Location", "/"),
-                                     ("Set-Cookie", "\(WebAccess.cookieName)=\(access.token ?? ""); Path=/; HttpOnly; SameSite=Strict")]
+            response.extraHeaders = [
+                ("Location", "/"),
+                ("Set-Cookie", "\(WebAccess.cookieName)=\(access.token ?? ""); Path=/; HttpOnly; SameSite=Strict"),
+            ]
             return .response(response)
         case .allowed:
             break
         }
-        if let refusal = CrossSiteRequestCheck.refusal(method: request.method, path: request.path, headers: request.headers) {
+        if let refusal = CrossSiteRequestCheck.refusal(
+            method: request.method, path: request.path, headers: request.headers)
+        {
             return .response(.text(403, refusal))
         }
         return route(request)
@@ -53,11 +65,19 @@ extension WebUI {
             return .response(.json(board))
         case ("GET", "/api/flows"):
             let (flows, evicted) = self.flows()
-            return .response(.json(FlowList(flows: flows.map(FlowSummary.init), evicted: evicted, capacity: configuration.flowLimit)))
+            return .response(
+                .json(FlowList(flows: flows.map(FlowSummary.init), evicted: evicted, capacity: configuration.flowLimit))
+            )
         case ("GET", _) where path.hasPrefix("/api/flows/"):
-            guard let id = Int(path.dropFirst("/api/flows/".count)) else { return .response(.text(404, "\(path): not a flow number")) }
+            guard let id = Int(path.dropFirst("/api/flows/".count)) else {
+                return .response(.text(404, "\(path): not a flow number"))
+            }
             guard let flow = flow(id: id) else {
-                return .response(.text(404, "flow \(id) is no longer kept (the list keeps the last \(configuration.flowLimit), or it was cleared)"))
+                return .response(
+                    .text(
+                        404,
+                        "flow \(id) is no longer kept (the list keeps the last \(configuration.flowLimit), or it was cleared)"
+                    ))
             }
             return .response(.json(FlowDetail(flow)))
         case ("GET", "/api/har"):
@@ -70,13 +90,17 @@ extension WebUI {
         case ("POST", "/api/filter"):
             return .response(filter(request.body))
         case ("GET", "/api/report"):
-            guard let report = report(), let data = try? report.encoded() else { return .response(.text(503, "the report is not ready yet")) }
-            return .response(.attachment("application/json", Array(data), filename: "mitm-proxy-report-\(Self.stamp()).json"))
+            guard let report = report(), let data = try? report.encoded() else {
+                return .response(.text(503, "the report is not ready yet"))
+            }
+            return .response(
+                .attachment("application/json", Array(data), filename: "mitm-proxy-report-\(Self.stamp()).json"))
         case ("POST", "/api/clear"):
             clear()
             return .response(WebResponse(status: 204, reason: "No Content", contentType: "text/plain", body: []))
-        case (_, "/"), (_, "/index.html"), (_, "/events"), (_, "/api/board"), (_, "/api/flows"), (_, "/api/report"), (_, "/api/clear"),
-             (_, "/api/har"), (_, "/api/filter"):
+        case (_, "/"), (_, "/index.html"), (_, "/events"), (_, "/api/board"), (_, "/api/flows"), (_, "/api/report"),
+            (_, "/api/clear"),
+            (_, "/api/har"), (_, "/api/filter"):
             return .response(.text(405, "\(request.method) is not used on \(path)"))
         default:
             return .response(.text(404, "no page \(path) in the web UI"))

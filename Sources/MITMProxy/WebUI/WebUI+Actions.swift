@@ -30,7 +30,9 @@ extension WebUI {
     /// The answer to one of the acting paths, or nil when `request` is for another path.
     func actionReply(_ request: WebRequest) -> WebReply? {
         let path = request.path
-        guard path == "/api/send" || path == "/api/paused" || path.hasPrefix("/api/paused/") || path == "/api/breakpoints" else {
+        guard
+            path == "/api/send" || path == "/api/paused" || path.hasPrefix("/api/paused/") || path == "/api/breakpoints"
+        else {
             return nil
         }
         guard let context = engine.context else { return .response(.text(503, "the proxy is not running")) }
@@ -57,8 +59,12 @@ extension WebUI {
         do {
             order = try JSONDecoder().decode(SendOrder.self, from: Data(request.body))
         } catch {
-            return .response(.text(400, #"POST /api/send takes {"flow": n} to resend a flow, with "method", "url", "headers" "#
-                + #"([[name, value]]) and "body" (or "bodyBase64") to change it, or all of those without "flow" to compose one"#))
+            return .response(
+                .text(
+                    400,
+                    #"POST /api/send takes {"flow": n} to resend a flow, with "method", "url", "headers" "#
+                        + #"([[name, value]]) and "body" (or "bodyBase64") to change it, or all of those without "flow" to compose one"#
+                ))
         }
         let prepared: (head: HTTPRequestHead, body: [UInt8])
         switch order.request(original: order.flow.flatMap { flow(id: $0) }) {
@@ -86,7 +92,8 @@ extension WebUI {
     private func answerPaused(_ request: WebRequest, context: ProxyContext) -> WebReply {
         let parts = request.path.dropFirst("/api/paused/".count).split(separator: "/")
         guard parts.count == 2, let id = Int(parts[0]), parts[1] == "continue" || parts[1] == "abort" else {
-            return .response(.text(404, "use POST /api/paused/N/continue (with an optional edit) or /api/paused/N/abort"))
+            return .response(
+                .text(404, "use POST /api/paused/N/continue (with an optional edit) or /api/paused/N/abort"))
         }
         let answer: BreakpointDesk.Answer
         if parts[1] == "abort" {
@@ -95,10 +102,15 @@ extension WebUI {
             answer = .continued(BreakpointEdit())
         } else {
             guard let edit = try? JSONDecoder().decode(BreakpointEdit.self, from: Data(request.body)) else {
-                return .response(.text(400, #"the edit is {"method": "GET", "url": "https://...", "status": 200, "headers": [[name, value]], "body": "..."}, each optional"#))
+                return .response(
+                    .text(
+                        400,
+                        #"the edit is {"method": "GET", "url": "https://...", "status": 200, "headers": [[name, value]], "body": "..."}, each optional"#
+                    ))
             }
             if edit.url != nil, context.refusesLocalTargets(forClient: request.peer),
-               let problem = context.breakpoints.hostChange(id, edit) {
+                let problem = context.breakpoints.hostChange(id, edit)
+            {
                 return .response(.text(403, problem))
             }
             answer = .continued(edit)
@@ -111,7 +123,11 @@ extension WebUI {
 
     private func setBreakpoints(_ request: WebRequest, context: ProxyContext) -> WebReply {
         guard let list = try? JSONDecoder().decode(BreakpointList.self, from: Data(request.body)) else {
-            return .response(.text(400, #"POST /api/breakpoints takes {"breakpoints": [{"match": "api.example.com/v1", "method": "POST", "at": "both", "timeout": "5m"}]}"#))
+            return .response(
+                .text(
+                    400,
+                    #"POST /api/breakpoints takes {"breakpoints": [{"match": "api.example.com/v1", "method": "POST", "at": "both", "timeout": "5m"}]}"#
+                ))
         }
         do {
             context.rules.setWebRules(try list.rules())
@@ -147,8 +163,10 @@ private struct BreakpointList: Codable {
 
     init(_ rules: [TrafficRule]) {
         breakpoints = rules.map { rule in
-            Entry(match: rule.pattern.description, method: rule.methods.first,
-                  timeout: rule.actions.breakpoint.map { QuantityText.duration($0.timeout) }, at: rule.actions.breakpoint?.phasesText)
+            Entry(
+                match: rule.pattern.description, method: rule.methods.first,
+                timeout: rule.actions.breakpoint.map { QuantityText.duration($0.timeout) },
+                at: rule.actions.breakpoint?.phasesText)
         }
     }
 
@@ -156,7 +174,9 @@ private struct BreakpointList: Codable {
         var rules: [TrafficRule] = []
         for (index, entry) in breakpoints.enumerated() {
             let pattern: URLPattern
-            do { pattern = try URLPattern(parsing: entry.match) } catch { throw RuleError("breakpoint \(index + 1): \(error)") }
+            do { pattern = try URLPattern(parsing: entry.match) } catch {
+                throw RuleError("breakpoint \(index + 1): \(error)")
+            }
             var timeout = Breakpoint.defaultTimeout
             if let text = entry.timeout {
                 guard let seconds = QuantityText.seconds(text), seconds > 0, seconds <= RuleActions.longestDelay else {
@@ -173,8 +193,10 @@ private struct BreakpointList: Codable {
             } catch {
                 throw RuleError("breakpoint \(index + 1): \(error)")
             }
-            rules.append(TrafficRule(name: "web UI breakpoint \(entry.match)", pattern: pattern,
-                                     methods: entry.method.map { $0.isEmpty ? [] : [$0] } ?? [], actions: actions))
+            rules.append(
+                TrafficRule(
+                    name: "web UI breakpoint \(entry.match)", pattern: pattern,
+                    methods: entry.method.map { $0.isEmpty ? [] : [$0] } ?? [], actions: actions))
         }
         return rules
     }

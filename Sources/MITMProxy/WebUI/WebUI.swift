@@ -76,7 +76,8 @@ final class WebUI: Sendable {
 
     /// Sends open pages the new board soon, once for a burst of changes.
     private func scheduleBoard() {
-        guard boardScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        guard boardScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
         queue.asyncAfter(deadline: .now() + Self.boardDelay) { [self] in
             boardScheduled.store(false, ordering: .releasing)
             let open = feeds.withLock { Array($0.values) }
@@ -89,10 +90,15 @@ final class WebUI: Sendable {
     /// otherwise fill every page's feed).
     private func scheduleMessages(of id: Int) {
         chattyFlows.withLock { _ = $0.insert(id) }
-        guard chattyScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        guard
+            chattyScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
         queue.asyncAfter(deadline: .now() + Self.messageDelay) { [self] in
             chattyScheduled.store(false, ordering: .releasing)
-            let ids = chattyFlows.withLock { ids in defer { ids = [] }; return ids }
+            let ids = chattyFlows.withLock { ids in
+                defer { ids = [] }
+                return ids
+            }
             let open = feeds.withLock { Array($0.values) }
             guard !open.isEmpty else { return }
             for id in ids.sorted() {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,8 +27,16 @@ final class BoundSocket: @unchecked Sendable {
                 bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
             }
         }
-        guard bound else { close(fd); throw TestFailure("bind failed") }
-        if listening { guard listen(fd, 4) == 0 else { close(fd); throw TestFailure("listen failed") } }
+        guard bound else {
+            close(fd)
+            throw TestFailure("bind failed")
+        }
+        if listening {
+            guard listen(fd, 4) == 0 else {
+                close(fd)
+                throw TestFailure("listen failed")
+            }
+        }
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import MITMPins
 
 /// The files under `Samples/`, with their `${NAME}` placeholders filled from the test PKI.
@@ -12,7 +13,8 @@ enum SampleFiles {
 
     /// `Samples/name`, filled in and written to `directory`; returns the written path.
     static func instantiate(_ name: String, in directory: TemporaryDirectory, now: Date = Date()) throws -> String {
-        var text = try String(contentsOfFile: (Self.directory as NSString).appendingPathComponent(name), encoding: .utf8)
+        var text = try String(
+            contentsOfFile: (Self.directory as NSString).appendingPathComponent(name), encoding: .utf8)
         for (key, value) in try values(now: now) {
             text = text.replacingOccurrences(of: "${\(key)}", with: value)
         }

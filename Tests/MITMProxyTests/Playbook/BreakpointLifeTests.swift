@@ -1,7 +1,8 @@
 import MITMCore
 import MITMRules
-@testable import MITMProxy
 import Testing
+
+@testable import MITMProxy
 
 /// Breakpoints in a plain-HTTP relay without a socket or a real wait: the pause is listed on the desk, answered as
 /// the web UI answers it, and timed out by moving the playbook's clock.
@@ -10,11 +11,15 @@ import Testing
         let play = try ConnectionPlaybook(origins: ["origin.test:80"])
         var actions = RuleActions()
         actions.breakpoint = try Breakpoint(phases: phases, timeout: timeout)
-        play.context.rules.setWebRules([TrafficRule(name: "hold", pattern: try URLPattern(parsing: "origin.test/"), actions: actions)])
+        play.context.rules.setWebRules([
+            TrafficRule(name: "hold", pattern: try URLPattern(parsing: "origin.test/"), actions: actions)
+        ])
         return play
     }
 
-    private func paused(_ play: ConnectionPlaybook) -> [BreakpointDesk.Paused] { play.run { play.context.breakpoints.paused } }
+    private func paused(_ play: ConnectionPlaybook) -> [BreakpointDesk.Paused] {
+        play.run { play.context.breakpoints.paused }
+    }
 
     private func answer(_ play: ConnectionPlaybook, _ answer: BreakpointDesk.Answer) -> String? {
         guard let id = paused(play).first?.id else { return "nothing paused" }
@@ -42,7 +47,8 @@ import Testing
 
     @Test func anEditedRequestBodyGoesUpstreamWithItsNewLength() throws {
         let play = try playbook("request")
-        play.clientSends("POST http://origin.test/form HTTP/1.1\r\nHost: origin.test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        play.clientSends(
+            "POST http://origin.test/form HTTP/1.1\r\nHost: origin.test\r\nTransfer-Encoding: chunked\r\n\r\n")
         #expect(paused(play).first?.exchange.body.notEditable?.contains("still streaming") == true)
         play.clientSends("5\r\nhello\r\n0\r\n\r\n")
         let listed = try #require(paused(play).first)
@@ -61,7 +67,8 @@ import Testing
         #expect(listed.exchange.body.text == nil)
         #expect(listed.exchange.body.notEditable?.contains("still streaming") == true)
         let refused = answer(play, .continued(BreakpointEdit(body: "x")))
-        #expect(refused?.hasPrefix("the body cannot be edited: the body is still streaming") == true, "\(refused ?? "")")
+        #expect(
+            refused?.hasPrefix("the body cannot be edited: the body is still streaming") == true, "\(refused ?? "")")
         #expect(answer(play, .continued(BreakpointEdit())) == nil)
         play.clientSends("defghij")
         let origin = try #require(play.origin(0))
@@ -84,11 +91,15 @@ import Testing
         #expect(answer(play, .continued(edit)) == nil)
         let reply = play.clientReceived()
         #expect(reply.hasPrefix("HTTP/1.1 201 Created\r\n") || reply.hasPrefix("HTTP/1.1 201 "), "\(reply)")
-        #expect(reply.contains("X-Edited: 1\r\n") && !reply.contains("X-Origin") && !reply.contains("Transfer-Encoding"), "\(reply)")
+        #expect(
+            reply.contains("X-Edited: 1\r\n") && !reply.contains("X-Origin") && !reply.contains("Transfer-Encoding"),
+            "\(reply)")
         #expect(reply.hasSuffix("Content-Length: 9\r\n\r\nnew body!"), "\(reply)")
         #expect(paused(play).isEmpty)
         play.clientSends("GET http://origin.test/r2 HTTP/1.1\r\nHost: origin.test\r\n\r\n")
-        #expect(play.run { origin.takeText() }.hasPrefix("GET /r2 HTTP/1.1"), "the connection goes on after the edited response")
+        #expect(
+            play.run { origin.takeText() }.hasPrefix("GET /r2 HTTP/1.1"),
+            "the connection goes on after the edited response")
     }
 
     @Test func aPausedResponseContinuedUneditedKeepsTheUpstreamsBodyAndFraming() throws {
@@ -110,7 +121,9 @@ import Testing
         play.run { origin.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
         #expect(answer(play, .aborted) == nil)
         let aborted = play.clientReceived()
-        #expect(aborted.hasPrefix("HTTP/1.1 502 Bad Gateway\r\n") && aborted.contains("the response was aborted at breakpoint \"hold\""), "\(aborted)")
+        #expect(
+            aborted.hasPrefix("HTTP/1.1 502 Bad Gateway\r\n")
+                && aborted.contains("the response was aborted at breakpoint \"hold\""), "\(aborted)")
 
         let late = try playbook("response", timeout: 10)
         late.clientSends("GET http://origin.test/r HTTP/1.1\r\nHost: origin.test\r\n\r\n")
@@ -118,7 +131,9 @@ import Testing
         late.run { lateOrigin.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
         late.advance(seconds: 11)
         let timedOut = late.clientReceived()
-        #expect(timedOut.hasPrefix("HTTP/1.1 504 Gateway Timeout\r\n") && timedOut.contains("the response was held at breakpoint"), "\(timedOut)")
+        #expect(
+            timedOut.hasPrefix("HTTP/1.1 504 Gateway Timeout\r\n")
+                && timedOut.contains("the response was held at breakpoint"), "\(timedOut)")
         #expect(paused(late).isEmpty)
     }
 }

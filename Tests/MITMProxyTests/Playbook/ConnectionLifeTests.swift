@@ -1,13 +1,15 @@
 import MITMCore
-@testable import MITMProxy
 import Testing
+
+@testable import MITMProxy
 
 /// A proxy connection's life, step by step, with no socket and no waiting: the proxy request, CONNECT,
 /// the peek, raw tunnels, plain relaying, every timeout and every kind of close.
 @Suite struct ConnectionLifeTests {
     @Test func anAbsoluteFormRequestIsRelayedInOriginForm() throws {
         let play = try ConnectionPlaybook(origins: ["origin.test:80"])
-        play.clientSends("GET http://origin.test/x?y=1 HTTP/1.1\r\nHost: evil.test\r\nProxy-Connection: keep-alive\r\n\r\n")
+        play.clientSends(
+            "GET http://origin.test/x?y=1 HTTP/1.1\r\nHost: evil.test\r\nProxy-Connection: keep-alive\r\n\r\n")
         let origin = try #require(play.origin(0))
         #expect(play.run { origin.takeText() } == "GET /x?y=1 HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         play.run { origin.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
@@ -17,7 +19,10 @@ import Testing
             return
         }
         #expect(play.timeoutReason == .idle)
-        #expect(play.events.contains { if case .exchange(let record) = $0 { record.url == "http://origin.test/x?y=1" } else { false } })
+        #expect(
+            play.events.contains {
+                if case .exchange(let record) = $0 { record.url == "http://origin.test/x?y=1" } else { false }
+            })
     }
 
     @Test func aRefusedUpstreamIsA502AndTheClientMayGoOn() throws {
@@ -45,7 +50,10 @@ import Testing
         play.clientEnds()
         play.run { origin.stream.close() }
         #expect(play.isClosed)
-        #expect(play.events.contains { if case .tunnel(_, "mail.test", 25, 9, 11, _, false, _) = $0 { true } else { false } })
+        #expect(
+            play.events.contains {
+                if case .tunnel(_, "mail.test", 25, 9, 11, _, false, _) = $0 { true } else { false }
+            })
     }
 
     @Test func aServerThatSpeaksFirstGetsARawTunnel() throws {
@@ -65,7 +73,8 @@ import Testing
         #expect(!play.isClosed)
         play.advance(seconds: 0.2)
         #expect(play.isClosed && play.clientSawEnd)
-        #expect(play.events.contains { if case .timedOut(_, _, "reading the proxy request") = $0 { true } else { false } })
+        #expect(
+            play.events.contains { if case .timedOut(_, _, "reading the proxy request") = $0 { true } else { false } })
     }
 
     @Test func aTunnelWithoutFirstBytesTimesOut() throws {
@@ -117,7 +126,14 @@ import Testing
         play.clientSends("CONNECT tls.test:443 HTTP/1.1\r\n\r\n\u{16}\u{03}\u{01}")
         play.clientEnds()
         #expect(play.isClosed)
-        #expect(play.events.contains { if case .clientTLSFailed(_, "tls.test", 443, let reason) = $0 { reason.contains("middle of its first message") } else { false } })
+        #expect(
+            play.events.contains {
+                if case .clientTLSFailed(_, "tls.test", 443, let reason) = $0 {
+                    reason.contains("middle of its first message")
+                } else {
+                    false
+                }
+            })
     }
 
     @Test func aMalformedProxyRequestIsA400ThenLingers() throws {

@@ -1,8 +1,9 @@
 import Foundation
 import MITMCore
 import MITMIO
-@testable import MITMProxy
 import MITMTLS
+
+@testable import MITMProxy
 
 /// A proxy connection's whole life without a socket: the client and every upstream are memory streams,
 /// time is a clock the test moves, and every timer of the engine (deadlines, the silence window, rule delays,
@@ -21,8 +22,11 @@ final class ConnectionPlaybook: @unchecked Sendable {
 
     /// `clientHost` is the address the client seems to come from; `localTargets` are origins that stand for the proxy's
     /// own machine (see `MemoryDialer`).
-    init(origins: Set<String> = [], localTargets: Set<String> = [], clientHost: String = "127.0.0.1",
-         tlsOrigin: (@Sendable (MemoryStream) -> MemoryTLSPeer)? = nil, configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
+    init(
+        origins: Set<String> = [], localTargets: Set<String> = [], clientHost: String = "127.0.0.1",
+        tlsOrigin: (@Sendable (MemoryStream) -> MemoryTLSPeer)? = nil,
+        configure: (inout ProxyConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = ProxyConfiguration()
         configuration.loopCount = 1
         configuration.handshakeTimeout = 10
@@ -35,12 +39,14 @@ final class ConnectionPlaybook: @unchecked Sendable {
         network = MemoryNetwork(loop: loop)
         dialer = MemoryDialer(network: network, origins: origins, localTargets: localTargets, tlsOrigin: tlsOrigin)
         let clock = time.clock
-        context = try ProxyContext(configuration: configuration, authority: authority, events: events, dialer: dialer, clock: clock,
-                                   loops: EventLoopGroup(loops: [loop]))
+        context = try ProxyContext(
+            configuration: configuration, authority: authority, events: events, dialer: dialer, clock: clock,
+            loops: EventLoopGroup(loops: [loop]))
         let recorded = recorded
         events.subscribe { recorded.record($0) }
         recorded.flushBeforeReading { events.flush() }
-        let (clientEnd, proxyEnd) = network.pair(clientHost.contains(":") ? "[\(clientHost)]:40000" : "\(clientHost):40000", "127.0.0.1:8888")
+        let (clientEnd, proxyEnd) = network.pair(
+            clientHost.contains(":") ? "[\(clientHost)]:40000" : "\(clientHost):40000", "127.0.0.1:8888")
         let context = context
         (client, connection) = loop.sync {
             proxyEnd.remoteHost = clientHost

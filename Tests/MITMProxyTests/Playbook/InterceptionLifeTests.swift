@@ -1,9 +1,10 @@
 import Foundation
 import MITMCore
 import MITMIO
-@testable import MITMProxy
 import MITMTLS
 import Testing
+
+@testable import MITMProxy
 
 /// Interception without a socket: a TLS client that trusts the proxy CA, an in-memory TLS origin, and the
 /// proxy between them, handshakes and verdicts included.
@@ -13,18 +14,26 @@ import Testing
     }
 
     @Test func aTrustingClientIsInterceptedAndItsRequestReachesTheOrigin() throws {
-        let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) { $0.upstreamInsecure = true }
+        let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) {
+            $0.upstreamInsecure = true
+        }
         play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
         _ = play.clientReceived()
         let trusting = try ClientTLSContext(verify: true, extraCAFiles: [play.caCertificatePath])
         let client = play.run {
             play.clientStream.delegate = nil
-            return MemoryTLSPeer(play.clientStream, tls: try! TLSConnection(client: trusting, serverName: "api.test", verifyName: "api.test",
-                                                                             alpn: ["http/1.1"]), startsHandshake: true)
+            return MemoryTLSPeer(
+                play.clientStream,
+                tls: try! TLSConnection(
+                    client: trusting, serverName: "api.test", verifyName: "api.test",
+                    alpn: ["http/1.1"]), startsHandshake: true)
         }
-        #expect(play.run { client.isHandshakeComplete }, "the client accepted the forged certificate: \(play.run { client.step })")
+        #expect(
+            play.run { client.isHandshakeComplete },
+            "the client accepted the forged certificate: \(play.run { client.step })")
         guard case .relaying(.http1, for: .interception(let interception), _) = play.state,
-              case .ready? = play.run({ interception.upstream }) else {
+            case .ready? = play.run({ interception.upstream })
+        else {
             Issue.record("not relaying an interception over a ready upstream: \(play.state)")
             return
         }
@@ -33,28 +42,47 @@ import Testing
         #expect(play.run { origin.takeText() } == "GET /v1 HTTP/1.1\r\nHost: api.test\r\n\r\n")
         play.run { origin.send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nyes") }
         #expect(play.run { client.takeText() } == "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nyes")
-        #expect(play.events.contains { if case .verdict(let record) = $0 { record.host == "api.test" && record.verdict.kind == .intercepted } else { false } })
+        #expect(
+            play.events.contains {
+                if case .verdict(let record) = $0 {
+                    record.host == "api.test" && record.verdict.kind == .intercepted
+                } else {
+                    false
+                }
+            })
     }
 
     @Test func aClientThatDoesNotTrustTheCAIsRefusedWithItsAlert() throws {
-        let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) { $0.upstreamInsecure = true }
+        let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) {
+            $0.upstreamInsecure = true
+        }
         play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
         _ = play.clientReceived()
         let strict = try ClientTLSContext(verify: true, extraCAFiles: [])
         let client = play.run {
             play.clientStream.delegate = nil
-            return MemoryTLSPeer(play.clientStream, tls: try! TLSConnection(client: strict, serverName: "api.test", verifyName: "api.test",
-                                                                             alpn: ["http/1.1"]), startsHandshake: true)
+            return MemoryTLSPeer(
+                play.clientStream,
+                tls: try! TLSConnection(
+                    client: strict, serverName: "api.test", verifyName: "api.test",
+                    alpn: ["http/1.1"]), startsHandshake: true)
         }
         #expect(play.run { client.isHandshakeComplete } == false)
         #expect(play.isClosed)
-        #expect(play.events.contains {
-            if case .verdict(let record) = $0 { record.verdict.kind == .refused && record.verdict.how.contains("unknown_ca") } else { false }
-        })
+        #expect(
+            play.events.contains {
+                if case .verdict(let record) = $0 {
+                    record.verdict.kind == .refused && record.verdict.how.contains("unknown_ca")
+                } else {
+                    false
+                }
+            })
     }
 
     @Test func aHandshakeThatNeverEndsTimesOut() throws {
-        let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) { $0.upstreamInsecure = true }
+        let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) {
+            $0.upstreamInsecure = true
+        }
         play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
         _ = play.clientReceived()
         // A ClientHello's first record, cut short.
@@ -71,8 +99,11 @@ import Testing
         let trusting = try ClientTLSContext(verify: true, extraCAFiles: [play.caCertificatePath])
         let client = play.run {
             play.clientStream.delegate = nil
-            return MemoryTLSPeer(play.clientStream, tls: try! TLSConnection(client: trusting, serverName: "api.test", verifyName: "api.test",
-                                                                             alpn: ["http/1.1"]), startsHandshake: true)
+            return MemoryTLSPeer(
+                play.clientStream,
+                tls: try! TLSConnection(
+                    client: trusting, serverName: "api.test", verifyName: "api.test",
+                    alpn: ["http/1.1"]), startsHandshake: true)
         }
         guard case .upstreamHandshake(let interception, _, _) = play.state else {
             Issue.record("not waiting for the upstream's handshake: \(play.state)")
@@ -80,13 +111,20 @@ import Testing
         }
         #expect(play.run { client.isHandshakeComplete } == false)
         play.advance(seconds: 10.1)
-        #expect(play.run { client.isHandshakeComplete }, "the client got a forged certificate although the origin never answered")
-        guard case .relaying(.http1, for: .interception, _) = play.state, case .failed? = play.run({ interception.upstream }) else {
+        #expect(
+            play.run { client.isHandshakeComplete },
+            "the client got a forged certificate although the origin never answered")
+        guard case .relaying(.http1, for: .interception, _) = play.state,
+            case .failed? = play.run({ interception.upstream })
+        else {
             Issue.record("not relaying 502s: \(play.state)")
             return
         }
         play.run { client.send("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n") }
         #expect(play.run { client.takeText() }.hasPrefix("HTTP/1.1 502"))
-        #expect(play.events.contains { if case .verdict(let record) = $0 { record.verdict.kind == .intercepted } else { false } })
+        #expect(
+            play.events.contains {
+                if case .verdict(let record) = $0 { record.verdict.kind == .intercepted } else { false }
+            })
     }
 }

@@ -1,6 +1,7 @@
 import MITMIO
-@testable import MITMProxy
 import Synchronization
+
+@testable import MITMProxy
 
 /// Upstreams in memory: `host:port` registered by the test answer with a stream pair whose far end the
 /// test drives; anything else is refused, as a closed port would be.
@@ -16,7 +17,10 @@ final class MemoryDialer: UpstreamDialer, @unchecked Sendable {
     private let acceptedTLS = Mutex<[MemoryTLSPeer]>([])
 
     /// `tlsOrigin` makes the origin end speak TLS (for every origin).
-    init(network: MemoryNetwork, origins: Set<String>, localTargets: Set<String> = [], tlsOrigin: (@Sendable (MemoryStream) -> MemoryTLSPeer)? = nil) {
+    init(
+        network: MemoryNetwork, origins: Set<String>, localTargets: Set<String> = [],
+        tlsOrigin: (@Sendable (MemoryStream) -> MemoryTLSPeer)? = nil
+    ) {
         self.network = network
         self.origins = origins
         self.localTargets = localTargets
@@ -29,20 +33,26 @@ final class MemoryDialer: UpstreamDialer, @unchecked Sendable {
     /// The TLS origin ends, in order.
     var tlsConnections: [MemoryTLSPeer] { acceptedTLS.withLock { $0 } }
 
-    func dial(host: String, port: Int, guardedClient: String?, context: ProxyContext, loop: EventLoop,
-              _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void) -> any UpstreamAttempt {
+    func dial(
+        host: String, port: Int, guardedClient: String?, context: ProxyContext, loop: EventLoop,
+        _ completion: @escaping (Result<UpstreamConnection, UpstreamFailure>) -> Void
+    ) -> any UpstreamAttempt {
         let attempt = MemoryAttempt()
         nonisolated(unsafe) let completion = completion
         let known = origins.contains("\(host):\(port)")
         network.later { [self] in
             guard !attempt.cancelled else { return }
             if let guardedClient, localTargets.contains("\(host):\(port)") {
-                let reason = LocalTargetGuard.reason(host: host, port: port, address: "127.0.0.1", client: guardedClient)
+                let reason = LocalTargetGuard.reason(
+                    host: host, port: port, address: "127.0.0.1", client: guardedClient)
                 completion(.failure(UpstreamFailure(host: host, port: port, reason: reason, refusedLocalTarget: true)))
                 return
             }
             guard known else {
-                completion(.failure(UpstreamFailure(host: host, port: port, reason: "connection refused (nothing listens on that port)")))
+                completion(
+                    .failure(
+                        UpstreamFailure(
+                            host: host, port: port, reason: "connection refused (nothing listens on that port)")))
                 return
             }
             let (proxySide, originSide) = network.pair("\(host):\(port)", "proxy")
@@ -52,7 +62,10 @@ final class MemoryDialer: UpstreamDialer, @unchecked Sendable {
             } else {
                 accepted.withLock { $0.append(MemoryPeer(originSide)) }
             }
-            completion(.success(UpstreamConnection(socket: proxySide, address: "192.0.2.1", dnsMilliseconds: 0, connectMilliseconds: 0)))
+            completion(
+                .success(
+                    UpstreamConnection(
+                        socket: proxySide, address: "192.0.2.1", dnsMilliseconds: 0, connectMilliseconds: 0)))
         }
         return attempt
     }

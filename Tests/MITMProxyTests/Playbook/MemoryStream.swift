@@ -41,7 +41,10 @@ final class MemoryNetwork: Sendable {
     /// Unlinks every pair's two ends (each holds the other), so the streams, and the loop with its thread, can go.
     /// On the loop.
     func disconnectAll() {
-        for (a, b) in pairs.withLock({ pairs in defer { pairs.removeAll() }; return pairs }) {
+        for (a, b) in pairs.withLock({ pairs in
+            defer { pairs.removeAll() }
+            return pairs
+        }) {
             a.peer = nil
             b.peer = nil
         }

@@ -1,6 +1,7 @@
 import MITMIO
-@testable import MITMProxy
 import MITMTLS
+
+@testable import MITMProxy
 
 /// The test's side of a memory stream speaking TLS (a client that verifies, or an origin with its own
 /// certificate): drives the handshake as bytes arrive, then records the plaintext.
@@ -71,7 +72,8 @@ extension MemoryTLSPeer {
         let context = try ServerTLSContext()
         let key = forger.leafKey
         return { stream in
-            let tls = try! TLSConnection(server: context, certificate: certificate, key: key, alpn: ["http/1.1"], host: host)
+            let tls = try! TLSConnection(
+                server: context, certificate: certificate, key: key, alpn: ["http/1.1"], host: host)
             return MemoryTLSPeer(stream, tls: tls, startsHandshake: false)
         }
     }

@@ -11,7 +11,8 @@ enum BuiltBinary {
             candidates += triples.sorted().map { "\(build)/\($0)/debug/mitm-proxy" }
         }
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw SubprocessError(description: "no built mitm-proxy under \(build): run `swift build --build-tests` first")
+            throw SubprocessError(
+                description: "no built mitm-proxy under \(build): run `swift build --build-tests` first")
         }
         return found
     }

@@ -10,10 +10,13 @@ enum Chromium {
         }
         let profile = TemporaryDirectory.path("chromium-probe")
         defer { try? FileManager.default.removeItem(atPath: profile) }
-        let result = try? Subprocess.runBlocking("/usr/bin/chromium", [
-            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=" + profile,
-            "--dump-dom", "about:blank",
-        ], timeout: .seconds(60))
+        let result = try? Subprocess.runBlocking(
+            "/usr/bin/chromium",
+            [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--user-data-dir=" + profile,
+                "--dump-dom", "about:blank",
+            ], timeout: .seconds(60))
         guard let result else { return "chromium could not be run" }
         guard result.succeeded, result.stdoutText.contains("<html") else {
             return "chromium does not start: \(result.description)"
@@ -31,7 +34,9 @@ enum Chromium {
     /// Where screenshots taken by the browser tests go: `docs/` when `MITM_PROXY_UPDATE_SCREENSHOTS=1` (to refresh the
     /// README's pictures), otherwise a folder under `.build` so that a test run leaves the work tree as it was.
     static var screenshotDirectory: String {
-        if ProcessInfo.processInfo.environment["MITM_PROXY_UPDATE_SCREENSHOTS"] == "1" { return RepositoryLayout.root + "/docs" }
+        if ProcessInfo.processInfo.environment["MITM_PROXY_UPDATE_SCREENSHOTS"] == "1" {
+            return RepositoryLayout.root + "/docs"
+        }
         let directory = RepositoryLayout.root + "/.build/web-ui-screenshots"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         return directory

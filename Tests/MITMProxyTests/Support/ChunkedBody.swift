@@ -26,7 +26,9 @@ struct ChunkedBody {
             guard rest.count >= size + 2 else { throw Malformed(description: "chunk of \(size) bytes is cut short") }
             body += rest.prefix(size)
             rest = rest.dropFirst(size)
-            guard try Self.takeLine(&rest).isEmpty else { throw Malformed(description: "chunk data not followed by CRLF") }
+            guard try Self.takeLine(&rest).isEmpty else {
+                throw Malformed(description: "chunk data not followed by CRLF")
+            }
         }
         while true {
             let line = try Self.takeLine(&rest)
@@ -44,7 +46,8 @@ struct ChunkedBody {
 
     private static func takeLine(_ bytes: inout ArraySlice<UInt8>) throws -> String {
         guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),
-              newline > bytes.startIndex, bytes[newline - 1] == UInt8(ascii: "\r") else {
+            newline > bytes.startIndex, bytes[newline - 1] == UInt8(ascii: "\r")
+        else {
             throw Malformed(description: "missing CRLF in chunked body")
         }
         let line = String(decoding: bytes[..<(newline - 1)], as: UTF8.self)

@@ -83,9 +83,10 @@ struct HTTP2Harness {
         let origin: OriginServer
         switch kind {
         case .h2(let limit, let leaf, let extendedConnect):
-            origin = try await OriginServer.start(.tls(leaf), script: RepositoryLayout.h2OriginScript,
-                                                  extraArguments: ["--max-concurrent-streams", String(limit)]
-                                                      + (extendedConnect ? ["--extended-connect"] : []))
+            origin = try await OriginServer.start(
+                .tls(leaf), script: RepositoryLayout.h2OriginScript,
+                extraArguments: ["--max-concurrent-streams", String(limit)]
+                    + (extendedConnect ? ["--extended-connect"] : []))
         case .http1:
             origin = try await OriginServer.start(.tls(.origin))
         }
@@ -100,7 +101,9 @@ struct HTTP2Harness {
     func url(_ path: String, host: String = "origin.test") -> String { "https://\(host):\(origin.port)\(path)" }
 
     /// curl's options for going through the proxy and trusting its CA (repeat them after `--next`).
-    var curlProxyOptions: [String] { ["-sS", "--max-time", "30", "--proxy", harness.url, "--cacert", harness.caCertificate] }
+    var curlProxyOptions: [String] {
+        ["-sS", "--max-time", "30", "--proxy", harness.url, "--cacert", harness.caCertificate]
+    }
 
     /// Runs curl through the proxy, trusting the proxy's CA.
     func curl(_ arguments: [String]) async throws -> SubprocessResult {
@@ -109,7 +112,8 @@ struct HTTP2Harness {
 
     /// Runs one h2_client.py scenario through the proxy and returns its JSON (null JSON if it printed none).
     func h2Client(_ scenario: String, _ arguments: [String] = []) async throws -> (JSON, SubprocessResult) {
-        try await Self.h2Client(proxyPort: harness.port, caFile: harness.caCertificate, originPort: origin.port, scenario, arguments)
+        try await Self.h2Client(
+            proxyPort: harness.port, caFile: harness.caCertificate, originPort: origin.port, scenario, arguments)
     }
 
     /// Runs one h2_client.py scenario through the proxy at `proxyPort` (trusting `caFile`) to origin.test at `originPort`.
@@ -117,10 +121,12 @@ struct HTTP2Harness {
         proxyPort: Int, caFile: String, originPort: UInt16, _ scenario: String, _ arguments: [String] = [],
         timeout: Duration = .seconds(30)
     ) async throws -> (JSON, SubprocessResult) {
-        let result = try await Subprocess.run("python3", [
-            RepositoryLayout.h2ClientScript, "--proxy-port", String(proxyPort), "--host", "origin.test",
-            "--port", String(originPort), "--cafile", caFile, scenario,
-        ] + arguments, timeout: timeout)
+        let result = try await Subprocess.run(
+            "python3",
+            [
+                RepositoryLayout.h2ClientScript, "--proxy-port", String(proxyPort), "--host", "origin.test",
+                "--port", String(originPort), "--cafile", caFile, scenario,
+            ] + arguments, timeout: timeout)
         return (JSON(parsing: result.stdoutText), result)
     }
 

@@ -23,21 +23,26 @@ struct HTTP2ProcessHarness {
         let (warmUp, result) = try await HTTP2Harness.h2Client(
             proxyPort: proxy.port, caFile: proxy.caDirectory + "/ca.pem", originPort: origin.port, "get", ["/hello"])
         guard warmUp["streams"][0]["status"].int == 200 else {
-            throw SubprocessError(description: "warm-up through the proxy failed: \(result); proxy: \(proxy.outputText)")
+            throw SubprocessError(
+                description: "warm-up through the proxy failed: \(result); proxy: \(proxy.outputText)")
         }
-        return HTTP2ProcessHarness(proxy: proxy, origin: origin, peakAfterWarmUp: try proxy.memoryKilobytes("VmHWM"),
-                                   descriptorBaseline: try await proxy.descriptorBaseline(sockets: freshSockets))
+        return HTTP2ProcessHarness(
+            proxy: proxy, origin: origin, peakAfterWarmUp: try proxy.memoryKilobytes("VmHWM"),
+            descriptorBaseline: try await proxy.descriptorBaseline(sockets: freshSockets))
     }
 
     /// Runs one h2_client.py scenario through the proxy.
     func h2Client(_ scenario: String, _ arguments: [String] = []) async throws -> (JSON, SubprocessResult) {
-        try await HTTP2Harness.h2Client(proxyPort: proxy.port, caFile: proxy.caDirectory + "/ca.pem", originPort: origin.port,
-                                        scenario, arguments, timeout: .seconds(90))
+        try await HTTP2Harness.h2Client(
+            proxyPort: proxy.port, caFile: proxy.caDirectory + "/ca.pem", originPort: origin.port,
+            scenario, arguments, timeout: .seconds(90))
     }
 
     /// Runs `scenario` and, until it ends, GET /hello again and again on connections of its own: the scenario's
     /// result and the status each of those other clients got.
-    func whileServingOthers(_ scenario: String, _ arguments: [String]) async throws -> (JSON, SubprocessResult, others: [Int?]) {
+    func whileServingOthers(_ scenario: String, _ arguments: [String]) async throws -> (
+        JSON, SubprocessResult, others: [Int?]
+    ) {
         let finished = Flag()
         async let flood = { () async throws -> (JSON, SubprocessResult) in
             defer { finished.raise() }

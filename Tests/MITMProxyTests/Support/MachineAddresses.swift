@@ -6,7 +6,9 @@ import MITMIO
 enum MachineAddresses {
     /// The first interface address with one of `scopes` (IPv4 first; never a link-local IPv6, which needs a zone).
     static func first(in scopes: [IPAddressScope]) -> String? {
-        let candidates = LocalAddresses.interfaces().filter { !$0.address.contains("%") }.sorted { !$0.isIPv6 && $1.isIPv6 }
+        let candidates = LocalAddresses.interfaces().filter { !$0.address.contains("%") }.sorted {
+            !$0.isIPv6 && $1.isIPv6
+        }
         return candidates.first { IPAddress($0.address).map { scopes.contains($0.scope) } ?? false }?.address
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,19 +26,23 @@ final class NFTables: Sendable {
     static func redirect(from link: String, port: Int, to target: Int, family: String = "ip") async throws -> NFTables {
         let table = NFTables(name: "mitmt_\(getpid())_\(counter.add(1, ordering: .relaxed).newValue)", family: family)
         let rules = """
-        table \(family) \(table.name) {
-            chain prerouting {
-                type nat hook prerouting priority dstnat; policy accept;
-                iifname "\(link)" tcp dport \(port) redirect to :\(target)
+            table \(family) \(table.name) {
+                chain prerouting {
+                    type nat hook prerouting priority dstnat; policy accept;
+                    iifname "\(link)" tcp dport \(port) redirect to :\(target)
+                }
             }
+            """
+        let result = try await Subprocess.run(
+            "/bin/sh", ["-c", "printf '%s\\n' \"$0\" | /usr/sbin/nft -f -", rules], timeout: .seconds(20))
+        guard result.succeeded else {
+            throw SubprocessError(description: "cannot add nftables table \(table.name): \(result)")
         }
-        """
-        let result = try await Subprocess.run("/bin/sh", ["-c", "printf '%s\\n' \"$0\" | /usr/sbin/nft -f -", rules], timeout: .seconds(20))
-        guard result.succeeded else { throw SubprocessError(description: "cannot add nftables table \(table.name): \(result)") }
         return table
     }
 
     func remove() {
-        _ = try? Subprocess.runBlocking("/usr/sbin/nft", ["delete", "table", family, name], stdin: nil, environment: nil, timeout: .seconds(10))
+        _ = try? Subprocess.runBlocking(
+            "/usr/sbin/nft", ["delete", "table", family, name], stdin: nil, environment: nil, timeout: .seconds(10))
     }
 }

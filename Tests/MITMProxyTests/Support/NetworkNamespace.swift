@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,27 +38,31 @@ final class NetworkNamespace: Sendable {
         let tag = "\(getpid() % 10_000)x\(serial)"
         // A network another run left behind (a killed test process cannot remove its namespaces) would make two links
         // claim one address: skip the /30s already on this machine.
-        let addresses = (try? await Subprocess.run("/usr/sbin/ip", ["-4", "-o", "addr", "show"], timeout: .seconds(10)).stdoutText) ?? ""
+        let addresses =
+            (try? await Subprocess.run("/usr/sbin/ip", ["-4", "-o", "addr", "show"], timeout: .seconds(10)).stdoutText)
+            ?? ""
         var third = (Int(getpid()) * 7 + serial) % 250 + 1
         var tries = 0
         while addresses.contains(" \(prefix).\(third).1/") && tries < 250 {
             third = third % 250 + 1
             tries += 1
         }
-        let space = NetworkNamespace(name: "mitmt\(tag)", hostAddress: "\(prefix).\(third).1", clientAddress: "\(prefix).\(third).2",
-                                     hostLink: "mh\(tag)", clientLink: "mc\(tag)")
-        let host = space.hostLink, peer = space.clientLink
+        let space = NetworkNamespace(
+            name: "mitmt\(tag)", hostAddress: "\(prefix).\(third).1", clientAddress: "\(prefix).\(third).2",
+            hostLink: "mh\(tag)", clientLink: "mc\(tag)")
+        let host = space.hostLink
+        let peer = space.clientLink
         let script = """
-        set -e
-        ip netns add \(space.name)
-        ip link add \(host) type veth peer name \(peer)
-        ip link set \(peer) netns \(space.name)
-        ip addr add \(space.hostAddress)/30 dev \(host)
-        ip link set \(host) up
-        ip netns exec \(space.name) ip addr add \(space.clientAddress)/30 dev \(peer)
-        ip netns exec \(space.name) ip link set \(peer) up
-        ip netns exec \(space.name) ip link set lo up
-        """
+            set -e
+            ip netns add \(space.name)
+            ip link add \(host) type veth peer name \(peer)
+            ip link set \(peer) netns \(space.name)
+            ip addr add \(space.hostAddress)/30 dev \(host)
+            ip link set \(host) up
+            ip netns exec \(space.name) ip addr add \(space.clientAddress)/30 dev \(peer)
+            ip netns exec \(space.name) ip link set \(peer) up
+            ip netns exec \(space.name) ip link set lo up
+            """
         let result = try await Subprocess.run("/bin/sh", ["-c", script], timeout: .seconds(20))
         guard result.succeeded else {
             space.remove()
@@ -70,14 +75,17 @@ final class NetworkNamespace: Sendable {
     /// range, N this link's third IPv4 octet), without duplicate address detection, so that they are usable at once.
     func addIPv6() async throws -> (host: String, client: String) {
         let third = hostAddress.split(separator: ".")[2]
-        let host = "fd6d:6974:\(third)::1", client = "fd6d:6974:\(third)::2"
+        let host = "fd6d:6974:\(third)::1"
+        let client = "fd6d:6974:\(third)::2"
         let script = """
-        set -e
-        ip -6 addr add \(host)/64 dev \(hostLink) nodad
-        ip netns exec \(name) ip -6 addr add \(client)/64 dev \(clientLink) nodad
-        """
+            set -e
+            ip -6 addr add \(host)/64 dev \(hostLink) nodad
+            ip netns exec \(name) ip -6 addr add \(client)/64 dev \(clientLink) nodad
+            """
         let result = try await Subprocess.run("/bin/sh", ["-c", script], timeout: .seconds(20))
-        guard result.succeeded else { throw SubprocessError(description: "cannot give \(name) IPv6 addresses: \(result)") }
+        guard result.succeeded else {
+            throw SubprocessError(description: "cannot give \(name) IPv6 addresses: \(result)")
+        }
         return (host, client)
     }
 
@@ -88,6 +96,7 @@ final class NetworkNamespace: Sendable {
 
     /// Removes the namespace (and with it the veth pair).
     func remove() {
-        _ = try? Subprocess.runBlocking("/usr/sbin/ip", ["netns", "del", name], stdin: nil, environment: nil, timeout: .seconds(10))
+        _ = try? Subprocess.runBlocking(
+            "/usr/sbin/ip", ["netns", "del", name], stdin: nil, environment: nil, timeout: .seconds(10))
     }
 }

@@ -9,12 +9,15 @@ enum OpenSSLClient {
         /// The first certificate of `-showcerts` (the leaf), PEM.
         var leafPEM: String? {
             guard let begin = text.range(of: "-----BEGIN CERTIFICATE-----"),
-                  let end = text.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<text.endIndex) else { return nil }
+                let end = text.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<text.endIndex)
+            else { return nil }
             return String(text[begin.lowerBound..<end.upperBound]) + "\n"
         }
         /// `ALPN protocol: X`, or nil for `No ALPN negotiated`.
         var alpn: String? {
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ALPN protocol: ") }) else { return nil }
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ALPN protocol: ") }) else {
+                return nil
+            }
             return String(line.dropFirst("ALPN protocol: ".count))
         }
         /// `Verify return code: 0 (ok)` was printed.
@@ -22,12 +25,16 @@ enum OpenSSLClient {
     }
 
     /// `s_client -proxy 127.0.0.1:P -connect host:port -showcerts` plus `options`, with `stdin` (by default closed at once).
-    static func connect(through proxy: ProxyHarness, to host: String, port: UInt16, _ options: [String],
-                        stdin: [UInt8] = []) async throws -> Session {
+    static func connect(
+        through proxy: ProxyHarness, to host: String, port: UInt16, _ options: [String],
+        stdin: [UInt8] = []
+    ) async throws -> Session {
         let target = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        let result = try await Subprocess.run("openssl", [
-            "s_client", "-proxy", "127.0.0.1:\(proxy.port)", "-connect", target, "-showcerts",
-        ] + options, stdin: stdin, timeout: .seconds(20))
+        let result = try await Subprocess.run(
+            "openssl",
+            [
+                "s_client", "-proxy", "127.0.0.1:\(proxy.port)", "-connect", target, "-showcerts",
+            ] + options, stdin: stdin, timeout: .seconds(20))
         return Session(text: result.stdoutText + result.stderrText)
     }
 
@@ -36,7 +43,8 @@ enum OpenSSLClient {
         let file = TemporaryDirectory.path("leaf") + ".pem"
         try leafPEM.write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
-        return try await Subprocess.run("openssl", ["verify", "-x509_strict", "-purpose", "sslserver"] + checks + ["-CAfile", caFile, file])
+        return try await Subprocess.run(
+            "openssl", ["verify", "-x509_strict", "-purpose", "sslserver"] + checks + ["-CAfile", caFile, file])
     }
 
     /// The text form of a PEM certificate (`openssl x509 -noout -text`).

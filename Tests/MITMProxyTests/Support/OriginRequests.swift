@@ -7,7 +7,8 @@ extension OriginServer {
         var arguments = ["-sS", "--max-time", "10", url("/seen", hostname: "localhost")]
         if case .tls = transport { arguments += ["--cacert", pki.root] }
         let result = try await Subprocess.run("curl", arguments)
-        guard result.succeeded, let list = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String] else {
+        guard result.succeeded, let list = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String]
+        else {
             throw SubprocessError(description: "cannot read the origin's /seen: \(result)")
         }
         return list

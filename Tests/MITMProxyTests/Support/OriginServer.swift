@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -63,8 +64,9 @@ final class OriginServer: @unchecked Sendable {
     private init(transport: Transport, host: String, arguments: [String], timeout: Duration) throws {
         self.transport = transport
         self.host = host
-        let process = try ChildProcess(path: try Subprocess.executablePath("python3"), arguments: arguments, pipeStdin: true,
-                                       inheritingStderr: true)
+        let process = try ChildProcess(
+            path: try Subprocess.executablePath("python3"), arguments: arguments, pipeStdin: true,
+            inheritingStderr: true)
         self.process = process
         defer { try? process.output.close() }
         do {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,9 @@ final class ProxyProcess: @unchecked Sendable {
         let binary = try BuiltBinary.path()
         let caDirectory = TemporaryDirectory.path("proxy-process-ca")
         let all = ["--port", "0", "--ca-dir", caDirectory, "--upstream-ca", pki.root] + arguments
-        return try await DedicatedThread.run { try ProxyProcess(binary: binary, arguments: all, caDirectory: caDirectory) }
+        return try await DedicatedThread.run {
+            try ProxyProcess(binary: binary, arguments: all, caDirectory: caDirectory)
+        }
     }
 
     private init(binary: String, arguments: [String], caDirectory: String) throws {
@@ -62,7 +65,8 @@ final class ProxyProcess: @unchecked Sendable {
 
     /// The port of `mitm-proxy listening on 127.0.0.1:PORT (`, `0.0.0.0:PORT`, `[::]:PORT`.
     private static func listeningPort(in text: String) -> Int? {
-        guard let range = text.range(of: #"listening on (\[[0-9a-f:.]+\]|[0-9.]+):\d+ "#, options: .regularExpression) else { return nil }
+        guard let range = text.range(of: #"listening on (\[[0-9a-f:.]+\]|[0-9.]+):\d+ "#, options: .regularExpression)
+        else { return nil }
         let line = text[range].dropLast()
         return line.lastIndex(of: ":").flatMap { Int(line[line.index(after: $0)...]) }
     }
@@ -83,7 +87,8 @@ final class ProxyProcess: @unchecked Sendable {
     func memoryKilobytes(_ field: String) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
-              let value = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {
+            let value = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else {
             throw SubprocessError(description: "no \(field) in /proc/\(pid)/status")
         }
         return value
@@ -93,7 +98,9 @@ final class ProxyProcess: @unchecked Sendable {
     func cpuSeconds() throws -> Double {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
         // The command name (field 2) may hold spaces: count fields from the `)` that closes it.
-        guard let close = stat.lastIndex(of: ")") else { throw SubprocessError(description: "unreadable /proc/\(pid)/stat") }
+        guard let close = stat.lastIndex(of: ")") else {
+            throw SubprocessError(description: "unreadable /proc/\(pid)/stat")
+        }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
             throw SubprocessError(description: "no CPU times in /proc/\(pid)/stat")
@@ -110,7 +117,8 @@ final class ProxyProcess: @unchecked Sendable {
     func openSocketCount() throws -> Int {
         let directory = "/proc/\(pid)/fd"
         return try FileManager.default.contentsOfDirectory(atPath: directory).count { name in
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name))?.hasPrefix("socket:") == true
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name))?.hasPrefix("socket:")
+                == true
         }
     }
 
@@ -131,7 +139,8 @@ final class ProxyProcess: @unchecked Sendable {
     /// count before a warm-up exchange, whose connections close, or idle in the upstream pool for its idle time).
     func descriptorBaseline(sockets: Int, timeout: Duration = .seconds(20)) async throws -> Int {
         guard await Poll.until(timeout: timeout, { (try? openSocketCount()) == sockets }) else {
-            throw SubprocessError(description: "the proxy kept \(try openSocketCount()) sockets open, \(sockets) expected")
+            throw SubprocessError(
+                description: "the proxy kept \(try openSocketCount()) sockets open, \(sockets) expected")
         }
         return try openDescriptorCount()
     }

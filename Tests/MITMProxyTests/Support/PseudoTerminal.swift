@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,12 +18,15 @@ final class PseudoTerminal: @unchecked Sendable {
         typealias Step = @convention(c) (Int32) -> Int32
         typealias Name = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
         guard let openSymbol = dlsym(libc, "posix_openpt"), let grantSymbol = dlsym(libc, "grantpt"),
-              let unlockSymbol = dlsym(libc, "unlockpt"), let nameSymbol = dlsym(libc, "ptsname") else {
+            let unlockSymbol = dlsym(libc, "unlockpt"), let nameSymbol = dlsym(libc, "ptsname")
+        else {
             throw SubprocessError(description: "no pseudo-terminal functions in libc")
         }
         leader = unsafeBitCast(openSymbol, to: Open.self)(O_RDWR | O_NOCTTY)
-        guard leader >= 0, unsafeBitCast(grantSymbol, to: Step.self)(leader) == 0, unsafeBitCast(unlockSymbol, to: Step.self)(leader) == 0,
-              let name = unsafeBitCast(nameSymbol, to: Name.self)(leader) else {
+        guard leader >= 0, unsafeBitCast(grantSymbol, to: Step.self)(leader) == 0,
+            unsafeBitCast(unlockSymbol, to: Step.self)(leader) == 0,
+            let name = unsafeBitCast(nameSymbol, to: Name.self)(leader)
+        else {
             throw SubprocessError(description: "cannot open a pseudo-terminal: \(String(cString: strerror(errno)))")
         }
         let descriptor = open(String(cString: name), O_RDWR | O_NOCTTY)
@@ -48,7 +52,8 @@ final class PseudoTerminal: @unchecked Sendable {
                 guard count > 0 else { break }
                 bytes += buffer[..<count]
             }
-            throw SubprocessError(description: "no \(marker.debugDescription) on the terminal: \(String(decoding: bytes, as: UTF8.self))")
+            throw SubprocessError(
+                description: "no \(marker.debugDescription) on the terminal: \(String(decoding: bytes, as: UTF8.self))")
         }
     }
 }

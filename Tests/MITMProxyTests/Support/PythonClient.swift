@@ -12,8 +12,11 @@ enum PythonClient {
     }
 
     /// Runs the fixture `name` (a file in Fixtures) with `arguments`.
-    static func run(fixture name: String, _ arguments: [String] = [], timeout: Duration = .seconds(40)) async throws -> SubprocessResult {
-        try await Subprocess.run("python3", [RepositoryLayout.fixtures + "/" + name] + arguments, environment: environment, timeout: timeout)
+    static func run(fixture name: String, _ arguments: [String] = [], timeout: Duration = .seconds(40)) async throws
+        -> SubprocessResult
+    {
+        try await Subprocess.run(
+            "python3", [RepositoryLayout.fixtures + "/" + name] + arguments, environment: environment, timeout: timeout)
     }
 
     private static var environment: [String: String] {

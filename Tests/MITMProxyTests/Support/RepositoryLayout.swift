@@ -1,3 +1,5 @@
+import Foundation
+
 /// Paths inside the repository, found from this file's location so tests need no bundled resources.
 enum RepositoryLayout {
     /// The repository root: this file is `Tests/MITMProxyTests/Support/RepositoryLayout.swift`.
@@ -40,5 +42,3 @@ enum RepositoryLayout {
         return testBinary.deletingLastPathComponent().appendingPathComponent("mitm-proxy").path
     }()
 }
-
-import Foundation

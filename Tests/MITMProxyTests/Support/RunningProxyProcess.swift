@@ -29,7 +29,8 @@ final class RunningProxyProcess: @unchecked Sendable {
             if !process.isRunning { break }
         }
         process.kill()
-        throw SubprocessError(description: "mitm-proxy did not start listening; output: \(collected.waitForMore(seconds: 0))")
+        throw SubprocessError(
+            description: "mitm-proxy did not start listening; output: \(collected.waitForMore(seconds: 0))")
     }
 
     /// Sends `signal` and waits for the process to exit; returns its status.

@@ -9,7 +9,9 @@ enum TestBytes {
             while offset < count {
                 let word = generator.next()
                 let size = min(8, count - offset)
-                withUnsafeBytes(of: word) { raw.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: size) }
+                withUnsafeBytes(of: word) {
+                    raw.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: size)
+                }
                 offset += size
             }
             initialized = count

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,7 +31,8 @@ final class UnansweredPort: @unchecked Sendable {
         port = UInt16(bigEndian: address.sin_port)
         // Fill the accept queue; once full, further connects get no SYN-ACK.
         for _ in 0..<(acceptsConnections ? 0 : 4) {
-            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let filler = socket(
+                AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             descriptors.append(filler)
             _ = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) }

@@ -7,10 +7,14 @@ struct WebUIAPI {
     /// The token sent; nil sends none.
     let token: String?
     /// Runs curl with the arguments given (on this machine, or inside a network namespace).
-    var curl: @Sendable ([String]) async throws -> SubprocessResult = { try await Subprocess.run("curl", $0, timeout: .seconds(50)) }
+    var curl: @Sendable ([String]) async throws -> SubprocessResult = {
+        try await Subprocess.run("curl", $0, timeout: .seconds(50))
+    }
 
     /// `curl` arguments for the API; `csrfHeader: false` leaves the page's POST header out.
-    func request(_ method: String, _ path: String, json: String? = nil, csrfHeader: Bool = true) async throws -> SubprocessResult {
+    func request(_ method: String, _ path: String, json: String? = nil, csrfHeader: Bool = true) async throws
+        -> SubprocessResult
+    {
         var arguments = ["-sS", "--max-time", "40", "--noproxy", "*", "-X", method, "-w", "\n%{http_code}"]
         if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
         if method == "POST" && csrfHeader { arguments += ["-H", "X-Mitm-Proxy-UI: 1"] }
@@ -19,7 +23,9 @@ struct WebUIAPI {
     }
 
     /// The body and status of `method path`.
-    func call(_ method: String, _ path: String, json: String? = nil, csrfHeader: Bool = true) async throws -> (status: Int, body: String) {
+    func call(_ method: String, _ path: String, json: String? = nil, csrfHeader: Bool = true) async throws -> (
+        status: Int, body: String
+    ) {
         let result = try await request(method, path, json: json, csrfHeader: csrfHeader)
         let text = result.stdoutText
         let split = text.range(of: "\n", options: .backwards)

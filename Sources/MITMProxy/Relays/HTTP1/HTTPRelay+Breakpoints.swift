@@ -1,7 +1,7 @@
 import Foundation
 import MITMCore
-import MITMRules
 import MITMIO
+import MITMRules
 
 /// A request of the HTTP/1 relay held at a breakpoint: held as a rule `delay` holds it (the head waits in the queue,
 /// the client's reads paused), released by the web UI instead of a timer.
@@ -27,12 +27,16 @@ extension HTTPRelay {
     }
 
     /// Whether an exchange of this relay waits for the web UI (the connection's idle deadline does not end it).
-    var isPausedAtBreakpoint: Bool { rules.breakpoint?.machine.isPaused == true || rules.heldResponse?.machine.isPaused == true }
+    var isPausedAtBreakpoint: Bool {
+        rules.breakpoint?.machine.isPaused == true || rules.heldResponse?.machine.isPaused == true
+    }
 
     /// The connection's sweep: a pause whose deadline passed at `now` is aborted.
     func sweepBreakpoints(now: UInt64) {
         if rules.breakpoint?.machine.deadlinePassed(at: now) == true { performBreakpoint(.timerFired(now: now)) }
-        if rules.heldResponse?.machine.deadlinePassed(at: now) == true { performResponseBreakpoint(.timerFired(now: now)) }
+        if rules.heldResponse?.machine.deadlinePassed(at: now) == true {
+            performResponseBreakpoint(.timerFired(now: now))
+        }
     }
 
     /// The answer aborting the held request, if it was aborted; taken once.
@@ -74,7 +78,9 @@ extension HTTPRelay {
 
     /// The index of the held request head in the queue.
     private var heldHeadIndex: Int? {
-        guard queuedIndex < queuedClientEvents.count, case .requestHead = queuedClientEvents[queuedIndex] else { return nil }
+        guard queuedIndex < queuedClientEvents.count, case .requestHead = queuedClientEvents[queuedIndex] else {
+            return nil
+        }
         return queuedIndex
     }
 
@@ -82,7 +88,8 @@ extension HTTPRelay {
     private func queuedBody(after index: Int) -> (bytes: [UInt8], end: Int)? {
         let following = queuedClientEvents[(index + 1)...]
         guard let end = following.firstIndex(where: { if case .body = $0 { false } else { true } }),
-              case .end = queuedClientEvents[end] else { return nil }
+            case .end = queuedClientEvents[end]
+        else { return nil }
         var bytes: [UInt8] = []
         for case .body(let piece) in queuedClientEvents[(index + 1)..<end] { bytes += piece }
         return (bytes, end)
@@ -92,7 +99,9 @@ extension HTTPRelay {
     /// bytes of it are queued, so that a body sent just after its head can be edited. A body that came whole since the
     /// pause was listed is shown now.
     func readsOnAtBreakpoint() -> Bool {
-        guard let breakpoint = rules.breakpoint, breakpoint.machine.isPaused, let index = heldHeadIndex else { return false }
+        guard let breakpoint = rules.breakpoint, breakpoint.machine.isPaused, let index = heldHeadIndex else {
+            return false
+        }
         if let body = queuedBody(after: index) {
             if breakpoint.listedWithoutBody, let id = breakpoint.pauseID {
                 rules.breakpoint?.listedWithoutBody = false
@@ -108,16 +117,21 @@ extension HTTPRelay {
     private func listPause(_ head: HTTPRequestHead, deadline: UInt64) {
         guard let rule = rules.breakpoint?.machine.rule else { return }
         let facts = ruleFacts(for: head)
-        let url = facts.map { AbsoluteURL(scheme: $0.scheme, host: $0.host, port: $0.port, pathAndQuery: $0.target).text } ?? head.target
+        let url =
+            facts.map { AbsoluteURL(scheme: $0.scheme, host: $0.host, port: $0.port, pathAndQuery: $0.target).text }
+            ?? head.target
         var hostFixed = false
         if case .intercepted = mode { hostFixed = true }
         let body = heldHeadIndex.map { PausedBody.of(queuedBody(after: $0)?.bytes) } ?? .of(nil)
         rules.breakpoint?.listedWithoutBody = body.size == nil
-        let exchange = BreakpointDesk.Exchange(phase: .request, rule: rule, connection: connectionID, method: head.method, url: url,
-                                               status: nil, headers: head.headers.map { [$0.name, $0.value] }, body: body,
-                                               hostFixed: hostFixed)
+        let exchange = BreakpointDesk.Exchange(
+            phase: .request, rule: rule, connection: connectionID, method: head.method, url: url,
+            status: nil, headers: head.headers.map { [$0.name, $0.value] }, body: body,
+            hostFixed: hostFixed)
         nonisolated(unsafe) let relay = self
-        rules.breakpoint?.pauseID = context.breakpoints.hold(exchange, deadline: deadline, clock: context.clock, loop: loop) { answer, id in
+        rules.breakpoint?.pauseID = context.breakpoints.hold(
+            exchange, deadline: deadline, clock: context.clock, loop: loop
+        ) { answer, id in
             guard !relay.machine.isClosed, relay.rules.breakpoint?.pauseID == id else { return }
             relay.performBreakpoint(answer.event)
         }

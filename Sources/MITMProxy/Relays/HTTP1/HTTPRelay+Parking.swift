@@ -10,7 +10,8 @@ extension HTTPRelay {
     /// sending its next request at once would have the same buffers allocated again.
     func parkIdleUpstream() {
         guard !machine.isClosed, connecting == nil, exchanges.isEmpty, !machine.requestIsOpen,
-              !machine.pauses.contains(.upstreamForClient) else { return }
+            !machine.pauses.contains(.upstreamForClient)
+        else { return }
         client.releaseIdleMemory()
         upstream?.releaseIdleMemory()
         guard case .intercepted = mode else { return }

@@ -23,12 +23,17 @@ struct HTTPRelayHeldResponse {
 extension HTTPRelay {
     /// Holds a final response head of the first exchange when its decision has a response breakpoint; whether it is held.
     func pauseAtResponseBreakpoint(_ head: HTTPResponseHead, framing: HTTP1BodyFraming) -> Bool {
-        guard rules.heldResponse == nil, head.status >= 200, head.status != 101, let first = exchanges.first, first.local == nil,
-              let (breakpoint, rule) = first.decision.breakpoint, breakpoint.response else { return false }
+        guard rules.heldResponse == nil, head.status >= 200, head.status != 101, let first = exchanges.first,
+            first.local == nil,
+            let (breakpoint, rule) = first.decision.breakpoint, breakpoint.response
+        else { return false }
         var breakpointMachine = BreakpointMachine(breakpoint, rule: rule)
-        guard case .hold = breakpointMachine.receive(.reached(.response, now: context.clock.now())) else { return false }
+        guard case .hold = breakpointMachine.receive(.reached(.response, now: context.clock.now())) else {
+            return false
+        }
         let hasBody = head.mayHaveBody(toRequestMethod: first.record.request.method)
-        rules.heldResponse = HTTPRelayHeldResponse(machine: breakpointMachine, head: head, framing: framing, bodyComplete: !hasBody)
+        rules.heldResponse = HTTPRelayHeldResponse(
+            machine: breakpointMachine, head: head, framing: framing, bodyComplete: !hasBody)
         return true
     }
 
@@ -55,7 +60,9 @@ extension HTTPRelay {
             events += responseParser.skipBody(direct)
         }
         do {
-            if direct < bytes.count { events += try responseParser.feed(UnsafeRawBufferPointer(rebasing: bytes[direct...])) }
+            if direct < bytes.count {
+                events += try responseParser.feed(UnsafeRawBufferPointer(rebasing: bytes[direct...]))
+            }
         } catch {
             endResponseBreakpoint()
             upstreamBroke("sent a malformed response: \(error.reason)")
@@ -95,14 +102,21 @@ extension HTTPRelay {
     private func listResponsePause() {
         guard let held = rules.heldResponse, let first = exchanges.first else { return }
         let hasBody = held.head.mayHaveBody(toRequestMethod: first.record.request.method)
-        let body: PausedBody = hasBody ? .of(held.bodyComplete ? held.body : nil) : .none("this response has no body (status \(held.head.status) "
-            + "or a HEAD request)")
-        let exchange = BreakpointDesk.Exchange(phase: .response, rule: held.machine.rule, connection: connectionID,
-                                               method: first.record.request.method, url: first.record.url, status: held.head.status,
-                                               headers: held.head.headers.map { [$0.name, $0.value] }, body: body, hostFixed: true)
+        let body: PausedBody =
+            hasBody
+            ? .of(held.bodyComplete ? held.body : nil)
+            : .none(
+                "this response has no body (status \(held.head.status) "
+                    + "or a HEAD request)")
+        let exchange = BreakpointDesk.Exchange(
+            phase: .response, rule: held.machine.rule, connection: connectionID,
+            method: first.record.request.method, url: first.record.url, status: held.head.status,
+            headers: held.head.headers.map { [$0.name, $0.value] }, body: body, hostFixed: true)
         guard case .paused(_, let deadline) = held.machine.state else { return }
         nonisolated(unsafe) let relay = self
-        rules.heldResponse?.pauseID = context.breakpoints.hold(exchange, deadline: deadline, clock: context.clock, loop: loop) { answer, id in
+        rules.heldResponse?.pauseID = context.breakpoints.hold(
+            exchange, deadline: deadline, clock: context.clock, loop: loop
+        ) { answer, id in
             guard !relay.machine.isClosed, relay.rules.heldResponse?.pauseID == id else { return }
             relay.performResponseBreakpoint(answer.event)
         }
@@ -146,7 +160,9 @@ extension HTTPRelay {
         let replacement = edit.body.map { Array($0.utf8) }
         if let replacement { what.append("body replaced (\(ByteCountText.format(replacement.count)))") }
         if let first = exchanges.first {
-            context.events.emit(.ruleFired(RuleFiring(on: first.record, rules: [held.machine.rule], action: what.joined(separator: "; "))))
+            context.events.emit(
+                .ruleFired(
+                    RuleFiring(on: first.record, rules: [held.machine.rule], action: what.joined(separator: "; "))))
         }
         relayResponseHead(head, framing: held.framing, upstreamStatus: held.head.status, replacementBody: replacement)
         if !machine.isClosed { handleResponseEvents(held.events) }

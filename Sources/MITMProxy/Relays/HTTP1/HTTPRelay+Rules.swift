@@ -1,7 +1,7 @@
 import Foundation
 import MITMCore
-import MITMRules
 import MITMIO
+import MITMRules
 
 /// What the HTTP/1 relay keeps for the QA rules: the decision for the request waiting to start, its delay,
 /// the route its upstream takes, and a file answer being streamed.
@@ -35,7 +35,8 @@ extension HTTPRelay {
             return RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target)
         case .plain:
             guard let url = plainURL(for: head) else { return nil }
-            return RequestFacts(scheme: "http", host: url.host, port: url.port, method: head.method, target: url.pathAndQuery)
+            return RequestFacts(
+                scheme: "http", host: url.host, port: url.port, method: head.method, target: url.pathAndQuery)
         }
     }
 
@@ -86,7 +87,9 @@ extension HTTPRelay {
     /// again after a mapped one; nil when the usual path applies.
     func ruledRoute() -> UpstreamRoute? {
         guard let decision = rules.pending, decision.answer == nil else { return nil }
-        if let remote = decision.remote { return UpstreamRoute(scheme: remote.scheme, host: remote.host, port: remote.port) }
+        if let remote = decision.remote {
+            return UpstreamRoute(scheme: remote.scheme, host: remote.host, port: remote.port)
+        }
         if case .intercepted(let host, let port) = mode, rules.route != nil {
             return UpstreamRoute(scheme: "https", host: host, port: port)
         }
@@ -103,7 +106,8 @@ extension HTTPRelay {
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = (route.host, route.port)
         rules.route = route
-        connecting = RouteAttempt.dial(route, guardedClient: guardedClient(), context: context, loop: loop) { [unowned self] result in
+        connecting = RouteAttempt.dial(route, guardedClient: guardedClient(), context: context, loop: loop) {
+            [unowned self] result in
             connecting = nil
             switch result {
             case .success(let ready):
@@ -124,12 +128,14 @@ extension HTTPRelay {
     func beginRuledRequest(_ head: HTTPRequestHead, _ decision: RuleDecision, upgrade: Bool) -> Bool {
         guard let facts = ruleFacts(for: head) else { return false }
         if let abort = takeBreakpointAbort() {
-            queueLocal(head, host: facts.host, port: facts.port, scheme: facts.scheme, response: abort, decision: decision)
+            queueLocal(
+                head, host: facts.host, port: facts.port, scheme: facts.scheme, response: abort, decision: decision)
             return true
         }
         if let answer = decision.answer {
             let local = RuledAnswer.make(answer, for: head, decision: decision)
-            queueLocal(head, host: facts.host, port: facts.port, scheme: facts.scheme, response: local, decision: decision)
+            queueLocal(
+                head, host: facts.host, port: facts.port, scheme: facts.scheme, response: local, decision: decision)
             return true
         }
         var forwarded: HTTPRequestHead
@@ -137,7 +143,9 @@ extension HTTPRelay {
         if let remote = decision.remote {
             forwarded = HopByHopFields.forwarding(head, authority: remote.authority, upgrading: upgrade)
             forwarded.target = remote.target
-            what.append("sent to \(AbsoluteURL(scheme: remote.scheme, host: remote.host, port: remote.port, pathAndQuery: remote.target).text)")
+            what.append(
+                "sent to \(AbsoluteURL(scheme: remote.scheme, host: remote.host, port: remote.port, pathAndQuery: remote.target).text)"
+            )
         } else {
             switch mode {
             case .intercepted:
@@ -153,8 +161,10 @@ extension HTTPRelay {
             decision.requestHeaders.apply(to: &forwarded.headers)
             what.append("request headers edited")
         }
-        forward(forwarded, original: head, host: facts.host, port: facts.port, scheme: facts.scheme, upgrade: upgrade, decision: decision,
-                action: what)
+        forward(
+            forwarded, original: head, host: facts.host, port: facts.port, scheme: facts.scheme, upgrade: upgrade,
+            decision: decision,
+            action: what)
         return true
     }
 
@@ -163,16 +173,24 @@ extension HTTPRelay {
         guard !decision.isEmpty else { return }
         var words = action
         if let delay = decision.delay { words.insert("delayed \(QuantityText.duration(delay))", at: 0) }
-        context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: words.isEmpty ? "applied" : words.joined(separator: "; "))))
+        context.events.emit(
+            .ruleFired(
+                RuleFiring(
+                    on: record, rules: decision.rules, action: words.isEmpty ? "applied" : words.joined(separator: "; ")
+                )))
     }
 
     /// The response head the client gets: the rules' status, headers and body replaced for the first exchange.
     func ruledResponseHead(_ head: HTTPResponseHead) -> HTTPResponseHead {
-        guard let first = exchanges.first, first.rewritesResponse, head.status >= 200 || head.status == 101 else { return head }
+        guard let first = exchanges.first, first.rewritesResponse, head.status >= 200 || head.status == 101 else {
+            return head
+        }
         var ruled = RuledExchange(forwarded: first.decision, streams: false)
         var rewritten = head
         do {
-            let words = try ruled.rewriteResponseHead(status: head.status, isHEAD: first.record.request.method == "HEAD") { action in
+            let words = try ruled.rewriteResponseHead(
+                status: head.status, isHEAD: first.record.request.method == "HEAD"
+            ) { action in
                 switch action {
                 case .setStatus(let status):
                     rewritten.status = status
@@ -218,7 +236,9 @@ extension HTTPRelay {
             case .breakConnection(let fault, _):
                 var record = exchanges.removeFirst().record
                 record.finished = context.clock.wallNow()
-                record.failure = fault.isReset ? "the connection was reset after the response head by rule"
+                record.failure =
+                    fault.isReset
+                    ? "the connection was reset after the response head by rule"
                     : "the connection was closed after the response head by rule"
                 context.events.emit(.exchange(record))
                 breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
@@ -249,7 +269,8 @@ extension HTTPRelay {
         guard answer.head != nil else {
             var record = pending.record
             record.finished = context.clock.wallNow()
-            record.failure = answer.fault?.isReset == true ? "the connection was reset by rule" : "the connection was closed by rule"
+            record.failure =
+                answer.fault?.isReset == true ? "the connection was reset by rule" : "the connection was closed by rule"
             context.events.emit(.exchange(record))
             breakConnection(reset: answer.fault?.isReset == true, reason: "rule: \(answer.fault?.rawValue ?? "fault")")
             return false
@@ -262,7 +283,10 @@ extension HTTPRelay {
         if let fault = answer.decision.faultAfterHeaders {
             client.write(response.serialized())
             exchange.record.finished = context.clock.wallNow()
-            exchange.record.failure = fault.isReset ? "the connection was reset after the response head by rule" : "the connection was closed after the response head by rule"
+            exchange.record.failure =
+                fault.isReset
+                ? "the connection was reset after the response head by rule"
+                : "the connection was closed after the response head by rule"
             context.events.emit(.exchange(exchange.record))
             breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
             return false

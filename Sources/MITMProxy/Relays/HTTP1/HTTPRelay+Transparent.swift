@@ -15,12 +15,15 @@ extension HTTPRelay {
         do {
             url = try transparentURL(for: head, origin: origin)
         } catch {
-            return .answer(host: origin.host, port: origin.port, scheme: "http", .error(status: 400, reason: error.reason))
+            return .answer(
+                host: origin.host, port: origin.port, scheme: "http", .error(status: 400, reason: error.reason))
         }
         guard LocalPages.handles(host: url.host) else { return .forward(url) }
-        return .answer(host: url.host, port: url.port, scheme: "http",
-                       LocalPages.response(for: url.pathAndQuery, request: head, authority: context.authority,
-                                           advertised: context.configuration.advertised))
+        return .answer(
+            host: url.host, port: url.port, scheme: "http",
+            LocalPages.response(
+                for: url.pathAndQuery, request: head, authority: context.authority,
+                advertised: context.configuration.advertised))
     }
 
     /// The request's URL: its path, at the host its `Host` names (or its absolute-form URL names), validated as a CONNECT
@@ -28,37 +31,47 @@ extension HTTPRelay {
     func transparentURL(for head: HTTPRequestHead, origin: TransparentOrigin) throws(HTTP1ParseError) -> AbsoluteURL {
         switch try RequestTarget.parse(head.target, method: head.method) {
         case .origin(let path):
-            return AbsoluteURL(scheme: "http", host: Self.hostHeaderName(head) ?? origin.host, port: origin.port, pathAndQuery: path)
+            return AbsoluteURL(
+                scheme: "http", host: Self.hostHeaderName(head) ?? origin.host, port: origin.port, pathAndQuery: path)
         case .absolute(let url) where url.scheme == "http":
             return AbsoluteURL(scheme: "http", host: url.host, port: origin.port, pathAndQuery: url.pathAndQuery)
         case .absolute, .authority, .asterisk:
-            throw HTTP1ParseError(.badStartLine, "request target \(head.target) on a plain-HTTP connection to "
-                                  + "\(origin.host):\(origin.port) is not a path")
+            throw HTTP1ParseError(
+                .badStartLine,
+                "request target \(head.target) on a plain-HTTP connection to "
+                    + "\(origin.host):\(origin.port) is not a path")
         }
     }
 
     /// The host of the request's one `Host`, in normal form; nil when there is none, several, or it is no host name.
     static func hostHeaderName(_ head: HTTPRequestHead) -> String? {
         let hosts = head.headers.values("host")
-        guard hosts.count == 1, let authority = try? RequestTarget.parseAuthority(hosts[0], defaultPort: 80) else { return nil }
+        guard hosts.count == 1, let authority = try? RequestTarget.parseAuthority(hosts[0], defaultPort: 80) else {
+            return nil
+        }
         return authority.host
     }
 
     /// The URL of a request the plain relay forwards; nil for the proxy's own pages and bad targets.
     func plainURL(for head: HTTPRequestHead) -> AbsoluteURL? {
         if let transparentOrigin {
-            guard let url = try? transparentURL(for: head, origin: transparentOrigin), !LocalPages.handles(host: url.host) else { return nil }
+            guard let url = try? transparentURL(for: head, origin: transparentOrigin),
+                !LocalPages.handles(host: url.host)
+            else { return nil }
             return url
         }
-        guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method), url.scheme == "http",
-              !isLocal(url) else { return nil }
+        guard case .absolute(let url)? = try? RequestTarget.parse(head.target, method: head.method),
+            url.scheme == "http",
+            !isLocal(url)
+        else { return nil }
         return url
     }
 
     /// `head` as it goes to `url`'s origin: origin-form, with the URL's authority as `Host` (a redirected client's own
     /// `Host` is kept: it addressed the origin itself).
     func forwardedPlain(_ head: HTTPRequestHead, to url: AbsoluteURL, upgrading upgrade: Bool) -> HTTPRequestHead {
-        var forwarded = HopByHopFields.forwarding(head, authority: transparentOrigin == nil ? url.authority : nil, upgrading: upgrade)
+        var forwarded = HopByHopFields.forwarding(
+            head, authority: transparentOrigin == nil ? url.authority : nil, upgrading: upgrade)
         forwarded.target = url.pathAndQuery
         return forwarded
     }

@@ -104,11 +104,15 @@ extension HTTPRelay {
 
     /// Relays a response head (`head` as the upstream sent it with `upstreamStatus`, or as the web UI edited it at a
     /// breakpoint, perhaps with a `replacementBody`).
-    func relayResponseHead(_ head: HTTPResponseHead, framing: HTTP1BodyFraming, upstreamStatus: Int, replacementBody replacement: [UInt8]? = nil) {
-        let awaited: HTTP1RelayMachine.AwaitedResponse = switch exchanges.first {
-        case let first? where first.local == nil: first.upgradeRequested ? .responseOrUpgrade : .response
-        default: .nothing
-        }
+    func relayResponseHead(
+        _ head: HTTPResponseHead, framing: HTTP1BodyFraming, upstreamStatus: Int,
+        replacementBody replacement: [UInt8]? = nil
+    ) {
+        let awaited: HTTP1RelayMachine.AwaitedResponse =
+            switch exchanges.first {
+            case let first? where first.local == nil: first.upgradeRequested ? .responseOrUpgrade : .response
+            default: .nothing
+            }
         let relaying = machine.receive(.responseHead(status: upstreamStatus, framing: framing, awaited: awaited))
         if case .refuseResponse(let refusal) = relaying {
             upstreamBroke(refusal.rawValue)
@@ -134,7 +138,8 @@ extension HTTPRelay {
         // A failed write closes the relay from inside `write`.
         guard !machine.isClosed, !exchanges.isEmpty, relaying == .relayHead else { return }
         if relayed.status != upstreamStatus {
-            perform(machine.receive(.responseStatusRewritten(relayed, requestMethod: exchanges[0].record.request.method)))
+            perform(
+                machine.receive(.responseStatusRewritten(relayed, requestMethod: exchanges[0].record.request.method)))
         }
         exchanges[0].record.response = relayed.status == head.status && machine.response != .replaced ? head : relayed
         exchanges[0].responseStarted = context.clock.wallNow()
@@ -156,7 +161,8 @@ extension HTTPRelay {
     func responseEnded(trailers: HTTPHeaders?) {
         guard let first = exchanges.first else { return }
         let upstreamKeepsAlive = first.record.response?.keepAlive ?? true
-        let ending = machine.receive(.responseEnd(upstreamKeepsAlive: upstreamKeepsAlive, clientKeepsAlive: first.clientKeepsAlive))
+        let ending = machine.receive(
+            .responseEnd(upstreamKeepsAlive: upstreamKeepsAlive, clientKeepsAlive: first.clientKeepsAlive))
         let next: HTTP1RelayMachine.AfterResponse
         switch ending {
         case .endChunkedResponse(let then):
@@ -172,17 +178,23 @@ extension HTTPRelay {
         let finished = exchanges.removeFirst()
         finished.record.responseTrailers = trailers
         finished.complete(at: context.clock.wallNow())
-        let webSocket = response.status == 101 ? WebSocketHandshake.http1(request: finished.record.request, response: response) : nil
+        let webSocket =
+            response.status == 101
+            ? WebSocketHandshake.http1(request: finished.record.request, response: response) : nil
         if webSocket != nil { finished.record.webSocket = WebSocketSessionID(connectionID: connectionID) }
         context.events.emit(.exchange(finished.record))
         switch next {
         case .upgrade:
-            upgrade(tap: webSocket.map { handshake in
-                let endpoint = WebSocketEndpoint(session: WebSocketSessionID(connectionID: connectionID), host: finished.record.host,
-                                                 port: finished.record.port, url: finished.record.url)
-                return WebSocketTap(endpoint: endpoint, handshake: handshake,
-                                    captureLimit: context.configuration.webSocketCaptureLimit, events: context.events, clock: context.clock)
-            })
+            upgrade(
+                tap: webSocket.map { handshake in
+                    let endpoint = WebSocketEndpoint(
+                        session: WebSocketSessionID(connectionID: connectionID), host: finished.record.host,
+                        port: finished.record.port, url: finished.record.url)
+                    return WebSocketTap(
+                        endpoint: endpoint, handshake: handshake,
+                        captureLimit: context.configuration.webSocketCaptureLimit, events: context.events,
+                        clock: context.clock)
+                })
         case .closeBoth:
             closeAfterFlush()
         case .closeClientKeepingUpstream:
@@ -224,8 +236,10 @@ extension HTTPRelay {
 
     /// Hands an idle, healthy intercepted upstream to the owner for reuse instead of closing it.
     func offerUpstreamForReuse() {
-        guard case .intercepted = mode, rules.route == nil, let upstream, let owner, !machine.isLingering, machine.upstreamInputIsOpen,
-              responseParser.isIdle, upstream.bufferedOutputBytes == 0 else { return }
+        guard case .intercepted = mode, rules.route == nil, let upstream, let owner, !machine.isLingering,
+            machine.upstreamInputIsOpen,
+            responseParser.isIdle, upstream.bufferedOutputBytes == 0
+        else { return }
         upstream.onEvent = nil
         self.upstream = nil
         owner.relayReleasedUpstream(upstream)
@@ -251,7 +265,9 @@ extension HTTPRelay {
     /// The connection's idle deadline passed. When a request is still waiting for its response head, the client
     /// gets a 504 naming the upstream instead of a silent close; returns whether it did.
     func answerTimeout(after seconds: Double) -> Bool {
-        guard machine.isRelaying, let first = exchanges.first, first.local == nil, !machine.responseHeadSent else { return false }
+        guard machine.isRelaying, let first = exchanges.first, first.local == nil, !machine.responseHeadSent else {
+            return false
+        }
         upstreamBroke("did not answer within \(SecondsText.format(seconds))", status: 504)
         return true
     }
@@ -264,7 +280,9 @@ extension HTTPRelay {
         let target = upstreamTarget.map { "\($0.host):\($0.port)" } ?? "upstream"
         if exchanges.isEmpty && !machine.requestIsOpen, let upstreamTarget {
             // Nothing is waiting for this upstream: drop it, and keep the client for its next request.
-            context.events.emit(.upstreamFailed(connectionID: connectionID, host: upstreamTarget.host, port: upstreamTarget.port, reason: reason))
+            context.events.emit(
+                .upstreamFailed(
+                    connectionID: connectionID, host: upstreamTarget.host, port: upstreamTarget.port, reason: reason))
             upstreamEnded()
             return
         }
@@ -285,7 +303,9 @@ extension HTTPRelay {
         let host = upstreamTarget?.host ?? first.record.host
         let port = upstreamTarget?.port ?? first.record.port
         context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port, reason: reason))
-        let local = status == 504 ? LocalResponse.gatewayTimeout(host: host, port: port, reason: reason)
+        let local =
+            status == 504
+            ? LocalResponse.gatewayTimeout(host: host, port: port, reason: reason)
             : LocalResponse.badGateway(host: host, port: port, reason: reason)
         var record = first.record
         let head = local.head(keepAlive: false)

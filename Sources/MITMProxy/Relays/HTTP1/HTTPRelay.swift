@@ -1,7 +1,7 @@
 import Foundation
 import MITMCore
-import MITMRules
 import MITMIO
+import MITMRules
 
 /// Relays HTTP/1.x between a client leg and upstream legs, message by message, streaming bodies:
 /// keep-alive, pipelining (responses in order), chunked bodies with trailers, close-delimited
@@ -36,7 +36,10 @@ final class HTTPRelay {
         /// scans the headers, and both the response head and its end ask).
         let clientKeepsAlive: Bool
 
-        init(record: consuming ExchangeRecord, local: LocalResponse?, upgradeRequested: Bool, decision: consuming RuleDecision = RuleDecision()) {
+        init(
+            record: consuming ExchangeRecord, local: LocalResponse?, upgradeRequested: Bool,
+            decision: consuming RuleDecision = RuleDecision()
+        ) {
             self.local = local
             self.upgradeRequested = upgradeRequested
             rewritesResponse = decision.rewritesResponse
@@ -86,16 +89,20 @@ final class HTTPRelay {
         set { records.pendingConnectionTimings = newValue }
     }
 
-    init(connectionID: Int, context: ProxyContext, loop: EventLoop, client: Leg, parser: HTTP1Parser, mode: Mode, upstream: Leg? = nil) {
+    init(
+        connectionID: Int, context: ProxyContext, loop: EventLoop, client: Leg, parser: HTTP1Parser, mode: Mode,
+        upstream: Leg? = nil
+    ) {
         self.connectionID = connectionID
         self.context = context
         self.loop = loop
         self.client = client
         self.clientParser = parser
         self.mode = mode
-        self.records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                             client: client,
-                                             dropsProxyAuthorization: context.configuration.proxyCredentials != nil, replays: context.replays)
+        self.records = ExchangeRecordFactory(
+            connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
+            client: client,
+            dropsProxyAuthorization: context.configuration.proxyCredentials != nil, replays: context.replays)
         replayTag = context.replays.tag(forPeer: client.peerDescription)
         if case .intercepted(let host, let port) = mode {
             self.upstream = upstream
@@ -130,7 +137,9 @@ final class HTTPRelay {
                 relayRequestBody(UnsafeRawBufferPointer(rebasing: bytes[..<direct]))
                 enqueue(clientParser.skipBody(direct))
             }
-            if direct < bytes.count && machine.isRelaying { feedClient(UnsafeRawBufferPointer(rebasing: bytes[direct...])) }
+            if direct < bytes.count && machine.isRelaying {
+                feedClient(UnsafeRawBufferPointer(rebasing: bytes[direct...]))
+            }
         case .endOfInput:
             guard !machine.clientHasEnded else { return }
             perform(machine.receive(.clientInputEnded))
@@ -174,7 +183,8 @@ final class HTTPRelay {
         } else if headDeadline == nil {
             headDeadline = context.clock.after(seconds: context.configuration.handshakeTimeout)
         }
-        if headDeadline != previous { owner?.relayActivity(headDeadline: headDeadline) }  // the owner's deadline includes the head's
+        // The owner's deadline includes the head's.
+        if headDeadline != previous { owner?.relayActivity(headDeadline: headDeadline) }
     }
 
     /// The head deadline passed with nothing in flight: the client gets a 408 (a slow-header attack must not keep
@@ -182,8 +192,10 @@ final class HTTPRelay {
     func answerSlowHead(now: UInt64) -> Bool {
         guard let headDeadline, now >= headDeadline, machine.isRelaying, exchanges.isEmpty else { return false }
         let seconds = SecondsText.format(context.configuration.handshakeTimeout)
-        context.events.emit(.timedOut(connectionID: connectionID, host: upstreamTarget?.host,
-                                      what: "reading a request head (not complete within \(seconds))"))
+        context.events.emit(
+            .timedOut(
+                connectionID: connectionID, host: upstreamTarget?.host,
+                what: "reading a request head (not complete within \(seconds))"))
         let local = LocalResponse.error(status: 408, reason: "the request head did not arrive within \(seconds)")
         client.write(local.head(keepAlive: false).serialized() + local.body)
         closeAfterFlush()
@@ -273,19 +285,26 @@ final class HTTPRelay {
             return exchanges.isEmpty || exchanges.allSatisfy { $0.local != nil }
         }
         let dial = dialTarget(for: url)
-        if let target = upstreamTarget, target.host == dial.host, target.port == dial.port, upstream != nil, rules.route == nil { return true }
+        if let target = upstreamTarget, target.host == dial.host, target.port == dial.port, upstream != nil,
+            rules.route == nil
+        {
+            return true
+        }
         guard exchanges.isEmpty, connecting == nil else { return false }
         rules.route = nil
         upstream?.close()
         upstream = nil
         responseParser = HTTP1Parser(role: .response)
         upstreamTarget = dial
-        connecting = context.dialer.dial(host: dial.host, port: dial.port, guardedClient: guardedClient(), context: context, loop: loop) { [unowned self] result in
+        connecting = context.dialer.dial(
+            host: dial.host, port: dial.port, guardedClient: guardedClient(), context: context, loop: loop
+        ) { [unowned self] result in
             connecting = nil
             switch result {
             case .success(let connection):
                 newConnectionTimings = UpstreamConnectionTimings(
-                    dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds, ssl: -1, address: connection.address)
+                    dns: connection.dnsMilliseconds, connect: connection.connectMilliseconds, ssl: -1,
+                    address: connection.address)
                 attachUpstream(PlainLeg(socket: connection.socket))
                 processQueuedClientEvents()
             case .failure(let failure):
@@ -303,20 +322,25 @@ final class HTTPRelay {
         switch mode {
         case .intercepted(let host, let port):
             if originAuthority == nil, let refusal = TunnelRequestCheck.check(head, tunnelHost: host, port: port) {
-                queueLocal(head, host: host, port: port, scheme: "https", response: .error(status: refusal.status, reason: refusal.reason))
+                queueLocal(
+                    head, host: host, port: port, scheme: "https",
+                    response: .error(status: refusal.status, reason: refusal.reason))
                 return
             }
             var forwarded = HopByHopFields.forwarding(head, authority: originAuthority, upgrading: upgrade)
             if !upgrade && !head.keepAlive { HopByHopFields.keepingUpstreamOpen(&forwarded) }
             forward(forwarded, original: head, host: host, port: port, scheme: "https", upgrade: upgrade)
         case .failing(let host, let port, let reason):
-            queueLocal(head, host: host, port: port, scheme: "https",
-                       response: .badGateway(host: host, port: port, reason: reason))
+            queueLocal(
+                head, host: host, port: port, scheme: "https",
+                response: .badGateway(host: host, port: port, reason: reason))
         case .plain:
             switch plainRoute(for: head) {
             case .forward(let url):
-                forward(forwardedPlain(head, to: url, upgrading: upgrade), original: head, host: url.host, port: url.port, scheme: "http",
-                        upgrade: upgrade)
+                forward(
+                    forwardedPlain(head, to: url, upgrading: upgrade), original: head, host: url.host, port: url.port,
+                    scheme: "http",
+                    upgrade: upgrade)
             case .answer(let host, let port, let scheme, let response):
                 queueLocal(head, host: host, port: port, scheme: scheme, response: response)
             }
@@ -342,23 +366,30 @@ final class HTTPRelay {
         switch target {
         case .absolute(let url):
             if let problem = context.authenticationProblem(head) {
-                return .answer(host: url.host, port: url.port, scheme: url.scheme, .proxyAuthenticationRequired(reason: problem))
+                return .answer(
+                    host: url.host, port: url.port, scheme: url.scheme, .proxyAuthenticationRequired(reason: problem))
             }
             guard url.scheme == "http" else {
-                return .answer(host: url.host, port: url.port, scheme: url.scheme, .error(
-                    status: 400, reason: "send https:// requests through a CONNECT tunnel (configure the proxy for HTTPS too)"))
+                return .answer(
+                    host: url.host, port: url.port, scheme: url.scheme,
+                    .error(
+                        status: 400,
+                        reason: "send https:// requests through a CONNECT tunnel (configure the proxy for HTTPS too)"))
             }
             guard isLocal(url) else { return .forward(url) }
             return .answer(host: url.host, port: url.port, scheme: "http", localPage(url.pathAndQuery, head))
         case .origin(let path):
             return .answer(host: LocalPages.host, port: 80, scheme: "http", localPage(path, head))
         case .authority, .asterisk:
-            return .answer(host: "-", port: 0, scheme: "http", .error(status: 400, reason: "request target \(head.target) is not an absolute http:// URL"))
+            return .answer(
+                host: "-", port: 0, scheme: "http",
+                .error(status: 400, reason: "request target \(head.target) is not an absolute http:// URL"))
         }
     }
 
     private func localPage(_ path: String, _ head: HTTPRequestHead) -> LocalResponse {
-        LocalPages.response(for: path, request: head, authority: context.authority, advertised: context.configuration.advertised)
+        LocalPages.response(
+            for: path, request: head, authority: context.authority, advertised: context.configuration.advertised)
     }
 
     /// Whether an absolute-form request is for the proxy's own pages: `mitm.proxy`, or the proxy's own address
@@ -367,33 +398,46 @@ final class HTTPRelay {
         LocalPages.handles(host: url.host) || context.ownListener.isOwn(host: url.host, port: url.port)
     }
 
-    func forward(_ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String, upgrade: Bool,
-                 decision: RuleDecision = RuleDecision(), action: [String] = []) {
+    func forward(
+        _ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String,
+        upgrade: Bool,
+        decision: RuleDecision = RuleDecision(), action: [String] = []
+    ) {
         guard let upstream else { return }
-        let pending = PendingExchange(record: records.record(for: original ?? head, host: host, port: port, scheme: scheme, version: head.version,
-                                                             at: context.clock.wallNow()),
-                                      local: nil, upgradeRequested: upgrade, decision: decision)
+        let pending = PendingExchange(
+            record: records.record(
+                for: original ?? head, host: host, port: port, scheme: scheme, version: head.version,
+                at: context.clock.wallNow()),
+            local: nil, upgradeRequested: upgrade, decision: decision)
         pending.record.rules += decision.rules
         exchanges.append(pending)
-        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: pending.record.url))
+        context.events.emitRequest(
+            .request(connectionID: connectionID, host: host, port: port, method: head.method, url: pending.record.url))
         if !action.isEmpty || decision.delay != nil { reportRules(decision, record: pending.record, action: action) }
         responseParser.expectResponse(toMethod: head.method)
         upstream.write(head.serialized())
     }
 
-    func queueLocal(_ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse,
-                    decision: RuleDecision = RuleDecision()) {
-        let pending = PendingExchange(record: records.record(for: head, host: host, port: port, scheme: scheme, version: head.version,
-                                                             at: context.clock.wallNow()),
-                                      local: response, upgradeRequested: false, decision: decision)
+    func queueLocal(
+        _ head: HTTPRequestHead, host: String, port: Int, scheme: String, response: LocalResponse,
+        decision: RuleDecision = RuleDecision()
+    ) {
+        let pending = PendingExchange(
+            record: records.record(
+                for: head, host: host, port: port, scheme: scheme, version: head.version,
+                at: context.clock.wallNow()),
+            local: response, upgradeRequested: false, decision: decision)
         pending.record.rules += decision.rules
         exchanges.append(pending)
-        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: pending.record.url))
+        context.events.emitRequest(
+            .request(connectionID: connectionID, host: host, port: port, method: head.method, url: pending.record.url))
     }
 
     /// Answers local exchanges at the head of the queue whose requests are complete.
     func sendLocalResponses() {
-        while rules.sender == nil, let first = exchanges.first, let local = first.local, !(machine.requestIsOpen && exchanges.count == 1) {
+        while rules.sender == nil, let first = exchanges.first, let local = first.local,
+            !(machine.requestIsOpen && exchanges.count == 1)
+        {
             exchanges.removeFirst()
             if let answer = local.rule {
                 guard sendRuledAnswer(first, local, answer) else { return }
@@ -420,14 +464,19 @@ final class HTTPRelay {
 
     func failQueuedRequest(with failure: UpstreamFailure, scheme: String = "http") {
         if !failure.refusedLocalTarget {
-            context.events.emit(.upstreamFailed(connectionID: connectionID, host: failure.host, port: failure.port, reason: failure.reason))
+            context.events.emit(
+                .upstreamFailed(
+                    connectionID: connectionID, host: failure.host, port: failure.port, reason: failure.reason))
         }
         guard queuedIndex < queuedClientEvents.count,
-              case .requestHead(let head, let framing) = queuedClientEvents[queuedIndex] else { return }
+            case .requestHead(let head, let framing) = queuedClientEvents[queuedIndex]
+        else { return }
         queuedIndex += 1
-        queueLocal(head, host: failure.host, port: failure.port, scheme: scheme, response: failure.refusedLocalTarget
-                   ? .error(status: 403, reason: failure.reason)
-                   : .badGateway(host: failure.host, port: failure.port, reason: failure.reason))
+        queueLocal(
+            head, host: failure.host, port: failure.port, scheme: scheme,
+            response: failure.refusedLocalTarget
+                ? .error(status: 403, reason: failure.reason)
+                : .badGateway(host: failure.host, port: failure.port, reason: failure.reason))
         guard perform(machine.receive(.requestHead(framing))) else { return }
         processQueuedClientEvents()
     }
@@ -522,8 +571,9 @@ final class HTTPRelay {
         case .resumeUpstream: upstream?.resumeReading()
         case .linger: linger()
         case .impossible(let event): close(reason: "HTTP/1 relay: \(event.rawValue)")
-        case .none, .forward, .forwardAsChunk, .discard, .writeLastChunk, .relayInterimHead, .relayHead, .refuseResponse,
-             .endChunkedResponse, .endResponse, .closeNow:
+        case .none, .forward, .forwardAsChunk, .discard, .writeLastChunk, .relayInterimHead, .relayHead,
+            .refuseResponse,
+            .endChunkedResponse, .endResponse, .closeNow:
             break
         }
         return !machine.isClosed

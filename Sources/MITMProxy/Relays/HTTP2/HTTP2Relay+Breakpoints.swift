@@ -1,8 +1,8 @@
 import Foundation
 import MITMCore
-import MITMRules
 import MITMHTTP2
 import MITMIO
+import MITMRules
 
 /// A stream of the HTTP/2 relay held at a breakpoint: held as a rule `delay` holds it (`HTTP2RelayRules.Held`, the
 /// client's window closed for its body), released by the web UI instead of a timer.
@@ -13,17 +13,23 @@ struct HTTP2RelayBreakpoint {
 
 extension HTTP2Relay {
     /// Holds a new stream whose decision has a request breakpoint; whether it is held.
-    func pauseAtRequestBreakpoint(_ clientID: Int32, _ head: HTTPRequestHead, _ block: HTTP2HeaderBlock, _ decision: RuleDecision) -> Bool {
+    func pauseAtRequestBreakpoint(
+        _ clientID: Int32, _ head: HTTPRequestHead, _ block: HTTP2HeaderBlock, _ decision: RuleDecision
+    ) -> Bool {
         guard let (breakpoint, rule) = decision.breakpoint, breakpoint.request else { return false }
         var machine = BreakpointMachine(breakpoint, rule: rule)
-        guard case .hold(let deadline) = machine.receive(.reached(.request, now: context.clock.now())) else { return false }
+        guard case .hold(let deadline) = machine.receive(.reached(.request, now: context.clock.now())) else {
+            return false
+        }
         ruled.held[clientID] = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
         let url = streams[clientID]?.record.url ?? head.target
-        let exchange = BreakpointDesk.Exchange(phase: .request, rule: rule, connection: connectionID, method: head.method, url: url,
-                                               status: nil, headers: head.headers.map { [$0.name, $0.value] },
-                                               body: .of(block.endStream ? [] : nil), hostFixed: true)
+        let exchange = BreakpointDesk.Exchange(
+            phase: .request, rule: rule, connection: connectionID, method: head.method, url: url,
+            status: nil, headers: head.headers.map { [$0.name, $0.value] },
+            body: .of(block.endStream ? [] : nil), hostFixed: true)
         nonisolated(unsafe) let relay = self
-        let id = context.breakpoints.hold(exchange, deadline: deadline, clock: context.clock, loop: loop) { answer, id in
+        let id = context.breakpoints.hold(exchange, deadline: deadline, clock: context.clock, loop: loop) {
+            answer, id in
             guard relay.ruled.breakpoints[clientID]?.pauseID == id else { return }
             relay.performBreakpoint(answer.event, on: clientID)
         }
@@ -33,7 +39,8 @@ extension HTTP2Relay {
 
     /// Whether a stream waits for the web UI.
     var hasPausedStream: Bool {
-        ruled.breakpoints.values.contains { $0.machine.isPaused } || ruled.heldResponses.values.contains { $0.machine.isPaused }
+        ruled.breakpoints.values.contains { $0.machine.isPaused }
+            || ruled.heldResponses.values.contains { $0.machine.isPaused }
     }
 
     /// The connection's sweep: pauses whose deadline passed at `now` are aborted.
@@ -65,7 +72,9 @@ extension HTTP2Relay {
             guard var held = ruled.held[clientID] else { return }
             held.fields = Self.edited(held.fields, edit)
             if let text = edit.body, held.ended { replaceHeldBody(&held, with: Array(text.utf8), on: clientID) }
-            if let record = streams[clientID]?.record { streams[clientID]?.record.request = Self.edited(record.request, held.fields) }
+            if let record = streams[clientID]?.record {
+                streams[clientID]?.record.request = Self.edited(record.request, held.fields)
+            }
             if let seconds = held.decision.delay, seconds > 0 {
                 nonisolated(unsafe) let relay = self
                 held.timer = context.clock.schedule(after: seconds, on: loop) { relay.releaseHeld(clientID) }
@@ -89,7 +98,10 @@ extension HTTP2Relay {
     private func replaceHeldBody(_ held: inout HTTP2RelayRules.Held, with bytes: [UInt8], on clientID: Int32) {
         clientSession.consume(streamID: clientID, count: held.body.reduce(0) { $0 + $1.count })
         held.body = bytes.isEmpty ? [] : [bytes]
-        held.fields = held.fields.filter { $0.nameText != "content-length" } + [HTTP2HeaderField("content-length", String(bytes.count))]
+        held.fields =
+            held.fields.filter { $0.nameText != "content-length" } + [
+                HTTP2HeaderField("content-length", String(bytes.count))
+            ]
         ruled.requestBodyEdited.insert(clientID)
         if let limit = streams[clientID]?.record.requestBody.limit {
             var captured = CapturedBody(limit: limit)
@@ -119,14 +131,21 @@ extension HTTP2Relay {
         var pseudo = fields.filter(\.isPseudo)
         var regular = fields.filter { !$0.isPseudo }
         func setPseudo(_ name: String, _ value: String) {
-            if let index = pseudo.firstIndex(where: { $0.nameText == name }) { pseudo[index] = HTTP2HeaderField(name, value) }
+            if let index = pseudo.firstIndex(where: { $0.nameText == name }) {
+                pseudo[index] = HTTP2HeaderField(name, value)
+            }
         }
         if let method = edit.method { setPseudo(":method", method.uppercased()) }
-        if let url = edit.url, case .absolute(let parsed)? = try? RequestTarget.parse(url, method: "GET") { setPseudo(":path", parsed.pathAndQuery) }
+        if let url = edit.url, case .absolute(let parsed)? = try? RequestTarget.parse(url, method: "GET") {
+            setPseudo(":path", parsed.pathAndQuery)
+        }
         if let status = edit.status { setPseudo(":status", String(status)) }
         if let headers = edit.headers {
             let length = regular.filter { $0.nameText == "content-length" }
-            regular = headers.filter { $0.count == 2 && $0[0].lowercased() != "content-length" && $0[0].lowercased() != "host" }
+            regular =
+                headers.filter {
+                    $0.count == 2 && $0[0].lowercased() != "content-length" && $0[0].lowercased() != "host"
+                }
                 .map { HTTP2HeaderField($0[0].lowercased(), $0[1]) } + length
         }
         return pseudo + regular
@@ -136,7 +155,8 @@ extension HTTP2Relay {
     static func edited(_ request: HTTPRequestHead, _ fields: [HTTP2HeaderField]) -> HTTPRequestHead {
         var result = request
         var headers = HTTPHeaders()
-        if let host = request.headers.first("host") { headers.add(name: "host", value: host) }  // from :authority, which stays
+        // From :authority, which stays.
+        if let host = request.headers.first("host") { headers.add(name: "host", value: host) }
         for field in fields {
             switch field.nameText {
             case ":method": result.method = field.valueText

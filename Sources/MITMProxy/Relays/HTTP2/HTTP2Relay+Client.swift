@@ -39,21 +39,27 @@ extension HTTP2Relay {
             guard requestedClientResets.remove(clientID) == nil, code != .noError else { return }
             let what = lastClientDiagnostic ?? "the client sent \(code.peerFault)"
             lastClientDiagnostic = nil
-            context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription,
-                                            reason: "HTTP/2 stream \(clientID): \(what); reset it with \(code)"))
+            context.events.emit(
+                .badRequest(
+                    connectionID: connectionID, peer: clientDescription,
+                    reason: "HTTP/2 stream \(clientID): \(what); reset it with \(code)"))
             streams[clientID]?.fail("\(what) (reset with \(code))")
         case .streamClosed(let clientID, let code):
             clientStreamClosed(clientID, code)
         case .dataSent(let clientID, let count):
             if feedFile(clientID) { return }
-            guard let upstreamID = streams[clientID]?.upstreamID, !ruled.responseBodyEdited.contains(clientID) else { return }
+            guard let upstreamID = streams[clientID]?.upstreamID, !ruled.responseBodyEdited.contains(clientID) else {
+                return
+            }
             upstreamSession?.consume(streamID: upstreamID, count: count)
         case .goAwaySent(_, let code, let debug):
             guard code != .noError else { return }
             let what = debug.isEmpty ? lastClientDiagnostic ?? "the client sent \(code.peerFault)" : debug
             lastClientDiagnostic = nil
-            context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription,
-                                            reason: "HTTP/2 protocol error: \(what); sent GOAWAY \(code)"))
+            context.events.emit(
+                .badRequest(
+                    connectionID: connectionID, peer: clientDescription,
+                    reason: "HTTP/2 protocol error: \(what); sent GOAWAY \(code)"))
             finish("the client broke the HTTP/2 protocol (\(code))")
         case .goAwayReceived, .settingsReceived:
             return
@@ -68,14 +74,19 @@ extension HTTP2Relay {
         let record = newRecord(head)
         streams[clientID] = HTTP2RelayStream(clientID: clientID, record: record)
         if block.endStream { streams[clientID]?.requestEnded = record.started }
-        if HTTP2Heads.extendedConnectProtocol(block.fields)?.lowercased() == "websocket" { streams[clientID]?.webSocketRequested = true }
-        context.events.emitRequest(.request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+        if HTTP2Heads.extendedConnectProtocol(block.fields)?.lowercased() == "websocket" {
+            streams[clientID]?.webSocketRequested = true
+        }
+        context.events.emitRequest(
+            .request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         if block.exceedsLimit {
             refuseOversizedHeaders(clientID, what: "header section")
             return
         }
         if originAuthority == nil,
-           let refusal = TunnelRequestCheck.check(head, authority: block.fields.value(of: ":authority"), tunnelHost: host, port: port) {
+            let refusal = TunnelRequestCheck.check(
+                head, authority: block.fields.value(of: ":authority"), tunnelHost: host, port: port)
+        {
             streams[clientID]?.fail(refusal.reason)
             answerLocally(clientID, .error(status: refusal.status, reason: refusal.reason))
             return
@@ -91,12 +102,14 @@ extension HTTP2Relay {
             return
         }
         do {
-            let upstreamID = try upstreamConnection.submitRequest(upstreamRequestFields(block.fields, clientID), endStream: block.endStream,
-                                                                  for: self)
+            let upstreamID = try upstreamConnection.submitRequest(
+                upstreamRequestFields(block.fields, clientID), endStream: block.endStream,
+                for: self)
             streams[clientID]?.upstreamID = upstreamID
             clientStreamForUpstream[upstreamID] = clientID
         } catch {
-            answerLocally(clientID, .badGateway(host: host, port: port, reason: "cannot open an HTTP/2 stream: \(error.reason)"))
+            answerLocally(
+                clientID, .badGateway(host: host, port: port, reason: "cannot open an HTTP/2 stream: \(error.reason)"))
         }
     }
 

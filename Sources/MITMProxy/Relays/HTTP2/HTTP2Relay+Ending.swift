@@ -42,7 +42,9 @@ extension HTTP2Relay {
         clientStreamForUpstream.removeAll()
         for stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) {
             // RST_STREAM(CANCEL) tells the client this stream is lost, which a GOAWAY naming it as processed does not.
-            if clientSession.isOpen(streamID: stream.clientID) { clientSession.reset(streamID: stream.clientID, code: .cancel) }
+            if clientSession.isOpen(streamID: stream.clientID) {
+                clientSession.reset(streamID: stream.clientID, code: .cancel)
+            }
             stream.fail(reason)
             report(stream)
         }

@@ -17,23 +17,32 @@ struct HTTP2HeldResponse {
 extension HTTP2Relay {
     /// Holds a final response head whose stream's decision has a response breakpoint; whether it is held.
     func pauseAtResponseBreakpoint(_ clientID: Int32, _ block: HTTP2HeaderBlock) -> Bool {
-        guard let (breakpoint, rule) = ruled.decisions[clientID]?.breakpoint, breakpoint.response, let stream = streams[clientID],
-              !stream.webSocketRequested else { return false }
+        guard let (breakpoint, rule) = ruled.decisions[clientID]?.breakpoint, breakpoint.response,
+            let stream = streams[clientID],
+            !stream.webSocketRequested
+        else { return false }
         var machine = BreakpointMachine(breakpoint, rule: rule)
-        guard case .hold(let deadline) = machine.receive(.reached(.response, now: context.clock.now())) else { return false }
+        guard case .hold(let deadline) = machine.receive(.reached(.response, now: context.clock.now())) else {
+            return false
+        }
         let response = HTTP2Heads.response(block.fields)
         let hasBody = response.mayHaveBody(toRequestMethod: stream.record.request.method)
-        let body: PausedBody = !hasBody ? .none("this response has no body (status \(response.status) or a HEAD request)")
+        let body: PausedBody =
+            !hasBody
+            ? .none("this response has no body (status \(response.status) or a HEAD request)")
             : .of(block.endStream ? [] : nil)
-        let exchange = BreakpointDesk.Exchange(phase: .response, rule: rule, connection: connectionID, method: stream.record.request.method,
-                                               url: stream.record.url, status: response.status,
-                                               headers: response.headers.map { [$0.name, $0.value] }, body: body, hostFixed: true)
+        let exchange = BreakpointDesk.Exchange(
+            phase: .response, rule: rule, connection: connectionID, method: stream.record.request.method,
+            url: stream.record.url, status: response.status,
+            headers: response.headers.map { [$0.name, $0.value] }, body: body, hostFixed: true)
         nonisolated(unsafe) let relay = self
-        let id = context.breakpoints.hold(exchange, deadline: deadline, clock: context.clock, loop: loop) { answer, id in
+        let id = context.breakpoints.hold(exchange, deadline: deadline, clock: context.clock, loop: loop) {
+            answer, id in
             guard relay.ruled.heldResponses[clientID]?.pauseID == id else { return }
             relay.performResponseBreakpoint(answer.event, on: clientID)
         }
-        ruled.heldResponses[clientID] = HTTP2HeldResponse(machine: machine, pauseID: id, fields: block.fields, ended: block.endStream)
+        ruled.heldResponses[clientID] = HTTP2HeldResponse(
+            machine: machine, pauseID: id, fields: block.fields, ended: block.endStream)
         return true
     }
 
@@ -50,7 +59,8 @@ extension HTTP2Relay {
         ruled.heldResponses[clientID]?.ended = true
         ruled.heldResponses[clientID]?.trailers = trailers
         if let id = held.pauseID, held.fields.value(of: ":status").map({ $0 != "204" && $0 != "304" }) ?? true,
-           streams[clientID]?.record.request.method != "HEAD" {
+            streams[clientID]?.record.request.method != "HEAD"
+        {
             context.breakpoints.update(id, body: .of(held.body))
         }
         return true
@@ -72,7 +82,9 @@ extension HTTP2Relay {
         case .answer(let status, let reason):
             unlistResponsePause(clientID)
             ruled.heldResponses[clientID] = nil
-            if let record = streams[clientID]?.record, let decision = ruled.decisions[clientID] { reportRuled(decision, record, "answered \(status): \(reason)") }
+            if let record = streams[clientID]?.record, let decision = ruled.decisions[clientID] {
+                reportRuled(decision, record, "answered \(status): \(reason)")
+            }
             if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
             answerLocally(clientID, .error(status: status, reason: reason))
             pump()
@@ -86,18 +98,28 @@ extension HTTP2Relay {
     private func releaseResponse(_ held: HTTP2HeldResponse, _ edit: BreakpointEdit, on clientID: Int32) {
         let fields = Self.edited(held.fields, BreakpointEdit(status: edit.status, headers: edit.headers))
         var what = ["response continued at breakpoint"]
-        if let status = edit.status, held.fields.value(of: ":status") != String(status) { what.append("status replaced by \(status)") }
+        if let status = edit.status, held.fields.value(of: ":status") != String(status) {
+            what.append("status replaced by \(status)")
+        }
         if edit.headers != nil { what.append("response headers edited") }
         let replacement = edit.body.map { Array($0.utf8) }
         if let replacement {
             what.append("body replaced (\(ByteCountText.format(replacement.count)))")
-            if let upstreamID = streams[clientID]?.upstreamID { upstreamSession?.consume(streamID: upstreamID, count: held.body.count) }
+            if let upstreamID = streams[clientID]?.upstreamID {
+                upstreamSession?.consume(streamID: upstreamID, count: held.body.count)
+            }
             ruled.responseBodyEdited.insert(clientID)
         }
-        if let record = streams[clientID]?.record, let decision = ruled.decisions[clientID] { reportRuled(decision, record, what.joined(separator: "; ")) }
+        if let record = streams[clientID]?.record, let decision = ruled.decisions[clientID] {
+            reportRuled(decision, record, what.joined(separator: "; "))
+        }
         let endsWithHead = held.ended && held.body.isEmpty && held.trailers == nil
-        guard relayResponse(fields, on: clientID, endStream: replacement == nil ? endsWithHead : held.ended, replacement: replacement),
-              replacement == nil else { return }
+        guard
+            relayResponse(
+                fields, on: clientID, endStream: replacement == nil ? endsWithHead : held.ended,
+                replacement: replacement),
+            replacement == nil
+        else { return }
         if !held.body.isEmpty {
             streams[clientID]?.record.responseBodyBytes += held.body.count
             streams[clientID]?.record.responseBody.append(held.body)

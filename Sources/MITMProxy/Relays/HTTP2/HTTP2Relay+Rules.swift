@@ -1,8 +1,8 @@
 import Foundation
 import MITMCore
-import MITMRules
 import MITMHTTP2
 import MITMIO
+import MITMRules
 
 /// What the HTTP/2 relay keeps for the QA rules, per client stream.
 struct HTTP2RelayRules {
@@ -43,7 +43,8 @@ extension HTTP2Relay {
     func applyRules(_ clientID: Int32, _ head: HTTPRequestHead, _ block: HTTP2HeaderBlock) -> Bool {
         let book = context.rules.current
         guard !book.rules.isEmpty else { return false }
-        let decision = book.decide(RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target))
+        let decision = book.decide(
+            RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target))
         guard !decision.isEmpty else { return false }
         streams[clientID]?.record.rules += decision.rules
         if let answer = decision.answer {
@@ -101,9 +102,12 @@ extension HTTP2Relay {
 
     /// The delay of a held request ended: it goes upstream with what arrived meanwhile.
     func releaseHeld(_ clientID: Int32) {
-        guard !closed, !finishing, let held = ruled.held.removeValue(forKey: clientID), streams[clientID] != nil else { return }
+        guard !closed, !finishing, let held = ruled.held.removeValue(forKey: clientID), streams[clientID] != nil else {
+            return
+        }
         if let record = streams[clientID]?.record {
-            let words = (held.decision.delay.map { ["delayed \(QuantityText.duration($0))"] } ?? [])
+            let words =
+                (held.decision.delay.map { ["delayed \(QuantityText.duration($0))"] } ?? [])
                 + (held.decision.breakpoint == nil ? [] : ["continued at breakpoint"])
                 + (held.decision.requestHeaders.isEmpty ? [] : ["request headers edited"])
             reportRuled(held.decision, record, words.joined(separator: "; "))
@@ -112,7 +116,8 @@ extension HTTP2Relay {
             if let unreachableReason {
                 answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
             } else {
-                streams[clientID]?.fail("the upstream connection is going away (the client may retry on a new connection)")
+                streams[clientID]?.fail(
+                    "the upstream connection is going away (the client may retry on a new connection)")
                 resetClient(clientID, .refusedStream)
             }
             pump()
@@ -120,14 +125,18 @@ extension HTTP2Relay {
         }
         let endsWithHead = held.ended && held.body.isEmpty && held.trailers.isEmpty
         do {
-            let upstreamID = try upstreamConnection.submitRequest(upstreamRequestFields(held.fields, clientID), endStream: endsWithHead,
-                                                                  for: self)
+            let upstreamID = try upstreamConnection.submitRequest(
+                upstreamRequestFields(held.fields, clientID), endStream: endsWithHead,
+                for: self)
             streams[clientID]?.upstreamID = upstreamID
             clientStreamForUpstream[upstreamID] = clientID
             for piece in held.body { upstreamConnection.session.send(piece, on: upstreamID) }
-            if held.ended && !endsWithHead { upstreamConnection.session.finish(streamID: upstreamID, trailers: held.trailers) }
+            if held.ended && !endsWithHead {
+                upstreamConnection.session.finish(streamID: upstreamID, trailers: held.trailers)
+            }
         } catch {
-            answerLocally(clientID, .badGateway(host: host, port: port, reason: "cannot open an HTTP/2 stream: \(error.reason)"))
+            answerLocally(
+                clientID, .badGateway(host: host, port: port, reason: "cannot open an HTTP/2 stream: \(error.reason)"))
         }
         pump()
     }
@@ -141,7 +150,8 @@ extension HTTP2Relay {
         }
         reportRuled(answer.decision, stream.record, answer.action)
         guard let ruleHead = answer.head else {
-            stream.fail(answer.fault?.isReset == true ? "the stream was reset by rule" : "the connection was closed by rule")
+            stream.fail(
+                answer.fault?.isReset == true ? "the stream was reset by rule" : "the connection was closed by rule")
             if answer.fault?.isReset == true {
                 resetClient(clientID, .internalError)
             } else {
@@ -155,12 +165,14 @@ extension HTTP2Relay {
         stream.answeredLocally = true
         stream.responseStarted = true
         stream.responseEnded = !hasFile
-        stream.record.response = HTTPResponseHead(version: .http2, status: ruleHead.status, reason: "", headers: ruleHead.headers)
+        stream.record.response = HTTPResponseHead(
+            version: .http2, status: ruleHead.status, reason: "", headers: ruleHead.headers)
         stream.record.responseBodyBytes = body.count
         stream.record.responseBody.append(body)
         stream.responseHeadArrived = context.clock.wallNow()
         do {
-            try clientSession.submitResponse(streamID: clientID, HTTP2Heads.fields(ruleHead), endStream: body.isEmpty && !hasFile)
+            try clientSession.submitResponse(
+                streamID: clientID, HTTP2Heads.fields(ruleHead), endStream: body.isEmpty && !hasFile)
             if !body.isEmpty {
                 clientSession.send(body, on: clientID)
                 clientSession.finish(streamID: clientID)
@@ -170,9 +182,15 @@ extension HTTP2Relay {
             return
         }
         if let fault = answer.decision.faultAfterHeaders {
-            streams[clientID]?.fail(fault.isReset ? "the stream was reset after the response head by rule"
-                : "the connection was closed after the response head by rule")
-            if fault.isReset { resetClient(clientID, .internalError) } else { finish("closed by rule after the response head") }
+            streams[clientID]?.fail(
+                fault.isReset
+                    ? "the stream was reset after the response head by rule"
+                    : "the connection was closed after the response head by rule")
+            if fault.isReset {
+                resetClient(clientID, .internalError)
+            } else {
+                finish("closed by rule after the response head")
+            }
             return
         }
         if let sender = answer.file, hasFile {
@@ -211,20 +229,28 @@ extension HTTP2Relay {
     }
 
     /// The response fields the client gets: the rules' status, header edits and body replacement.
-    func ruledResponseFields(_ fields: [HTTP2HeaderField], _ clientID: Int32, endStream: Bool) -> (fields: [HTTP2HeaderField], body: [UInt8]?) {
+    func ruledResponseFields(_ fields: [HTTP2HeaderField], _ clientID: Int32, endStream: Bool) -> (
+        fields: [HTTP2HeaderField], body: [UInt8]?
+    ) {
         guard let decision = ruled.decisions[clientID], decision.rewritesResponse else { return (fields, nil) }
         var ruledResponse = RuledExchange(forwarded: decision, streams: true)
         var edited = fields
         let status = edited.first(where: { $0.nameText == ":status" }).flatMap { Int($0.valueText) } ?? 200
         do {
-            let words = try ruledResponse.rewriteResponseHead(status: status, isHEAD: streams[clientID]?.record.request.method == "HEAD") { action in
+            let words = try ruledResponse.rewriteResponseHead(
+                status: status, isHEAD: streams[clientID]?.record.request.method == "HEAD"
+            ) { action in
                 switch action {
                 case .setStatus(let status):
-                    if let index = edited.firstIndex(where: { $0.nameText == ":status" }) { edited[index] = HTTP2HeaderField(":status", String(status)) }
+                    if let index = edited.firstIndex(where: { $0.nameText == ":status" }) {
+                        edited[index] = HTTP2HeaderField(":status", String(status))
+                    }
                 case .editResponseHeaders(let edits):
                     edited = Self.edit(edited, edits)
                 case .replaceBody(let length):
-                    edited = Self.edit(edited, HeaderEdits(setFields: [HTTPHeaderField(name: "content-length", value: String(length))]))
+                    edited = Self.edit(
+                        edited, HeaderEdits(setFields: [HTTPHeaderField(name: "content-length", value: String(length))])
+                    )
                 default:
                     break
                 }
@@ -261,8 +287,10 @@ extension HTTP2Relay {
         }
         ruled.responses[clientID] = ruledResponse
         for case .breakConnection(let fault, _) in actions {
-            streams[clientID]?.fail(fault.isReset ? "the stream was reset after the response head by rule"
-                : "the connection was closed after the response head by rule")
+            streams[clientID]?.fail(
+                fault.isReset
+                    ? "the stream was reset after the response head by rule"
+                    : "the connection was closed after the response head by rule")
             if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
             if fault.isReset {
                 resetClient(clientID, .internalError)

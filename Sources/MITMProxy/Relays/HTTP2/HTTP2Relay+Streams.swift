@@ -31,8 +31,9 @@ extension HTTP2Relay {
         stream.answeredLocally = true
         stream.responseStarted = true
         stream.responseEnded = true
-        stream.record.response = HTTPResponseHead(version: .http2, status: head.status, reason: "",
-                                                  headers: HTTP2Heads.response(HTTP2Heads.fields(head)).headers)
+        stream.record.response = HTTPResponseHead(
+            version: .http2, status: head.status, reason: "",
+            headers: HTTP2Heads.response(HTTP2Heads.fields(head)).headers)
         stream.record.responseBodyBytes = body.count
         stream.record.responseBody.append(body)
         stream.responseHeadArrived = context.clock.wallNow()
@@ -67,9 +68,10 @@ extension HTTP2Relay {
         guard let stream = streams[clientID] else { return }
         let session = WebSocketSessionID(connectionID: connectionID, stream: clientID)
         stream.record.webSocket = session
-        stream.webSocket = WebSocketTap(endpoint: WebSocketEndpoint(session: session, host: host, port: port, url: stream.record.url),
-                                        handshake: handshake, captureLimit: context.configuration.webSocketCaptureLimit,
-                                        events: context.events, clock: context.clock)
+        stream.webSocket = WebSocketTap(
+            endpoint: WebSocketEndpoint(session: session, host: host, port: port, url: stream.record.url),
+            handshake: handshake, captureLimit: context.configuration.webSocketCaptureLimit,
+            events: context.events, clock: context.clock)
         stream.reported = true
         context.events.emit(.exchange(stream.finishedRecord(at: context.clock.wallNow())))
     }
@@ -77,12 +79,15 @@ extension HTTP2Relay {
     /// Offers the client extended CONNECT (RFC 8441) once the upstream connection offers it: only then can a
     /// WebSocket stream be relayed.
     func offerExtendedConnectIfUpstreamDoes() {
-        guard let upstreamSession, upstreamSession.peerAcceptsExtendedConnect, !clientSession.acceptsExtendedConnect else { return }
+        guard let upstreamSession, upstreamSession.peerAcceptsExtendedConnect, !clientSession.acceptsExtendedConnect
+        else { return }
         do {
             try clientSession.acceptExtendedConnect()
         } catch {
-            context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port,
-                                                reason: "cannot offer the client extended CONNECT: \(error.reason)"))
+            context.events.emit(
+                .upstreamFailed(
+                    connectionID: connectionID, host: host, port: port,
+                    reason: "cannot offer the client extended CONNECT: \(error.reason)"))
         }
     }
 }

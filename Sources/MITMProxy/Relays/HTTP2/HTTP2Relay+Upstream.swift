@@ -39,8 +39,10 @@ extension HTTP2Relay {
         case .resetSent(let upstreamID, let code):
             guard requestedUpstreamResets.remove(upstreamID) == nil, code != .noError else { return }
             let what = upstreamConnection?.takeDiagnostic() ?? "it sent \(code.peerFault)"
-            context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port,
-                                                reason: "HTTP/2 stream \(upstreamID): \(what); reset it with \(code)"))
+            context.events.emit(
+                .upstreamFailed(
+                    connectionID: connectionID, host: host, port: port,
+                    reason: "HTTP/2 stream \(upstreamID): \(what); reset it with \(code)"))
             guard let clientID = clientStreamForUpstream[upstreamID] else { return }
             detachUpstream(upstreamID)
             upstreamStreamFailed(clientID, code: nil, reason: "the upstream broke HTTP/2: \(what)")
@@ -49,17 +51,23 @@ extension HTTP2Relay {
             guard let clientID = clientStreamForUpstream[upstreamID] else { return }
             detachUpstream(upstreamID)
             guard code != .noError else { return }
-            upstreamStreamFailed(clientID, code: code, reason: code == .refusedStream
-                ? "the upstream did not process the stream (REFUSED_STREAM)"
-                : "the upstream stream closed with \(code)")
+            upstreamStreamFailed(
+                clientID, code: code,
+                reason: code == .refusedStream
+                    ? "the upstream did not process the stream (REFUSED_STREAM)"
+                    : "the upstream stream closed with \(code)")
         case .dataSent(let upstreamID, let count):
-            guard let clientID = clientStreamForUpstream[upstreamID], !ruled.requestBodyEdited.contains(clientID) else { return }
+            guard let clientID = clientStreamForUpstream[upstreamID], !ruled.requestBodyEdited.contains(clientID) else {
+                return
+            }
             clientSession.consume(streamID: clientID, count: count)
         case .goAwayReceived(_, let code, let debug):
             upstreamAvailable = false
             if code != .noError {
-                context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port,
-                                                    reason: "sent GOAWAY \(code)\(debug.isEmpty ? "" : ": \(debug)")"))
+                context.events.emit(
+                    .upstreamFailed(
+                        connectionID: connectionID, host: host, port: port,
+                        reason: "sent GOAWAY \(code)\(debug.isEmpty ? "" : ": \(debug)")"))
             }
             clientGoAwayPending = true
         case .goAwaySent(_, let code, let debug):
@@ -83,7 +91,8 @@ extension HTTP2Relay {
         if block.exceedsLimit {
             resetUpstream(upstreamID, .cancel)
             let limit = Self.settings.maxHeaderListSize / 1024
-            upstreamStreamFailed(clientID, code: nil, reason: "the upstream's header section is larger than \(limit) KiB")
+            upstreamStreamFailed(
+                clientID, code: nil, reason: "the upstream's header section is larger than \(limit) KiB")
             return
         }
         switch block.kind {
@@ -105,12 +114,15 @@ extension HTTP2Relay {
     /// Relays a response head to the client (as the upstream sent it, or as the web UI edited it at a breakpoint,
     /// perhaps with a `replacement` body); whether it went.
     @discardableResult
-    func relayResponse(_ fields: [HTTP2HeaderField], on clientID: Int32, endStream: Bool, replacement: [UInt8]? = nil) -> Bool {
+    func relayResponse(_ fields: [HTTP2HeaderField], on clientID: Int32, endStream: Bool, replacement: [UInt8]? = nil)
+        -> Bool
+    {
         guard let stream = streams[clientID] else { return false }
         var relayed = ruledResponseFields(fields, clientID, endStream: endStream)
         if let replacement {
             relayed.body = stream.record.request.method == "HEAD" ? [] : replacement
-            relayed.fields = relayed.fields.filter { $0.nameText != "content-length" }
+            relayed.fields =
+                relayed.fields.filter { $0.nameText != "content-length" }
                 + [HTTP2HeaderField("content-length", String(replacement.count))]
             ruled.replacedAtBreakpoint.insert(clientID)
         }
@@ -123,7 +135,8 @@ extension HTTP2Relay {
             try clientSession.submitResponse(streamID: clientID, relayed.fields, endStream: endsWithHead)
             afterRuledResponse(clientID, body: relayed.body, upstreamEnded: endStream)
             if stream.webSocketRequested, let response = stream.record.response,
-               let handshake = WebSocketHandshake.extendedConnect(status: response.status, headers: response.headers) {
+                let handshake = WebSocketHandshake.extendedConnect(status: response.status, headers: response.headers)
+            {
                 startWebSocket(clientID, handshake)
             }
             return true

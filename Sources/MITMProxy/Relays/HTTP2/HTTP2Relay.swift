@@ -91,9 +91,10 @@ final class HTTP2Relay {
         self.context = context
         self.loop = loop
         self.client = client
-        records = ExchangeRecordFactory(connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
-                                        client: client,
-                                        dropsProxyAuthorization: context.configuration.proxyCredentials != nil, replays: context.replays)
+        records = ExchangeRecordFactory(
+            connectionID: connectionID, captureLimit: context.configuration.bodyCaptureLimit,
+            client: client,
+            dropsProxyAuthorization: context.configuration.proxyCredentials != nil, replays: context.replays)
         clientSession = try HTTP2Session(role: .server, settings: Self.settings)
         switch mode {
         case .intercepted(let host, let port, let connection):
@@ -138,7 +139,9 @@ final class HTTP2Relay {
             pump()
         case .endOfInput:
             clientInputEnded = true
-            finish(streams.isEmpty ? "the client closed the connection" : "the client closed the connection with streams open")
+            finish(
+                streams.isEmpty
+                    ? "the client closed the connection" : "the client closed the connection with streams open")
         case .failed(let reason):
             clientInputEnded = true
             finish("client: \(reason)")
@@ -149,12 +152,15 @@ final class HTTP2Relay {
 
     /// The client sent something that is not HTTP/2 at all (no preface), or flooded the session.
     private func clientSessionFailed(_ error: HTTP2SessionError) {
-        let what = error.isBadPreface
+        let what =
+            error.isBadPreface
             ? "it negotiated h2 but did not send the HTTP/2 connection preface"
             : "HTTP/2: \(error.reason)"
         let code: HTTP2ErrorCode = error.isFlood ? .enhanceYourCalm : .protocolError
-        context.events.emit(.badRequest(connectionID: connectionID, peer: clientDescription,
-                                        reason: "\(what); sent GOAWAY \(code)"))
+        context.events.emit(
+            .badRequest(
+                connectionID: connectionID, peer: clientDescription,
+                reason: "\(what); sent GOAWAY \(code)"))
         clientSession.goAway(code: code)
         finish("client protocol error")
     }
