@@ -140,6 +140,12 @@ public enum ProxyEvent: Sendable, Equatable {
     case finding(RunFinding)
     /// A QA rule acted on a request or a connection.
     case ruleFired(RuleFiring)
+
+    /// An exchange whose request had a body: read in place, so the many events without one are not copied to ask.
+    package var carriesRequestBody: Bool {
+        guard case .exchange(let record) = self else { return false }
+        return !record.requestBody.bytes.isEmpty
+    }
 }
 
 /// Connections that are about the proxy, not the app under test.

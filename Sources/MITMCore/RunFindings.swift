@@ -23,7 +23,7 @@ public struct RunFindings: Sendable {
     public mutating func observe(_ event: ProxyEvent, at time: Date) -> [RunFinding] {
         if case .finding = event { return [] }
         var found = detector.observe(event, at: time).map(RunFinding.fallback)
-        if case .exchange(let record) = event, let report = PinFailureReport(record) {
+        if event.carriesRequestBody, case .exchange(let record) = event, let report = PinFailureReport(record) {
             found.append(.pinFailureReport(report))
         }
         for finding in found { keep(finding) }

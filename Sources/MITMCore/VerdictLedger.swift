@@ -137,14 +137,17 @@ public struct VerdictLedger: Sendable {
 
     /// A request on an intercepted connection ended; `answeredWith502` when the proxy answered it because the upstream failed.
     public mutating func recordRequest(host: String, port: Int, answeredWith502 failure: String?) {
-        var outcome = upstream[Key(host: host, port: port), default: UpstreamOutcome()]
+        Self.count(&upstream[Key(host: host, port: port), default: UpstreamOutcome()], answeredWith502: failure)
+    }
+
+    /// Changes `outcome` in place, so that a request costs one lookup of its host.
+    private static func count(_ outcome: inout UpstreamOutcome, answeredWith502 failure: String?) {
         outcome.requests += 1
         if let failure {
             outcome.answeredWith502 += 1
             // The upstream failure event's reason, when there was one, says it without the host:port prefix.
             if outcome.lastFailure == nil { outcome.lastFailure = failure }
         }
-        upstream[Key(host: host, port: port)] = outcome
     }
 
     /// The upstream of `host:port` could not be reached or verified.
