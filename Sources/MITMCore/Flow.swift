@@ -51,7 +51,12 @@ package struct Flow: Sendable, Equatable {
     /// What it is.
     package var content: Flow.Content
     /// The TLS facts of the intercepted connection that carried an exchange, when the proxy saw its handshake.
-    package var tls: ConnectionVerdict?
+    package var tls: ConnectionVerdict? {
+        get { sharedTLS?.verdict }
+        set { sharedTLS = newValue.map(SharedVerdict.init) }
+    }
+    /// `tls`, held once for every flow of the connection and the log's index of interceptions.
+    private(set) var sharedTLS: SharedVerdict?
     /// Whether the bodies were let go to keep the flow list within its memory budget (newer flows keep theirs).
     package var bodiesReleased = false
     /// The WebSocket the exchange opened, with its messages so far.
@@ -66,9 +71,14 @@ package struct Flow: Sendable, Equatable {
 
     /// A flow numbered `id`.
     package init(id: Int, content: Flow.Content, tls: ConnectionVerdict? = nil) {
+        self.init(id: id, content: content, sharedTLS: tls.map(SharedVerdict.init))
+    }
+
+    /// A flow numbered `id` sharing the TLS facts `sharedTLS` with the other flows of its connection.
+    init(id: Int, content: Flow.Content, sharedTLS: SharedVerdict?) {
         self.id = id
         self.content = content
-        self.tls = tls
+        self.sharedTLS = sharedTLS
     }
 
     /// The host the flow is about.

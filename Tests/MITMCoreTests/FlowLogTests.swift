@@ -73,6 +73,11 @@ import Testing
         }
         #expect(flow.tls?.alpn == "h2")
         #expect(FlowDetail(flow).tls?.shownCertificatePin == "pin=")
+        guard case .added(let second)? = log.record(Self.exchange(connection: 7)) else {
+            Issue.record("added")
+            return
+        }
+        #expect(second.sharedTLS === flow.sharedTLS, "one copy of the connection's facts for all its exchanges")
     }
 
     @Test func refusedHandshakesAreFlowsAndAnIdleOneLaterInterceptedIsUpdated() {

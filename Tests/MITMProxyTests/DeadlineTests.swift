@@ -20,13 +20,16 @@ import Testing
     /// Loops call the trim concurrently, so one may pass a `now` older than the last trim another stored: no trim,
     /// and no trap on the difference. The last trim is set ahead of every real loop's clock first, so no loop of
     /// another test in this process can move it meanwhile (a loop may win the first exchange: then it is tried again).
-    @Test func memoryTrimToleratesAnOlderNow() {
+    @Test func memoryTrimToleratesAnOlderNowAndTrimsSoonAfterAnIdleRelease() {
         let now = ProxyClock.system.now()
         let ahead = now + 10_000_000_000
         #expect((0..<100).contains { _ in MemoryTrim.trimIfDue(now: ahead) })
         #expect(!MemoryTrim.trimIfDue(now: now))
         #expect(!MemoryTrim.trimIfDue(now: ahead + 1_000_000_000))
         #expect(MemoryTrim.trimIfDue(now: ahead + 2_000_000_000))
+        MemoryTrim.idleMemoryReleased()
+        #expect(!MemoryTrim.trimAfterRelease(now: ahead + 2_100_000_000), "too soon after the last trim")
+        #expect(MemoryTrim.trimAfterRelease(now: ahead + 2_250_000_000), "a connection turned idle: trimmed early")
     }
 
     @Test func timeoutsOutsideTheEnginesRangeAreRefusedAtStart() {

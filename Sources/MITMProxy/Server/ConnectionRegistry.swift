@@ -61,6 +61,6 @@ final class ConnectionRegistry: @unchecked Sendable {
         let expired = connections.values.filter { $0.deadline <= now }
         expired.forEach { $0.timedOut() }
         connections.values.forEach { $0.sweep(now: now) }
-        MemoryTrim.trimIfDue(now: now)
+        if !MemoryTrim.trimIfDue(now: now) { MemoryTrim.trimAfterRelease(now: now) }
     }
 }

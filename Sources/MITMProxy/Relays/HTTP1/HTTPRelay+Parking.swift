@@ -14,6 +14,7 @@ extension HTTPRelay {
         else { return }
         client.releaseIdleMemory()
         upstream?.releaseIdleMemory()
+        defer { MemoryTrim.idleMemoryReleased() }
         guard case .intercepted = mode else { return }
         offerUpstreamForReuse()
         exchanges = []
