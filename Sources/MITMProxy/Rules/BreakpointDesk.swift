@@ -19,7 +19,7 @@ final class BreakpointDesk: Sendable {
         let status: Int?
         let headers: [[String]]
         /// The request's body at a request breakpoint, the response's at a response breakpoint.
-        let body: PausedBody
+        var body: PausedBody
         /// On an intercepted connection the host is fixed: only the path and query of the URL may change.
         let hostFixed: Bool
     }
@@ -27,7 +27,7 @@ final class BreakpointDesk: Sendable {
     /// A paused exchange as the web UI lists it: the exchange, its number, and its times.
     struct Paused: Encodable, Sendable {
         let id: Int
-        let exchange: Exchange
+        var exchange: Exchange
         /// Milliseconds since 1970: when it paused, and when it is aborted unless answered.
         let since: Double
         let abortsAt: Double
@@ -83,13 +83,8 @@ final class BreakpointDesk: Sendable {
     /// Shows pause `id`'s body as `body` (it arrived whole after the pause was listed).
     func update(_ id: Int, body: PausedBody) {
         let updated = entries.withLock { entries -> Bool in
-            guard let entry = entries[id] else { return false }
-            let old = entry.paused.exchange
-            let exchange = Exchange(
-                phase: old.phase, rule: old.rule, connection: old.connection, method: old.method, url: old.url,
-                status: old.status, headers: old.headers, body: body, hostFixed: old.hostFixed)
-            entries[id]?.paused = Paused(
-                id: id, exchange: exchange, since: entry.paused.since, abortsAt: entry.paused.abortsAt)
+            guard entries[id] != nil else { return false }
+            entries[id]?.paused.exchange.body = body
             return true
         }
         if updated { changed() }

@@ -71,8 +71,7 @@ extension WebUI {
         case .success(let made): prepared = made
         case .failure(let problem): return .response(.text(problem.status, problem.message))
         }
-        let guarded = context.refusesLocalTargets(forClient: request.peer) ? request.peer ?? "unknown" : nil
-        let tag = ReplayTags.Tag(replayOf: order.flow, guardedClient: guarded)
+        let tag = ReplayTags.Tag(replayOf: order.flow, guardedClient: context.guardedClient(forClient: request.peer))
         return .later { respond in
             ReplayClient.send(prepared.head, body: prepared.body, tag: tag, context: context) { outcome in
                 switch outcome {
