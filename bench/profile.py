@@ -96,7 +96,7 @@ def resident_report(pid: int, binary: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", choices=["callgrind", "perf", "strace", "massif", "resident"], default="callgrind")
-    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first", "h2-keepalive", "go-keepalive", "go-close"],
+    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first", "h2-keepalive", "go-keepalive", "go-close", "go-h2"],
                         default="keepalive", help="go-*: driven by bench/goload (Go's net/http) instead of bench-loadgen")
     parser.add_argument("--mitm-proxy", default=None, dest="mitm_proxy")
     parser.add_argument("--loadgen", default=None)
@@ -214,7 +214,7 @@ def main() -> int:
             arguments = ["--mode", "hold", *target, "--path", "/200b", "--count", "300", "--concurrency", "16",
                          "--duration", "60"]
         elif args.scenario.startswith("go-"):
-            arguments = ["--mode", args.scenario[3:], *target, "--path", "/200b", "--concurrency", "32" if args.scenario == "go-keepalive" else "16",
+            arguments = ["--mode", args.scenario[3:], *target, "--path", "/200b", "--concurrency", "16" if args.scenario == "go-close" else "32",
                          "--warmup", warmup, "--duration", str(args.duration or (20 if slow else 10))]
         else:
             arguments = ["--mode", "download", *target, "--path", "/100m", "--count", "1" if slow else "5"]

@@ -25,7 +25,9 @@ final class HTTP2CallbackSink {
     let role: HTTP2Role
     let maxHeaderListSize: Int
     var events: [HTTP2Event] = []
-    var partialBlocks: [Int32: PartialBlock] = [:]
+    /// The header block being received and its stream: HTTP/2 sends a block's frames back to back (RFC 9113
+    /// §4.3), so one block at a time is in progress and a field needs no look-up by stream.
+    var partialBlock: (streamID: Int32, block: PartialBlock)?
     /// Client role: streams whose final (non-1xx) response head arrived, so a later block is trailers.
     var finalResponseReceived: Set<Int32> = []
     var outbound: [Int32: HTTP2OutboundBody] = [:]
@@ -45,18 +47,19 @@ final class HTTP2CallbackSink {
     }
 
     func beginBlock(streamID: Int32) {
-        partialBlocks[streamID] = PartialBlock()
+        partialBlock = (streamID, PartialBlock())
     }
 
     /// A field of a block being received (in place: the block's field list is never copied).
     func addField(streamID: Int32, size: Int, _ field: () -> HTTP2HeaderField) {
-        guard let index = partialBlocks.index(forKey: streamID) else { return }
-        partialBlocks.values[index].add(size: size, limit: maxHeaderListSize, field)
+        guard partialBlock?.streamID == streamID else { return }
+        partialBlock?.block.add(size: size, limit: maxHeaderListSize, field)
     }
 
     /// A header block completed; `opensStream` is nghttp2's category (request, or first response block).
     func endBlock(streamID: Int32, opensStream: Bool, endStream: Bool) {
-        guard let block = partialBlocks.removeValue(forKey: streamID) else { return }
+        guard let (blockStreamID, block) = partialBlock, blockStreamID == streamID else { return }
+        partialBlock = nil
         events.append(
             .headers(
                 streamID: streamID,
@@ -71,7 +74,7 @@ final class HTTP2CallbackSink {
             return opensStream ? .request : .trailers
         case .client:
             if finalResponseReceived.contains(streamID) { return .trailers }
-            if let status = block.fields.value(of: ":status"), status.hasPrefix("1") { return .informational }
+            if block.fields.statusIsInformational { return .informational }
             finalResponseReceived.insert(streamID)
             return .response
         }
@@ -99,7 +102,7 @@ final class HTTP2CallbackSink {
     }
 
     func streamClosed(_ streamID: Int32, code: HTTP2ErrorCode) {
-        partialBlocks[streamID] = nil
+        if partialBlock?.streamID == streamID { partialBlock = nil }
         closedStreams.append(streamID)
         events.append(.streamClosed(streamID: streamID, code))
     }

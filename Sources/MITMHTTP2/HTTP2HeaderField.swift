@@ -39,7 +39,19 @@ public struct HTTP2HeaderField: Sendable, Equatable {
 extension Array where Element == HTTP2HeaderField {
     /// The value of the first field called `name` (exact, lowercase), as text.
     public func value(of name: String) -> String? {
-        let wanted = [UInt8](name.utf8)
-        return first { $0.name == wanted }?.valueText
+        valueBytes(of: name).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The value of the first field called `name` (exact, lowercase), as received.
+    public func valueBytes(of name: String) -> [UInt8]? {
+        for index in indices where self[index].name.elementsEqual(name.utf8) { return self[index].value }
+        return nil
+    }
+
+    /// Whether `:status` is 1xx (its text begins with the character "1").
+    var statusIsInformational: Bool {
+        guard let status = valueBytes(of: ":status"), status.first == UInt8(ascii: "1") else { return false }
+        // An ASCII byte after the "1" starts a new character; anything else may combine with it.
+        return status.count == 1 || status[1] < 0x80 || String(decoding: status, as: UTF8.self).hasPrefix("1")
     }
 }

@@ -11,17 +11,27 @@ enum HTTP2Heads {
         var authority: String?
         var extendedProtocol: String?
         var headers = HTTPHeaders()
-        for field in fields {
-            switch field.nameText {
-            case ":method": method = field.valueText
-            case ":path": path = field.valueText
-            case ":authority": authority = field.valueText
-            case ":protocol": extendedProtocol = field.valueText
-            default:
-                if !field.isPseudo { headers.add(name: field.nameText, value: field.valueText) }
+        headers.fields.reserveCapacity(fields.count)
+        var hasHost = false
+        // Names are compared as bytes: only the fields a head keeps become text.
+        for index in fields.indices {
+            let name = fields[index].name
+            guard fields[index].isPseudo else {
+                hasHost = hasHost || isHost(name)
+                headers.add(name: fields[index].nameText, value: fields[index].valueText)
+                continue
+            }
+            if name.elementsEqual(":method".utf8) {
+                method = fields[index].valueText
+            } else if name.elementsEqual(":path".utf8) {
+                path = fields[index].valueText
+            } else if name.elementsEqual(":authority".utf8) {
+                authority = fields[index].valueText
+            } else if name.elementsEqual(":protocol".utf8) {
+                extendedProtocol = fields[index].valueText
             }
         }
-        if let authority, !headers.contains("host") {
+        if let authority, !hasHost {
             headers.fields.insert(HTTPHeaderField(name: "host", value: authority), at: 0)
         }
         // A plain CONNECT names a host and port; an extended CONNECT (RFC 8441, `:protocol`) has a path like a GET.
@@ -29,24 +39,38 @@ enum HTTP2Heads {
         return HTTPRequestHead(method: method, target: target, version: .http2, headers: headers)
     }
 
+    /// Whether a field name is `host` in any case (what `HTTPHeaders.contains("host")` matches).
+    private static func isHost(_ name: [UInt8]) -> Bool {
+        name.count == 4 && name.elementsEqual("host".utf8) { $0 | 0x20 == $1 }
+    }
+
     /// The protocol an extended CONNECT asks for (RFC 8441 `:protocol`, e.g. `websocket`), or nil.
     static func extendedConnectProtocol(_ fields: [HTTP2HeaderField]) -> String? {
-        guard fields.value(of: ":method") == "CONNECT" else { return nil }
+        guard fields.valueBytes(of: ":method")?.elementsEqual("CONNECT".utf8) == true else { return nil }
         return fields.value(of: ":protocol")
     }
 
     /// The response head a header block describes (HTTP/2 has no reason phrase).
     static func response(_ fields: [HTTP2HeaderField]) -> HTTPResponseHead {
         var headers = HTTPHeaders()
+        headers.fields.reserveCapacity(fields.count)
         var status = 0
-        for field in fields {
-            if field.nameText == ":status" {
-                status = Int(field.valueText) ?? 0
-            } else if !field.isPseudo {
-                headers.add(name: field.nameText, value: field.valueText)
+        for index in fields.indices {
+            if fields[index].name.elementsEqual(":status".utf8) {
+                status = statusCode(fields[index].value)
+            } else if !fields[index].isPseudo {
+                headers.add(name: fields[index].nameText, value: fields[index].valueText)
             }
         }
         return HTTPResponseHead(version: .http2, status: status, reason: "", headers: headers)
+    }
+
+    /// A `:status` value as a number, 0 when it is not one (three digits, as nghttp2 checks, are read directly).
+    private static func statusCode(_ value: [UInt8]) -> Int {
+        guard value.count == 3, value.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return Int(String(decoding: value, as: UTF8.self)) ?? 0
+        }
+        return value.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     }
 
     /// A head the proxy answers with itself, as HTTP/2 fields (names lowercased, no connection options).
