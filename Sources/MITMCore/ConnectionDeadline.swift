@@ -43,11 +43,36 @@ package struct ConnectionDeadline: Sendable, Equatable {
         ConnectionDeadline(at: instant(seconds, after: now), reason: reason)
     }
 
+    /// `reason`'s deadline `nanoseconds` after `now`.
+    package static func after(nanoseconds: UInt64, _ reason: TimeoutReason, now: UInt64) -> ConnectionDeadline {
+        ConnectionDeadline(at: instant(nanoseconds: nanoseconds, after: now), reason: reason)
+    }
+
     /// `start` plus `seconds`, saturating: a negative or NaN duration is `start`, one beyond the clock's range is never.
     package static func instant(_ seconds: Double, after start: UInt64) -> UInt64 {
         guard seconds > 0 else { return start }
         let nanoseconds = seconds * 1_000_000_000
         guard nanoseconds < Double(UInt64.max - start) else { return UInt64.max }
         return start + UInt64(nanoseconds)
+    }
+
+    /// `start` plus `duration`, saturating: a negative duration is `start`, one beyond the clock's range is never.
+    package static func instant(_ duration: Duration, after start: UInt64) -> UInt64 {
+        instant(nanoseconds: nanoseconds(duration), after: start)
+    }
+
+    /// `start` plus `nanoseconds`, saturating at never.
+    package static func instant(nanoseconds: UInt64, after start: UInt64) -> UInt64 {
+        let (sum, overflow) = start.addingReportingOverflow(nanoseconds)
+        return overflow ? UInt64.max : sum
+    }
+
+    /// `duration` in the clock's nanoseconds, saturating: a negative duration is 0, one beyond the clock's range
+    /// `UInt64.max`.
+    package static func nanoseconds(_ duration: Duration) -> UInt64 {
+        guard duration > .zero else { return 0 }
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? UInt64.max : instant(nanoseconds: UInt64(attoseconds / 1_000_000_000), after: whole)
     }
 }

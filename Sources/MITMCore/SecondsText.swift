@@ -12,4 +12,7 @@ package enum SecondsText {
         while digits.hasSuffix("0") { digits.removeLast() }
         return "\(whole).\(digits) s"
     }
+
+    /// Formats `duration` in seconds.
+    package static func format(_ duration: Duration) -> String { format(duration.inSeconds) }
 }

@@ -449,13 +449,19 @@ struct ProxyOptions: ParsableArguments {
         try ExpectationInputs(flags: expectations, files: expectFrom)
     }
 
+    /// The `seconds` given to `flag` as a duration; refused outside `ProxyConfiguration.timeoutRange`.
+    private static func duration(_ seconds: Double, flag: String) throws -> Duration {
+        if let problem = ProxyConfiguration.timeoutProblem(flag, seconds: seconds) { throw ValidationError(problem) }
+        return .seconds(seconds)
+    }
+
     func makeConfiguration(runsClient: Bool) throws -> ProxyConfiguration {
         var configuration = ProxyConfiguration()
         configuration.host = host
         configuration.port = port ?? (runsClient ? 0 : 8888)
         configuration.transparentPort = transparentPort
         configuration.transparentHost = transparentHost
-        configuration.silenceWindow = silenceWindow
+        configuration.silenceWindow = try Self.duration(silenceWindow, flag: "--silence-window")
         configuration.bodyCaptureLimit = harPath == nil && noWeb ? 0 : bodyLimit
         // Without a file to record them in or the web UI to show them, WebSocket messages are kept only for the console's previews.
         configuration.webSocketCaptureLimit = harPath == nil && eventsPath == nil && noWeb ? 256 : bodyLimit
@@ -466,8 +472,8 @@ struct ProxyOptions: ParsableArguments {
         configuration.reverseTargets = try reverseTargets()
         configuration.tunnelPolicy.profileRules = try profileRules()
         configuration.resolveOverrides = try resolveOverrides()
-        configuration.handshakeTimeout = handshakeTimeout
-        configuration.idleTimeout = idleTimeout
+        configuration.handshakeTimeout = try Self.duration(handshakeTimeout, flag: "--handshake-timeout")
+        configuration.idleTimeout = try Self.duration(idleTimeout, flag: "--idle-timeout")
         if let loops { configuration.loopCount = loops }
         configuration.allowUnprovenRefusals = allowUnprovenRefusals
         configuration.trustPerAddress = trustPerAddress

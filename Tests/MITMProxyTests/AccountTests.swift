@@ -32,7 +32,7 @@ import Testing
         let second = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start {
             $0.resolveOverrides = ["mix.origin.test": "127.0.0.1"]
-            $0.silenceWindow = 0.3
+            $0.silenceWindow = .milliseconds(300)
         }
         defer { harness.stop() }
         let url = "https://mix.origin.test:\(first.port)/hello"

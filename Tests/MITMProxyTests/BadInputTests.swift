@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func randomBytesNeverBringTheProxyDown() async throws {
-        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 2 }
+        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = .seconds(2) }
         defer { proxy.stop() }
         let origin = try await OriginServer.start()
         let script = """

@@ -21,7 +21,7 @@ import Testing
             configuration.resolveOverrides = Dictionary(
                 uniqueKeysWithValues: (hosts + Self.invalid.map(Self.host)).map { ($0, "127.0.0.1") })
             configuration.upstreamInsecure = true
-            configuration.silenceWindow = 1
+            configuration.silenceWindow = .seconds(1)
         }
     }
 

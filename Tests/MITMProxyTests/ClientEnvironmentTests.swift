@@ -11,7 +11,7 @@ import Testing
         let proxy = try ProxyServer.forTesting { configuration in
             configuration.upstreamCAFiles = [pki.root]
             configuration.resolveOverrides = ["control.test": "127.0.0.1", "pinned.test": "127.0.0.1"]
-            configuration.silenceWindow = 1
+            configuration.silenceWindow = .seconds(1)
         }
         proxy.start()
         var parent = ProcessInfo.processInfo.environment

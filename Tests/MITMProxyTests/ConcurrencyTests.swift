@@ -10,7 +10,7 @@ import Testing
         // machine busy with the rest of the suite, can take seconds; this test is about correct bytes.
         // Three loops whatever the machine (the default on 2 cores is one), so clients land on different loops.
         let proxy = try await ProxyHarness.start {
-            $0.handshakeTimeout = 30
+            $0.handshakeTimeout = .seconds(30)
             $0.loopCount = 3
         }
         defer { proxy.stop() }

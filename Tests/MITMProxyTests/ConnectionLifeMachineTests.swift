@@ -15,7 +15,7 @@ private enum NamedParts: ConnectionParts {
 private typealias Life = ConnectionLife<NamedParts>
 
 private let second: UInt64 = 1_000_000_000
-private let timeouts = Life.Timeouts(handshake: 10, idle: 60, upstreamPark: 0.5)
+private let timeouts = Life.Timeouts(handshake: .seconds(10), idle: .seconds(60), upstreamPark: .milliseconds(500))
 private let target = TunnelTarget(host: "api.test", port: 443)
 
 private func deadline(_ seconds: UInt64, _ reason: TimeoutReason) -> ConnectionDeadline {

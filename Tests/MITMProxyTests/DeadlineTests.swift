@@ -33,7 +33,11 @@ import Testing
     }
 
     @Test func timeoutsOutsideTheEnginesRangeAreRefusedAtStart() {
-        for (handshake, idle) in [(Double.infinity, 60.0), (10, 1e11), (10, 0), (.nan, 60)] {
+        let cases: [(Duration, Duration)] = [
+            (.seconds(604_801), .seconds(60)), (.seconds(10), .seconds(100_000_000_000)), (.seconds(10), .zero),
+            (.milliseconds(50), .seconds(60)), (.seconds(-1), .seconds(60)),
+        ]
+        for (handshake, idle) in cases {
             var configuration = ProxyConfiguration()
             configuration.handshakeTimeout = handshake
             configuration.idleTimeout = idle
@@ -43,7 +47,7 @@ import Testing
     }
 
     @Test func aHalfSecondIdleTimeoutClosesAHeldConnectionAndTheProxyLivesOn() async throws {
-        let proxy = try await ProxyHarness.start { $0.idleTimeout = 0.5 }
+        let proxy = try await ProxyHarness.start { $0.idleTimeout = .milliseconds(500) }
         defer { proxy.stop() }
         let origin = try await OriginServer.start(.plainHTTP)
         let script = """
@@ -66,7 +70,7 @@ import Testing
     }
 
     @Test func anOriginThatNeverAnswersGetsA504() async throws {
-        let proxy = try await ProxyHarness.start { $0.idleTimeout = 1 }
+        let proxy = try await ProxyHarness.start { $0.idleTimeout = .seconds(1) }
         defer { proxy.stop() }
         let origin = try await ScriptedOrigin.start("silent")
         let result = try await Curl.run(through: proxy, ["-sS", "-w", "%{http_code}", origin.url("/x")])
@@ -77,8 +81,8 @@ import Testing
     /// The head deadline (the handshake timeout) ends with the head: a slow answer is bounded by the idle timeout.
     @Test func aSlowAnswerWaitsForTheIdleTimeoutNotTheHeadDeadline() async throws {
         let proxy = try await ProxyHarness.start {
-            $0.handshakeTimeout = 0.5
-            $0.idleTimeout = 10
+            $0.handshakeTimeout = .milliseconds(500)
+            $0.idleTimeout = .seconds(10)
         }
         defer { proxy.stop() }
         let origin = try await ScriptedOrigin.start("late", .tls(.origin))
@@ -114,8 +118,8 @@ import Testing
 
     @Test func aRequestHeadTrickledIntoATunnelIsCutOffAtTheHandshakeTimeout() async throws {
         let proxy = try await ProxyHarness.start {
-            $0.handshakeTimeout = 1
-            $0.idleTimeout = 30
+            $0.handshakeTimeout = .seconds(1)
+            $0.idleTimeout = .seconds(30)
         }
         defer { proxy.stop() }
         let origin = try await OriginServer.start()

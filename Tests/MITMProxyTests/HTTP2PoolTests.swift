@@ -11,8 +11,8 @@ import Testing
         // A pooled connection outlives a slow step of a loaded test run.
         try await HTTP2Harness.start(.h2(maxConcurrentStreams: maxConcurrentStreams)) {
             $0.loopCount = 1
-            $0.upstreamPoolIdle = 120
-            $0.idleTimeout = 120
+            $0.upstreamPoolIdle = .seconds(120)
+            $0.idleTimeout = .seconds(120)
         }
     }
 

@@ -25,14 +25,14 @@ import Testing
     }
 
     /// Runs the script against a proxy that parks upstreams as soon as a response ends, its pool keeping them
-    /// `poolSeconds`; returns the three exchanges by path.
-    private func run(poolSeconds: Double) async throws -> [String: ExchangeRecord] {
+    /// `poolIdle`; returns the three exchanges by path.
+    private func run(poolIdle: Duration) async throws -> [String: ExchangeRecord] {
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start {
             $0.loopCount = 1
-            $0.upstreamParkDelay = 0
-            $0.upstreamPoolIdle = poolSeconds
-            $0.idleTimeout = 120
+            $0.upstreamParkDelay = .seconds(0)
+            $0.upstreamPoolIdle = poolIdle
+            $0.idleTimeout = .seconds(120)
         }
         defer { harness.stop() }
         let result = try await PythonClient.run(
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func anIdleClientsUpstreamServesAnotherClientAndComesBack() async throws {
-        let byPath = try await run(poolSeconds: 120)
+        let byPath = try await run(poolIdle: .seconds(120))
         #expect((byPath["/hello"]?.timings.connect ?? -1) >= 0, "the first request opened the upstream connection")
         #expect(
             byPath["/bytes/10"]?.timings.connect == -1,
@@ -58,7 +58,7 @@ import Testing
 
     @Test func aClientWhoseParkedUpstreamIsGoneGetsANewOne() async throws {
         // A pool that keeps nothing: every parked connection is closed at once.
-        for (path, record) in try await run(poolSeconds: 0) {
+        for (path, record) in try await run(poolIdle: .zero) {
             #expect(
                 record.timings.connect >= 0 && record.timings.ssl >= 0, "\(path) went over a new upstream connection")
             #expect(record.response?.status == 200)

@@ -41,7 +41,7 @@ import Testing
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start {
             $0.resolveOverrides = ["pinned.test": "127.0.0.1"]
-            $0.silenceWindow = 0.5
+            $0.silenceWindow = .milliseconds(500)
         }
         defer { harness.stop() }
         let pins = try await Subprocess.run(

@@ -10,7 +10,7 @@ import Testing
         let proxy = try ProxyServer.forTesting {
             $0.upstreamCAFiles = [pki.root]
             $0.resolveOverrides = ["api.origin.test": "127.0.0.1"]
-            $0.silenceWindow = 0.5
+            $0.silenceWindow = .milliseconds(500)
         }
         proxy.start()
         return proxy

@@ -97,7 +97,7 @@ import Testing
     /// Issue 34, item 13: a SOCKS4 client is answered at once (SOCKS4's "rejected"), not left to the handshake timeout.
     @Test func aSOCKS4ClientIsRefusedAtOnce() async throws {
         // Left to the handshake timeout (60 s), curl would give up after its own 20 s (exit 28) without a SOCKS4 reply.
-        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 60 }
+        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = .seconds(60) }
         defer { proxy.stop() }
         let socks4 = try await curl(proxy, "socks4a://127.0.0.1:\(proxy.port)", ["https://origin.test/"])
         #expect(!socks4.succeeded && socks4.status != 28, "answered, not timed out: \(socks4)")

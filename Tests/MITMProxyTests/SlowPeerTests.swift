@@ -7,7 +7,7 @@ import Testing
     @Test func fiveHundredTricklingClientsAreClosedByTheHeadTimeoutWhileANormalOneIsServed() async throws {
         // A head timeout far longer than opening 500 connections takes, even sanitized on a loaded machine: the
         // normal client is answered while every trickling one is still held, or it waited for them.
-        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = 10 }
+        let proxy = try await ProxyHarness.start { $0.handshakeTimeout = .seconds(10) }
         defer { proxy.stop() }
         let origin = try await OriginServer.start(.plainHTTP)
         let script = """

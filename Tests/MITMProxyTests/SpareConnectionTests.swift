@@ -10,7 +10,7 @@ import Testing
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start { configuration in
             configuration.resolveOverrides = ["open.origin.test": "127.0.0.1"]
-            configuration.silenceWindow = 2
+            configuration.silenceWindow = .seconds(2)
         }
         // Both handshakes complete first; then the spare closes without a request, before or after the other one's request.
         let python = """
@@ -61,7 +61,7 @@ import Testing
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start { configuration in
             configuration.resolveOverrides = ["pinned.test": "127.0.0.1"]
-            configuration.silenceWindow = 0.5
+            configuration.silenceWindow = .milliseconds(500)
         }
         defer { harness.stop() }
         let python = """

@@ -101,7 +101,7 @@ import Testing
         let pki = try await TestPKI.shared()
         let harness = try await ProxyHarness.start { configuration in
             configuration.resolveOverrides = Self.names
-            configuration.silenceWindow = 1
+            configuration.silenceWindow = .seconds(1)
             configuration.rules = [try! RuleFlags.throttle("3g")]
         }
         defer { harness.stop() }

@@ -53,8 +53,8 @@ import Testing
         // Timeouts (60 s) beyond curl's --max-time (30 s): a refusal noticed only when a timer fires would
         // leave curl without an answer, so every 502 here was answered because the refusal was seen.
         let proxy = try await ProxyHarness.start {
-            $0.handshakeTimeout = 60
-            $0.idleTimeout = 60
+            $0.handshakeTimeout = .seconds(60)
+            $0.idleTimeout = .seconds(60)
         }
         defer { proxy.stop() }
         let refusing = try RefusingPort()
@@ -85,8 +85,8 @@ import Testing
 
     @Test func aConnectThatGetsNoAnswerTimesOutWithA502() async throws {
         let proxy = try await ProxyHarness.start {
-            $0.handshakeTimeout = 1
-            $0.idleTimeout = 30
+            $0.handshakeTimeout = .seconds(1)
+            $0.idleTimeout = .seconds(30)
         }
         defer { proxy.stop() }
         let silent = try UnansweredPort()
@@ -100,8 +100,8 @@ import Testing
 
     @Test func anUpstreamThatNeverAnswersTheTLSHandshakeGivesA502() async throws {
         let proxy = try await ProxyHarness.start {
-            $0.handshakeTimeout = 1
-            $0.idleTimeout = 30
+            $0.handshakeTimeout = .seconds(1)
+            $0.idleTimeout = .seconds(30)
         }
         defer { proxy.stop() }
         let silent = try UnansweredPort(acceptsConnections: true)

@@ -19,8 +19,8 @@ import Testing
         let harness = try await ProxyHarness.start {
             $0.loopCount = 1
             // Pooled for 120 s (the pool keeps a connection at most the idle timeout): outlives a slow step of a loaded run.
-            $0.upstreamPoolIdle = 120
-            $0.idleTimeout = 120
+            $0.upstreamPoolIdle = .seconds(120)
+            $0.idleTimeout = .seconds(120)
         }
         let first = try await fetch(harness, "https://localhost:\(origin.port)/hello")
         #expect(first.stdoutText == "hello from origin", "\(first)")
@@ -46,8 +46,8 @@ import Testing
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start {
             $0.loopCount = 1
-            $0.upstreamPoolIdle = 120
-            $0.idleTimeout = 120
+            $0.upstreamPoolIdle = .seconds(120)
+            $0.idleTimeout = .seconds(120)
         }
         var answers: [SubprocessResult] = []
         for _ in 0..<3 {
@@ -110,7 +110,7 @@ import Testing
         let origin = try await OriginServer.start(.tls(.origin))
         let harness = try await ProxyHarness.start {
             $0.loopCount = 1
-            $0.upstreamPoolIdle = 1.5
+            $0.upstreamPoolIdle = .milliseconds(1500)
         }
         let first = try await fetch(harness, "https://localhost:\(origin.port)/hello")
         #expect(first.stdoutText == "hello from origin", "\(first)")

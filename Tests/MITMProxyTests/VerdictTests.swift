@@ -11,7 +11,7 @@ import Testing
         let origin: OriginServer
         let pki: TestPKI
 
-        init(silenceWindow: Double = 3) async throws {
+        init(silenceWindow: Duration = .seconds(3)) async throws {
             pki = try await TestPKI.shared()
             origin = try await OriginServer.start(.tls(.origin))
             let root = pki.root
@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func aClientThatStaysSilentAfterTheHandshakeIsInconclusive() async throws {
-        let setup = try await Setup(silenceWindow: 0.3)
+        let setup = try await Setup(silenceWindow: .milliseconds(300))
         // Completes the handshake, then waits (for its stdin to close) without sending anything.
         let python = """
             import ssl, sys, proxyclient

@@ -30,20 +30,23 @@ package struct TunnelTarget: Sendable, Equatable {
 /// stages, and the deadline of each (the sweep reads it from the state). Events in, actions out; `ProxyConnection`
 /// performs the actions on its sockets, legs and relays.
 package struct ConnectionLife<Parts: ConnectionParts> {
-    /// The configured waits.
+    /// The configured waits, in the clock's nanoseconds (converted once: a relay's every read restarts its deadline).
     package struct Timeouts: Sendable, Equatable {
         /// For the proxy request, the tunnel's first bytes, the upstream, and the client's TLS handshake.
-        package var handshake: Double
+        package let handshake: UInt64
         /// For a relay without traffic.
-        package var idle: Double
+        package let idle: UInt64
         /// The silence after which an HTTP/1 relay's idle upstream is offered to the pool.
-        package var upstreamPark: Double
+        package let upstreamPark: UInt64
 
-        package init(handshake: Double, idle: Double, upstreamPark: Double) {
-            self.handshake = handshake
-            self.idle = idle
-            self.upstreamPark = upstreamPark
+        package init(handshake: Duration, idle: Duration, upstreamPark: Duration) {
+            self.handshake = ConnectionDeadline.nanoseconds(handshake)
+            self.idle = ConnectionDeadline.nanoseconds(idle)
+            self.upstreamPark = ConnectionDeadline.nanoseconds(upstreamPark)
         }
+
+        /// `nanoseconds` as the log shows them.
+        static func text(_ nanoseconds: UInt64) -> String { SecondsText.format(Double(nanoseconds) / 1e9) }
     }
 
     /// What a relay carries.
@@ -178,7 +181,7 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     /// A connection accepted at `now`: it reads the proxy request.
     package init(timeouts: Timeouts, now: UInt64) {
         self.timeouts = timeouts
-        state = .readingRequest(until: .after(timeouts.handshake, .proxyRequest, now: now))
+        state = .readingRequest(until: .after(nanoseconds: timeouts.handshake, .proxyRequest, now: now))
     }
 
     /// The current state's deadline; none once closing.
@@ -216,7 +219,9 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             guard readsTheRequest else { return [.impossible(.tunnelOutsideTheRequest)] }
             self.target = target
             state = .awaitingTarget(
-                tunnel, until: .after(timeouts.handshake, .upstream(host: target.host, port: target.port), now: now))
+                tunnel,
+                until: .after(
+                    nanoseconds: timeouts.handshake, .upstream(host: target.host, port: target.port), now: now))
             return []
         case .tunnelAnswered(let tunnel, let target, let now):
             switch state {
@@ -225,7 +230,7 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             }
             self.target = target
             let reason = TimeoutReason.firstTunnelBytes(host: target.host, port: target.port)
-            state = .peeking(tunnel, until: .after(timeouts.handshake, reason, now: now))
+            state = .peeking(tunnel, until: .after(nanoseconds: timeouts.handshake, reason, now: now))
             return []
         case .rawTunnelChosen:
             guard case .peeking(let tunnel, let until) = state else { return [.impossible(.rawTunnelWithoutPeeking)] }
@@ -234,7 +239,7 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case .interceptionStarted(let interception, let now):
             guard case .peeking = state, let target else { return [.impossible(.interceptionWithoutPeeking)] }
             let reason = TimeoutReason.upstream(host: target.host, port: target.port)
-            state = .reachingUpstream(interception, until: .after(timeouts.handshake, reason, now: now))
+            state = .reachingUpstream(interception, until: .after(nanoseconds: timeouts.handshake, reason, now: now))
             return []
         case .upstreamHandshakeStarted(let leg):
             guard case .reachingUpstream(let interception, let until) = state else {
@@ -243,7 +248,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             state = .upstreamHandshake(interception, leg, until: until)
             return []
         case .clientHandshakeStarted(let leg, let upstream, let serverName, let now):
-            let deadline = ConnectionDeadline.after(timeouts.handshake, .clientHandshake(host: serverName), now: now)
+            let deadline = ConnectionDeadline.after(
+                nanoseconds: timeouts.handshake, .clientHandshake(host: serverName), now: now)
             switch state {
             case .reachingUpstream(let interception, _), .upstreamHandshake(let interception, _, _):
                 state = .clientHandshake(interception, leg, upstream, until: deadline)
@@ -319,7 +325,7 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         quietSince = now
         offeredIdleUpstream = false
         compacted = false
-        let idle = ConnectionDeadline.instant(timeouts.idle, after: now)
+        let idle = ConnectionDeadline.instant(nanoseconds: timeouts.idle, after: now)
         state = .relaying(
             relay, for: relayed, until: ConnectionDeadline(at: min(idle, headDeadline ?? .max), reason: .idle))
     }
@@ -338,19 +344,19 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             }
             return [.reportTimeout(host: host, waitingFor: waitingFor)] + close(reason: "timed out \(waitingFor)")
         case .upstreamHandshake(let interception, let leg, _):
-            let reason = "TLS handshake timed out (no answer within \(SecondsText.format(timeouts.handshake)))"
+            let reason = "TLS handshake timed out (no answer within \(Timeouts.text(timeouts.handshake)))"
             return [.abandonUpstreamHandshake(interception, leg, reason: reason)]
         case .clientHandshake:
             var actions: [Action] = [.reportTimeout(host: host, waitingFor: waitingFor)]
             if case .clientHandshake(let serverName) = deadline.reason, let target {
                 let reason =
-                    "the client did not finish the TLS handshake within \(SecondsText.format(timeouts.handshake))"
+                    "the client did not finish the TLS handshake within \(Timeouts.text(timeouts.handshake))"
                 actions.append(.reportClientHandshakeFailure(host: serverName, port: target.port, reason: reason))
             }
             return actions + close(reason: "timed out \(waitingFor)")
         case .relaying(let relay, _, _):
             if deadline.reason == .lingering { return close(reason: "done") }
-            return [.offerDeadlineToRelay(relay, otherwise: "idle for \(SecondsText.format(timeouts.idle))")]
+            return [.offerDeadlineToRelay(relay, otherwise: "idle for \(Timeouts.text(timeouts.idle))")]
         case .readingRequest, .negotiatingSOCKS:
             return [.reportTimeout(host: nil, waitingFor: waitingFor)] + close(reason: "timed out \(waitingFor)")
         case .lingering:
@@ -377,7 +383,7 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         guard case .relaying(let relay, _, _) = state, now >= quietSince else { return [] }
         let silent = now - quietSince
         var actions: [Action] = []
-        if !offeredIdleUpstream, silent >= ConnectionDeadline.instant(timeouts.upstreamPark, after: 0) {
+        if !offeredIdleUpstream, silent >= timeouts.upstreamPark {
             offeredIdleUpstream = true
             actions.append(.offerIdleUpstream(relay))
         }

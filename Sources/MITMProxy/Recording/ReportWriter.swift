@@ -48,7 +48,7 @@ import Synchronization
     public func report(final: Bool, clientCommand: ClientCommandOutcome? = nil) -> VerdictReport {
         var report = VerdictReport(
             final: final, listen: server.listenAddress, caCertificate: server.caCertificatePath,
-            silenceWindowSeconds: server.configuration.silenceWindow, ledger: server.ledger,
+            silenceWindowSeconds: server.configuration.silenceWindow.inSeconds, ledger: server.ledger,
             expectations: expectations, allowUnprovenRefusals: server.configuration.allowUnprovenRefusals,
             trustPerAddress: server.configuration.trustPerAddress, clientCommand: clientCommand,
             findings: server.findings)

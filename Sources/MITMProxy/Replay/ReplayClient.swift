@@ -94,9 +94,9 @@ final class ReplayClient: @unchecked Sendable {
             finish(.failed("cannot reach the proxy's own port at \(host):\(endpoint.port)"))
             return
         }
-        let seconds = max(context.configuration.idleTimeout, context.configuration.handshakeTimeout) * 2
-        timer = context.clock.schedule(after: seconds, on: loop) { [self] in
-            finish(.failed("no answer within \(SecondsText.format(seconds))"))
+        let wait = max(context.configuration.idleTimeout, context.configuration.handshakeTimeout) * 2
+        timer = context.clock.schedule(after: wait, on: loop) { [self] in
+            finish(.failed("no answer within \(SecondsText.format(wait))"))
         }
         pending = StreamSocket.connect(to: address, on: loop) { [self] result in
             pending = nil

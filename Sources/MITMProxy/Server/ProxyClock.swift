@@ -50,8 +50,18 @@ struct ProxyClock: Sendable {
         arm(after(seconds: seconds), loop, work)
     }
 
+    /// Runs `work` on `loop` `duration` from now (see `deadline(_:after:)` for odd durations).
+    func schedule(after duration: Duration, on loop: EventLoop, _ work: @escaping @Sendable () -> Void)
+        -> any ClockTimer
+    {
+        arm(after(duration), loop, work)
+    }
+
     /// `seconds` from now, saturating (see `deadline(_:after:)`).
     func after(seconds: Double) -> UInt64 { Self.deadline(seconds, after: now()) }
+
+    /// `duration` from now, saturating (see `deadline(_:after:)`).
+    func after(_ duration: Duration) -> UInt64 { Self.deadline(duration, after: now()) }
 
     /// Now in seconds, for arithmetic in seconds (the spare-connection judge, the credential back-off).
     var nowInSeconds: Double { Double(now()) / 1e9 }
@@ -68,5 +78,10 @@ struct ProxyClock: Sendable {
     /// `start` plus `seconds`, saturating: a negative or NaN duration is `start`, one beyond the clock's range is never.
     static func deadline(_ seconds: Double, after start: UInt64) -> UInt64 {
         ConnectionDeadline.instant(seconds, after: start)
+    }
+
+    /// `start` plus `duration`, saturating: a negative duration is `start`, one beyond the clock's range is never.
+    static func deadline(_ duration: Duration, after start: UInt64) -> UInt64 {
+        ConnectionDeadline.instant(duration, after: start)
     }
 }

@@ -17,15 +17,15 @@ public struct ProxyConfiguration: Sendable {
     public var upstreamInsecure = false
     /// Host name -> IP literal used instead of DNS for upstream connections (curl's `--resolve`).
     public var resolveOverrides: [String: String] = [:]
-    /// Seconds allowed for a TLS handshake or an upstream connect.
-    public var handshakeTimeout: Double = 10
-    /// Seconds a connection may stay silent in both directions before it is closed.
-    public var idleTimeout: Double = 60
+    /// The time allowed for a TLS handshake or an upstream connect.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// How long a connection may stay silent in both directions before it is closed.
+    public var idleTimeout: Duration = .seconds(60)
     /// How long an idle upstream connection stays pooled for the next client of its origin (at most `idleTimeout`).
-    @_spi(Testing) public var upstreamPoolIdle: Double = 15
-    /// Seconds an intercepted HTTP/1 client may sit between requests before its upstream connection goes back to
-    /// the pool (taken again, or reopened, for its next request); 0 parks it as soon as each response ends.
-    @_spi(Testing) public var upstreamParkDelay: Double = 0.5
+    @_spi(Testing) public var upstreamPoolIdle: Duration = .seconds(15)
+    /// How long an intercepted HTTP/1 client may sit between requests before its upstream connection goes back to
+    /// the pool (taken again, or reopened, for its next request); zero parks it as soon as each response ends.
+    @_spi(Testing) public var upstreamParkDelay: Duration = .milliseconds(500)
     /// The transparent listener's port (`--transparent-port`; 0 picks a free one), for connections the system redirects to
     /// it (nftables or iptables `REDIRECT`); nil: none.
     public var transparentPort: Int?
@@ -35,9 +35,9 @@ public struct ProxyConfiguration: Sendable {
     public var capture: CaptureClients?
     /// Origins the proxy stands in front of as a TLS server, each on a local port of its own (`--reverse`).
     public var reverseTargets: [ReverseTarget] = []
-    /// Seconds after a completed handshake within which a client that sends nothing and closes counts
+    /// The time after a completed handshake within which a client that sends nothing and closes counts
     /// as `refused/closed-after-handshake`; still silent and open after it, `inconclusive/idle`.
-    public var silenceWindow: Double = 3
+    public var silenceWindow: Duration = .seconds(3)
     /// Bytes of each request and response body kept in `ExchangeRecord` (for HAR); 0 keeps none.
     /// Bodies are always streamed; larger ones are relayed whole and truncated only in the record.
     public var bodyCaptureLimit = 0
@@ -94,21 +94,26 @@ public struct ProxyConfiguration: Sendable {
     /// A configuration with the defaults.
     public init() {}
 
-    /// The seconds a timeout or the silence window may be set to: short enough to be a real bound, long
-    /// enough for the engine's timers to keep their precision.
-    public static let timeoutRange: ClosedRange<Double> = 0.1...604_800
+    /// What a timeout or the silence window may be set to: short enough to be a real bound, long enough for the
+    /// engine's timers to keep their precision.
+    public static let timeoutRange: ClosedRange<Duration> = .milliseconds(100)...(.seconds(604_800))
 
     /// Why the timeouts cannot be used, phrased with the CLI's flag names; nil when they can.
     public var timeoutProblem: String? {
-        let limits =
-            "must be between \(Self.timeoutRange.lowerBound) and \(Int(Self.timeoutRange.upperBound)) seconds (one week)"
         for (flag, value) in [
             ("--handshake-timeout", handshakeTimeout), ("--idle-timeout", idleTimeout),
             ("--silence-window", silenceWindow),
-        ]
-        where !Self.timeoutRange.contains(value) {
-            return "\(flag) \(value) \(limits)"
+        ] {
+            if let problem = Self.timeoutProblem(flag, seconds: value.inSeconds) { return problem }
         }
         return nil
+    }
+
+    /// Why `seconds` (given to `flag`) cannot be a timeout or the silence window; nil when it can. Checks a number
+    /// from the command line before it becomes a `Duration`, which has no infinity or NaN.
+    public static func timeoutProblem(_ flag: String, seconds: Double) -> String? {
+        let range = timeoutRange.lowerBound.inSeconds...timeoutRange.upperBound.inSeconds
+        guard !range.contains(seconds) else { return nil }
+        return "\(flag) \(seconds) must be between \(range.lowerBound) and \(Int(range.upperBound)) seconds (one week)"
     }
 }

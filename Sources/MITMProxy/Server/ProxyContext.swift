@@ -81,7 +81,8 @@ final class ProxyContext: Sendable {
         resolver = NameResolver(overrides: configuration.resolveOverrides)
         self.loops = loops ?? EventLoopGroup(count: configuration.loopCount)
         spares = SpareConnectionDesk(
-            silenceWindow: configuration.silenceWindow, book: verdicts, clock: clock, loop: self.loops.loops[0]
+            silenceWindow: configuration.silenceWindow.inSeconds, book: verdicts, clock: clock,
+            loop: self.loops.loops[0]
         ) { record in
             verdicts.record(record, replacing: nil)
             events.emit(.verdict(record))
@@ -89,7 +90,7 @@ final class ProxyContext: Sendable {
         registries = self.loops.loops.map { ConnectionRegistry(loop: $0, clock: clock) }
         pools = self.loops.loops.map {
             UpstreamPool(
-                loop: $0, idleSeconds: min(configuration.idleTimeout, configuration.upstreamPoolIdle), clock: clock)
+                loop: $0, idleTime: min(configuration.idleTimeout, configuration.upstreamPoolIdle), clock: clock)
         }
         web =
             configuration.webUI.enabled

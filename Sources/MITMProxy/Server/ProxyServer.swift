@@ -134,7 +134,7 @@ public final class ProxyServer: Sendable {
             web.showReport {
                 VerdictReport(
                     final: false, listen: listen, caCertificate: caPath,
-                    silenceWindowSeconds: configuration.silenceWindow,
+                    silenceWindowSeconds: configuration.silenceWindow.inSeconds,
                     ledger: book.ledger, expectations: configuration.webUI.expectations,
                     allowUnprovenRefusals: configuration.allowUnprovenRefusals,
                     trustPerAddress: configuration.trustPerAddress,
@@ -354,7 +354,7 @@ public final class ProxyServer: Sendable {
     /// twice the silence window plus a second: a spare connection may wait one more window for its sibling.
     @discardableResult
     public func settleVerdicts(timeout: Duration? = nil) async -> Bool {
-        await context.verdicts.settle(timeout: timeout ?? .seconds(2 * configuration.silenceWindow + 1))
+        await context.verdicts.settle(timeout: timeout ?? configuration.silenceWindow * 2 + .seconds(1))
     }
 
     /// Checks expectations against the verdicts so far: one result per expectation, in order. A `refused:`

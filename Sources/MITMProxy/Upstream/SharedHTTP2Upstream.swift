@@ -236,8 +236,9 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
             switch action {
             case .scheduleIdleTimer:
                 idleTimer?.cancel()
-                let seconds = pool?.idleSeconds ?? 0  // outside the pool (its origin has enough) it goes at once
-                idleTimer = clock.schedule(after: seconds, on: loop) { [weak self] in
+                // Outside the pool (its origin has enough) it goes at once.
+                let idleTime = pool?.idleTime ?? .zero
+                idleTimer = clock.schedule(after: idleTime, on: loop) { [weak self] in
                     guard let self else { return }
                     perform(life.receive(.idleTimeout))
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import MITMCore
 import MITMIO
 
 /// A TCP connection attempt to an upstream: resolves (honouring `--resolve`), then tries each address
@@ -72,14 +73,12 @@ final class UpstreamConnector {
         attempt = nil
     }
 
-    private func timedOut(after seconds: Double) {
+    private func timedOut(after timeout: Duration) {
         guard completion != nil else { return }
         attempt?.close()
         attempt = nil
-        let shown = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-        finish(
-            .failure(
-                UpstreamFailure(host: host, port: port, reason: "connection timed out (no answer within \(shown) s)")))
+        let reason = "connection timed out (no answer within \(SecondsText.format(timeout)))"
+        finish(.failure(UpstreamFailure(host: host, port: port, reason: reason)))
     }
 
     private func resolved(_ result: Result<[SocketAddress], NameResolutionError>) {

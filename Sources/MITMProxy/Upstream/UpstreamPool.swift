@@ -62,7 +62,7 @@ final class UpstreamPool: @unchecked Sendable {
     private let loop: EventLoop
     private let clock: ProxyClock
     /// How long an unused connection is kept.
-    let idleSeconds: Double
+    let idleTime: Duration
     private var shared: [UpstreamPoolKey: [SharedHTTP2Upstream]] = [:]
     private var idle: [UpstreamPoolKey.Origin: [PooledUpstream]] = [:]
     private var count = 0
@@ -73,10 +73,10 @@ final class UpstreamPool: @unchecked Sendable {
     private static let perOrigin = 16
     private static let total = 256
 
-    init(loop: EventLoop, idleSeconds: Double, clock: ProxyClock) {
+    init(loop: EventLoop, idleTime: Duration, clock: ProxyClock) {
         self.loop = loop
         self.clock = clock
-        self.idleSeconds = idleSeconds
+        self.idleTime = idleTime
     }
 
     /// The names a leaf forged for `primary` carries, given the upstream's certificate (remembered per certificate:
@@ -108,7 +108,7 @@ final class UpstreamPool: @unchecked Sendable {
     /// Keeps `entry` until it expires, its server closes it, or it is taken.
     func park(_ entry: PooledUpstream) {
         let key = UpstreamPoolKey.Origin(host: entry.host, port: entry.port)
-        guard idleSeconds > 0, count < Self.total, idle[key, default: []].count < Self.perOrigin else {
+        guard idleTime > .zero, count < Self.total, idle[key, default: []].count < Self.perOrigin else {
             entry.leg.close()
             return
         }
@@ -126,7 +126,7 @@ final class UpstreamPool: @unchecked Sendable {
     }
 
     private func armExpiry(oldestParkedAt: UInt64) {
-        let due = ProxyClock.deadline(idleSeconds, after: oldestParkedAt)
+        let due = ProxyClock.deadline(idleTime, after: oldestParkedAt)
         // Held strongly: the pool goes with its context, maybe on another thread; it lives on until its last idle
         // connection expires, or `closeAll` cancels the timer.
         expiryTimer = clock.schedule(at: due, on: loop) { [self] in expireIdle() }
@@ -140,7 +140,7 @@ final class UpstreamPool: @unchecked Sendable {
         var oldest = UInt64.max
         for entries in idle.values {
             for entry in entries {
-                if ProxyClock.deadline(idleSeconds, after: entry.parkedAt) <= now {
+                if ProxyClock.deadline(idleTime, after: entry.parkedAt) <= now {
                     expired.append(entry)
                 } else {
                     oldest = min(oldest, entry.parkedAt)

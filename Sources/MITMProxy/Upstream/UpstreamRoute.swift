@@ -90,10 +90,10 @@ final class RouteAttempt: UpstreamAttempt {
             finish(.failure(error))
             return
         }
-        let seconds = context.configuration.handshakeTimeout
+        let timeout = context.configuration.handshakeTimeout
         nonisolated(unsafe) let unsafeSelf = self
-        timer = context.clock.schedule(after: seconds, on: loop) {
-            unsafeSelf.failTLS(route, "TLS handshake timed out (no answer within \(SecondsText.format(seconds)))")
+        timer = context.clock.schedule(after: timeout, on: loop) {
+            unsafeSelf.failTLS(route, "TLS handshake timed out (no answer within \(SecondsText.format(timeout)))")
         }
     }
 

@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func anIdleRelayClosesAtTheIdleTimeoutAndActivityMovesIt() throws {
-        let play = try ConnectionPlaybook(origins: ["origin.test:80"], configure: { $0.idleTimeout = 5 })
+        let play = try ConnectionPlaybook(origins: ["origin.test:80"], configure: { $0.idleTimeout = .seconds(5) })
         play.clientSends("GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         let origin = try #require(play.origin(0))
         play.advance(seconds: 4)
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func aSilentOriginGetsTheClientA504() throws {
-        let play = try ConnectionPlaybook(origins: ["origin.test:80"], configure: { $0.idleTimeout = 5 })
+        let play = try ConnectionPlaybook(origins: ["origin.test:80"], configure: { $0.idleTimeout = .seconds(5) })
         play.clientSends("GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         play.advance(seconds: 5.1)
         #expect(play.clientReceived().hasPrefix("HTTP/1.1 504 Gateway Timeout\r\n"))
@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func aTrickledSecondRequestHeadGetsA408() throws {
-        let play = try ConnectionPlaybook(origins: ["origin.test:80"], configure: { $0.handshakeTimeout = 2 })
+        let play = try ConnectionPlaybook(origins: ["origin.test:80"], configure: { $0.handshakeTimeout = .seconds(2) })
         play.clientSends("GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         let origin = try #require(play.origin(0))
         play.run { origin.send("HTTP/1.1 204 No Content\r\n\r\n") }

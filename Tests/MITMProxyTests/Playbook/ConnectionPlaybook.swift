@@ -29,8 +29,8 @@ final class ConnectionPlaybook: @unchecked Sendable {
     ) throws {
         var configuration = ProxyConfiguration()
         configuration.loopCount = 1
-        configuration.handshakeTimeout = 10
-        configuration.idleTimeout = 60
+        configuration.handshakeTimeout = .seconds(10)
+        configuration.idleTimeout = .seconds(60)
         configure(&configuration)
         caDirectory = TemporaryDirectory.path("playbook-ca")
         let authority = try CertificateAuthority.loadOrCreate(directory: caDirectory)

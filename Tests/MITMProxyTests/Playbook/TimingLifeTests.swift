@@ -14,7 +14,7 @@ import Testing
         try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try MemoryTLSPeer.origin(host: "api.test")) {
             configuration in
             configuration.upstreamInsecure = true
-            configuration.silenceWindow = 3
+            configuration.silenceWindow = .seconds(3)
             configure(&configuration)
         }
     }
@@ -69,8 +69,8 @@ import Testing
 
     @Test func thePoolClosesAnIdleUpstreamWhenTheClockPassesItsIdleTime() throws {
         let play = try Self.interception {
-            $0.upstreamParkDelay = 0
-            $0.upstreamPoolIdle = 15
+            $0.upstreamParkDelay = .seconds(0)
+            $0.upstreamPoolIdle = .seconds(15)
         }
         let client = try play.trustingClient(host: "api.test")
         play.run { client.send("GET /v1 HTTP/1.1\r\nHost: api.test\r\n\r\n") }

@@ -18,8 +18,8 @@ final class ProxyHarness: Sendable {
         configuration.port = 0
         configuration.caDirectory = TemporaryDirectory.path("proxy-ca")
         configuration.upstreamCAFiles = [pki.root]
-        configuration.handshakeTimeout = 10
-        configuration.idleTimeout = 30
+        configuration.handshakeTimeout = .seconds(10)
+        configuration.idleTimeout = .seconds(30)
         configure(&configuration)
         return try ProxyHarness(configuration: configuration)
     }

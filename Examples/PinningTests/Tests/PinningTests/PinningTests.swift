@@ -11,7 +11,7 @@ import Testing
     let proxy = try ProxyServer.forTesting { configuration in  // port 0, a fresh CA in a temporary directory
         configuration.upstreamCAFiles = [origin.certificatePath]  // the proxy verifies the origin it forwards to
         configuration.resolveOverrides = ["api.example.test": "127.0.0.1", "www.example.test": "127.0.0.1"]
-        configuration.silenceWindow = 1
+        configuration.silenceWindow = .seconds(1)
     }
     proxy.start()
     defer { proxy.stop() }

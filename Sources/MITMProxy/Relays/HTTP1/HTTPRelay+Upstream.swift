@@ -264,11 +264,11 @@ extension HTTPRelay {
 
     /// The connection's idle deadline passed. When a request is still waiting for its response head, the client
     /// gets a 504 naming the upstream instead of a silent close; returns whether it did.
-    func answerTimeout(after seconds: Double) -> Bool {
+    func answerTimeout(after wait: Duration) -> Bool {
         guard machine.isRelaying, let first = exchanges.first, first.local == nil, !machine.responseHeadSent else {
             return false
         }
-        upstreamBroke("did not answer within \(SecondsText.format(seconds))", status: 504)
+        upstreamBroke("did not answer within \(SecondsText.format(wait))", status: 504)
         return true
     }
 

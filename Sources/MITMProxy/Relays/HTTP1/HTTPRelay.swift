@@ -181,7 +181,7 @@ final class HTTPRelay {
         if !Self.isReadingHead(&clientParser) {
             headDeadline = nil
         } else if headDeadline == nil {
-            headDeadline = context.clock.after(seconds: context.configuration.handshakeTimeout)
+            headDeadline = context.clock.after(context.configuration.handshakeTimeout)
         }
         // The owner's deadline includes the head's.
         if headDeadline != previous { owner?.relayActivity(headDeadline: headDeadline) }
@@ -506,7 +506,7 @@ final class HTTPRelay {
     }
 
     func becameIdle() {
-        if context.configuration.upstreamParkDelay <= 0 { parkIdleUpstream() }
+        if context.configuration.upstreamParkDelay <= .zero { parkIdleUpstream() }
         // The upstream's record buffers go at once (measured: 1,000 idle clients hold 2 KiB more each when they go
         // only at parking); the client's wait for parking, as a busy client would have them allocated again.
         upstream?.releaseIdleMemory()
