@@ -11,9 +11,10 @@ extension HTTP2Relay {
             case .request:
                 openStream(clientID, block)
             case .trailers:
-                streams[clientID]?.requestEnded = context.clock.wallNow()
-                if holdRequestEnd(on: clientID, trailers: block.fields) { return }
-                guard let upstreamID = streams[clientID]?.upstreamID else { return }
+                guard let stream = streams[clientID] else { return }
+                let action = advance(stream, .requestEnded(at: context.clock.wallNow()))
+                if action == .hold, holdRequestEnd(on: clientID, trailers: block.fields) { return }
+                guard case .sendUpstream(let upstreamID) = action else { return }
                 if block.exceedsLimit {
                     resetUpstream(upstreamID, .cancel)
                     refuseOversizedHeaders(clientID, what: "trailer section")
@@ -26,15 +27,19 @@ extension HTTP2Relay {
         case .data(let clientID, let bytes):
             requestBody(bytes, on: clientID)
         case .endStream(let clientID):
-            streams[clientID]?.requestEnded = context.clock.wallNow()
-            streams[clientID]?.webSocket?.inputEnded(fromClient: true)
-            if holdRequestEnd(on: clientID) { return }
-            guard let upstreamID = streams[clientID]?.upstreamID else { return }
+            guard let stream = streams[clientID] else { return }
+            stream.webSocket?.inputEnded(fromClient: true)
+            let action = advance(stream, .requestEnded(at: context.clock.wallNow()))
+            if action == .hold, holdRequestEnd(on: clientID) { return }
+            guard case .sendUpstream(let upstreamID) = action else { return }
             upstreamSession?.finish(streamID: upstreamID)
         case .resetReceived(let clientID, let code):
             guard let stream = streams[clientID] else { return }
-            if code != .noError || !stream.responseEnded { stream.fail("the client reset the stream (\(code))") }
+            if code != .noError || !stream.machine.responseEnded {
+                stream.fail("the client reset the stream (\(code))")
+            }
             if let upstreamID = stream.upstreamID { resetUpstream(upstreamID, code == .noError ? .cancel : code) }
+            advance(stream, .clientReset)
         case .resetSent(let clientID, let code):
             guard requestedClientResets.remove(clientID) == nil, code != .noError else { return }
             let what = lastClientDiagnostic ?? "the client sent \(code.peerFault)"
@@ -43,7 +48,9 @@ extension HTTP2Relay {
                 .badRequest(
                     connectionID: connectionID, peer: clientDescription,
                     reason: "HTTP/2 stream \(clientID): \(what); reset it with \(code)"))
-            streams[clientID]?.fail("\(what) (reset with \(code))")
+            guard let stream = streams[clientID] else { return }
+            stream.fail("\(what) (reset with \(code))")
+            advance(stream, .clientReset)
         case .streamClosed(let clientID, let code):
             clientStreamClosed(clientID, code)
         case .dataSent(let clientID, let count):
@@ -72,11 +79,10 @@ extension HTTP2Relay {
     private func openStream(_ clientID: Int32, _ block: HTTP2HeaderBlock) {
         let head = HTTP2Heads.request(block.fields)
         let record = newRecord(head)
-        streams[clientID] = HTTP2RelayStream(clientID: clientID, record: record)
-        if block.endStream { streams[clientID]?.requestEnded = record.started }
-        if HTTP2Heads.extendedConnectProtocol(block.fields)?.lowercased() == "websocket" {
-            streams[clientID]?.webSocketRequested = true
-        }
+        let stream = HTTP2RelayStream(
+            clientID: clientID, record: record, requestEndedAt: block.endStream ? record.started : nil,
+            asksForWebSocket: HTTP2Heads.extendedConnectProtocol(block.fields)?.lowercased() == "websocket")
+        streams[clientID] = stream
         context.events.emitRequest(
             .request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
         if block.exceedsLimit {
@@ -91,7 +97,10 @@ extension HTTP2Relay {
             answerLocally(clientID, .error(status: refusal.status, reason: refusal.reason))
             return
         }
-        if applyRules(clientID, head, block) { return }
+        if applyRules(clientID, head, block) {
+            if ruled.held[clientID] != nil { advance(stream, .held) }
+            return
+        }
         if let unreachableReason {
             answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
             return
@@ -105,8 +114,7 @@ extension HTTP2Relay {
             let upstreamID = try upstreamConnection.submitRequest(
                 upstreamRequestFields(block.fields, clientID), endStream: block.endStream,
                 for: self)
-            streams[clientID]?.upstreamID = upstreamID
-            clientStreamForUpstream[upstreamID] = clientID
+            attachUpstream(clientID, upstreamID)
         } catch {
             answerLocally(
                 clientID, .badGateway(host: host, port: port, reason: "cannot open an HTTP/2 stream: \(error.reason)"))
@@ -117,7 +125,7 @@ extension HTTP2Relay {
     private func refuseOversizedHeaders(_ clientID: Int32, what: String) {
         let reason = "the request's \(what) is larger than \(Self.settings.maxHeaderListSize / 1024) KiB"
         streams[clientID]?.fail(reason)
-        if streams[clientID]?.responseStarted == true {
+        if streams[clientID]?.machine.responseStarted == true {
             resetClient(clientID, .cancel)
         } else {
             answerLocally(clientID, .error(status: 431, reason: reason))
@@ -127,15 +135,20 @@ extension HTTP2Relay {
     /// Request body bytes: queued upstream, where they leave as the upstream's window allows; the
     /// client's window reopens as they leave. Bytes nobody will read are consumed at once.
     private func requestBody(_ bytes: [UInt8], on clientID: Int32) {
-        guard streams[clientID] != nil else {
+        guard let stream = streams[clientID] else {
             clientSession.consume(streamID: clientID, count: bytes.count)
             return
         }
-        streams[clientID]?.record.requestBodyBytes += bytes.count
-        streams[clientID]?.record.requestBody.append(bytes)
-        streams[clientID]?.webSocket?.observe(bytes, fromClient: true)
-        if holdRequestBody(bytes, on: clientID) { return }
-        if let upstreamID = streams[clientID]?.upstreamID, let upstreamSession {
+        let action = advance(stream, .requestBody)
+        if case .impossible = action {
+            clientSession.consume(streamID: clientID, count: bytes.count)
+            return
+        }
+        stream.record.requestBodyBytes += bytes.count
+        stream.record.requestBody.append(bytes)
+        stream.webSocket?.observe(bytes, fromClient: true)
+        if action == .hold, holdRequestBody(bytes, on: clientID) { return }
+        if case .sendUpstream(let upstreamID) = action, let upstreamSession {
             upstreamSession.send(bytes, on: upstreamID)
         } else {
             clientSession.consume(streamID: clientID, count: bytes.count)

@@ -19,7 +19,7 @@ extension HTTP2Relay {
     func pauseAtResponseBreakpoint(_ clientID: Int32, _ block: HTTP2HeaderBlock) -> Bool {
         guard let (breakpoint, rule) = ruled.decisions[clientID]?.breakpoint, breakpoint.response,
             let stream = streams[clientID],
-            !stream.webSocketRequested
+            !stream.asksForWebSocket
         else { return false }
         var machine = BreakpointMachine(breakpoint, rule: rule)
         guard case .hold(let deadline) = machine.receive(.reached(.response, now: context.clock.now())) else {
@@ -125,8 +125,9 @@ extension HTTP2Relay {
             streams[clientID]?.record.responseBody.append(held.body)
             clientSession.send(held.body, on: clientID)
         }
-        guard held.ended, !endsWithHead else { return }
-        streams[clientID]?.responseEnded = true
+        guard held.ended, !endsWithHead, let stream = streams[clientID],
+            advance(stream, .responseEnded) == .sendToClient
+        else { return }
         if let trailers = held.trailers {
             streams[clientID]?.record.responseTrailers = HTTP2Heads.response(trailers).headers
             clientSession.finish(streamID: clientID, trailers: trailers)

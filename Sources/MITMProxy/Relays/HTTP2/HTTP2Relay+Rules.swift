@@ -128,8 +128,7 @@ extension HTTP2Relay {
             let upstreamID = try upstreamConnection.submitRequest(
                 upstreamRequestFields(held.fields, clientID), endStream: endsWithHead,
                 for: self)
-            streams[clientID]?.upstreamID = upstreamID
-            clientStreamForUpstream[upstreamID] = clientID
+            attachUpstream(clientID, upstreamID)
             for piece in held.body { upstreamConnection.session.send(piece, on: upstreamID) }
             if held.ended && !endsWithHead {
                 upstreamConnection.session.finish(streamID: upstreamID, trailers: held.trailers)
@@ -162,14 +161,13 @@ extension HTTP2Relay {
         let isHead = stream.record.request.method == "HEAD"
         let body = isHead ? [] : local.body
         let hasFile = answer.file != nil && !isHead
-        stream.answeredLocally = true
-        stream.responseStarted = true
-        stream.responseEnded = !hasFile
+        guard advance(stream, .answeredLocally(at: context.clock.wallNow(), ends: !hasFile)) == .sendToClient else {
+            return
+        }
         stream.record.response = HTTPResponseHead(
             version: .http2, status: ruleHead.status, reason: "", headers: ruleHead.headers)
         stream.record.responseBodyBytes = body.count
         stream.record.responseBody.append(body)
-        stream.responseHeadArrived = context.clock.wallNow()
         do {
             try clientSession.submitResponse(
                 streamID: clientID, HTTP2Heads.fields(ruleHead), endStream: body.isEmpty && !hasFile)
@@ -222,8 +220,9 @@ extension HTTP2Relay {
         if sender.isFinished {
             ruled.files[clientID] = nil
             sender.close()
-            streams[clientID]?.responseEnded = true
-            clientSession.finish(streamID: clientID)
+            if let stream = streams[clientID], advance(stream, .responseEnded) == .sendToClient {
+                clientSession.finish(streamID: clientID)
+            }
         }
         return true
     }
@@ -271,8 +270,7 @@ extension HTTP2Relay {
             streams[clientID]?.record.responseBodyBytes = body.count
             streams[clientID]?.record.responseBody.append(body)
             clientSession.send(body, on: clientID)
-            if upstreamEnded {
-                streams[clientID]?.responseEnded = true
+            if upstreamEnded, let stream = streams[clientID], advance(stream, .responseEnded) == .sendToClient {
                 clientSession.finish(streamID: clientID)
             }
         }

@@ -8,6 +8,7 @@ extension HTTP2Relay {
     func resetClient(_ clientID: Int32, _ code: HTTP2ErrorCode) {
         requestedClientResets.insert(clientID)
         clientSession.reset(streamID: clientID, code: code)
+        if let stream = streams[clientID] { advance(stream, .clientReset) }
     }
 
     /// Resets an upstream stream on purpose and detaches it from its client stream.
@@ -17,26 +18,46 @@ extension HTTP2Relay {
         detachUpstream(upstreamID)
     }
 
+    /// Links a client stream to the upstream stream its request went to.
+    func attachUpstream(_ clientID: Int32, _ upstreamID: Int32) {
+        guard let stream = streams[clientID] else { return }
+        clientStreamForUpstream[upstreamID] = clientID
+        if case .impossible = advance(stream, .upstreamOpened(upstreamID)) { resetUpstream(upstreamID, .cancel) }
+    }
+
     /// Forgets the link between an upstream stream and its client stream.
     func detachUpstream(_ upstreamID: Int32) {
-        guard let clientID = clientStreamForUpstream.removeValue(forKey: upstreamID) else { return }
-        streams[clientID]?.upstreamID = nil
+        guard let clientID = clientStreamForUpstream.removeValue(forKey: upstreamID), let stream = streams[clientID]
+        else { return }
+        advance(stream, .upstreamDetached)
+    }
+
+    /// Feeds `event` to the stream's machine and returns its action; an impossible event ends the stream at once
+    /// (RST_STREAM both ways), its record naming the event.
+    @discardableResult
+    func advance(_ stream: HTTP2RelayStream, _ event: HTTP2StreamMachine.Event) -> HTTP2StreamMachine.Action {
+        let action = stream.machine.receive(event)
+        if case .impossible(let what) = action {
+            stream.fail("the proxy's HTTP/2 relay broke its own ordering: \(what.rawValue); reset the stream")
+            if let upstreamID = stream.upstreamID { resetUpstream(upstreamID, .internalError) }
+            resetClient(stream.clientID, .internalError)
+        }
+        return action
     }
 
     /// Answers a client stream with a response the proxy makes itself.
     func answerLocally(_ clientID: Int32, _ local: LocalResponse) {
-        guard let stream = streams[clientID], !stream.responseStarted else { return }
+        guard let stream = streams[clientID] else { return }
         let head = local.head(keepAlive: true)
         let body = stream.record.request.method == "HEAD" ? [] : local.body
-        stream.answeredLocally = true
-        stream.responseStarted = true
-        stream.responseEnded = true
+        guard advance(stream, .answeredLocally(at: context.clock.wallNow(), ends: true)) == .sendToClient else {
+            return
+        }
         stream.record.response = HTTPResponseHead(
             version: .http2, status: head.status, reason: "",
             headers: HTTP2Heads.response(HTTP2Heads.fields(head)).headers)
         stream.record.responseBodyBytes = body.count
         stream.record.responseBody.append(body)
-        stream.responseHeadArrived = context.clock.wallNow()
         if head.status >= 400 { stream.fail(local.reasonText) }
         do {
             try clientSession.submitResponse(streamID: clientID, HTTP2Heads.fields(head), endStream: body.isEmpty)
@@ -55,8 +76,8 @@ extension HTTP2Relay {
 
     /// Reports a finished client stream (for a WebSocket's stream, the WebSocket's end).
     func report(_ stream: HTTP2RelayStream) {
-        if stream.reported {
-            stream.webSocket?.finish(reason: stream.failure ?? "the stream ended")
+        if let webSocket = stream.webSocket {
+            webSocket.finish(reason: stream.failure ?? "the stream ended")
             return
         }
         context.events.emit(.exchange(stream.finishedRecord(at: context.clock.wallNow())))
@@ -72,7 +93,6 @@ extension HTTP2Relay {
             endpoint: WebSocketEndpoint(session: session, host: host, port: port, url: stream.record.url),
             handshake: handshake, captureLimit: context.configuration.webSocketCaptureLimit,
             events: context.events, clock: context.clock)
-        stream.reported = true
         context.events.emit(.exchange(stream.finishedRecord(at: context.clock.wallNow())))
     }
 

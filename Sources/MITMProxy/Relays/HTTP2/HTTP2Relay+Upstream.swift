@@ -10,7 +10,7 @@ extension HTTP2Relay {
         case .headers(let upstreamID, let block):
             responseHeaders(block, on: upstreamID)
         case .data(let upstreamID, let bytes):
-            guard let clientID = clientStreamForUpstream[upstreamID], streams[clientID] != nil else {
+            guard let clientID = clientStreamForUpstream[upstreamID], let stream = streams[clientID] else {
                 upstreamSession?.consume(streamID: upstreamID, count: bytes.count)
                 return
             }
@@ -19,21 +19,25 @@ extension HTTP2Relay {
                 return
             }
             if holdResponseBody(bytes, on: clientID) { return }
-            streams[clientID]?.record.responseBodyBytes += bytes.count
-            streams[clientID]?.record.responseBody.append(bytes)
-            streams[clientID]?.webSocket?.observe(bytes, fromClient: false)
+            guard advance(stream, .responseBody) == .sendToClient else {
+                upstreamSession?.consume(streamID: upstreamID, count: bytes.count)
+                return
+            }
+            stream.record.responseBodyBytes += bytes.count
+            stream.record.responseBody.append(bytes)
+            stream.webSocket?.observe(bytes, fromClient: false)
             clientSession.send(bytes, on: clientID)
         case .endStream(let upstreamID):
-            guard let clientID = clientStreamForUpstream[upstreamID] else { return }
+            guard let clientID = clientStreamForUpstream[upstreamID], let stream = streams[clientID] else { return }
             if holdResponseEnd(on: clientID) { return }
-            streams[clientID]?.responseEnded = true
-            streams[clientID]?.webSocket?.inputEnded(fromClient: false)
+            guard advance(stream, .responseEnded) == .sendToClient else { return }
+            stream.webSocket?.inputEnded(fromClient: false)
             clientSession.finish(streamID: clientID)
         case .resetReceived(let upstreamID, let code):
             guard let clientID = clientStreamForUpstream[upstreamID], let stream = streams[clientID] else { return }
             detachUpstream(upstreamID)
             // RST_STREAM(NO_ERROR) after a complete response only asks the client to stop sending.
-            if code == .noError && stream.responseEnded { return }
+            if code == .noError && stream.machine.responseEnded { return }
             streams[clientID]?.fail("the upstream reset the stream (\(code))")
             resetClient(clientID, code)
         case .resetSent(let upstreamID, let code):
@@ -103,8 +107,8 @@ extension HTTP2Relay {
             relayResponse(block.fields, on: clientID, endStream: block.endStream)
         case .trailers:
             if holdResponseEnd(on: clientID, trailers: block.fields) { return }
-            streams[clientID]?.responseEnded = true
-            streams[clientID]?.record.responseTrailers = HTTP2Heads.response(block.fields).headers
+            guard let stream = streams[clientID], advance(stream, .responseEnded) == .sendToClient else { return }
+            stream.record.responseTrailers = HTTP2Heads.response(block.fields).headers
             clientSession.finish(streamID: clientID, trailers: block.fields)
         case .request:
             return
@@ -127,21 +131,21 @@ extension HTTP2Relay {
             ruled.replacedAtBreakpoint.insert(clientID)
         }
         let endsWithHead = endStream && relayed.body == nil
+        guard advance(stream, .responseHead(at: context.clock.wallNow(), ends: endsWithHead)) == .sendToClient else {
+            return false
+        }
         stream.record.response = HTTP2Heads.response(relayed.fields)
-        stream.responseHeadArrived = context.clock.wallNow()
-        stream.responseStarted = true
-        stream.responseEnded = endsWithHead
         do {
             try clientSession.submitResponse(streamID: clientID, relayed.fields, endStream: endsWithHead)
             afterRuledResponse(clientID, body: relayed.body, upstreamEnded: endStream)
-            if stream.webSocketRequested, let response = stream.record.response,
+            if stream.asksForWebSocket, let response = stream.record.response,
                 let handshake = WebSocketHandshake.extendedConnect(status: response.status, headers: response.headers)
             {
                 startWebSocket(clientID, handshake)
             }
             return true
         } catch {
-            streams[clientID]?.fail("cannot relay the response: \(error.reason)")
+            stream.fail("cannot relay the response: \(error.reason)")
             if let upstreamID = stream.upstreamID { resetUpstream(upstreamID, .cancel) }
             resetClient(clientID, .internalError)
             return false
@@ -152,12 +156,12 @@ extension HTTP2Relay {
     /// otherwise (REFUSED_STREAM stays REFUSED_STREAM, so the client knows it may retry).
     func upstreamStreamFailed(_ clientID: Int32, code: HTTP2ErrorCode?, reason: String) {
         guard let stream = streams[clientID] else { return }
-        streams[clientID]?.fail(reason)
-        if code == .refusedStream && !stream.responseStarted {
+        stream.fail(reason)
+        if code == .refusedStream && !stream.machine.responseStarted {
             resetClient(clientID, .refusedStream)
-        } else if !stream.responseStarted {
+        } else if !stream.machine.responseStarted {
             answerLocally(clientID, .badGateway(host: host, port: port, reason: reason))
-        } else if !stream.responseEnded {
+        } else if !stream.machine.responseEnded {
             resetClient(clientID, .internalError)
         }
     }
