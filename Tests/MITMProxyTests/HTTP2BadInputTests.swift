@@ -9,7 +9,8 @@ import Testing
 @Suite(.tags(.live), .skippedInFastTier, .serialized) struct HTTP2BadInputTests {
     @Test func requestHeadersOverTheLimitGet431() async throws {
         let harness = try await HTTP2Harness.start()
-        let (json, result) = try await harness.h2Client("big-request-headers")
+        // A loaded machine may take a while to send and relay 70 KiB of header; what is asserted is the answer.
+        let (json, result) = try await harness.h2Client("big-request-headers", timeout: .seconds(90))
         #expect(json["big"]["status"].int == 431, "\(result)")
         #expect(json["sibling"]["status"].int == 200)
         let record = try #require(harness.events.exchanges.first { $0.response?.status == 431 })

@@ -79,8 +79,10 @@ import Testing
 
     /// HPACK's amplification: 144 KiB of one-byte references to a 4 KiB table entry decode to about 565 MB of
     /// header list. The proxy keeps only what fits its limit and answers 431 without copying the rest.
+    /// Header blocks move no stream, so the session runs with the flood tests' idle timeout: a loaded machine's
+    /// slow decode must not end it by idleness first.
     @Test func anHPACKBombGets431WithoutCostingTheProxy() async throws {
-        let rig = try await HTTP2ProcessHarness.start()
+        let rig = try await HTTP2ProcessHarness.start(Self.floodIdleTimeout)
         let cpuBefore = try rig.proxy.cpuSeconds()
         let (json, result, others) = try await rig.whileServingOthers("header-bomb", [])
         #expect(json["big"]["status"].int == 431, "\(result)")

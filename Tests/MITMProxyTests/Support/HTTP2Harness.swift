@@ -111,9 +111,12 @@ struct HTTP2Harness {
     }
 
     /// Runs one h2_client.py scenario through the proxy and returns its JSON (null JSON if it printed none).
-    func h2Client(_ scenario: String, _ arguments: [String] = []) async throws -> (JSON, SubprocessResult) {
+    func h2Client(_ scenario: String, _ arguments: [String] = [], timeout: Duration = .seconds(30)) async throws
+        -> (JSON, SubprocessResult)
+    {
         try await Self.h2Client(
-            proxyPort: harness.port, caFile: harness.caCertificate, originPort: origin.port, scenario, arguments)
+            proxyPort: harness.port, caFile: harness.caCertificate, originPort: origin.port, scenario, arguments,
+            timeout: timeout)
     }
 
     /// Runs one h2_client.py scenario through the proxy at `proxyPort` (trusting `caFile`) to origin.test at `originPort`.
