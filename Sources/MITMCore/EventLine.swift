@@ -298,11 +298,13 @@ package enum ISO8601 {
     /// `2026-11-21T06:41:59.123Z` (milliseconds truncated, as Foundation's ISO 8601 style writes them), formatted by
     /// hand: Foundation's formatter took several microseconds per record.
     package static func format(_ date: Date) -> String {
-        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
-        guard milliseconds.isFinite, abs(milliseconds) < 1e15 else { return "\(date)" }
-        let whole = Int(milliseconds)
-        let fraction = ((whole % 1000) + 1000) % 1000
-        var seconds = time_t((whole - fraction) / 1000)
+        // From the reference date, as Foundation counts: a product with 1,000 or a shift to 1970 first can round
+        // across a millisecond.
+        let reference = date.timeIntervalSinceReferenceDate
+        let whole = reference.rounded(.down)
+        guard whole.isFinite, abs(whole) < 1e12 else { return "\(date)" }
+        let fraction = min(999, Int((reference - whole) * 1000))
+        var seconds = time_t(Int(whole) + 978_307_200)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         var text = [UInt8]()
