@@ -48,10 +48,8 @@ extension Array where Element == HTTP2HeaderField {
         return nil
     }
 
-    /// Whether `:status` is 1xx (its text begins with the character "1").
+    /// Whether `:status` is 1xx (nghttp2 lets through only three digits).
     var statusIsInformational: Bool {
-        guard let status = valueBytes(of: ":status"), status.first == UInt8(ascii: "1") else { return false }
-        // An ASCII byte after the "1" starts a new character; anything else may combine with it.
-        return status.count == 1 || status[1] < 0x80 || String(decoding: status, as: UTF8.self).hasPrefix("1")
+        valueBytes(of: ":status")?.first == UInt8(ascii: "1")
     }
 }

@@ -38,7 +38,7 @@ struct AuditRunner {
                 try Data(
                     JUnitReport(
                         audit: audit,
-                        seconds: Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18,
+                        seconds: took.inSeconds,
                         summary: summary
                     ).xml.utf8
                 ).write(to: URL(fileURLWithPath: path), options: .atomic)

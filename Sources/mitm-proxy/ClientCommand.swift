@@ -63,7 +63,7 @@ struct ClientCommand {
         return ClientCommandOutcome(
             command: ShellWords.quoted(arguments), exitStatus: signal == 0 ? (status >> 8) & 0xff : nil,
             signal: signal == 0 ? nil : signal,
-            seconds: Double(ran.components.seconds) + Double(ran.components.attoseconds) / 1e18)
+            seconds: ran.inSeconds)
     }
 
     private func resolvedExecutable() throws -> String {
