@@ -44,8 +44,9 @@ extension HTTPRelay {
     func rulesLetRequestStart(_ head: HTTPRequestHead) -> Bool {
         if rules.pending == nil {
             let book = context.rules.current
-            let facts = book.rules.isEmpty ? nil : ruleFacts(for: head)
-            rules.pending = facts.map { book.decide($0) } ?? RuleDecision()
+            // No rule in force, the common case: nothing to decide, delay or pause at.
+            if book.rules.isEmpty { return true }
+            rules.pending = ruleFacts(for: head).map { book.decide($0) } ?? RuleDecision()
             rules.exchange = RuledExchange(streams: false)
             if pauseAtRequestBreakpoint(head) { return false }
             startRuledRequest()
