@@ -3,9 +3,7 @@
 final class RawRelay {
     private let client: Leg
     private let upstream: Leg
-    private var clientDone = false
-    private var upstreamDone = false
-    private var closed = false
+    private var life = RawRelayLife()
     private(set) var bytesUp = 0
     private(set) var bytesDown = 0
     /// The connection that owns the relay.
@@ -32,46 +30,49 @@ final class RawRelay {
 
     /// Closes both legs.
     func close(reason: String) {
-        guard !closed else { return }
-        closed = true
-        client.onEvent = nil
-        upstream.onEvent = nil
-        client.close()
-        upstream.close()
-        tap?.finish(reason: reason)
-        let owner = owner
-        self.owner = nil
-        owner?.relayClosed(reason: reason)
+        perform(life.receive(.close(reason: reason)))
     }
 
     private func handle(_ event: LegEvent, from source: Leg, to destination: Leg, up: Bool) {
+        let side: RawRelayLife.Side = up ? .client : .upstream
         switch event {
         case .data(let bytes):
             forward(Array(bytes), to: destination, from: source, up: up)
         case .endOfInput:
-            guard !(up ? clientDone : upstreamDone) else { return }
-            if up { clientDone = true } else { upstreamDone = true }
-            tap?.inputEnded(fromClient: up)
-            destination.finishWriting()
-            closeIfFinished()
+            perform(life.receive(.inputEnded(side)))
         case .failed(let reason):
-            close(reason: up ? "client: \(reason)" : "upstream: \(reason)")
+            perform(life.receive(.failed(side, reason: reason)))
         case .drained:
-            // `source` drained its output: the leg feeding it may read again, unless it already ended.
-            let feederDone = source === client ? upstreamDone : clientDone
-            if !feederDone { (source === client ? upstream : client).resumeReading() }
-            closeIfFinished()
+            perform(life.receive(.drained(side)))
         }
     }
 
-    /// Closes once both directions ended and everything relayed has been handed to the kernel: closing
-    /// earlier would drop bytes still queued toward a slow reader.
-    private func closeIfFinished() {
-        guard clientDone && upstreamDone, client.bufferedOutputBytes == 0, upstream.bufferedOutputBytes == 0 else {
-            return
+    private func perform(_ actions: [RawRelayLife.Action]) {
+        for action in actions {
+            switch action {
+            case .passEnd(let side):
+                tap?.inputEnded(fromClient: side == .client)
+                leg(side.other).finishWriting()
+            case .resumeReading(let side):
+                leg(side).resumeReading()
+            case .closeIfFlushed:
+                if client.bufferedOutputBytes == 0 && upstream.bufferedOutputBytes == 0 {
+                    close(reason: "both sides closed")
+                }
+            case .close(let reason):
+                client.onEvent = nil
+                upstream.onEvent = nil
+                client.close()
+                upstream.close()
+                tap?.finish(reason: reason)
+                let owner = owner
+                self.owner = nil
+                owner?.relayClosed(reason: reason)
+            }
         }
-        close(reason: "both sides closed")
     }
+
+    private func leg(_ side: RawRelayLife.Side) -> Leg { side == .client ? client : upstream }
 
     private func forward(_ bytes: [UInt8], to destination: Leg, from source: Leg, up: Bool) {
         if up { bytesUp += bytes.count } else { bytesDown += bytes.count }
