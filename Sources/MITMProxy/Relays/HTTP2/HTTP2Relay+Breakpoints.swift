@@ -61,7 +61,7 @@ extension HTTP2Relay {
 
     /// Feeds `event` to the stream's machine and performs its action.
     func performBreakpoint(_ event: BreakpointMachine.Event, on clientID: Int32) {
-        guard var breakpoint = ruled.breakpoints[clientID], !closed else { return }
+        guard var breakpoint = ruled.breakpoints[clientID], !life.isClosed else { return }
         let action = breakpoint.machine.receive(event)
         ruled.breakpoints[clientID] = breakpoint
         switch action {

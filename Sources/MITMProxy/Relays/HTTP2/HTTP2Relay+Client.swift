@@ -105,7 +105,7 @@ extension HTTP2Relay {
             answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
             return
         }
-        guard upstreamAvailable, let upstreamConnection, upstreamConnection.isAvailable else {
+        guard life.upstreamAvailable, let upstreamConnection, upstreamConnection.isAvailable else {
             streams[clientID]?.fail("the upstream connection is going away (the client may retry on a new connection)")
             resetClient(clientID, .refusedStream)
             return

@@ -5,22 +5,45 @@ import MITMHTTP2
 extension HTTP2Relay {
     /// Ends the client connection gracefully: streams still open fail with `reason` (their upstream twins are
     /// reset), GOAWAY goes to the client if it still listens, then close_notify and FIN; the relay closes when the
-    /// client has hung up (or the connection's linger deadline passes).
-    func finish(_ reason: String) {
-        guard !finishing, !closed else { return }
-        finishing = true
-        finishReason = reason
-        failRemainingStreams(reason)
-        leaveUpstream()
-        if !clientInputEnded && clientSession.wantsRead { clientSession.goAway() }
-        _ = write(clientSession, to: client, ignoringHighWater: true)
-        client.finishWriting()
-        if clientInputEnded {
-            close(reason: reason)
-            return
+    /// client has hung up (or the connection's linger deadline passes). `clientGone`: the client's input ended.
+    func finish(_ reason: String, clientGone: Bool = false) {
+        perform(life.receive(.finish(reason: reason, clientGone: clientGone)))
+    }
+
+    /// Closes the client leg now (after a best-effort GOAWAY) and leaves the upstream connection.
+    func close(reason: String) {
+        perform(life.receive(.close(reason: reason)))
+    }
+
+    func perform(_ actions: [HTTP2RelayLife.Action]) {
+        for action in actions {
+            switch action {
+            case .goAwayToClient:
+                if clientSession.wantsRead { clientSession.goAway() }
+            case .sayGoodbye(let reason, let goAway):
+                failRemainingStreams(reason)
+                leaveUpstream()
+                if goAway && clientSession.wantsRead { clientSession.goAway() }
+                _ = write(clientSession, to: client, ignoringHighWater: true)
+                client.finishWriting()
+            case .awaitHangUp:
+                client.resumeReading()
+                owner?.relayLingering()
+            case .close(let reason, let goodbyeFirst):
+                for clientID in Array(ruled.breakpoints.keys) { endBreakpoint(clientID) }
+                if goodbyeFirst {
+                    if clientSession.wantsRead { clientSession.goAway() }
+                    failRemainingStreams(reason)
+                    leaveUpstream()
+                    _ = write(clientSession, to: client, ignoringHighWater: true)
+                }
+                client.onEvent = nil
+                client.close()
+                let owner = owner
+                self.owner = nil
+                owner?.relayClosed(reason: reason)
+            }
         }
-        client.resumeReading()
-        owner?.relayLingering()
     }
 
     func linger(_ event: LegEvent) {
@@ -28,8 +51,7 @@ extension HTTP2Relay {
         case .data, .drained:
             return
         case .endOfInput, .failed:
-            clientInputEnded = true
-            close(reason: finishReason)
+            perform(life.receive(.clientHungUp))
         }
     }
 
@@ -54,26 +76,5 @@ extension HTTP2Relay {
     /// Stops using the upstream connection, which stays for other client connections (or idles in the pool).
     func leaveUpstream() {
         upstreamConnection?.detach(self)
-    }
-
-    /// Closes the client leg now (after a best-effort GOAWAY) and leaves the upstream connection.
-    func close(reason: String) {
-        guard !closed else { return }
-        for clientID in Array(ruled.breakpoints.keys) { endBreakpoint(clientID) }
-        let graceful = !finishing
-        finishing = true
-        if graceful {
-            if clientSession.wantsRead { clientSession.goAway() }
-            failRemainingStreams(reason)
-            leaveUpstream()
-            _ = write(clientSession, to: client, ignoringHighWater: true)
-        }
-        guard !closed else { return }
-        closed = true
-        client.onEvent = nil
-        client.close()
-        let owner = owner
-        self.owner = nil
-        owner?.relayClosed(reason: reason)
     }
 }

@@ -68,7 +68,7 @@ extension HTTP2Relay {
 
     /// Feeds `event` to the held response's machine and performs its action.
     func performResponseBreakpoint(_ event: BreakpointMachine.Event, on clientID: Int32) {
-        guard var held = ruled.heldResponses[clientID], !closed else { return }
+        guard var held = ruled.heldResponses[clientID], !life.isClosed else { return }
         let action = held.machine.receive(event)
         ruled.heldResponses[clientID] = held
         switch action {

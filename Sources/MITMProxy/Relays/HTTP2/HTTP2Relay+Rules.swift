@@ -102,7 +102,7 @@ extension HTTP2Relay {
 
     /// The delay of a held request ended: it goes upstream with what arrived meanwhile.
     func releaseHeld(_ clientID: Int32) {
-        guard !closed, !finishing, let held = ruled.held.removeValue(forKey: clientID), streams[clientID] != nil else {
+        guard life.isServing, let held = ruled.held.removeValue(forKey: clientID), streams[clientID] != nil else {
             return
         }
         if let record = streams[clientID]?.record {
@@ -112,7 +112,7 @@ extension HTTP2Relay {
                 + (held.decision.requestHeaders.isEmpty ? [] : ["request headers edited"])
             reportRuled(held.decision, record, words.joined(separator: "; "))
         }
-        guard let upstreamConnection, upstreamAvailable, upstreamConnection.isAvailable else {
+        guard let upstreamConnection, life.upstreamAvailable, upstreamConnection.isAvailable else {
             if let unreachableReason {
                 answerLocally(clientID, .badGateway(host: host, port: port, reason: unreachableReason))
             } else {

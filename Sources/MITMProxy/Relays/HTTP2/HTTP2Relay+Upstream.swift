@@ -66,14 +66,13 @@ extension HTTP2Relay {
             }
             clientSession.consume(streamID: clientID, count: count)
         case .goAwayReceived(_, let code, let debug):
-            upstreamAvailable = false
+            perform(life.receive(.upstreamWentAway))
             if code != .noError {
                 context.events.emit(
                     .upstreamFailed(
                         connectionID: connectionID, host: host, port: port,
                         reason: "sent GOAWAY \(code)\(debug.isEmpty ? "" : ": \(debug)")"))
             }
-            clientGoAwayPending = true
         case .goAwaySent(_, let code, let debug):
             guard code != .noError else { return }
             let diagnostic = upstreamConnection?.takeDiagnostic()

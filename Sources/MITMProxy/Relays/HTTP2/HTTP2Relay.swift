@@ -59,17 +59,8 @@ final class HTTP2Relay {
     var requestedUpstreamResets: Set<Int32> = []
     /// nghttp2's latest explanation of what the client did wrong, for log lines.
     var lastClientDiagnostic: String?
-    /// Whether new streams may still go upstream (false after its GOAWAY, close or protocol error).
-    var upstreamAvailable: Bool
-    /// The client is to get a GOAWAY once the frames already queued for it are out (strict clients
-    /// stop reading at a GOAWAY, so the answers to streams in flight go first).
-    var clientGoAwayPending = false
-    /// Goodbyes are said; the relay only waits for the peers to hang up (see `finish`).
-    var finishing = false
-    var finishReason = ""
-    /// The client's input ended (FIN, close_notify or a reset).
-    var clientInputEnded = false
-    var closed = false
+    /// Serving, finishing or closed, and whether new streams may go upstream (see `HTTP2Relay+Ending.swift`).
+    var life: HTTP2RelayLife
     var pumpGate = PumpGate()
 
     var records: ExchangeRecordFactory
@@ -102,13 +93,13 @@ final class HTTP2Relay {
             self.port = port
             upstreamConnection = connection
             unreachableReason = nil
-            upstreamAvailable = connection.isAvailable
+            life = HTTP2RelayLife(upstreamAvailable: connection.isAvailable)
         case .failing(let host, let port, let reason):
             self.host = host
             self.port = port
             upstreamConnection = nil
             unreachableReason = reason
-            upstreamAvailable = false
+            life = HTTP2RelayLife(upstreamAvailable: false)
         }
     }
 
@@ -124,7 +115,7 @@ final class HTTP2Relay {
     // MARK: the client leg
 
     private func clientLegEvent(_ event: LegEvent) {
-        if finishing {
+        guard life.isServing else {
             linger(event)
             return
         }
@@ -138,13 +129,12 @@ final class HTTP2Relay {
             }
             pump()
         case .endOfInput:
-            clientInputEnded = true
             finish(
                 streams.isEmpty
-                    ? "the client closed the connection" : "the client closed the connection with streams open")
+                    ? "the client closed the connection" : "the client closed the connection with streams open",
+                clientGone: true)
         case .failed(let reason):
-            clientInputEnded = true
-            finish("client: \(reason)")
+            finish("client: \(reason)", clientGone: true)
         case .drained:
             pump()
         }
@@ -168,7 +158,7 @@ final class HTTP2Relay {
     /// The upstream connection ended or broke: streams waiting for it fail, and the client is told to
     /// open new streams elsewhere.
     func upstreamLost(_ reason: String) {
-        upstreamAvailable = false
+        perform(life.receive(.upstreamWentAway))
         let waiting = clientStreamForUpstream
         if !waiting.isEmpty {
             context.events.emit(.upstreamFailed(connectionID: connectionID, host: host, port: port, reason: reason))
@@ -177,7 +167,6 @@ final class HTTP2Relay {
             detachUpstream(upstreamID)
             upstreamStreamFailed(clientID, code: nil, reason: "upstream \(reason)")
         }
-        clientGoAwayPending = true
         pump()
     }
 
@@ -195,23 +184,23 @@ final class HTTP2Relay {
     func pump() {
         guard pumpGate.enter() else { return }
         repeat {
-            if closed || finishing { break }
+            if !life.isServing { break }
             let clientEvents = clientSession.takeEvents()
             noteActivity(clientEvents)
-            for event in clientEvents where !closed { handleClientEvent(event) }
-            if closed || finishing { break }
+            for event in clientEvents where !life.isClosed { handleClientEvent(event) }
+            if !life.isServing { break }
             var moved = !clientEvents.isEmpty
             if !clientPrefaceHeld { moved = write(clientSession, to: client) || moved }
             upstreamConnection?.pump()
-            if clientGoAwayPending && !clientSession.wantsWrite {
-                clientGoAwayPending = false
-                if clientSession.wantsRead { clientSession.goAway() }
-                moved = true
+            if !clientSession.wantsWrite {
+                let actions = life.receive(.clientOutputFlushed)
+                perform(actions)
+                moved = moved || !actions.isEmpty
             }
             if moved { pumpGate.askAgain() }
         } while pumpGate.takeAgain()
         pumpGate.leave()
-        if !closed && !finishing && clientSession.isFinished {
+        if life.isServing && clientSession.isFinished {
             finish("the connection ended")
         }
     }
@@ -246,7 +235,7 @@ final class HTTP2Relay {
 
     /// Gives back grown buffers when no stream is open.
     func compactIfIdle() {
-        guard !closed, !finishing, streams.isEmpty else { return }
+        guard life.isServing, streams.isEmpty else { return }
         client.compactIdleMemory()
     }
 }
