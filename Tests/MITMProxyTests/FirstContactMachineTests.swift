@@ -4,24 +4,15 @@ import Testing
 @testable import MITMCore
 @testable import MITMProxy
 
-/// Stand-ins for the engine's objects: the machine only keeps and hands them back.
-private enum OverlapParts: ConnectionParts {
-    typealias Tunnel = String
-    typealias Interception = String
-    typealias HandshakeLeg = String
-    typealias Upstream = String
-    typealias Relay = String
-}
-
-private typealias Life = ConnectionLife<OverlapParts>
+private typealias Life = ConnectionLife<NamedParts>
 
 private let second: UInt64 = 1_000_000_000
 private let api = TunnelTarget(host: "api.test", port: 443)
+private let timeouts = Life.Timeouts(handshake: .seconds(10), idle: .seconds(60), upstreamPark: .milliseconds(500))
 
 /// A connection that started both handshakes at 3 s, its upstream still connecting.
 private func overlapping() -> Life {
-    var life = Life(
-        timeouts: Life.Timeouts(handshake: .seconds(10), idle: .seconds(60), upstreamPark: .milliseconds(500)), now: 0)
+    var life = Life(timeouts: timeouts, now: 0)
     for event: Life.Event in [
         .tunnelAnswered("tunnel", api, now: 1 * second), .interceptionStarted("interception", now: 2 * second),
         .overlapStarted("client leg", serverName: "api.test", now: 3 * second),
@@ -103,9 +94,7 @@ private func overlapping() -> Life {
     }
 
     @Test func overlapEventsOutsideAnOverlapAreImpossible() {
-        var life = Life(
-            timeouts: Life.Timeouts(handshake: .seconds(10), idle: .seconds(60), upstreamPark: .milliseconds(500)),
-            now: 0)
+        var life = Life(timeouts: timeouts, now: 0)
         #expect(life.receive(.overlappedClientDone(now: 1)) == [.impossible(.overlapEventOutsideOverlap)])
         #expect(
             life.receive(.overlapStarted("leg", serverName: "api.test", now: 1)) == [
