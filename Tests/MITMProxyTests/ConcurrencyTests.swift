@@ -46,7 +46,10 @@ import Testing
         #expect(
             await Poll.until { proxy.recorder.exchanges.count == 120 }, "\(proxy.recorder.exchanges.count) exchanges")
         #expect(await proxy.waitUntilIdle())
+        // One leaf per set of names: the first contacts' (forged from the SNI while the upstream was reached) and,
+        // for the clients that came after the upstream's names were learned, the fuller one.
         #expect(
-            proxy.server.forgedCertificateCount == 1, "forty simultaneous clients of one host share one forged leaf")
+            (1...2).contains(proxy.server.forgedCertificateCount),
+            "forty simultaneous clients of one host share the forged leaves: \(proxy.server.forgedCertificateCount)")
     }
 }

@@ -3,8 +3,8 @@ import Testing
 @testable import MITMCore
 @testable import MITMProxy
 
-/// Stand-ins for the engine's objects: the machine only keeps and hands them back.
-private enum NamedParts: ConnectionParts {
+/// Stand-ins for the engine's objects: the machine only keeps and hands them back (here and in FirstContactMachineTests).
+enum NamedParts: ConnectionParts {
     typealias Tunnel = String
     typealias Interception = String
     typealias HandshakeLeg = String

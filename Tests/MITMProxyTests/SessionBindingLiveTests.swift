@@ -25,6 +25,10 @@ import Testing
                 stdin: Array(request.utf8))
         }
 
+        // A first contact's certificate is forged from the SNI alone, and the next one carries the upstream's names
+        // too: sessions resume from the second connection on.
+        let firstContact = try await get("a.origin.test", [])
+        #expect(firstContact.text.contains("New, ") && firstContact.verified, "\(firstContact.text)")
         let first = try await get("a.origin.test", ["-sess_out", saved])
         #expect(first.text.contains("New, ") && first.text.contains("hello from origin"), "\(first.text)")
         let same = try await get("a.origin.test", ["-sess_in", saved])
@@ -40,7 +44,7 @@ import Testing
         var verdicts: [ConnectionVerdict] = []
         let decided = await Poll.until {
             verdicts = proxy.events.compactMap { if case .verdict(let record) = $0 { record } else { nil } }
-            return verdicts.count == 4
+            return verdicts.count == 5
         }
         #expect(decided, "\(verdicts)")
         let seen = verdicts.sorted { $0.connectionID < $1.connectionID }.map {
@@ -48,7 +52,7 @@ import Testing
         }
         #expect(
             seen == [
-                "a.origin.test intercepted full", "a.origin.test intercepted resumed",
+                "a.origin.test intercepted full", "a.origin.test intercepted full", "a.origin.test intercepted resumed",
                 "b.origin.test intercepted full", "127.0.0.1 intercepted full",
             ])
         let resumed = verdicts.first { $0.verdict.resumed == true }

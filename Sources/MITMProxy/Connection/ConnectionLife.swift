@@ -78,6 +78,9 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case upstreamHandshake(Parts.Interception, Parts.HandshakeLeg, until: ConnectionDeadline)
         /// Intercepting: the client's handshake with the forged certificate; then the traffic goes to the upstream.
         case clientHandshake(Parts.Interception, Parts.HandshakeLeg, Parts.Upstream, until: ConnectionDeadline)
+        /// Intercepting with both handshakes at once (first contact): the client's, with a certificate forged from its
+        /// SNI and what the run learned of the host, and the upstream's. The relay starts when both are done.
+        case overlapping(Parts.Interception, client: Parts.HandshakeLeg, Overlap, until: ConnectionDeadline)
         /// A relay carries the traffic (until idle, or until the client hangs up after the last byte).
         case relaying(Parts.Relay, for: Relayed, until: ConnectionDeadline)
         /// The proxy's last byte is written; waiting for the client to hang up.
@@ -85,6 +88,27 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         /// Told to close while relaying: the relay closes its legs and reports back.
         case closing(Parts.Relay, for: Relayed)
         case closed
+    }
+
+    /// How far the two handshakes of an `overlapping` interception are.
+    package struct Overlap {
+        /// The client's handshake completed (its leg reads nothing until the relay starts).
+        package var clientDone: Bool
+        package var upstream: OverlappedUpstream
+
+        package init(clientDone: Bool, upstream: OverlappedUpstream) {
+            self.clientDone = clientDone
+            self.upstream = upstream
+        }
+    }
+
+    /// The upstream of an `overlapping` interception.
+    package enum OverlappedUpstream {
+        /// Its TCP connection is being made (it has its own timer).
+        case connecting
+        case handshaking(Parts.HandshakeLeg)
+        /// Ready, or failed: what the relay's requests go to.
+        case settled(Parts.Upstream)
     }
 
     package enum Event {
@@ -102,6 +126,12 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case upstreamHandshakeStarted(Parts.HandshakeLeg)
         /// A certificate was forged for `serverName`; the client's handshake began.
         case clientHandshakeStarted(Parts.HandshakeLeg, Parts.Upstream, serverName: String, now: UInt64)
+        /// The client's handshake began before the upstream's ended (`overlapping`).
+        case overlapStarted(Parts.HandshakeLeg, serverName: String, now: UInt64)
+        /// The overlapped client handshake completed.
+        case overlappedClientDone(now: UInt64)
+        /// The overlapped upstream is ready, or failed.
+        case overlappedUpstreamSettled(Parts.Upstream)
         /// A relay took the traffic. `headDeadline`: an HTTP/1 relay's deadline for the request head it reads, if any.
         case relayStarted(Parts.Relay, for: Relayed, headDeadline: UInt64?, now: UInt64)
         /// A `101 Switching Protocols` handed the relay's traffic to a raw relay.
@@ -129,6 +159,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case upstreamHandshakeOutsideReaching = "an upstream TLS handshake started while no upstream was being reached"
         case clientHandshakeOutsideInterception =
             "a client TLS handshake started outside an interception's upstream stages"
+        case overlapOutsideReaching = "an overlapped client handshake started while no upstream was being reached"
+        case overlapEventOutsideOverlap = "an overlapped handshake reported outside an overlap"
         case relayFromWrongPhase = "a relay started where none can (mid-handshake, lingering, or after another)"
         case upgradeWithoutARelay = "a relay was upgraded while the connection was not relaying"
         case activityWithoutARelay = "relay traffic was reported while the connection was not relaying"
@@ -151,6 +183,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case offerIdleUpstream(Parts.Relay)
         /// The relay may give back grown buffers.
         case compact(Parts.Relay)
+        /// Both overlapped handshakes are done: start the relay between the client's leg and `upstream`.
+        case relayOverlapped(Parts.Interception, client: Parts.HandshakeLeg, upstream: Parts.Upstream)
         /// Close the relay; it reports back with `relayClosed`.
         case closeRelay(Parts.Relay, reason: String)
         /// The relay closed: log the tunnel it carried, settle the interception's verdict.
@@ -190,10 +224,20 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case .readingRequest(let until), .negotiatingSOCKS(_, let until), .lingering(let until),
             .awaitingTarget(_, let until), .peeking(_, let until), .awaitingRawUpstream(_, let until),
             .reachingUpstream(_, let until), .upstreamHandshake(_, _, let until), .clientHandshake(_, _, _, let until),
-            .relaying(_, _, let until):
+            .overlapping(_, _, _, let until), .relaying(_, _, let until):
             until
         case .closing, .closed:
             nil
+        }
+    }
+
+    /// Whether the upstream's TCP connection is awaited for an interception (its TLS handshake starts next).
+    package var reachesUpstream: Bool {
+        switch state {
+        case .reachingUpstream: true
+        case .overlapping(_, _, let overlap, _):
+            if case .connecting = overlap.upstream { true } else { false }
+        default: false
         }
     }
 
@@ -242,11 +286,44 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             state = .reachingUpstream(interception, until: .after(nanoseconds: timeouts.handshake, reason, now: now))
             return []
         case .upstreamHandshakeStarted(let leg):
-            guard case .reachingUpstream(let interception, let until) = state else {
+            switch state {
+            case .reachingUpstream(let interception, let until):
+                state = .upstreamHandshake(interception, leg, until: until)
+            case .overlapping(let interception, let client, var overlap, let until):
+                guard case .connecting = overlap.upstream else {
+                    return [.impossible(.upstreamHandshakeOutsideReaching)]
+                }
+                overlap.upstream = .handshaking(leg)
+                state = .overlapping(interception, client: client, overlap, until: until)
+            default:
                 return [.impossible(.upstreamHandshakeOutsideReaching)]
             }
-            state = .upstreamHandshake(interception, leg, until: until)
             return []
+        case .overlapStarted(let leg, let serverName, let now):
+            let deadline = ConnectionDeadline.after(
+                nanoseconds: timeouts.handshake, .clientHandshake(host: serverName), now: now)
+            switch state {
+            case .reachingUpstream(let interception, _):
+                state = .overlapping(
+                    interception, client: leg, Overlap(clientDone: false, upstream: .connecting), until: deadline)
+            case .upstreamHandshake(let interception, let upstream, _):
+                state = .overlapping(
+                    interception, client: leg, Overlap(clientDone: false, upstream: .handshaking(upstream)),
+                    until: deadline)
+            default:
+                return [.impossible(.overlapOutsideReaching)]
+            }
+            return []
+        case .overlappedClientDone(let now):
+            return overlappedClientDone(now: now)
+        case .overlappedUpstreamSettled(let upstream):
+            guard case .overlapping(let interception, let client, var overlap, let until) = state else {
+                return [.impossible(.overlapEventOutsideOverlap)]
+            }
+            if case .settled = overlap.upstream { return [.impossible(.overlapEventOutsideOverlap)] }
+            overlap.upstream = .settled(upstream)
+            state = .overlapping(interception, client: client, overlap, until: until)
+            return overlap.clientDone ? [.relayOverlapped(interception, client: client, upstream: upstream)] : []
         case .clientHandshakeStarted(let leg, let upstream, let serverName, let now):
             let deadline = ConnectionDeadline.after(
                 nanoseconds: timeouts.handshake, .clientHandshake(host: serverName), now: now)
@@ -259,7 +336,7 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             }
         case .relayStarted(let relay, let relayed, let headDeadline, let now):
             switch state {
-            case .readingRequest, .peeking, .awaitingRawUpstream, .clientHandshake:
+            case .readingRequest, .peeking, .awaitingRawUpstream, .clientHandshake, .overlapping:
                 enterRelaying(relay, for: relayed, head: headDeadline, now: now)
                 return []
             default:
@@ -330,6 +407,25 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             relay, for: relayed, until: ConnectionDeadline(at: min(idle, headDeadline ?? .max), reason: .idle))
     }
 
+    /// The overlapped client handshake completed: the relay starts now if the upstream is settled; otherwise the wait
+    /// is the upstream's from here.
+    private mutating func overlappedClientDone(now: UInt64) -> [Action] {
+        guard case .overlapping(let interception, let client, var overlap, var until) = state, !overlap.clientDone
+        else {
+            return [.impossible(.overlapEventOutsideOverlap)]
+        }
+        overlap.clientDone = true
+        if case .settled(let upstream) = overlap.upstream {
+            state = .overlapping(interception, client: client, overlap, until: until)
+            return [.relayOverlapped(interception, client: client, upstream: upstream)]
+        }
+        if let target {
+            until = .after(nanoseconds: timeouts.handshake, .upstream(host: target.host, port: target.port), now: now)
+        }
+        state = .overlapping(interception, client: client, overlap, until: until)
+        return []
+    }
+
     private mutating func deadlinePassed(now: UInt64, upstreamConnecting: Bool) -> [Action] {
         guard var deadline else { return [] }
         let waitingFor = deadline.reason.waitingFor
@@ -346,7 +442,19 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case .upstreamHandshake(let interception, let leg, _):
             let reason = "TLS handshake timed out (no answer within \(Timeouts.text(timeouts.handshake)))"
             return [.abandonUpstreamHandshake(interception, leg, reason: reason)]
-        case .clientHandshake:
+        case .overlapping(let interception, _, let overlap, _) where overlap.clientDone:
+            switch overlap.upstream {
+            case .connecting where upstreamConnecting:
+                deadline.at = ConnectionDeadline.instant(1, after: now)
+                restart(until: deadline)
+                return []
+            case .handshaking(let leg):
+                let reason = "TLS handshake timed out (no answer within \(Timeouts.text(timeouts.handshake)))"
+                return [.abandonUpstreamHandshake(interception, leg, reason: reason)]
+            case .connecting, .settled:
+                return [.reportTimeout(host: host, waitingFor: waitingFor)] + close(reason: "timed out \(waitingFor)")
+            }
+        case .clientHandshake, .overlapping:
             var actions: [Action] = [.reportTimeout(host: host, waitingFor: waitingFor)]
             if case .clientHandshake(let serverName) = deadline.reason, let target {
                 let reason =
@@ -373,6 +481,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case .peeking(let tunnel, _): state = .peeking(tunnel, until: deadline)
         case .awaitingRawUpstream(let tunnel, _): state = .awaitingRawUpstream(tunnel, until: deadline)
         case .reachingUpstream(let interception, _): state = .reachingUpstream(interception, until: deadline)
+        case .overlapping(let interception, let client, let overlap, _):
+            state = .overlapping(interception, client: client, overlap, until: deadline)
         default: break
         }
     }
@@ -419,6 +529,14 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             [.closeHandshakeLeg(leg), .abandonInterception(interception)]
         case .clientHandshake(let interception, let leg, let upstream, _):
             [.closeHandshakeLeg(leg), .releaseUpstream(upstream), .abandonInterception(interception)]
+        case .overlapping(let interception, let client, let overlap, _):
+            switch overlap.upstream {
+            case .connecting: [.closeHandshakeLeg(client), .abandonInterception(interception)]
+            case .handshaking(let leg):
+                [.closeHandshakeLeg(client), .closeHandshakeLeg(leg), .abandonInterception(interception)]
+            case .settled(let upstream):
+                [.closeHandshakeLeg(client), .releaseUpstream(upstream), .abandonInterception(interception)]
+            }
         case .readingRequest, .negotiatingSOCKS, .relaying, .lingering, .closing, .closed:
             []
         }
@@ -426,6 +544,10 @@ package struct ConnectionLife<Parts: ConnectionParts> {
 }
 
 extension ConnectionLife.Relayed: Equatable where Parts.Tunnel: Equatable, Parts.Interception: Equatable {}
+
+extension ConnectionLife.OverlappedUpstream: Equatable where Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable {}
+
+extension ConnectionLife.Overlap: Equatable where Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable {}
 
 extension ConnectionLife.State: Equatable
 where

@@ -20,11 +20,13 @@ extension ProxyConnection {
             startClientHandshake(interception, names: [ForgeNames.name(for: LocalPages.host)], upstream: .proxyItself)
         } else if let shared = sharedHTTP2Upstream(for: interception) {
             interceptSharing(interception, shared)
-        } else if case .deferred = tunnel.upstream {
-            startConnecting(tunnel)
         } else if case .pooled(let entry) = tunnel.upstream {
             tunnel.upstream = .none
             interceptReusing(interception, entry)
+        } else if case .overlap(let names, let alpn) = firstContactPlan(interception, profile: profile) {
+            interceptOverlapping(interception, names: names, alpn: alpn)
+        } else if case .deferred = tunnel.upstream {
+            startConnecting(tunnel)
         } else if let outcome = tunnel.upstream.outcome {
             interceptOver(interception, upstream: outcome)
         } else if tunnel.answeredByRule != nil {
@@ -62,7 +64,6 @@ extension ProxyConnection {
             close(reason: "invalid SNI")
             return
         }
-        let host = interception.host
         switch upstream {
         case .failure(let failure):
             upstreamFailedBeforeForging(interception, reason: failure.reason)
@@ -75,10 +76,7 @@ extension ProxyConnection {
                     case .success(let ready):
                         // An h2 upstream speaks first (SETTINGS): hold its bytes until a relay takes them.
                         ready.leg.pauseReading()
-                        startClientHandshake(
-                            interception,
-                            names: context.pool(for: loop).forgedNames(primary: host, upstream: ready.certificate),
-                            upstream: .ready(ready))
+                        upstreamReady(interception, ready)
                     case .failure(let failure):
                         upstreamFailedBeforeForging(interception, reason: failure.reason)
                     }
@@ -88,7 +86,7 @@ extension ProxyConnection {
                 return
             }
             // Unless the handshake already ended: it can fail at once.
-            if case .reachingUpstream = life.state { receive(.upstreamHandshakeStarted(leg)) }
+            if life.reachesUpstream { receive(.upstreamHandshakeStarted(leg)) }
         }
     }
 
@@ -117,6 +115,10 @@ extension ProxyConnection {
     func upstreamFailedBeforeForging(_ interception: Interception, reason: String) {
         context.events.emit(
             .upstreamFailed(connectionID: id, host: interception.host, port: interception.tunnel.port, reason: reason))
+        if case .overlapping = life.state {
+            receive(.overlappedUpstreamSettled(.failed(reason: reason)))
+            return
+        }
         startClientHandshake(
             interception, names: [ForgeNames.name(for: interception.host)], upstream: .failed(reason: reason))
     }
@@ -132,6 +134,16 @@ extension ProxyConnection {
             if case .ready(let ready) = upstream { ready.leg.close() }
             return
         }
+        startClientLeg(
+            interception, names: names, alpn: clientALPNOffer(interception, upstream: upstream), after: upstream)
+    }
+
+    /// Forges for `names` and starts the client's handshake offering `alpn`: after the upstream's (`upstream`), or
+    /// overlapping it (nil: the relay waits for both).
+    func startClientLeg(
+        _ interception: Interception, names: [SubjectAlternativeName], alpn: [String],
+        after upstream: InterceptedUpstream?
+    ) {
         let verdict = interception.verdict
         let host = interception.host
         let port = interception.tunnel.port
@@ -141,7 +153,7 @@ extension ProxyConnection {
             verdict.shownCertificatePin = identity.pin
             tls = try TLSConnection(
                 server: context.serverTLS, certificate: identity.certificate, key: identity.key,
-                chain: identity.chain, alpn: clientALPNOffer(interception, upstream: upstream), host: host)
+                chain: identity.chain, alpn: alpn, host: host)
         } catch {
             if case .ready(let ready) = upstream { ready.leg.close() }
             context.events.emit(
@@ -151,11 +163,22 @@ extension ProxyConnection {
             return
         }
         let leg = TLSLeg(socket: clientSocket, tls: tls)
-        receive(.clientHandshakeStarted(leg, upstream, serverName: host, now: context.clock.now()))
+        if let upstream {
+            receive(.clientHandshakeStarted(leg, upstream, serverName: host, now: context.clock.now()))
+        } else {
+            receive(.overlapStarted(leg, serverName: host, now: context.clock.now()))
+        }
         leg.onHandshake = { [unowned self, unowned leg] outcome in
             if leg.tls.certificateSent { verdict.observe(.certificateSent) }
             switch outcome {
             case .complete:
+                guard let upstream else {
+                    // The client's request waits unread for the upstream; the silence window starts with the relay.
+                    leg.pauseReading()
+                    verdict.recordHandshake(leg)
+                    receive(.overlappedClientDone(now: context.clock.now()))
+                    return
+                }
                 verdict.handshakeCompleted(leg, loop: loop)
                 clientHandshakeCompleted(interception, leg, upstream: upstream)
             case .failed(let failure):

@@ -23,6 +23,8 @@ extension ProxyConnection {
                 leg.onHandshake = nil
                 leg.close()
                 upstreamFailedBeforeForging(interception, reason: reason)
+            case .relayOverlapped(let interception, let leg, let upstream):
+                relayOverlapped(interception, leg, upstream: upstream)
             case .offerDeadlineToRelay(let relay, let reason):
                 relayDeadlinePassed(relay, otherwise: reason)
             case .offerIdleUpstream(let relay):

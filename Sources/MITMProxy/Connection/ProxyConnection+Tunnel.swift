@@ -87,7 +87,7 @@ extension ProxyConnection {
         switch life.state {
         case .awaitingRawUpstream:
             startRawTunnelWhenConnected(tunnel)
-        case .reachingUpstream(let interception, _):
+        case .reachingUpstream(let interception, _), .overlapping(let interception, _, _, _):
             interceptOver(interception, upstream: result)
         case .peeking:
             guard case .success(let connection) = result else { return }

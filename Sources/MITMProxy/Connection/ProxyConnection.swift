@@ -129,6 +129,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         switch life.state {
         case .awaitingTarget(let tunnel, _), .peeking(let tunnel, _), .awaitingRawUpstream(let tunnel, _): tunnel
         case .reachingUpstream(let interception, _): interception.tunnel
+        case .overlapping(let interception, _, let overlap, _):
+            if case .connecting = overlap.upstream { interception.tunnel } else { nil }
         default: nil
         }
     }
@@ -154,7 +156,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case .peeking(let tunnel, _): peek(tunnel, Array(bytes))
         case .awaitingRawUpstream(let tunnel, _): tunnel.peeked.append(contentsOf: bytes)
         // Read after the hand-off, or while the client is not read (its bytes wait in the socket).
-        case .awaitingTarget, .reachingUpstream, .upstreamHandshake, .clientHandshake, .relaying, .lingering, .closing,
+        case .awaitingTarget, .reachingUpstream, .upstreamHandshake, .clientHandshake, .overlapping, .relaying,
+            .lingering, .closing,
             .closed:
             return
         }

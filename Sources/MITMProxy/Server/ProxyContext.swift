@@ -37,6 +37,8 @@ final class ProxyContext: Sendable {
     private let nextConnectionID = Atomic<Int>(1)
     /// Wrong `--proxy-auth` credentials per client address, shared by every loop.
     let credentialBackoff = Mutex(CredentialBackoff())
+    /// What the run learned of each upstream, for the next client's first contact.
+    let firstContacts = Mutex(FirstContactMemo())
 
     init(
         configuration: ProxyConfiguration, authority: CertificateAuthority, events: EventFanOut,

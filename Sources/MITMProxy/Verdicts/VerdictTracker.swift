@@ -59,11 +59,22 @@ final class VerdictTracker: @unchecked Sendable {
 
     /// The handshake completed on `leg`: start the silence window.
     func handshakeCompleted(_ leg: TLSLeg, loop: EventLoop) {
+        recordHandshake(leg)
+        startSilenceWindow(loop: loop)
+    }
+
+    /// The handshake completed on `leg`; the silence window starts when the client's data is read
+    /// (`startSilenceWindow`).
+    func recordHandshake(_ leg: TLSLeg) {
         handshakeMilliseconds = context.clock.milliseconds(since: openedAt)
         tlsVersion = leg.tls.protocolVersion
         alpn = leg.tls.negotiatedALPN
         observe(leg.tls.isResumed ? .sessionResumed : .certificateSent)
         observe(.handshakeCompleted)
+    }
+
+    /// The client is read from now: silence from here on counts.
+    func startSilenceWindow(loop: EventLoop) {
         guard !isDecided else { return }
         silenceTimer = context.clock.schedule(after: context.configuration.silenceWindow, on: loop) { [unowned self] in
             observe(.silenceWindowElapsed)

@@ -18,6 +18,8 @@ heads byte-exactly (no parsing library in between, so what the proxy sent is wha
   tap          keeps every byte every connection sends; answers `GET /shape/NAME` with the ambiguous response
                NAME (see AMBIGUOUS_RESPONSES), any other request 200 "ok"; a connection whose first bytes are
                `DUMP\r\n` gets back everything the other connections sent, and is closed
+  h2-once      (TLS) chooses ALPN h2 on its first connection and closes it after the handshake; every later
+               connection chooses http/1.1 and gets 200 "ok" to each request (an upstream that changed its protocol)
 """
 import argparse
 import os
@@ -170,6 +172,8 @@ def serve(connection, behavior):
                     respond(connection, "304 Not Modified", [("ETag", '"v1"'), ("Transfer-Encoding", "chunked")])
                 else:
                     respond(connection, "200 OK", [("Content-Length", 5)], b"fresh")
+            elif behavior == "h2-once":
+                respond(connection, "200 OK", [("Content-Length", 2)], b"ok")
             elif behavior == "late":
                 time.sleep(2)  # a slow origin on purpose: it answers after the client's handshake deadline passed
                 respond(connection, "200 OK", [("Content-Length", 4)], b"late")
@@ -207,16 +211,27 @@ def main():
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(arguments.cert, arguments.key)
         context.set_alpn_protocols(["http/1.1"])
+    first_context = None
+    if context is not None and arguments.behavior == "h2-once":
+        first_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        first_context.load_cert_chain(arguments.cert, arguments.key)
+        first_context.set_alpn_protocols(["h2"])
     listener = socket.create_server((arguments.host, 0), backlog=128)
     print("PORT %d" % listener.getsockname()[1], flush=True)
 
     def accept_forever():
+        nonlocal first_context
         while True:
             connection, _ = listener.accept()
             if context is not None:
+                once, first_context_used = first_context, first_context is not None
                 try:
-                    connection = context.wrap_socket(connection, server_side=True)
+                    connection = (once or context).wrap_socket(connection, server_side=True)
                 except (OSError, ssl.SSLError):
+                    connection.close()
+                    continue
+                if first_context_used:
+                    first_context = None
                     connection.close()
                     continue
             threading.Thread(target=serve, args=(connection, arguments.behavior), daemon=True).start()

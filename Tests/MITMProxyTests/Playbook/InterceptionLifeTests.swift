@@ -96,15 +96,8 @@ import Testing
         let play = try ConnectionPlaybook(origins: ["api.test:443"], configure: { $0.upstreamInsecure = true })
         play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
         _ = play.clientReceived()
-        let trusting = try ClientTLSContext(verify: true, extraCAFiles: [play.caCertificatePath])
-        let client = play.run {
-            play.clientStream.delegate = nil
-            return MemoryTLSPeer(
-                play.clientStream,
-                tls: try! TLSConnection(
-                    client: trusting, serverName: "api.test", verifyName: "api.test",
-                    alpn: ["http/1.1"]), startsHandshake: true)
-        }
+        // It offers h2, and the run has not learned what the upstream chooses: one handshake after the other.
+        let client = try Self.trustingClient(play, alpn: ["h2", "http/1.1"])
         guard case .upstreamHandshake(let interception, _, _) = play.state else {
             Issue.record("not waiting for the upstream's handshake: \(play.state)")
             return
@@ -114,17 +107,57 @@ import Testing
         #expect(
             play.run { client.isHandshakeComplete },
             "the client got a forged certificate although the origin never answered")
-        guard case .relaying(.http1, for: .interception, _) = play.state,
+        guard case .relaying(.http2, for: .interception, _) = play.state,
             case .failed? = play.run({ interception.upstream })
         else {
             Issue.record("not relaying 502s: \(play.state)")
             return
         }
-        play.run { client.send("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n") }
-        #expect(play.run { client.takeText() }.hasPrefix("HTTP/1.1 502"))
+        play.run { client.send("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") }
         #expect(
             play.events.contains {
                 if case .verdict(let record) = $0 { record.verdict.kind == .intercepted } else { false }
             })
+    }
+
+    @Test func anUpstreamThatNeverAnswersTLSAfterAnOverlappedHandshakeGetsTheClientA502() throws {
+        let play = try ConnectionPlaybook(origins: ["api.test:443"], configure: { $0.upstreamInsecure = true })
+        play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
+        _ = play.clientReceived()
+        // Its protocol is known before the upstream answers (HTTP/1.1): its handshake runs while the upstream's does.
+        let client = try Self.trustingClient(play, alpn: ["http/1.1"])
+        #expect(play.run { client.isHandshakeComplete }, "the client's handshake waited for the upstream's")
+        guard case .overlapping(let interception, _, let overlap, _) = play.state, overlap.clientDone else {
+            Issue.record("not overlapping the handshakes: \(play.state)")
+            return
+        }
+        // Its request waits unread until the upstream is known.
+        play.run { client.send("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n") }
+        play.advance(seconds: 10.1)
+        guard case .relaying(.http1, for: .interception, _) = play.state,
+            case .failed(let reason)? = play.run({ interception.upstream })
+        else {
+            Issue.record("not relaying 502s: \(play.state)")
+            return
+        }
+        #expect(reason.contains("TLS handshake timed out"), "\(reason)")
+        let response = play.run { client.takeText() }
+        #expect(response.hasPrefix("HTTP/1.1 502") && response.contains("TLS handshake timed out"), "\(response)")
+        #expect(
+            play.events.contains {
+                if case .verdict(let record) = $0 { record.verdict.kind == .intercepted } else { false }
+            })
+    }
+
+    /// A client that trusts the proxy CA, starting its handshake for `api.test` offering `alpn`.
+    private static func trustingClient(_ play: ConnectionPlaybook, alpn: [String]) throws -> MemoryTLSPeer {
+        let trusting = try ClientTLSContext(verify: true, extraCAFiles: [play.caCertificatePath])
+        return play.run {
+            play.clientStream.delegate = nil
+            return MemoryTLSPeer(
+                play.clientStream,
+                tls: try! TLSConnection(client: trusting, serverName: "api.test", verifyName: "api.test", alpn: alpn),
+                startsHandshake: true)
+        }
     }
 }
