@@ -22,7 +22,7 @@ private func overlapping() -> Life {
     return life
 }
 
-/// The overlapped handshakes (issue 40) and the memo that decides when they may overlap.
+/// The overlapped handshakes and the memo that decides when they may overlap.
 @Suite struct FirstContactMachineTests {
     @Test func theClientsHandshakeStartsWhileTheUpstreamIsReached() {
         var life = overlapping()

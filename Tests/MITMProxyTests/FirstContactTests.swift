@@ -4,7 +4,7 @@ import MITMCore
 import MITMTLS
 import Testing
 
-/// First contact (issue 40): when the client's protocol is known before the upstream answers (it offers no h2, or the
+/// First contact: when the client's protocol is known before the upstream answers (it offers no h2, or the
 /// run learned the upstream's choice), the client's handshake runs while the upstream is reached. Real clients check
 /// what that changes and what it must not: the names, the relay, upstream failures, refusals, a changed protocol.
 @Suite(.tags(.live), .skippedInFastTier) struct FirstContactTests {

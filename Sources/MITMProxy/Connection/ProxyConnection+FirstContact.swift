@@ -1,7 +1,7 @@
 import MITMCore
 import MITMTLS
 
-/// First contact without waiting (issue 40): when the client's ALPN answer is known before the upstream's, the client's
+/// First contact without waiting: when the client's ALPN answer is known before the upstream's, the client's
 /// handshake runs while the upstream is reached, with a certificate forged from the SNI and the names the run learned
 /// of the host. The relay starts when both handshakes are done.
 extension ProxyConnection {
