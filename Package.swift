@@ -81,9 +81,12 @@ let package = Package(
         // The QA rules: their model, the rules file (YAML, read with Yams), matching, and the machine that applies
         // a decision to one exchange.
         .target(name: "MITMRules", dependencies: ["MITMCore", .product(name: "Yams", package: "Yams")]),
+        // The run's records: the recording queue that carries every event to its subscribers, and the outputs that
+        // subscribe (console lines, `--events`, `--har`, `--report`). It knows events, not the proxy that makes them.
+        .target(name: "MITMRecording", dependencies: ["MITMCore"]),
         .target(
             name: "MITMProxy",
-            dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "MITMRules", "CNGHTTP2"],
+            dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "MITMRules", "MITMRecording", "CNGHTTP2"],
             // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
             // The table of known TLS client fingerprints, data kept beside the code (one line per fingerprint).
             resources: [
@@ -101,6 +104,7 @@ let package = Package(
             dependencies: [
                 "MITMProxy",
                 "MITMRules",
+                "MITMRecording",
                 "MITMPins",
                 "CMITMShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -119,9 +123,13 @@ let package = Package(
         .testTarget(name: "MITMHTTP2Tests", dependencies: ["MITMHTTP2", "MITMCore"]),
         .testTarget(name: "MITMIOTests", dependencies: ["MITMIO", "TestSupport"]),
         .testTarget(name: "MITMRulesTests", dependencies: ["MITMRules", "MITMCore", "TestSupport"]),
+        .testTarget(name: "MITMRecordingTests", dependencies: ["MITMRecording", "MITMCore", "TestSupport"]),
         .testTarget(
             name: "MITMProxyTests",
-            dependencies: ["MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2", "MITMRules", "CMITMShims", "TestSupport"],
+            dependencies: [
+                "MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2", "MITMRules", "MITMRecording", "CMITMShims",
+                "TestSupport",
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(

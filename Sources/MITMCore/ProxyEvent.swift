@@ -157,4 +157,6 @@ public enum ProxyProbe: String, Sendable, Codable {
 
     /// The CONNECT request header that marks the proxy's own probes.
     public static let headerName = "Mitm-Proxy-Probe"
+    /// The host name that always means the proxy itself: the trust probe's host, where its own pages are.
+    public static let trustHost = "mitm.proxy"
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MITMCore
 @_spi(CommandLine) import MITMProxy
+@_spi(CommandLine) import MITMRecording
 import MITMRules
 import MITMTLS
 

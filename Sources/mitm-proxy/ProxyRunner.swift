@@ -4,6 +4,7 @@ import Foundation
 import MITMCore
 import MITMIO
 @_spi(CommandLine) import MITMProxy
+@_spi(CommandLine) import MITMRecording
 
 /// Runs the proxy in the foreground: until SIGINT/SIGTERM, or until a client command ends. Returns the
 /// exit status (`ExitStatus`).
@@ -39,10 +40,11 @@ struct ProxyRunner {
         do {
             server = try ProxyServer(configuration: configuration)
             events = try options.eventsPath.map { try EventLogWriter(path: $0) { console.err("mitm-proxy: \($0)") } }
-            report = try options.reportPath.map {
-                try ReportWriter(path: $0, server: server, expectations: expectations) {
-                    console.err("mitm-proxy: \($0)")
-                }
+            report = try options.reportPath.map { [server] in
+                try ReportWriter(
+                    path: $0,
+                    snapshot: { server.report(expectations: expectations, final: $0, clientCommand: $1) }
+                ) { console.err("mitm-proxy: \($0)") }
             }
             har = try options.harPath.map {
                 try HARWriter(path: $0, redact: options.redact, bodyLimit: options.bodyLimit) {
@@ -50,6 +52,9 @@ struct ProxyRunner {
                 }
             }
         } catch let error as ProxyStartError {
+            console.err("mitm-proxy: \(error.message)")
+            return ExitStatus.usageOrSetup
+        } catch let error as RecordingFileError {
             console.err("mitm-proxy: \(error.message)")
             return ExitStatus.usageOrSetup
         }
@@ -169,11 +174,7 @@ struct ProxyRunner {
         har?.finish(droppedEvents: server.droppedEventCount)
         let final =
             report?.writeFinal(clientCommand: outcome)
-            ?? VerdictReport(
-                final: true, listen: server.listenAddress, caCertificate: server.caCertificatePath,
-                silenceWindowSeconds: options.silenceWindow, ledger: server.ledger, expectations: expectations,
-                allowUnprovenRefusals: options.allowUnprovenRefusals, trustPerAddress: options.trustPerAddress,
-                clientCommand: outcome, findings: server.findings)
+            ?? server.report(expectations: expectations, final: true, clientCommand: outcome)
         let summary = VerdictText.table(final.hosts, expectations: final.expectations, client: outcome)
         say(summary)
         for tally in server.ruleTallies {

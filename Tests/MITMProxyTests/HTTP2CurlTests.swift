@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 @_spi(CommandLine) @_spi(Testing) import MITMProxy
+@_spi(CommandLine) import MITMRecording
 import MITMTLS
 import Testing
 

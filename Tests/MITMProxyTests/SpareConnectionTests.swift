@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 @_spi(CommandLine) @_spi(Testing) import MITMProxy
+@_spi(CommandLine) import MITMRecording
 import Testing
 
 /// A browser's spare connection is not a refusal: two real python connections

@@ -5,7 +5,7 @@ import MITMTLS
 /// address directly: how a phone downloads the CA certificate.
 enum LocalPages {
     /// The host name that always means the proxy itself.
-    static let host = "mitm.proxy"
+    static let host = ProxyProbe.trustHost
 
     static func handles(host: String) -> Bool { host == Self.host }
 

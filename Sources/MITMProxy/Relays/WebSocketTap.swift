@@ -1,5 +1,6 @@
 import Foundation
 import MITMCore
+import MITMRecording
 
 /// Watches the bytes of one WebSocket as a relay passes them on (a copy: nothing is changed or held back), and
 /// reports every message and, once, the WebSocket's end. Confined to the connection's loop.

@@ -1,10 +1,11 @@
 import CNGHTTP2
+import MITMCore
 import MITMTLS
 
 /// Versions of the C libraries the proxy runs on, for `--version` and bug reports.
 public enum LibraryVersions {
     /// mitm-proxy's own version.
-    public static let mitmProxy = "0.1.0"
+    public static let mitmProxy = ProductVersion.mitmProxy
 
     /// The nghttp2 library version linked at run time.
     public static var nghttp2: String {

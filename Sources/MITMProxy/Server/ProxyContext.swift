@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 import MITMIO
+import MITMRecording
 import MITMTLS
 import Synchronization
 

@@ -1,4 +1,5 @@
 import MITMCore
+import MITMRecording
 
 /// The events of one proxy as they happen (`ProxyServer.events`): each iteration subscribes anew and sees the events
 /// emitted from then on, in order. Iteration ends when the proxy stops (after the events emitted before it stopped)

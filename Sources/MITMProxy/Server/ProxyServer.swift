@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import MITMCore
 import MITMIO
+import MITMRecording
 import MITMTLS
 import Synchronization
 
@@ -374,6 +375,24 @@ public final class ProxyServer: Sendable {
 
     /// Fallbacks after refusals and pin-failure reports seen so far (each also an `.finding` event).
     public var findings: RunFindings { findingsBook.findings }
+
+    /// The run's report as of now, as `mitm-proxy --report` writes it: every host's verdict, `expectations` checked,
+    /// the findings, the rules that acted and the events dropped. `final` marks the report of a run that ended;
+    /// `clientCommand` is how the run's client command ended, when it had one.
+    public func report(
+        expectations: [Expectation], final: Bool = false, clientCommand: ClientCommandOutcome? = nil
+    ) -> VerdictReport {
+        var report = VerdictReport(
+            final: final, listen: listenAddress, caCertificate: caCertificatePath,
+            silenceWindowSeconds: configuration.silenceWindow.inSeconds, ledger: ledger, expectations: expectations,
+            allowUnprovenRefusals: configuration.allowUnprovenRefusals,
+            trustPerAddress: configuration.trustPerAddress, clientCommand: clientCommand, findings: findings)
+        let rules = ruleTallies
+        report.rules = rules.isEmpty ? nil : rules
+        let dropped = droppedEventCount
+        report.droppedEvents = dropped > 0 ? dropped : nil
+        return report
+    }
 
     // MARK: For the command line and the tests
 

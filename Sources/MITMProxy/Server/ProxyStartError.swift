@@ -26,8 +26,6 @@ public enum ProxyStartError: Error, CustomStringConvertible, Sendable, Equatable
     case transparentListen(reason: String)
     /// The captured command's DNS responder could not start.
     case captureDNS(reason: String)
-    /// An output file of the command line (`--events`, `--har`, `--report`) at `path` cannot be written.
-    case outputFile(flag: String, path: String, problem: String)
 
     /// What failed and why, in words.
     public var description: String {
@@ -44,7 +42,6 @@ public enum ProxyStartError: Error, CustomStringConvertible, Sendable, Equatable
         case .reverseListen(let url, let reason): "--reverse \(url): \(reason)"
         case .transparentListen(let reason): "--transparent-port: \(reason)"
         case .captureDNS(let reason): "DNS responder: \(reason)"
-        case .outputFile(let flag, let path, let problem): "\(flag) \(path): \(problem)"
         }
     }
 

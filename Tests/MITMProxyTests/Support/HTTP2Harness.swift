@@ -30,30 +30,6 @@ extension EventRecorder {
     }
 }
 
-/// Parsed JSON, read with subscripts: `json["streams"][0]["status"].int`.
-struct JSON: CustomStringConvertible {
-    let value: Any?
-
-    init(_ value: Any?) { self.value = value }
-
-    init(parsing text: String) {
-        value = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
-    }
-
-    subscript(key: String) -> JSON { JSON((value as? [String: Any])?[key]) }
-    subscript(index: Int) -> JSON {
-        guard let array = value as? [Any], array.indices.contains(index) else { return JSON(nil) }
-        return JSON(array[index])
-    }
-
-    var int: Int? { (value as? NSNumber)?.intValue }
-    var string: String? { value as? String }
-    var bool: Bool? { (value as? NSNumber)?.boolValue }
-    var array: [JSON] { (value as? [Any])?.map(JSON.init) ?? [] }
-    var isNull: Bool { value == nil || value is NSNull }
-    var description: String { String(describing: value ?? "nil") }
-}
-
 /// A proxy started in-process (``ProxyHarness``) in front of a test origin, with the clients the HTTP/2
 /// tests drive through it: curl, and h2_client.py for what curl cannot do.
 struct HTTP2Harness {

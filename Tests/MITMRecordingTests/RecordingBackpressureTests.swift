@@ -4,7 +4,7 @@ import MITMCore
 import Synchronization
 import Testing
 
-@testable import MITMProxy
+@testable import MITMRecording
 
 /// The recording queue under more events than its bound: slow subscribers slow the emitters and lose nothing; stuck
 /// ones cost the emitters one wait, then their events are dropped and counted.

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(CommandLine) import MITMProxy
+@_spi(CommandLine) import MITMRecording
+import TestSupport
 import Testing
 
 /// Issue 34, item 6: a HAR whose run dropped events says so in the file, not only on the console.

@@ -10,7 +10,7 @@ import Glibc
 /// recording queue. The queue is bounded: an emitter that finds `capacity` events undelivered waits while the
 /// subscribers make progress (backpressure: the loops slow to what the records can keep up with, and nothing is lost),
 /// and drops, counting, only when they made none for `stallTimeout` (a pipe nobody reads must not stall the proxy).
-final class EventFanOut: Sendable {
+package final class EventFanOut: Sendable {
     /// One subscriber: `finish` ends an event stream's iteration when the proxy stops.
     private struct Subscriber {
         let id: Int
@@ -34,7 +34,7 @@ final class EventFanOut: Sendable {
 
     /// Undelivered events held at most. The recording queue takes them all at once, so an emitter that waits for room
     /// waits for up to this many deliveries (about 80 ms at 20 µs each): a small bound keeps the loops' pauses short.
-    let capacity: Int
+    package let capacity: Int
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "mitm-proxy.recording")
     private let requestSubscribers = Atomic<Int>(0)
@@ -46,7 +46,7 @@ final class EventFanOut: Sendable {
     /// How long emitters wait for subscribers that deliver nothing before they drop.
     private let stallTimeout: DispatchTimeInterval
 
-    init(capacity: Int = 4_096, stallTimeout: Duration = .seconds(2)) {
+    package init(capacity: Int = 4_096, stallTimeout: Duration = .seconds(2)) {
         self.capacity = capacity
         let (seconds, attoseconds) = stallTimeout.components
         self.stallTimeout = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
@@ -56,7 +56,7 @@ final class EventFanOut: Sendable {
     /// Adds `subscriber`; `takesRequestEvents: false` says it ignores `.request` (only the events file reads them), so
     /// that relays can skip building them when no subscriber does. `endOfBatch` is called after each batch of events
     /// (those that arrived within one coalescing delay), and after the last before `flush()` returns.
-    func subscribe(
+    package func subscribe(
         takesRequestEvents: Bool = true, endOfBatch: (@Sendable () -> Void)? = nil,
         _ subscriber: @escaping @Sendable (ProxyEvent) -> Void
     ) {
@@ -65,7 +65,7 @@ final class EventFanOut: Sendable {
 
     /// Adds a subscriber that `unsubscribe(_:)` removes again and `finishAll()` ends; nil once `finishAll()` ran (the
     /// proxy stopped: no event will come).
-    func add(
+    package func add(
         takesRequestEvents: Bool, deliver: @escaping @Sendable (ProxyEvent) -> Void,
         finish: (@Sendable () -> Void)?, endOfBatch: (@Sendable () -> Void)? = nil
     ) -> Int? {
@@ -83,7 +83,7 @@ final class EventFanOut: Sendable {
     }
 
     /// Removes the subscriber `add` numbered `id` (nothing when it is gone already).
-    func unsubscribe(_ id: Int) {
+    package func unsubscribe(_ id: Int) {
         let removed = state.withLock { state -> Subscriber? in
             guard let index = state.subscribers.firstIndex(where: { $0.id == id }) else { return nil }
             return state.subscribers.remove(at: index)
@@ -93,7 +93,7 @@ final class EventFanOut: Sendable {
 
     /// Ends every subscriber that can end (the event streams), after the events emitted so far reached them; later
     /// streams end at once.
-    func finishAll() {
+    package func finishAll() {
         flush()
         let finishing = state.withLock { state in
             state.finished = true
@@ -103,19 +103,19 @@ final class EventFanOut: Sendable {
     }
 
     /// Counts an event a subscriber could not take (an event stream whose buffer is full).
-    func countDropped() { state.withLock { $0.admission.dropped += 1 } }
+    package func countDropped() { state.withLock { $0.admission.dropped += 1 } }
 
     /// Whether a subscriber reads `.request` events.
     private var wantsRequestEvents: Bool { requestSubscribers.load(ordering: .relaxed) > 0 }
 
     /// Queues the `.request` event `make` builds, building it only when a subscriber reads such events (its URL
     /// costs a string per request).
-    func emitRequest(_ make: @autoclosure () -> ProxyEvent) {
+    package func emitRequest(_ make: @autoclosure () -> ProxyEvent) {
         if wantsRequestEvents { emit(make()) }
     }
 
     /// Queues `event` for the subscribers; returns at once unless the queue is full (see the type's comment).
-    func emit(_ event: consuming ProxyEvent) {
+    package func emit(_ event: consuming ProxyEvent) {
         var event = Optional(event)
         while true {
             let decision = state.withLock { state -> RecordingAdmission.Decision in
@@ -164,10 +164,10 @@ final class EventFanOut: Sendable {
     }
 
     /// Events dropped because the subscribers fell `capacity` events behind.
-    var droppedCount: Int { state.withLock { $0.admission.dropped } }
+    package var droppedCount: Int { state.withLock { $0.admission.dropped } }
 
     /// Blocks until every event emitted before the call has been delivered.
-    func flush() {
+    package func flush() {
         queue.sync { drain() }
     }
 

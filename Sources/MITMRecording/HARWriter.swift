@@ -39,23 +39,23 @@ import Synchronization
 
     /// Creates `path` and writes the HAR header; fails now if the file cannot be written.
     public init(path: String, redact: Bool, bodyLimit: Int = .max, onError: @escaping @Sendable (String) -> Void)
-        throws(ProxyStartError)
+        throws(RecordingFileError)
     {
         self.path = path
         self.builder = HARBuilder(redact: redact, bodyLimit: bodyLimit)
         self.onError = onError
         let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
-            throw ProxyStartError.outputFile(
-                flag: "--har", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
+            throw RecordingFileError(
+                .har, path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
         }
         descriptor = opened
         let header =
-            #"{"log":{"version":"1.2","creator":{"name":"mitm-proxy","version":"\#(LibraryVersions.mitmProxy)"},"pages":[],"entries":["#
+            #"{"log":{"version":"1.2","creator":{"name":"mitm-proxy","version":"\#(ProductVersion.mitmProxy)"},"pages":[],"entries":["#
             + "\n"
         if let failure = FileOutput.write(Array(header.utf8), to: opened) {
             close(opened)
-            throw ProxyStartError.outputFile(flag: "--har", path: path, problem: "cannot write: \(failure)")
+            throw RecordingFileError(.har, path: path, problem: "cannot write: \(failure)")
         }
     }
 

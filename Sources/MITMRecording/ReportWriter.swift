@@ -8,9 +8,12 @@ import Synchronization
 /// aggregates and a bounded window of connections), never the whole history, and rewrites are spaced so
 /// that they take at most about a tenth of one core however busy the proxy is.
 @_spi(CommandLine) public final class ReportWriter: Sendable {
+    /// The run's report as of now, from the proxy that records it: `final` once the run ended, with how its client
+    /// command ended, if it ran one.
+    public typealias Snapshot = @Sendable (_ final: Bool, _ clientCommand: ClientCommandOutcome?) -> VerdictReport
+
     private let path: String
-    private let server: ProxyServer
-    private let expectations: [Expectation]
+    private let snapshot: Snapshot
     private let queue = DispatchQueue(label: "mitm-proxy.report")
     private let scheduled = Mutex(false)
     private let lastWriteSeconds = Mutex(0.0)
@@ -18,45 +21,34 @@ import Synchronization
     private let finalWritten = Mutex(false)
     private let onError: @Sendable (String) -> Void
 
-    /// A writer for `path`; checks now that the directory is writable.
-    public init(
-        path: String, server: ProxyServer, expectations: [Expectation], onError: @escaping @Sendable (String) -> Void
-    ) throws(ProxyStartError) {
+    /// A writer for `path` of the reports `snapshot` makes; checks now that the directory is writable.
+    public init(path: String, snapshot: @escaping Snapshot, onError: @escaping @Sendable (String) -> Void)
+        throws(RecordingFileError)
+    {
         self.path = path
-        self.server = server
-        self.expectations = expectations
+        self.snapshot = snapshot
         self.onError = onError
         let directory = (path as NSString).deletingLastPathComponent
         let shown = directory.isEmpty ? "." : directory
         var info = stat()
         guard stat(shown, &info) == 0 else {
-            throw ProxyStartError.outputFile(
-                flag: "--report", path: path,
+            throw RecordingFileError(
+                .report, path: path,
                 problem: "cannot use the directory \(shown): \(String(cString: strerror(errno)))")
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw ProxyStartError.outputFile(flag: "--report", path: path, problem: "\(shown) is not a directory")
+            throw RecordingFileError(.report, path: path, problem: "\(shown) is not a directory")
         }
         guard access(shown, W_OK) == 0 else {
-            throw ProxyStartError.outputFile(
-                flag: "--report", path: path,
+            throw RecordingFileError(
+                .report, path: path,
                 problem: "cannot write in the directory \(shown): \(String(cString: strerror(errno)))")
         }
     }
 
     /// The report as of now.
     public func report(final: Bool, clientCommand: ClientCommandOutcome? = nil) -> VerdictReport {
-        var report = VerdictReport(
-            final: final, listen: server.listenAddress, caCertificate: server.caCertificatePath,
-            silenceWindowSeconds: server.configuration.silenceWindow.inSeconds, ledger: server.ledger,
-            expectations: expectations, allowUnprovenRefusals: server.configuration.allowUnprovenRefusals,
-            trustPerAddress: server.configuration.trustPerAddress, clientCommand: clientCommand,
-            findings: server.findings)
-        let rules = server.ruleTallies
-        report.rules = rules.isEmpty ? nil : rules
-        let dropped = server.droppedEventCount
-        report.droppedEvents = dropped > 0 ? dropped : nil
-        return report
+        snapshot(final, clientCommand)
     }
 
     /// Schedules a rewrite soon (coalescing bursts of verdicts).

@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
-@_spi(CommandLine) import MITMProxy
+@_spi(CommandLine) import MITMRecording
+import TestSupport
 import Testing
 
 /// How the HAR writer holds a WebSocket's handshake entry until the WebSocket ends, and what it keeps of it.

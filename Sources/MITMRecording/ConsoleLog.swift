@@ -90,11 +90,11 @@ import MITMCore
         let client = record.clientLabel
         switch probe {
         case .trust where record.verdict.kind == .intercepted:
-            return "trust probe: client \(client) loaded https://\(LocalPages.host)/: it trusts the proxy's CA"
+            return "trust probe: client \(client) loaded https://\(ProxyProbe.trustHost)/: it trusts the proxy's CA"
         case .trust:
             return
-                "trust probe: client \(client) did not load https://\(LocalPages.host)/ (\(record.verdict.kind.rawValue), \(record.verdict.how)): "
-                + "it does not trust the proxy's CA yet; install it from http://\(LocalPages.host)/"
+                "trust probe: client \(client) did not load https://\(ProxyProbe.trustHost)/ (\(record.verdict.kind.rawValue), \(record.verdict.how)): "
+                + "it does not trust the proxy's CA yet; install it from http://\(ProxyProbe.trustHost)/"
         case .pins:
             return
                 "pins probe of \(record.host):\(record.port) (\(record.verdict.kind.rawValue), \(record.verdict.how)): the proxy's own check, "

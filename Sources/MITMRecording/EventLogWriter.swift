@@ -13,7 +13,7 @@ import Synchronization
     private let onError: @Sendable (String) -> Void
 
     /// Opens `path` for writing (truncating), or stdout for `-`. `onError` is told once if a write fails.
-    public init(path: String, onError: @escaping @Sendable (String) -> Void) throws(ProxyStartError) {
+    public init(path: String, onError: @escaping @Sendable (String) -> Void) throws(RecordingFileError) {
         self.path = path
         self.onError = onError
         if path == "-" {
@@ -23,8 +23,8 @@ import Synchronization
         }
         let opened = PrivateFile.openForWriting(path)
         guard opened >= 0 else {
-            throw ProxyStartError.outputFile(
-                flag: "--events", path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
+            throw RecordingFileError(
+                .events, path: path, problem: "cannot open for writing: \(String(cString: strerror(errno)))")
         }
         descriptor = opened
         ownsDescriptor = true
