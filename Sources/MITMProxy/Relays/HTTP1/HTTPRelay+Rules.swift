@@ -221,18 +221,23 @@ extension HTTPRelay {
                 exchanges[0].record.responseBodyBytes += body.count
                 exchanges[0].record.responseBody.append(body)
                 client.write(body)
-            case .breakConnection(let fault, _):
-                var record = exchanges.removeFirst().record
-                record.finished = context.clock.wallNow()
-                record.failure = ruled.failure(fault, afterHead: true)
-                context.events.emit(.exchange(record))
-                breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
+            case .breakConnection(let fault, let afterHead):
+                breakByRule(fault, ending: exchanges.removeFirst().record, ruled.failure(fault, afterHead: afterHead))
                 return false
             default:
                 break
             }
         }
         return true
+    }
+
+    /// Ends the exchange of `record` (it failed as `failure` says) and the connection as the rule's `fault` says.
+    private func breakByRule(_ fault: RuleFault, ending record: ExchangeRecord, _ failure: String) {
+        var record = record
+        record.finished = context.clock.wallNow()
+        record.failure = failure
+        context.events.emit(.exchange(record))
+        breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
     }
 
     /// Ends the connection as a fault rule says: a reset at once, or a FIN after what was written.
@@ -276,10 +281,7 @@ extension HTTPRelay {
                     pending.record.responseBody.append(body)
                 }
             case .breakConnection(let fault, let afterHead):
-                pending.record.finished = context.clock.wallNow()
-                pending.record.failure = exchange.failure(fault, afterHead: afterHead)
-                context.events.emit(.exchange(pending.record))
-                breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
+                breakByRule(fault, ending: pending.record, exchange.failure(fault, afterHead: afterHead))
                 return false
             default:
                 break

@@ -6,8 +6,8 @@ import MITMRules
 
 /// What the HTTP/2 relay keeps for the QA rules, per client stream.
 struct HTTP2RelayRules {
-    /// A request a delay holds: its head, and the body and end that arrived meanwhile (the client's window
-    /// stays closed for them, so at most one stream window is held).
+    /// A request a delay or a breakpoint holds: its head, and the body and end that arrived meanwhile (the client's
+    /// window stays closed for them, so at most one stream window is held).
     struct Held {
         var fields: [HTTP2HeaderField]
         var decision: RuleDecision
@@ -228,14 +228,10 @@ extension HTTP2Relay {
                     return
                 }
             case .breakConnection(let fault, let afterHead):
-                stream.fail(answer.exchange.failure(fault, afterHead: afterHead))
-                if fault.isReset {
-                    resetClient(clientID, .internalError)
-                } else {
-                    finish(
-                        afterHead
-                            ? "closed by rule after the response head" : "closed by rule \(answer.decision.ruleText)")
-                }
+                breakByRule(
+                    clientID, fault, answer.exchange.failure(fault, afterHead: afterHead),
+                    closing: afterHead
+                        ? "closed by rule after the response head" : "closed by rule \(answer.decision.ruleText)")
                 return
             default:
                 continue
@@ -336,13 +332,21 @@ extension HTTP2Relay {
         }
         ruled.responses[clientID] = ruledResponse
         for case .breakConnection(let fault, let afterHead) in actions {
-            streams[clientID]?.fail(ruledResponse.failure(fault, afterHead: afterHead))
-            if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
-            if fault.isReset {
-                resetClient(clientID, .internalError)
-            } else {
-                finish("closed by rule after the response head")
-            }
+            breakByRule(
+                clientID, fault, ruledResponse.failure(fault, afterHead: afterHead),
+                closing: "closed by rule after the response head")
+        }
+    }
+
+    /// Ends a stream (it failed as `failure` says, its upstream stream cancelled) as the rule's `fault` says: a reset
+    /// of the stream, or the whole connection closed for `reason`.
+    private func breakByRule(_ clientID: Int32, _ fault: RuleFault, _ failure: String, closing reason: String) {
+        streams[clientID]?.fail(failure)
+        if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
+        if fault.isReset {
+            resetClient(clientID, .internalError)
+        } else {
+            finish(reason)
         }
     }
 
