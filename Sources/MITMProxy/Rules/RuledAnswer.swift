@@ -9,8 +9,6 @@ struct RuledAnswer {
     var head: HTTPResponseHead?
     /// The file (opened when the request was decided) whose bytes it sends are the body.
     var file: LocalFileSender?
-    /// A fault before or after the head.
-    var fault: RuleFault?
     /// The exchange's machine, making the answer: it says what the relay sends and breaks.
     var exchange: RuledExchange
     /// The rules' names and what they did, for the record.
@@ -41,7 +39,7 @@ struct RuledAnswer {
             var response = LocalResponse(
                 status: 0, reasonPhrase: "", contentType: "", body: [], reasonText: "\(fault.rawValue) (rule \(rule))")
             response.rule = RuledAnswer(
-                head: nil, fault: fault, exchange: exchange,
+                head: nil, exchange: exchange,
                 action: fault.isReset
                     ? "reset the connection instead of answering" : "closed the connection instead of answering")
             return response
