@@ -119,12 +119,6 @@ package struct RuledExchange: Sendable, Equatable {
         state = .forwarded
     }
 
-    /// A machine for a file answer of `length` bytes whose head went out already.
-    package init(sendingFile length: Int) {
-        resetSubject = "connection"
-        state = length > 0 ? .sendingFile(offset: 0, remaining: length) : .finished
-    }
-
     /// Whether the request waits for a delay or a decision.
     package var holdsRequest: Bool {
         switch state {
@@ -140,6 +134,18 @@ package struct RuledExchange: Sendable, Equatable {
         case .relayingBody(let drops): drops
         default: false
         }
+    }
+
+    /// Whether a file answer is being sent.
+    package var sendsFile: Bool {
+        if case .sendingFile = state { true } else { false }
+    }
+
+    /// Why the exchange failed when the rules broke it with `fault` (before or after the head), for its record.
+    package func failure(_ fault: RuleFault, afterHead: Bool) -> String {
+        let when = afterHead ? " after the response head" : ""
+        return fault.isReset
+            ? "the \(resetSubject) was reset\(when) by rule" : "the connection was closed\(when) by rule"
     }
 
     /// The body that replaces the upstream's, once the head is ready.

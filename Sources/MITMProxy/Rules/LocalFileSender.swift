@@ -10,8 +10,8 @@ final class LocalFileSender {
     /// Where the bytes sent start in the file, and how many there are.
     private let start: Int
     let length: Int
-    /// The file answer's progress (`sendingFile` until the last piece).
-    private var machine: RuledExchange
+    /// The exchange's machine, handed over by `start` once the head went out: `sendingFile` until the last piece.
+    private var machine = RuledExchange(streams: false)
     /// The exchange the file answers.
     var exchange: HTTPRelay.PendingExchange?
 
@@ -20,7 +20,11 @@ final class LocalFileSender {
         self.descriptor = descriptor
         start = offset
         self.length = length
-        machine = RuledExchange(sendingFile: length)
+    }
+
+    /// Sends the pieces `machine` (sending this file) asks for.
+    func start(_ machine: RuledExchange) {
+        self.machine = machine
     }
 
     /// The next piece the machine asks for now that the client can take more (nil once every piece went), or why it
@@ -40,8 +44,8 @@ final class LocalFileSender {
         return .success(bytes)
     }
 
-    /// Whether every piece was handed out.
-    var isFinished: Bool { machine.state == .finished }
+    /// Whether every piece was handed out (or none is asked for).
+    var isFinished: Bool { !machine.sendsFile }
 
     func close() {
         if isOpen { Foundation.close(descriptor) }

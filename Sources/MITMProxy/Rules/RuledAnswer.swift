@@ -9,18 +9,29 @@ struct RuledAnswer {
     var head: HTTPResponseHead?
     /// The file (opened when the request was decided) whose bytes it sends are the body.
     var file: LocalFileSender?
-    /// A fault before or after the head.
-    var fault: RuleFault?
+    /// The exchange's machine, making the answer: it says what the relay sends and breaks.
+    var exchange: RuledExchange
     /// The rules' names and what they did, for the record.
-    var decision: RuleDecision
+    var decision: RuleDecision { exchange.decision }
     /// What was done, in words, for the rule's log line.
     var action: String
 
     /// Bodies from `bodyFile` and `respond.bodyFile` are read whole: they are for small mock payloads.
     static let wholeFileLimit = 8 * 1024 * 1024
 
-    /// The answer to a request with `head` that `decision`'s local answer makes; the proxy's own error when a file is missing.
-    static func make(_ answer: RuleDecision.LocalAnswer, for request: HTTPRequestHead, decision: RuleDecision)
+    /// The answer to `request` that the machine's `answer` makes; the proxy's own error when a file is missing (the
+    /// machine told so).
+    static func make(
+        _ answer: RuleDecision.LocalAnswer, for request: HTTPRequestHead, exchange: inout RuledExchange
+    ) -> LocalResponse {
+        let response = make(answer, for: request, by: exchange)
+        if response.rule == nil { _ = try? exchange.handle(.localAnswerRefused) }
+        return response
+    }
+
+    private static func make(
+        _ answer: RuleDecision.LocalAnswer, for request: HTTPRequestHead, by exchange: RuledExchange
+    )
         -> LocalResponse
     {
         switch answer {
@@ -28,7 +39,7 @@ struct RuledAnswer {
             var response = LocalResponse(
                 status: 0, reasonPhrase: "", contentType: "", body: [], reasonText: "\(fault.rawValue) (rule \(rule))")
             response.rule = RuledAnswer(
-                head: nil, fault: fault, decision: decision,
+                head: nil, exchange: exchange,
                 action: fault.isReset
                     ? "reset the connection instead of answering" : "closed the connection instead of answering")
             return response
@@ -57,16 +68,15 @@ struct RuledAnswer {
             var response = LocalResponse(
                 status: fixed.status, reasonPhrase: head.reason, contentType: contentType, body: body,
                 reasonText: "answered \(fixed.status) by rule \(rule)")
-            response.rule = RuledAnswer(head: head, decision: decision, action: "answered \(fixed.status)")
+            response.rule = RuledAnswer(head: head, exchange: exchange, action: "answered \(fixed.status)")
             return response
         case .mapLocal(let root, let remainder, let rule):
-            return mapLocal(root: root, remainder: remainder, rule: rule, request: request, decision: decision)
+            return mapLocal(root: root, remainder: remainder, rule: rule, request: request, exchange: exchange)
         }
     }
 
     private static func mapLocal(
-        root: String, remainder: String, rule: String, request: HTTPRequestHead,
-        decision: RuleDecision
+        root: String, remainder: String, rule: String, request: HTTPRequestHead, exchange: RuledExchange
     ) -> LocalResponse {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
@@ -115,7 +125,7 @@ struct RuledAnswer {
         if length == 0 { close(descriptor) }
         let file = length > 0 ? LocalFileSender(descriptor: descriptor, offset: offset, length: length) : nil
         response.rule = RuledAnswer(
-            head: head, file: file, decision: decision,
+            head: head, file: file, exchange: exchange,
             action: status == 416
                 ? "answered 416: the range is outside \(path) (\(size) bytes)"
                 : "answered \(status) from \(path)\(part), \(ByteCountText.format(length))")

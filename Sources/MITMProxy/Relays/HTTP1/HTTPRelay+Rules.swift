@@ -134,19 +134,15 @@ extension HTTPRelay {
             return true
         }
         if let answer = decision.answer {
-            let local = RuledAnswer.make(answer, for: head, decision: decision)
+            let local = RuledAnswer.make(answer, for: head, exchange: &rules.exchange)
             queueLocal(
                 head, host: facts.host, port: facts.port, scheme: facts.scheme, response: local, decision: decision)
             return true
         }
         var forwarded: HTTPRequestHead
-        var what: [String] = []
         if let remote = decision.remote {
             forwarded = HopByHopFields.forwarding(head, authority: remote.authority, upgrading: upgrade)
             forwarded.target = remote.target
-            what.append(
-                "sent to \(AbsoluteURL(scheme: remote.scheme, host: remote.host, port: remote.port, pathAndQuery: remote.target).text)"
-            )
         } else {
             switch mode {
             case .intercepted:
@@ -158,27 +154,18 @@ extension HTTPRelay {
                 return false
             }
         }
-        if !decision.requestHeaders.isEmpty {
-            decision.requestHeaders.apply(to: &forwarded.headers)
-            what.append("request headers edited")
-        }
+        decision.requestHeaders.apply(to: &forwarded.headers)
         forward(
             forwarded, original: head, host: facts.host, port: facts.port, scheme: facts.scheme, upgrade: upgrade,
-            decision: decision,
-            action: what)
+            decision: decision)
         return true
     }
 
-    /// Announces what the rules did to an exchange.
-    func reportRules(_ decision: RuleDecision, record: ExchangeRecord, action: [String]) {
-        guard !decision.isEmpty else { return }
-        var words = action
-        if let delay = decision.delay { words.insert("delayed \(QuantityText.duration(delay))", at: 0) }
-        context.events.emit(
-            .ruleFired(
-                RuleFiring(
-                    on: record, rules: decision.rules, action: words.isEmpty ? "applied" : words.joined(separator: "; ")
-                )))
+    /// Announces what the rules did to a request (its delay, where it was sent, its header edits, or the local
+    /// `answer` made instead), if they did any of these.
+    func reportRules(_ decision: RuleDecision, record: ExchangeRecord, answer: String? = nil) {
+        guard !decision.isEmpty, let words = decision.requestWords(delayed: true, answer: answer) else { return }
+        context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: words)))
     }
 
     /// The response head the client gets: the rules' status, headers and body replaced for the first exchange.
@@ -234,21 +221,23 @@ extension HTTPRelay {
                 exchanges[0].record.responseBodyBytes += body.count
                 exchanges[0].record.responseBody.append(body)
                 client.write(body)
-            case .breakConnection(let fault, _):
-                var record = exchanges.removeFirst().record
-                record.finished = context.clock.wallNow()
-                record.failure =
-                    fault.isReset
-                    ? "the connection was reset after the response head by rule"
-                    : "the connection was closed after the response head by rule"
-                context.events.emit(.exchange(record))
-                breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
+            case .breakConnection(let fault, let afterHead):
+                breakByRule(fault, ending: exchanges.removeFirst().record, ruled.failure(fault, afterHead: afterHead))
                 return false
             default:
                 break
             }
         }
         return true
+    }
+
+    /// Ends the exchange of `record` (it failed as `failure` says) and the connection as the rule's `fault` says.
+    private func breakByRule(_ fault: RuleFault, ending record: ExchangeRecord, _ failure: String) {
+        var record = record
+        record.finished = context.clock.wallNow()
+        record.failure = failure
+        context.events.emit(.exchange(record))
+        breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
     }
 
     /// Ends the connection as a fault rule says: a reset at once, or a FIN after what was written.
@@ -263,48 +252,50 @@ extension HTTPRelay {
         }
     }
 
-    /// Sends the head of a rule's local answer and starts its file body; returns false when the answer continues
-    /// later (a file being streamed, or the connection broken).
+    /// Sends a rule's local answer as its machine says: the head (with its body, or followed by the file the machine
+    /// hands out in pieces), or a break of the connection before or after the head. Returns false when the answer
+    /// continues later (a file being streamed) or the connection is broken or closing.
     func sendRuledAnswer(_ pending: PendingExchange, _ local: LocalResponse, _ answer: RuledAnswer) -> Bool {
-        reportRules(answer.decision, record: pending.record, action: [answer.action])
-        guard answer.head != nil else {
-            var record = pending.record
-            record.finished = context.clock.wallNow()
-            record.failure =
-                answer.fault?.isReset == true ? "the connection was reset by rule" : "the connection was closed by rule"
-            context.events.emit(.exchange(record))
-            breakConnection(reset: answer.fault?.isReset == true, reason: "rule: \(answer.fault?.rawValue ?? "fault")")
+        reportRules(answer.decision, record: pending.record, answer: answer.action)
+        let isHead = pending.record.request.method == "HEAD"
+        var exchange = answer.exchange
+        let made = RuledExchange.Event.localAnswerMade(
+            hasHead: answer.head != nil, fileLength: isHead ? 0 : answer.file?.length ?? 0)
+        let actions: [RuledExchange.Action]
+        do {
+            actions = try exchange.handle(made)
+        } catch {
+            close(reason: error.description)
             return false
         }
         let response = local.head(keepAlive: pending.clientKeepsAlive && !machine.clientHasEnded)
-        let isHead = pending.record.request.method == "HEAD"
-        let exchange = pending
-        exchange.record.response = response
-        exchange.responseStarted = context.clock.wallNow()
-        if let fault = answer.decision.faultAfterHeaders {
-            client.write(response.serialized())
-            exchange.record.finished = context.clock.wallNow()
-            exchange.record.failure =
-                fault.isReset
-                ? "the connection was reset after the response head by rule"
-                : "the connection was closed after the response head by rule"
-            context.events.emit(.exchange(exchange.record))
-            breakConnection(reset: fault.isReset, reason: "rule: \(fault.rawValue)")
-            return false
+        for action in actions {
+            switch action {
+            case .sendHead(let withBody):
+                pending.record.response = response
+                pending.responseStarted = context.clock.wallNow()
+                let body = withBody && !isHead ? local.body : []
+                client.write(response.serialized() + body)
+                if withBody && !isHead {
+                    pending.record.responseBodyBytes = body.count
+                    pending.record.responseBody.append(body)
+                }
+            case .breakConnection(let fault, let afterHead):
+                breakByRule(fault, ending: pending.record, exchange.failure(fault, afterHead: afterHead))
+                return false
+            default:
+                break
+            }
         }
-        client.write(response.serialized() + (isHead || answer.file != nil ? [] : local.body))
-        if !isHead, answer.file == nil {
-            exchange.record.responseBodyBytes = local.body.count
-            exchange.record.responseBody.append(local.body)
-        }
-        if let sender = answer.file, !isHead {
+        if let sender = answer.file, exchange.sendsFile {
+            sender.start(exchange)
             rules.sender = sender
-            sender.exchange = exchange
+            sender.exchange = pending
             pumpFileAnswer()
             return false
         }
-        exchange.complete(at: context.clock.wallNow())
-        context.events.emit(.exchange(exchange.record))
+        pending.complete(at: context.clock.wallNow())
+        context.events.emit(.exchange(pending.record))
         if !response.keepAlive {
             closeAfterFlush()
             return false

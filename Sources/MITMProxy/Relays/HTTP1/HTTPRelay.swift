@@ -401,7 +401,7 @@ final class HTTPRelay {
     func forward(
         _ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String,
         upgrade: Bool,
-        decision: RuleDecision = RuleDecision(), action: [String] = []
+        decision: RuleDecision = RuleDecision()
     ) {
         guard let upstream else { return }
         let pending = PendingExchange(
@@ -413,7 +413,7 @@ final class HTTPRelay {
         exchanges.append(pending)
         context.events.emitRequest(
             .request(connectionID: connectionID, host: host, port: port, method: head.method, url: pending.record.url))
-        if !action.isEmpty || decision.delay != nil { reportRules(decision, record: pending.record, action: action) }
+        if !decision.isEmpty { reportRules(decision, record: pending.record) }
         responseParser.expectResponse(toMethod: head.method)
         upstream.write(head.serialized())
     }

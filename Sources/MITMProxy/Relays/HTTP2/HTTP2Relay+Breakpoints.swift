@@ -75,14 +75,12 @@ extension HTTP2Relay {
             if let record = streams[clientID]?.record {
                 streams[clientID]?.record.request = Self.edited(record.request, held.fields)
             }
-            if let seconds = held.decision.delay, seconds > 0 {
-                nonisolated(unsafe) let relay = self
-                held.timer = context.clock.schedule(after: seconds, on: loop) { relay.releaseHeld(clientID) }
-                ruled.held[clientID] = held
+            guard let head = streams[clientID]?.record.request else {
+                ruled.held[clientID] = nil
                 return
             }
             ruled.held[clientID] = held
-            releaseHeld(clientID)
+            _ = startRuledRequest(clientID, held, head: head)
         case .answer(let status, let reason):
             unlistPause(clientID)
             ruled.held[clientID] = nil

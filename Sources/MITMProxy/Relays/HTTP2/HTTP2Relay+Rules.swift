@@ -6,14 +6,17 @@ import MITMRules
 
 /// What the HTTP/2 relay keeps for the QA rules, per client stream.
 struct HTTP2RelayRules {
-    /// A request a delay holds: its head, and the body and end that arrived meanwhile (the client's window
-    /// stays closed for them, so at most one stream window is held).
+    /// A request a delay or a breakpoint holds: its head, and the body and end that arrived meanwhile (the client's
+    /// window stays closed for them, so at most one stream window is held).
     struct Held {
         var fields: [HTTP2HeaderField]
         var decision: RuleDecision
         var body: [[UInt8]] = []
         var ended = false
         var trailers: [HTTP2HeaderField] = []
+        /// What the rules do to the request: held until a deadline, then sent on.
+        var exchange = RuledExchange(streams: true)
+        /// Armed at the machine's deadline on the connection's clock.
         var timer: (any ClockTimer)?
     }
 
@@ -39,7 +42,7 @@ struct HTTP2RelayRules {
 /// The QA rules in the HTTP/2 relay: one decision per request head (`openStream`), before anything goes upstream.
 /// Map remote is not here: a host that may be mapped is relayed as HTTP/1.1 (see `ProxyConnection+Rules`).
 extension HTTP2Relay {
-    /// Decides for a new stream and acts on local answers and delays; true when the stream is handled here.
+    /// Decides for a new stream and acts on local answers, breakpoints and delays; true when the stream is handled here.
     func applyRules(_ clientID: Int32, _ head: HTTPRequestHead, _ block: HTTP2HeaderBlock) -> Bool {
         let book = context.rules.current
         guard !book.rules.isEmpty else { return false }
@@ -47,23 +50,71 @@ extension HTTP2Relay {
             RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target))
         guard !decision.isEmpty else { return false }
         streams[clientID]?.record.rules += decision.rules
-        if let answer = decision.answer {
-            answerByRule(clientID, RuledAnswer.make(answer, for: head, decision: decision))
+        if decision.answer == nil {
+            ruled.decisions[clientID] = decision
+            if pauseAtRequestBreakpoint(clientID, head, block, decision) { return true }
+        }
+        let held = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
+        return startRuledRequest(clientID, held, head: head)
+    }
+
+    /// Hands the request (held at a breakpoint, or new) to the rules' machine and performs what it says: answer it
+    /// here, hold it until its delay's deadline, or let it go on. True when the stream is handled here (answered,
+    /// held, or released from its hold).
+    func startRuledRequest(_ clientID: Int32, _ held: HTTP2RelayRules.Held, head: HTTPRequestHead) -> Bool {
+        var held = held
+        let wasHeld = ruled.held[clientID] != nil
+        let now = held.decision.delay == nil ? 0 : context.clock.now()
+        guard let actions = ruledActions(&held.exchange, .requestHead(held.decision, now: now), on: clientID) else {
             return true
         }
-        ruled.decisions[clientID] = decision
-        if pauseAtRequestBreakpoint(clientID, head, block, decision) { return true }
-        if let seconds = decision.delay, seconds > 0 {
-            var held = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
-            nonisolated(unsafe) let relay = self
-            held.timer = context.clock.schedule(after: seconds, on: loop) { relay.releaseHeld(clientID) }
-            ruled.held[clientID] = held
-            return true
-        }
-        if !decision.requestHeaders.isEmpty, let record = streams[clientID]?.record {
-            reportRuled(decision, record, "request headers edited")
+        for action in actions {
+            switch action {
+            case .answerLocally(let answer):
+                answerByRule(clientID, RuledAnswer.make(answer, for: head, exchange: &held.exchange))
+                return true
+            case .wait(let deadline):
+                nonisolated(unsafe) let relay = self
+                held.timer = context.clock.schedule(at: deadline, on: loop) { relay.delayEnded(clientID) }
+                ruled.held[clientID] = held
+                return true
+            case .forward where wasHeld:
+                ruled.held[clientID] = held
+                releaseHeld(clientID)
+                return true
+            case .forward:
+                if let words = held.decision.requestWords(delayed: false), let record = streams[clientID]?.record {
+                    reportRuled(held.decision, record, words)
+                }
+                return false
+            default:
+                continue
+            }
         }
         return false
+    }
+
+    /// The deadline of a held request's delay passed: the machine lets it go on.
+    private func delayEnded(_ clientID: Int32) {
+        guard var held = ruled.held[clientID] else { return }
+        held.timer = nil
+        guard let actions = ruledActions(&held.exchange, .deadlinePassed, on: clientID) else { return }
+        ruled.held[clientID] = held
+        for case .forward in actions { releaseHeld(clientID) }
+    }
+
+    /// The actions of a stream's rules machine for `event`; nil, and the stream reset, for an event it cannot have.
+    private func ruledActions(_ exchange: inout RuledExchange, _ event: RuledExchange.Event, on clientID: Int32)
+        -> [RuledExchange.Action]?
+    {
+        do {
+            return try exchange.handle(event)
+        } catch {
+            ruled.held[clientID] = nil
+            streams[clientID]?.fail(error.description)
+            resetClient(clientID, .internalError)
+            return nil
+        }
     }
 
     /// The request's fields as they go upstream: the rules' header edits applied.
@@ -105,12 +156,11 @@ extension HTTP2Relay {
         guard life.isServing, let held = ruled.held.removeValue(forKey: clientID), streams[clientID] != nil else {
             return
         }
-        if let record = streams[clientID]?.record {
-            let words =
-                (held.decision.delay.map { ["delayed \(QuantityText.duration($0))"] } ?? [])
-                + (held.decision.breakpoint == nil ? [] : ["continued at breakpoint"])
-                + (held.decision.requestHeaders.isEmpty ? [] : ["request headers edited"])
-            reportRuled(held.decision, record, words.joined(separator: "; "))
+        if let record = streams[clientID]?.record,
+            let words = held.decision.requestWords(
+                delayed: true, continuedAtBreakpoint: held.decision.breakpoint != nil)
+        {
+            reportRuled(held.decision, record, words)
         }
         guard let upstreamConnection, life.upstreamAvailable, upstreamConnection.isAvailable else {
             if let unreachableReason {
@@ -140,58 +190,55 @@ extension HTTP2Relay {
         pump()
     }
 
-    /// Answers a stream with a rule's answer: a fixed response, a file (streamed as the client's window allows), or a fault.
+    /// Answers a stream with a rule's answer as its machine says: the head (with its body, or followed by the file the
+    /// machine hands out in pieces as the client's window allows), or a reset of the stream or close of the connection
+    /// before or after the head.
     func answerByRule(_ clientID: Int32, _ local: LocalResponse) {
         guard let stream = streams[clientID] else { return }
-        guard let answer = local.rule else {
+        guard var answer = local.rule else {
             answerLocally(clientID, local)
             return
         }
-        reportRuled(answer.decision, stream.record, answer.action)
-        guard let ruleHead = answer.head else {
-            stream.fail(
-                answer.fault?.isReset == true ? "the stream was reset by rule" : "the connection was closed by rule")
-            if answer.fault?.isReset == true {
-                resetClient(clientID, .internalError)
-            } else {
-                finish("closed by rule \(answer.decision.ruleText)")
-            }
-            return
-        }
+        reportRuled(
+            answer.decision, stream.record, answer.decision.requestWords(delayed: false, answer: answer.action) ?? "")
         let isHead = stream.record.request.method == "HEAD"
-        let body = isHead ? [] : local.body
-        let hasFile = answer.file != nil && !isHead
-        guard advance(stream, .answeredLocally(at: context.clock.wallNow(), ends: !hasFile)) == .sendToClient else {
-            return
-        }
-        stream.record.response = HTTPResponseHead(
-            version: .http2, status: ruleHead.status, reason: "", headers: ruleHead.headers)
-        stream.record.responseBodyBytes = body.count
-        stream.record.responseBody.append(body)
-        do {
-            try clientSession.submitResponse(
-                streamID: clientID, HTTP2Heads.fields(ruleHead), endStream: body.isEmpty && !hasFile)
-            if !body.isEmpty {
-                clientSession.send(body, on: clientID)
-                clientSession.finish(streamID: clientID)
+        let made = RuledExchange.Event.localAnswerMade(
+            hasHead: answer.head != nil, fileLength: isHead ? 0 : answer.file?.length ?? 0)
+        guard let actions = ruledActions(&answer.exchange, made, on: clientID) else { return }
+        for action in actions {
+            switch action {
+            case .sendHead(let withBody):
+                guard let ruleHead = answer.head else { continue }
+                let body = withBody && !isHead ? local.body : []
+                guard advance(stream, .answeredLocally(at: context.clock.wallNow(), ends: withBody)) == .sendToClient
+                else { return }
+                stream.record.response = HTTPResponseHead(
+                    version: .http2, status: ruleHead.status, reason: "", headers: ruleHead.headers)
+                stream.record.responseBodyBytes = body.count
+                stream.record.responseBody.append(body)
+                do {
+                    try clientSession.submitResponse(
+                        streamID: clientID, HTTP2Heads.fields(ruleHead), endStream: withBody && body.isEmpty)
+                    if !body.isEmpty {
+                        clientSession.send(body, on: clientID)
+                        clientSession.finish(streamID: clientID)
+                    }
+                } catch {
+                    resetClient(clientID, .internalError)
+                    return
+                }
+            case .breakConnection(let fault, let afterHead):
+                breakByRule(
+                    clientID, fault, answer.exchange.failure(fault, afterHead: afterHead),
+                    closing: afterHead
+                        ? "closed by rule after the response head" : "closed by rule \(answer.decision.ruleText)")
+                return
+            default:
+                continue
             }
-        } catch {
-            resetClient(clientID, .internalError)
-            return
         }
-        if let fault = answer.decision.faultAfterHeaders {
-            streams[clientID]?.fail(
-                fault.isReset
-                    ? "the stream was reset after the response head by rule"
-                    : "the connection was closed after the response head by rule")
-            if fault.isReset {
-                resetClient(clientID, .internalError)
-            } else {
-                finish("closed by rule after the response head")
-            }
-            return
-        }
-        if let sender = answer.file, hasFile {
+        if let sender = answer.file, answer.exchange.sendsFile {
+            sender.start(answer.exchange)
             ruled.files[clientID] = sender
             feedFile(clientID)
         }
@@ -284,17 +331,22 @@ extension HTTP2Relay {
             return
         }
         ruled.responses[clientID] = ruledResponse
-        for case .breakConnection(let fault, _) in actions {
-            streams[clientID]?.fail(
-                fault.isReset
-                    ? "the stream was reset after the response head by rule"
-                    : "the connection was closed after the response head by rule")
-            if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
-            if fault.isReset {
-                resetClient(clientID, .internalError)
-            } else {
-                finish("closed by rule after the response head")
-            }
+        for case .breakConnection(let fault, let afterHead) in actions {
+            breakByRule(
+                clientID, fault, ruledResponse.failure(fault, afterHead: afterHead),
+                closing: "closed by rule after the response head")
+        }
+    }
+
+    /// Ends a stream (it failed as `failure` says, its upstream stream cancelled) as the rule's `fault` says: a reset
+    /// of the stream, or the whole connection closed for `reason`.
+    private func breakByRule(_ clientID: Int32, _ fault: RuleFault, _ failure: String, closing reason: String) {
+        streams[clientID]?.fail(failure)
+        if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
+        if fault.isReset {
+            resetClient(clientID, .internalError)
+        } else {
+            finish(reason)
         }
     }
 
