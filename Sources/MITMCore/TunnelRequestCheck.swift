@@ -75,11 +75,18 @@ package enum TunnelRequestCheck {
 
     /// Whether `authority` is the tunnel's own text, `host` or `host:port`: the same place, known without parsing.
     private static func isVerbatim(_ authority: String, host: String, port: Int) -> Bool {
-        let text = authority.utf8
-        guard text.starts(with: host.utf8) else { return false }
-        let rest = text.dropFirst(host.utf8.count)
-        guard let separator = rest.first else { return true }
-        return separator == UInt8(ascii: ":") && HTTPSyntax.decimalValue(rest.dropFirst()) == port
+        var authority = authority
+        var host = host
+        // Over the contiguous UTF-8 (a generic `starts(with:)` over two `UTF8View`s costs about 1,000 instructions).
+        return authority.withUTF8 { text in
+            host.withUTF8 { host in
+                guard text.count >= host.count else { return false }
+                for index in host.indices where text[index] != host[index] { return false }
+                guard text.count > host.count else { return true }
+                return text[host.count] == UInt8(ascii: ":")
+                    && HTTPSyntax.decimalValue(text[(host.count + 1)...]) == port
+            }
+        }
     }
 
     /// Whether two `host[:port]` texts name one place (names compared in normal form; a missing port is `defaultPort`).

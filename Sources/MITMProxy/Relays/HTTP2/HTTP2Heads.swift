@@ -21,13 +21,13 @@ enum HTTP2Heads {
                 headers.add(name: fields[index].nameText, value: fields[index].valueText)
                 continue
             }
-            if name.elementsEqual(":method".utf8) {
+            if HTTP2HeaderField.bytes(name, are: ":method") {
                 method = fields[index].valueText
-            } else if name.elementsEqual(":path".utf8) {
+            } else if HTTP2HeaderField.bytes(name, are: ":path") {
                 path = fields[index].valueText
-            } else if name.elementsEqual(":authority".utf8) {
+            } else if HTTP2HeaderField.bytes(name, are: ":authority") {
                 authority = fields[index].valueText
-            } else if name.elementsEqual(":protocol".utf8) {
+            } else if HTTP2HeaderField.bytes(name, are: ":protocol") {
                 extendedProtocol = fields[index].valueText
             }
         }
@@ -39,14 +39,18 @@ enum HTTP2Heads {
         return HTTPRequestHead(method: method, target: target, version: .http2, headers: headers)
     }
 
+    private static let host = Array("host".utf8)
+
     /// Whether a field name is `host` in any case (what `HTTPHeaders.contains("host")` matches).
     private static func isHost(_ name: [UInt8]) -> Bool {
-        name.count == 4 && name.elementsEqual("host".utf8) { $0 | 0x20 == $1 }
+        name.count == 4 && name.indices.allSatisfy { name[$0] | 0x20 == host[$0] }
     }
 
     /// The protocol an extended CONNECT asks for (RFC 8441 `:protocol`, e.g. `websocket`), or nil.
     static func extendedConnectProtocol(_ fields: [HTTP2HeaderField]) -> String? {
-        guard fields.valueBytes(of: ":method")?.elementsEqual("CONNECT".utf8) == true else { return nil }
+        guard let method = fields.valueBytes(of: ":method"), HTTP2HeaderField.bytes(method, are: "CONNECT") else {
+            return nil
+        }
         return fields.value(of: ":protocol")
     }
 
@@ -56,7 +60,7 @@ enum HTTP2Heads {
         headers.fields.reserveCapacity(fields.count)
         var status = 0
         for index in fields.indices {
-            if fields[index].name.elementsEqual(":status".utf8) {
+            if fields[index].nameIs(":status") {
                 status = statusCode(fields[index].value)
             } else if !fields[index].isPseudo {
                 headers.add(name: fields[index].nameText, value: fields[index].valueText)
