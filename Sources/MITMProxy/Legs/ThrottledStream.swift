@@ -14,20 +14,12 @@ import MITMIO
 final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendable {
     private let inner: any ByteStream
     private let clock: ProxyClock
-    private var down: ThrottleLane
-    private var up: ThrottleLane
-    private var random = SystemRandomNumberGenerator()
+    private var link: ThrottledLink
     weak var delegate: StreamSocketDelegate?
-    private var consumerReads = false
-    private var innerPausedForLane = false
-    private var shutdownWhenEmpty = false
-    private var endDelivered = false
-    private var owesDrain = false
     private var pumpGate = PumpGate()
     private var timer: (any ClockTimer)?
     private var timerAt: UInt64 = .max
     private var wakeQueued = false
-    private var closedHere = false
 
     /// The rule that set the conditions.
     let rule: String
@@ -37,80 +29,66 @@ final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendab
         self.inner = inner
         self.rule = rule
         self.clock = clock
-        down = conditions.downLane()
-        up = conditions.upLane()
-        consumerReads = inner.isReading
+        link = ThrottledLink(
+            down: conditions.downLane(), up: conditions.upLane(), consumerReads: inner.isReading,
+            random: Self.nextRandom)
         inner.delegate = self
     }
 
     deinit { inner.detach(self) }
 
     var loop: EventLoop { inner.loop }
-    var bufferedOutputBytes: Int { down.queuedBytes + inner.bufferedOutputBytes }
-    var outputLimit: Int { down.limit }
-    var isClosed: Bool { closedHere || inner.isClosed }
-    var isReading: Bool { consumerReads && !isClosed }
+    var bufferedOutputBytes: Int { link.down.queuedBytes + inner.bufferedOutputBytes }
+    var outputLimit: Int { link.down.limit }
+    var isClosed: Bool { link.isClosed || inner.isClosed }
+    var isReading: Bool { link.consumer == .reads && !isClosed }
     var peerDescription: String { inner.peerDescription }
     var peerHost: String? { inner.peerHost }
 
     func write(_ bytes: [UInt8]) {
-        guard !isClosed, !bytes.isEmpty else { return }
-        down.enqueue(bytes, now: clock.now())
-        owesDrain = true
-        pump()
+        guard !isClosed else { return }
+        perform(link.receive(.proxyWrote(bytes, now: clock.now())))
     }
 
     func shutdownWriteAfterFlush() {
         guard !isClosed else { return }
-        if down.isEmpty {
-            inner.shutdownWriteAfterFlush()
-        } else {
-            shutdownWhenEmpty = true
-        }
+        perform(link.receive(.proxyEndsWriting))
     }
 
     func resumeReading() {
-        guard !isClosed, !consumerReads else { return }
-        consumerReads = true
-        if !up.isFull && !innerPausedForLane { inner.resumeReading() }
-        // Bytes already through the link are delivered in a later turn, as a socket does.
-        queueWake()
+        guard !isClosed else { return }
+        perform(link.receive(.consumerResumes))
     }
 
     func pauseReading() {
-        consumerReads = false
-        inner.pauseReading()
+        perform(link.receive(.consumerPauses))
     }
 
     func close() {
-        guard !closedHere else { return }
-        closedHere = true
-        timer?.cancel()
-        timer = nil
+        guard !link.isClosed else { return }
+        closeLink()
         inner.close()
     }
 
     func reset() {
-        closedHere = true
+        closeLink()
+        inner.reset()
+    }
+
+    private func closeLink() {
+        _ = link.receive(.closed)
         timer?.cancel()
         timer = nil
-        inner.reset()
     }
 
     // MARK: the socket below
 
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
-        up.enqueue(Array(bytes), now: clock.now())
-        if up.isFull {
-            innerPausedForLane = true
-            inner.pauseReading()
-        }
-        pump()
+        perform(link.receive(.clientSent(Array(bytes), now: clock.now())))
     }
 
     func socketDidReadEOF(_ socket: any ByteStream) {
-        up.markEnd(now: clock.now())
-        pump()
+        perform(link.receive(.clientEnded(now: clock.now())))
     }
 
     func socket(_ socket: any ByteStream, didFail error: SystemCallError) {
@@ -119,57 +97,52 @@ final class ThrottledStream: ByteStream, StreamSocketDelegate, @unchecked Sendab
     }
 
     func socketDidDrain(_ socket: any ByteStream) {
-        if down.isEmpty { signalDrained() }
+        perform(link.receive(.socketDrained))
     }
 
-    // MARK: moving bytes across the link
+    // MARK: performing the link's decisions
 
+    private func perform(_ actions: [ThrottledLink.Action]) {
+        for action in actions {
+            switch action {
+            case .writeToSocket(let bytes): inner.write(bytes)
+            case .shutDownSocketWriting: inner.shutdownWriteAfterFlush()
+            case .pauseSocket: inner.pauseReading()
+            case .resumeSocket: inner.resumeReading()
+            case .deliver(let bytes): bytes.withUnsafeBytes { delegate?.socket(self, didRead: $0) }
+            case .deliverEnd: delegate?.socketDidReadEOF(self)
+            case .signalDrained: delegate?.socketDidDrain(self)
+            case .pump: pump()
+            case .pumpSoon: queueWake()
+            }
+        }
+    }
+
+    /// One round after another until nothing more is due; a round entered again from a delegate call is run by the
+    /// round in progress.
     private func pump() {
         guard pumpGate.enter() else { return }
         defer { pumpGate.leave() }
         repeat {
             guard !isClosed else { return }
             let now = clock.now()
-            let outgoing = down.release(now: now, random: nextRandom)
-            if !outgoing.isEmpty { inner.write(outgoing) }
-            if down.isEmpty && shutdownWhenEmpty {
-                shutdownWhenEmpty = false
-                inner.shutdownWriteAfterFlush()
-            }
-            if owesDrain && bufferedOutputBytes <= down.limit / 2 { signalDrained() }
-            if consumerReads {
-                let incoming = up.release(now: now, random: nextRandom)
-                if !incoming.isEmpty {
-                    incoming.withUnsafeBytes { delegate?.socket(self, didRead: $0) }
-                }
-                if innerPausedForLane && !up.isFull && !isClosed {
-                    innerPausedForLane = false
-                    if consumerReads { inner.resumeReading() }
-                }
-                if up.endIsDue(now: now) && !endDelivered && consumerReads && !isClosed {
-                    endDelivered = true
-                    delegate?.socketDidReadEOF(self)
-                }
-            }
+            perform(link.receive(.sendDue(now: now)))
+            perform(link.receive(.outputBuffered(socketBytes: inner.bufferedOutputBytes)))
+            perform(link.receive(.receiveDue(now: now)))
+            guard !isClosed else { return }
+            perform(link.receive(.deliveryDone(now: now)))
         } while pumpGate.takeAgain()
         scheduleWake()
     }
 
-    private func signalDrained() {
-        owesDrain = false
-        delegate?.socketDidDrain(self)
-    }
-
-    private func nextRandom() -> Double {
-        Double(random.next() >> 11) / Double(UInt64(1) << 53)
+    private static func nextRandom() -> Double {
+        var generator = SystemRandomNumberGenerator()
+        return Double(generator.next() >> 11) / Double(UInt64(1) << 53)
     }
 
     /// Sets the timer for the sooner lane; one timer at a time.
     private func scheduleWake() {
-        guard !isClosed else { return }
-        let now = clock.now()
-        let wakes = [down.nextWake(now: now), consumerReads ? up.nextWake(now: now) : nil].compactMap { $0 }
-        guard let wake = wakes.min() else { return }
+        guard !isClosed, let wake = link.nextWake(now: clock.now()) else { return }
         guard wake < timerAt || timer == nil else { return }
         timer?.cancel()
         timerAt = wake
