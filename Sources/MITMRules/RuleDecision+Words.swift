@@ -6,7 +6,7 @@ extension RuleDecision {
     /// and its headers edited. Nil when they did none of these.
     package func requestWords(delayed: Bool, continuedAtBreakpoint: Bool = false, answer: String? = nil) -> String? {
         var words: [String] = []
-        if delayed, let delay { words.append("delayed \(QuantityText.duration(delay))") }
+        if delayed, let delay, delay > 0 { words.append("delayed \(QuantityText.duration(delay))") }
         if continuedAtBreakpoint { words.append("continued at breakpoint") }
         if let answer {
             words.append(answer)

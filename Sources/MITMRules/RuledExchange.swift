@@ -154,24 +154,29 @@ package struct RuledExchange: Sendable, Equatable {
         return replacement
     }
 
+    /// The request is no longer held: answered here, or sent on.
+    private mutating func letGo() -> [Action] {
+        if let answer = decision.answer {
+            state = .answering
+            return [.answerLocally(answer)]
+        }
+        state = .forwarded
+        return [.forward(edits: decision.requestHeaders)]
+    }
+
     package mutating func handle(_ event: Event) throws(ImpossibleEvent) -> [Action] {
         switch (state, event) {
         case (.awaitingRequest, .requestHead(let decision, let now)):
             self.decision = decision
-            if let answer = decision.answer {
-                state = .answering
-                return [.answerLocally(answer)]
-            }
+            // Every rule that covers the request applies: a delay holds it before it is answered or sent on.
             if let seconds = decision.delay, seconds > 0 {
                 let deadline = ConnectionDeadline.instant(seconds, after: now)
                 state = .delayed(until: deadline)
                 return [.wait(until: deadline)]
             }
-            state = .forwarded
-            return [.forward(edits: decision.requestHeaders)]
+            return letGo()
         case (.delayed, .deadlinePassed):
-            state = .forwarded
-            return [.forward(edits: decision.requestHeaders)]
+            return letGo()
         case (.forwarded, .responseHead(let status)):
             // An interim response passes as it is; the final one (or 101) is rewritten.
             guard status >= 200 || status == 101 else { return [] }

@@ -36,4 +36,29 @@ import Testing
         #expect(said.contains("delayed 200ms; request headers edited"), "\(said)")
         await h2.origin.stop()
     }
+
+    @Test func aDelayHoldsAnAnswerAnotherRuleMakesOnAStream() async throws {
+        var answer = RuleActions()
+        answer.respond = FixedResponse(status: 503, body: "down")
+        var delay = RuleActions()
+        delay.delay = 0.3
+        let rules = [
+            TrafficRule(name: "down", pattern: try URLPattern(parsing: "origin.test/down"), actions: answer),
+            TrafficRule(name: "slow", pattern: try URLPattern(parsing: "origin.test"), actions: delay),
+        ]
+        let h2 = try await HTTP2Harness.start { $0.rules = rules }
+        defer { h2.harness.stop() }
+        let started = ContinuousClock.now
+        let answered = try await h2.curl(["--http2", "-s", "-w", " %{http_code}", h2.url("/down")])
+        // A lower bound only: the answer cannot come before the delay ends, however loaded the machine.
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        #expect(answered.stdoutText == "down 503", "\(answered)")
+        let said = await Poll.until(timeout: .seconds(30)) {
+            h2.events.events.contains {
+                if case .ruleFired(let firing) = $0 { firing.action == "delayed 300ms; answered 503" } else { false }
+            }
+        }
+        #expect(said, "\(h2.events.events)")
+        await h2.origin.stop()
+    }
 }

@@ -46,6 +46,8 @@ import Testing
         var actions = RuleActions()
         actions.status = 503
         #expect(try decision(actions).requestWords(delayed: true) == nil)
+        actions.delay = 0
+        #expect(try decision(actions).requestWords(delayed: true) == nil, "a zero delay holds nothing")
         #expect(RuleDecision().requestWords(delayed: true) == nil)
     }
 }

@@ -22,7 +22,7 @@ import Testing
         return actions
     }
 
-    @Test func aLocalAnswerIsNeitherDelayedNorSentOn() throws {
+    @Test func aLocalAnswerWaitsForTheDelayAndIsNotSentOn() throws {
         var actions = fixed()
         actions.delay = 2
         actions.requestHeaders = HeaderEdits(setFields: [HTTPHeaderField(name: "X-QA", value: "1")])
@@ -30,11 +30,25 @@ import Testing
         let rule = TrafficRule(name: "r", pattern: try URLPattern(parsing: "api.test/v1"), actions: actions)
         let decision = RuleBook([rule]).decide(
             RequestFacts(scheme: "https", host: "api.test", port: 443, method: "GET", target: "/v1/items"))
+        // Every rule that covers the request applies: the delay first, then the answer (never the upstream).
+        #expect(try machine.handle(.requestHead(decision, now: 5)) == [.wait(until: 2_000_000_005)])
+        #expect(machine.holdsRequest)
+        #expect(
+            try machine.handle(.deadlinePassed)
+                == [.answerLocally(.fixed(FixedResponse(status: 200, body: "ok"), rule: "r"))])
+        #expect(!machine.holdsRequest)
+        #expect(!machine.sendsFile)
+    }
+
+    @Test func aLocalAnswerWithoutADelayIsMadeAtOnce() throws {
+        var machine = RuledExchange(streams: false)
+        let rule = TrafficRule(name: "r", pattern: try URLPattern(parsing: "api.test/v1"), actions: fixed())
+        let decision = RuleBook([rule]).decide(
+            RequestFacts(scheme: "https", host: "api.test", port: 443, method: "GET", target: "/v1/items"))
         #expect(
             try machine.handle(.requestHead(decision, now: 5))
                 == [.answerLocally(.fixed(FixedResponse(status: 200, body: "ok"), rule: "r"))])
         #expect(!machine.holdsRequest)
-        #expect(!machine.sendsFile)
     }
 
     @Test func aFileAnswerSendsItsFileUntilTheLastPiece() throws {

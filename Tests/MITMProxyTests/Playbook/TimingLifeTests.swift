@@ -67,6 +67,20 @@ import Testing
         #expect(play.clientReceived() == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
     }
 
+    @Test func aRuleDelayHoldsAnAnswerAnotherRuleMakes() throws {
+        let play = try ConnectionPlaybook(
+            origins: ["origin.test:80"],
+            configure: {
+                $0.rules = [try! RuleFlags.respond("origin.test/down=503"), try! RuleFlags.delay("origin.test=1500ms")]
+            })
+        play.clientSends("GET http://origin.test/down HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        play.advance(by: .milliseconds(1_499))
+        #expect(play.clientReceived() == "")
+        play.advance(by: .milliseconds(1))
+        #expect(play.clientReceived().hasPrefix("HTTP/1.1 503 "))
+        #expect(originReceived(play) == "", "an answered request never reaches its origin")
+    }
+
     @Test func thePoolClosesAnIdleUpstreamWhenTheClockPassesItsIdleTime() throws {
         let play = try Self.interception {
             $0.upstreamParkDelay = .seconds(0)

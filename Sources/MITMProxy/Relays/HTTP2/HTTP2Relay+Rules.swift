@@ -94,13 +94,25 @@ extension HTTP2Relay {
         return false
     }
 
-    /// The deadline of a held request's delay passed: the machine lets it go on.
+    /// The deadline of a held request's delay passed: the machine lets it go on, or has it answered here.
     private func delayEnded(_ clientID: Int32) {
         guard var held = ruled.held[clientID] else { return }
         held.timer = nil
         guard let actions = ruledActions(&held.exchange, .deadlinePassed, on: clientID) else { return }
         ruled.held[clientID] = held
-        for case .forward in actions { releaseHeld(clientID) }
+        for action in actions {
+            switch action {
+            case .forward:
+                releaseHeld(clientID)
+            case .answerLocally(let answer):
+                ruled.held[clientID] = nil
+                answerByRule(
+                    clientID, RuledAnswer.make(answer, for: HTTP2Heads.request(held.fields), exchange: &held.exchange))
+                pump()
+            default:
+                continue
+            }
+        }
     }
 
     /// The actions of a stream's rules machine for `event`; nil, and the stream reset, for an event it cannot have.
@@ -200,7 +212,7 @@ extension HTTP2Relay {
             return
         }
         reportRuled(
-            answer.decision, stream.record, answer.decision.requestWords(delayed: false, answer: answer.action) ?? "")
+            answer.decision, stream.record, answer.decision.requestWords(delayed: true, answer: answer.action) ?? "")
         let isHead = stream.record.request.method == "HEAD"
         let made = RuledExchange.Event.localAnswerMade(
             hasHead: answer.head != nil, fileLength: isHead ? 0 : answer.file?.length ?? 0)
