@@ -24,9 +24,12 @@ struct FirstContactMemo {
 
     /// The upstream behind `key` showed a certificate forged as `names` and chose `chose` of `offered`.
     mutating func learn(_ key: Key, names: [SubjectAlternativeName], offered: [String], chose: String?) {
-        if entries[key] == nil, entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-        entries[key, default: Learned(names: names, choices: [:])].names = names
-        entries[key]?.choices[offered] = .some(chose)
+        if entries.count >= Self.capacity, entries[key] == nil { entries.removeAll(keepingCapacity: true) }
+        func update(_ learned: inout Learned) {
+            learned.names = names
+            learned.choices[offered] = .some(chose)
+        }
+        update(&entries[key, default: Learned(names: names, choices: [:])])
     }
 
     /// How to answer a client of `key` whose offer goes upstream as `upstreamOffer`, before the upstream answers.

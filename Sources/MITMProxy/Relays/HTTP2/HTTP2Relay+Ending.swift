@@ -21,22 +21,14 @@ extension HTTP2Relay {
             case .goAwayToClient:
                 if clientSession.wantsRead { clientSession.goAway() }
             case .sayGoodbye(let reason, let goAway):
-                failRemainingStreams(reason)
-                leaveUpstream()
-                if goAway && clientSession.wantsRead { clientSession.goAway() }
-                _ = write(clientSession, to: client, ignoringHighWater: true)
+                writeGoodbye(reason, goAway: goAway)
                 client.finishWriting()
             case .awaitHangUp:
                 client.resumeReading()
                 owner?.relayLingering()
             case .close(let reason, let goodbyeFirst):
                 for clientID in Array(ruled.breakpoints.keys) { endBreakpoint(clientID) }
-                if goodbyeFirst {
-                    if clientSession.wantsRead { clientSession.goAway() }
-                    failRemainingStreams(reason)
-                    leaveUpstream()
-                    _ = write(clientSession, to: client, ignoringHighWater: true)
-                }
+                if goodbyeFirst { writeGoodbye(reason, goAway: true) }
                 client.onEvent = nil
                 client.close()
                 let owner = owner
@@ -44,6 +36,15 @@ extension HTTP2Relay {
                 owner?.relayClosed(reason: reason)
             }
         }
+    }
+
+    /// Resets the streams still open, leaves the upstream, says GOAWAY if asked and the client still listens, and
+    /// writes it all out past the high-water mark.
+    private func writeGoodbye(_ reason: String, goAway: Bool) {
+        failRemainingStreams(reason)
+        leaveUpstream()
+        if goAway && clientSession.wantsRead { clientSession.goAway() }
+        _ = write(clientSession, to: client, ignoringHighWater: true)
     }
 
     func linger(_ event: LegEvent) {
