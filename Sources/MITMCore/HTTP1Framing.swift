@@ -14,7 +14,7 @@ public enum HTTP1BodyFraming: Sendable, Equatable {
 enum HTTP1Framing {
     /// The body framing of `head`, and whether the parser pauses after the message (CONNECT, or an Upgrade request).
     static func request(_ head: HTTPRequestHead) throws(HTTP1ParseError) -> (framing: HTTP1BodyFraming, pause: Bool) {
-        if head.headers.values("host").count > 1 {
+        if head.headers.count(named: "host") > 1 {
             throw HTTP1ParseError(.badHeader, "request has more than one Host field")
         }
         if head.method == "CONNECT" {
