@@ -24,7 +24,7 @@ final class HTTP2CallbackSink {
 
     let role: HTTP2Role
     let maxHeaderListSize: Int
-    var events: [HTTP2Event] = []
+    private(set) var events: [HTTP2Event] = []
     /// The header block being received and its stream: HTTP/2 sends a block's frames back to back (RFC 9113
     /// §4.3), so one block at a time is in progress and a field needs no look-up by stream.
     var partialBlock: (streamID: Int32, block: PartialBlock)?
@@ -46,8 +46,23 @@ final class HTTP2CallbackSink {
         self.maxHeaderListSize = maxHeaderListSize
     }
 
+    /// Keeps an event for `takeEvents`. The list starts with room for a few: a read or a write usually records
+    /// several, and growing one at a time was several allocations per request.
+    func record(_ event: HTTP2Event) {
+        if events.capacity == 0 { events.reserveCapacity(8) }
+        events.append(event)
+    }
+
+    /// The events recorded since the last call.
+    func takeEvents() -> [HTTP2Event] {
+        defer { events = [] }
+        return events
+    }
+
     func beginBlock(streamID: Int32) {
-        partialBlock = (streamID, PartialBlock())
+        var block = PartialBlock()
+        block.fields.reserveCapacity(16)
+        partialBlock = (streamID, block)
     }
 
     /// A field of a block being received (in place: the block's field list is never copied).
@@ -60,7 +75,7 @@ final class HTTP2CallbackSink {
     func endBlock(streamID: Int32, opensStream: Bool, endStream: Bool) {
         guard let (blockStreamID, block) = partialBlock, blockStreamID == streamID else { return }
         partialBlock = nil
-        events.append(
+        record(
             .headers(
                 streamID: streamID,
                 HTTP2HeaderBlock(
@@ -87,9 +102,9 @@ final class HTTP2CallbackSink {
         if case .data(let lastID, var data)? = events.last, lastID == streamID {
             events.removeLast()
             data.append(contentsOf: bytes)
-            events.append(.data(streamID: streamID, data))
+            record(.data(streamID: streamID, data))
         } else {
-            events.append(.data(streamID: streamID, Array(bytes)))
+            record(.data(streamID: streamID, Array(bytes)))
         }
     }
 
@@ -97,13 +112,13 @@ final class HTTP2CallbackSink {
         if case .dataSent(let lastID, let previous)? = events.last, lastID == streamID {
             events[events.count - 1] = .dataSent(streamID: streamID, count: previous + count)
         } else {
-            events.append(.dataSent(streamID: streamID, count: count))
+            record(.dataSent(streamID: streamID, count: count))
         }
     }
 
     func streamClosed(_ streamID: Int32, code: HTTP2ErrorCode) {
         if partialBlock?.streamID == streamID { partialBlock = nil }
         closedStreams.append(streamID)
-        events.append(.streamClosed(streamID: streamID, code))
+        record(.streamClosed(streamID: streamID, code))
     }
 }

@@ -18,8 +18,8 @@ enum HTTP2Callbacks {
             let size = HTTP2HeaderField.listSize(nameLength: nameLength, valueLength: valueLength)
             HTTP2Callbacks.sink(userData).addField(streamID: frame.pointee.hd.stream_id, size: size) {
                 HTTP2HeaderField(
-                    name: Array(UnsafeBufferPointer(start: name, count: nameLength)),
-                    value: Array(UnsafeBufferPointer(start: value, count: valueLength)),
+                    name: HTTP2CommonBytes.name(name, count: nameLength),
+                    value: HTTP2CommonBytes.value(value, count: valueLength),
                     neverIndexed: flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
             }
             return 0
@@ -37,12 +37,12 @@ enum HTTP2Callbacks {
             guard let frame else { return 0 }
             let header = frame.pointee.hd
             if header.type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
-                HTTP2Callbacks.sink(userData).events.append(
+                HTTP2Callbacks.sink(userData).record(
                     .resetSent(
                         streamID: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
             } else if header.type == UInt8(NGHTTP2_GOAWAY.rawValue) {
                 let goaway = frame.pointee.goaway
-                HTTP2Callbacks.sink(userData).events.append(
+                HTTP2Callbacks.sink(userData).record(
                     .goAwaySent(
                         lastStreamID: goaway.last_stream_id, HTTP2ErrorCode(rawValue: goaway.error_code),
                         debug: HTTP2Callbacks.text(goaway.opaque_data, goaway.opaque_data_len)))
@@ -56,7 +56,7 @@ enum HTTP2Callbacks {
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, libraryError, userData in
             guard let frame else { return 0 }
             let header = frame.pointee.hd
-            HTTP2Callbacks.sink(userData).events.append(
+            HTTP2Callbacks.sink(userData).record(
                 .diagnostic(
                     "invalid \(HTTP2FrameName.name(of: header.type)) frame on stream \(header.stream_id): \(String(cString: nghttp2_strerror(libraryError)))"
                 ))
@@ -65,7 +65,7 @@ enum HTTP2Callbacks {
         nghttp2_session_callbacks_set_error_callback2(callbacks) { _, _, message, length, userData in
             guard let message else { return 0 }
             let text = String(decoding: UnsafeRawBufferPointer(start: message, count: length), as: UTF8.self)
-            HTTP2Callbacks.sink(userData).events.append(.diagnostic(text))
+            HTTP2Callbacks.sink(userData).record(.diagnostic(text))
             return 0
         }
     }
@@ -81,15 +81,15 @@ enum HTTP2Callbacks {
                 opensStream: category == NGHTTP2_HCAT_REQUEST || category == NGHTTP2_HCAT_RESPONSE,
                 endStream: endStream)
         case NGHTTP2_DATA.rawValue:
-            if endStream { sink.events.append(.endStream(streamID: header.stream_id)) }
+            if endStream { sink.record(.endStream(streamID: header.stream_id)) }
         case NGHTTP2_RST_STREAM.rawValue:
-            sink.events.append(
+            sink.record(
                 .resetReceived(streamID: header.stream_id, HTTP2ErrorCode(rawValue: frame.rst_stream.error_code)))
         case NGHTTP2_SETTINGS.rawValue:
-            if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { sink.events.append(.settingsReceived) }
+            if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { sink.record(.settingsReceived) }
         case NGHTTP2_GOAWAY.rawValue:
             let goaway = frame.goaway
-            sink.events.append(
+            sink.record(
                 .goAwayReceived(
                     lastStreamID: goaway.last_stream_id,
                     HTTP2ErrorCode(rawValue: goaway.error_code),

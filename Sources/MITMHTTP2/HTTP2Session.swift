@@ -142,7 +142,7 @@ public final class HTTP2Session {
             sink.outbound[streamID] = nil
             sink.finalResponseReceived.remove(streamID)
         }
-        sink.closedStreams.removeAll()
+        sink.closedStreams.removeAll(keepingCapacity: true)
         reopenConnectionWindow()
     }
 
@@ -161,9 +161,7 @@ public final class HTTP2Session {
 
     /// What happened since the last call, in order.
     public func takeEvents() -> [HTTP2Event] {
-        let events = sink.events
-        sink.events.removeAll()
-        return events
+        sink.takeEvents()
     }
 
     /// Whether the session still expects frames from the peer.
