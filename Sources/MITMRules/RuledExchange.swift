@@ -3,8 +3,9 @@ import MITMCore
 /// What the rules do to one exchange, from its request head to the end of its answer, for HTTP/1 and HTTP/2 alike:
 /// the rule book's decision turned into actions the relay performs (hold the request until a deadline, send it on,
 /// answer it locally, rewrite the response head, replace its body, stream a file answer piece by piece, break the
-/// connection). The relay owns the sockets, the timers and the files; an event the state cannot have is thrown as
-/// `ImpossibleEvent`, naming both.
+/// connection). One machine covers the exchange: the one that sent the request on takes its response too, a pause of
+/// the response at a breakpoint included. The relay owns the sockets, the timers and the files; an event the state
+/// cannot have is thrown as `ImpossibleEvent`, naming both.
 package struct RuledExchange: Sendable, Equatable {
     package enum State: Sendable, Equatable {
         /// The request head has not been decided yet.
@@ -13,6 +14,8 @@ package struct RuledExchange: Sendable, Equatable {
         case delayed(until: UInt64)
         /// The request went on to its upstream; the response head is awaited.
         case forwarded
+        /// The final response head is held at a breakpoint until the web UI answers.
+        case responseAtBreakpoint
         /// The response head is rewritten; the relay reads the replacement body from the `bodyFile`.
         case readingReplacement(words: [String])
         /// The (rewritten) response head is ready to go to the client; then `replacement`, if any, replaces the body.
@@ -32,8 +35,17 @@ package struct RuledExchange: Sendable, Equatable {
         case requestHead(RuleDecision, now: UInt64)
         /// The delay's deadline passed.
         case deadlinePassed
-        /// The upstream's response head with `status` arrived.
+        /// The upstream's response head with `status` arrived (or, after a breakpoint, the head the web UI edited).
         case responseHead(status: Int)
+        /// The final response head is held at a breakpoint.
+        case responseHeldAtBreakpoint
+        /// The web UI answered the held response: `continued` (its edited head comes next), or aborted (the proxy
+        /// answers instead, and the exchange ends).
+        case breakpointAnswered(continued: Bool)
+        /// A piece of the upstream's response body arrived.
+        case responseBody
+        /// The upstream's response ended.
+        case responseEnded
         /// The `bodyFile` was read (or why not), for a response to a `HEAD` request or not.
         case replacementRead(Result<[UInt8], ReplacementFailure>, isHEAD: Bool)
         /// The response head went to the client.
@@ -76,6 +88,8 @@ package struct RuledExchange: Sendable, Equatable {
         case sendHead(withBody: Bool)
         /// Send the replacement body after the head.
         case sendBody([UInt8])
+        /// Drop the upstream's body piece: the rules replaced the body.
+        case dropBody
         /// Send `count` bytes of the file from `offset`.
         case sendFilePiece(offset: Int, count: Int)
         /// The file answer is complete.
@@ -104,19 +118,14 @@ package struct RuledExchange: Sendable, Equatable {
     package private(set) var state: State = .awaitingRequest
     /// The decision taken at the request head.
     package private(set) var decision = RuleDecision()
-    /// What a fault after the head breaks, in the words of the log: `stream` on HTTP/2, where a reset ends one stream.
-    private let resetSubject: String
+    /// Whether the exchange is an HTTP/2 stream, which a reset ends alone.
+    private let streams: Bool
+    /// What a fault after the head breaks, in the words of the log.
+    private var resetSubject: String { streams ? "stream" : "connection" }
 
     /// A machine for an exchange on HTTP/2 (`streams`) or HTTP/1.
     package init(streams: Bool) {
-        resetSubject = streams ? "stream" : "connection"
-    }
-
-    /// A machine for a request that went on to its upstream already, as `decision` said.
-    package init(forwarded decision: RuleDecision, streams: Bool) {
-        self.init(streams: streams)
-        self.decision = decision
-        state = .forwarded
+        self.streams = streams
     }
 
     /// Whether the request waits for a delay or a decision.
@@ -181,6 +190,12 @@ package struct RuledExchange: Sendable, Equatable {
             // An interim response passes as it is; the final one (or 101) is rewritten.
             guard status >= 200 || status == 101 else { return [] }
             return rewriteHead(status: status)
+        case (.forwarded, .responseHeldAtBreakpoint):
+            state = .responseAtBreakpoint
+            return []
+        case (.responseAtBreakpoint, .breakpointAnswered(let continued)):
+            state = continued ? .forwarded : .finished
+            return []
         case (.readingReplacement(var words), .replacementRead(let read, let isHEAD)):
             var actions: [Action] = []
             var replacement: [UInt8]?
@@ -234,6 +249,11 @@ package struct RuledExchange: Sendable, Equatable {
         case (.sendingFile, .fileFailed):
             state = .finished
             return [.abandonFileAnswer]
+        case (.relayingBody(let dropsUpstreamBody), .responseBody):
+            return dropsUpstreamBody ? [.dropBody] : []
+        case (.relayingBody, .responseEnded):
+            state = .finished
+            return []
         default:
             throw ImpossibleEvent(event: event, state: state)
         }

@@ -27,13 +27,13 @@ import Testing
 
     /// Root reads any file, so as root the file is read by the built binary running as `nobody` (`setpriv`); as
     /// anyone else, in process.
-    @Test func unreadableFileIsNamed() throws {
+    @Test func unreadableFileIsNamed() async throws {
         let directory = try TemporaryDirectory()
         let path = try directory.write("locked.pem", "x")
         try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: path)
         if getuid() == 0 {
             let binary = try #require(CLIBinary.path)
-            let result = try Subprocess.runBlocking(
+            let result = try await Subprocess.run(
                 "setpriv",
                 [
                     "--reuid=nobody", "--regid=nogroup", "--clear-groups",
@@ -55,15 +55,15 @@ import Testing
         #expect(result.standardError.contains("empty.pem is empty"))
     }
 
-    @Test func pemWithoutCertificateSaysWhatItHolds() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func pemWithoutCertificateSaysWhatItHolds() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let result = listing(pki.path("leaf-key.pem"))
         #expect(result.exitStatus == 2)
         #expect(result.standardError.contains("leaf-key.pem has no certificate: it holds -----BEGIN PRIVATE KEY-----"))
     }
 
-    @Test func truncatedDERIsNamed() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func truncatedDERIsNamed() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let directory = try TemporaryDirectory()
         let der = try Data(contentsOf: URL(fileURLWithPath: pki.path("leaf.der")))
         let path = try directory.write("cut.der", der.prefix(der.count - 20))
@@ -72,8 +72,8 @@ import Testing
         #expect(result.standardError.contains("cut.der is not a valid DER certificate"))
     }
 
-    @Test func damagedPEMIsNamed() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func damagedPEMIsNamed() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let directory = try TemporaryDirectory()
         let pem = try String(contentsOfFile: pki.path("leaf.pem"), encoding: .utf8)
         let lines = pem.split(separator: "\n")
@@ -99,8 +99,8 @@ import Testing
         #expect(result.standardError.contains("no proxy CA at \(directory.file("ca.pem"))"))
     }
 
-    @Test func proxyCAIsRead() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func proxyCAIsRead() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let directory = try TemporaryDirectory()
         try FileManager.default.copyItem(atPath: pki.path("root.pem"), toPath: directory.file("ca.pem"))
         var options = PinsListOptions()
@@ -108,7 +108,7 @@ import Testing
         let result = PinsTool.list(options)
         #expect(result.exitStatus == 0)
         #expect(result.standardOutput.contains("proxy CA \(directory.file("ca.pem")): 1 certificate"))
-        #expect(result.standardOutput.contains(try pki.opensslPin("root.pem")))
+        #expect(result.standardOutput.contains(try await pki.opensslPin("root.pem")))
         #expect(result.standardOutput.contains("[0] root"))
     }
 

@@ -5,21 +5,21 @@ import Testing
 
 /// The real `mitm-proxy` binary: argument parsing, output streams and exit statuses.
 @Suite(.tags(.live), .skippedInFastTier) struct CLITests {
-    @Test func pinsPrintsThePinAndExitsZero() throws {
-        let pki = try TestPKI.withPinLeaves()
-        let result = try CLIBinary.run(["pins", pki.path("p384.pem")])
+    @Test func pinsPrintsThePinAndExitsZero() async throws {
+        let pki = try await TestPKI.withPinLeaves()
+        let result = try await CLIBinary.run(["pins", pki.path("p384.pem")])
         #expect(result.status == 0)
-        #expect(result.stdoutText.contains("SPKI-SHA256-BASE64  \(try pki.opensslPin("p384.pem"))"))
+        #expect(result.stdoutText.contains("SPKI-SHA256-BASE64  \(try await pki.opensslPin("p384.pem"))"))
     }
 
-    @Test func checkExitStatusesAreZeroOneTwo() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func checkExitStatusesAreZeroOneTwo() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let directory = try TemporaryDirectory()
-        let matching = try SampleFiles.instantiate("nsc-match.xml", in: directory)
-        let mismatching = try SampleFiles.instantiate("nsc-mismatch.xml", in: directory)
-        #expect(try CLIBinary.run(["pins", "check", matching, "--cert", pki.path("chain.pem")]).status == 0)
-        #expect(try CLIBinary.run(["pins", "check", mismatching, "--cert", pki.path("chain.pem")]).status == 1)
-        let bad = try CLIBinary.run([
+        let matching = try await SampleFiles.instantiate("nsc-match.xml", in: directory)
+        let mismatching = try await SampleFiles.instantiate("nsc-mismatch.xml", in: directory)
+        #expect(try await CLIBinary.run(["pins", "check", matching, "--cert", pki.path("chain.pem")]).status == 0)
+        #expect(try await CLIBinary.run(["pins", "check", mismatching, "--cert", pki.path("chain.pem")]).status == 1)
+        let bad = try await CLIBinary.run([
             "pins", "check", (SampleFiles.directory as NSString).appendingPathComponent("no-ats.plist"), "--cert",
             pki.path("chain.pem"),
         ])
@@ -28,9 +28,9 @@ import Testing
         #expect(bad.stdoutText.isEmpty)
     }
 
-    @Test func unreadableCertificateIsExitTwo() throws {
+    @Test func unreadableCertificateIsExitTwo() async throws {
         let directory = try TemporaryDirectory()
-        let result = try CLIBinary.run(["pins", directory.file("missing.pem")])
+        let result = try await CLIBinary.run(["pins", directory.file("missing.pem")])
         #expect(result.status == 2)
         #expect(
             result.stderrText
@@ -39,11 +39,11 @@ import Testing
 
     /// Found by the ats-plist fuzz target (kept in its corpus): a binary plist whose header reads `bplist0` and one
     /// byte more than `0`, holding a set. Foundation read it and crashed bridging the set (SIGSEGV); it is refused.
-    @Test func checkOfABinaryPlistThatCrashedFoundationIsExitTwo() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func checkOfABinaryPlistThatCrashedFoundationIsExitTwo() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let path = URL(fileURLWithPath: SampleFiles.directory).appendingPathComponent("../../../fuzz/corpus/ats-plist")
             .appendingPathComponent("regression-set-behind-bplist0-header").standardized.path
-        let result = try CLIBinary.run(["pins", "check", path, "--cert", pki.path("chain.pem")])
+        let result = try await CLIBinary.run(["pins", "check", path, "--cert", pki.path("chain.pem")])
         #expect(result.status == 2, "\(result.stderrText)")
         #expect(
             result.stderrText
@@ -53,10 +53,10 @@ import Testing
 
     /// An endless file (or a huge one) is refused once more than any pin configuration is read, under a memory limit
     /// and a timeout that reading it whole would pass.
-    @Test func checkOfAnEndlessFileIsExitTwo() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func checkOfAnEndlessFileIsExitTwo() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let binary = try #require(CLIBinary.path)
-        let result = try Subprocess.runBlocking(
+        let result = try await Subprocess.run(
             "prlimit",
             [
                 "--data=\(512 << 20)", "--", binary,
@@ -69,24 +69,24 @@ import Testing
             "\(result.stderrText)")
     }
 
-    @Test func snippetFormatsAreAccepted() throws {
-        let pki = try TestPKI.withPinLeaves()
-        let result = try CLIBinary.run([
+    @Test func snippetFormatsAreAccepted() async throws {
+        let pki = try await TestPKI.withPinLeaves()
+        let result = try await CLIBinary.run([
             "pins", pki.path("chain.pem"), "--format", "curl", "--only", "leaf", "--backup-pin", SampleFiles.backupPin,
         ])
         #expect(result.status == 0)
         #expect(
             result.stdoutText
-                == "curl --pinnedpubkey 'sha256//\(try pki.opensslPin("leaf.pem"));sha256//\(SampleFiles.backupPin)' 'https://leaf.test/'\n"
+                == "curl --pinnedpubkey 'sha256//\(try await pki.opensslPin("leaf.pem"));sha256//\(SampleFiles.backupPin)' 'https://leaf.test/'\n"
         )
     }
 
-    @Test func helpListsTheCheckSubcommand() throws {
-        let result = try CLIBinary.run(["pins", "--help"])
+    @Test func helpListsTheCheckSubcommand() async throws {
+        let result = try await CLIBinary.run(["pins", "--help"])
         #expect(result.status == 0)
         #expect(result.stdoutText.contains("check"))
         #expect(result.stdoutText.contains("show (default)"))
-        let show = try CLIBinary.run(["pins", "show", "--help"])
+        let show = try await CLIBinary.run(["pins", "show", "--help"])
         #expect(show.stdoutText.contains("--raw-key"))
         #expect(show.stdoutText.contains("NOT a"))
     }

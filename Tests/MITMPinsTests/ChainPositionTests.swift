@@ -5,8 +5,8 @@ import Testing
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct ChainPositionTests {
-    @Test func filesAreJudgedCertificateByCertificate() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func filesAreJudgedCertificateByCertificate() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let root = try #require(try CertificateFile.read(pki.path("root.pem")).first)
         let intermediate = try #require(try CertificateFile.read(pki.path("intermediate.pem")).first)
         let leaf = try #require(try CertificateFile.read(pki.path("leaf.pem")).first)
@@ -15,15 +15,15 @@ import Testing
         #expect(ChainPosition.of(leaf, index: 0, served: false) == .leaf)
     }
 
-    @Test func aServedChainStartsWithItsLeaf() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func aServedChainStartsWithItsLeaf() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let root = try #require(try CertificateFile.read(pki.path("root.pem")).first)
         #expect(ChainPosition.of(root, index: 0, served: true) == .leaf)
         #expect(ChainPosition.of(root, index: 1, served: true) == .root)
     }
 
-    @Test func joinedChainsAreRenumbered() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func joinedChainsAreRenumbered() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         let served = try CertificateChain(
             source: "server", certificates: CertificateFile.read(pki.path("leaf-chain.pem")), served: true, now: Date())
         let root = try CertificateChain(

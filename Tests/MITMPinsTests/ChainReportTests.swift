@@ -4,8 +4,8 @@ import Testing
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct ChainReportTests {
-    @Test func textNamesPositionSubjectIssuerKeyExpiryAndPin() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func textNamesPositionSubjectIssuerKeyExpiryAndPin() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = [pki.path("chain.pem"), pki.path("rsa2048.pem")]
         let result = PinsTool.list(options)
@@ -21,31 +21,32 @@ import Testing
         #expect(text.contains("key                 EC P-256"))
         #expect(text.contains("key                 RSA 2048"))
         #expect(text.contains("days left)"))
-        #expect(text.contains("SPKI-SHA256-BASE64  \(try pki.opensslPin("leaf.pem"))"))
+        #expect(text.contains("SPKI-SHA256-BASE64  \(try await pki.opensslPin("leaf.pem"))"))
         #expect(!text.contains("raw key"))
     }
 
-    @Test func rawKeyIsLabelledNotAPin() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func rawKeyIsLabelledNotAPin() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = [pki.path("rsa2048.pem")]
         options.rawKey = true
         let text = PinsTool.list(options).standardOutput
-        #expect(text.contains("raw key SHA-256     \(try pki.opensslRSAPublicKeyHash("rsa2048.pem"))  (NOT a pin)"))
+        #expect(
+            text.contains("raw key SHA-256     \(try await pki.opensslRSAPublicKeyHash("rsa2048.pem"))  (NOT a pin)"))
         #expect(text.contains("PKCS#1 RSAPublicKey (DER), 270 bytes"))
         #expect(text.contains("SecKeyCopyExternalRepresentation"))
     }
 
-    @Test func expiringCertificateIsFlagged() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func expiringCertificateIsFlagged() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = [pki.path("expiring.pem")]
         let text = PinsTool.list(options).standardOutput
         #expect(text.contains("expires within 30 days"))
     }
 
-    @Test func jsonCarriesEveryFieldAndRawKeyOnlyWhenAsked() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func jsonCarriesEveryFieldAndRawKeyOnlyWhenAsked() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = [pki.path("chain.pem"), pki.path("rsa2048.pem")]
         options.format = .json
@@ -54,7 +55,7 @@ import Testing
         let chains = try #require(plain?["chains"] as? [[String: Any]])
         let certificates = try #require(chains.first?["certificates"] as? [[String: Any]])
         #expect(certificates.map { $0["position"] as? String } == ["leaf", "intermediate", "root"])
-        #expect(certificates[0]["pin"] as? String == (try pki.opensslPin("leaf.pem")))
+        #expect(certificates[0]["pin"] as? String == (try await pki.opensslPin("leaf.pem")))
         #expect(certificates[0]["keyAlgorithm"] as? String == "EC")
         #expect(certificates[0]["keyCurve"] as? String == "P-256")
         #expect(certificates[2]["keyBits"] as? Int == 256)
@@ -72,8 +73,8 @@ import Testing
         #expect(raw?["byteCount"] as? Int == 65)
     }
 
-    @Test func onlyKeepsTheChosenPositions() throws {
-        let pki = try TestPKI.withPinLeaves()
+    @Test func onlyKeepsTheChosenPositions() async throws {
+        let pki = try await TestPKI.withPinLeaves()
         var options = PinsListOptions()
         options.files = [pki.path("chain.pem")]
         options.positions = [.root]

@@ -4,10 +4,10 @@ import Testing
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct ConfigurationReaderTests {
-    @Test func xmlInfoPlistDomainsAndScopes() throws {
+    @Test func xmlInfoPlistDomainsAndScopes() async throws {
         let directory = try TemporaryDirectory()
         let configuration = try AppPinConfiguration.read(
-            try SampleFiles.instantiate("ats-leaf-and-ca.plist", in: directory))
+            try await SampleFiles.instantiate("ats-leaf-and-ca.plist", in: directory))
         #expect(configuration.kind == .ats)
         let domain = try #require(configuration.domains.first)
         #expect(domain.name == "leaf.test")
@@ -17,9 +17,9 @@ import Testing
         #expect(domain.pins[1].value == SampleFiles.backupPin)
     }
 
-    @Test func binaryInfoPlistReadsTheSame() throws {
+    @Test func binaryInfoPlistReadsTheSame() async throws {
         let directory = try TemporaryDirectory()
-        let xmlPath = try SampleFiles.instantiate("ats-ca-pins.plist", in: directory)
+        let xmlPath = try await SampleFiles.instantiate("ats-ca-pins.plist", in: directory)
         let object = try PropertyListSerialization.propertyList(
             from: Data(contentsOf: URL(fileURLWithPath: xmlPath)), format: nil)
         let binary = try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
@@ -49,9 +49,10 @@ import Testing
         #expect(error.message.hasPrefix(path))
     }
 
-    @Test func androidConfigWithInheritanceAndOverrides() throws {
+    @Test func androidConfigWithInheritanceAndOverrides() async throws {
         let directory = try TemporaryDirectory()
-        let configuration = try AppPinConfiguration.read(try SampleFiles.instantiate("nsc-nested.xml", in: directory))
+        let configuration = try AppPinConfiguration.read(
+            try await SampleFiles.instantiate("nsc-nested.xml", in: directory))
         #expect(configuration.kind == .androidNetworkSecurityConfig)
         #expect(configuration.domains.map(\.name) == ["example.test", "api.example.test"])
         let outer = configuration.domains[0]
@@ -63,11 +64,11 @@ import Testing
         #expect(inner.overridingSources.isEmpty)
     }
 
-    @Test func androidExpirationIsRead() throws {
+    @Test func androidExpirationIsRead() async throws {
         let directory = try TemporaryDirectory()
         let now = Date()
         let configuration = try AppPinConfiguration.read(
-            try SampleFiles.instantiate("nsc-expired.xml", in: directory, now: now))
+            try await SampleFiles.instantiate("nsc-expired.xml", in: directory, now: now))
         let expiration = try #require(configuration.domains.first?.expiration)
         #expect(DateText.day(expiration) == DateText.day(now.addingTimeInterval(-30 * 86_400)))
     }

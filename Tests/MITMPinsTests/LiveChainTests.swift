@@ -12,33 +12,36 @@ import Testing
             timeoutSeconds: timeout)
     }
 
-    @Test func fetchesTheServedChainWithoutVerifyingIt() throws {
-        let pki = try TestPKI.withPinLeaves()
-        let server = try TLSTestServer.standard()
+    @Test func fetchesTheServedChainWithoutVerifyingIt() async throws {
+        let pki = try await TestPKI.withPinLeaves()
+        let server = try await TLSTestServer.standard()
         let chain = try CertificateChain(
             source: "live", certificates: request(server.port).fetch(), served: true, now: Date())
         #expect(chain.elements.map(\.position) == [.leaf, .intermediate])
-        #expect(chain.elements.map(\.pin) == [try pki.opensslPin("leaf.pem"), try pki.opensslPin("intermediate.pem")])
+        #expect(
+            chain.elements.map(\.pin) == [
+                try await pki.opensslPin("leaf.pem"), try await pki.opensslPin("intermediate.pem"),
+            ])
     }
 
-    @Test func sendsTheServerNameAsSNI() throws {
-        let pki = try TestPKI.withPinLeaves()
-        let server = try TLSTestServer.standard()
+    @Test func sendsTheServerNameAsSNI() async throws {
+        let pki = try await TestPKI.withPinLeaves()
+        let server = try await TLSTestServer.standard()
         let chain = try request(server.port, serverName: "other.test").fetch()
-        #expect(chain.first?.spkiSHA256Base64 == (try pki.opensslPin("other.pem")))
+        #expect(chain.first?.spkiSHA256Base64 == (try await pki.opensslPin("other.pem")))
     }
 
-    @Test func tunnelsThroughAProxyWithConnect() throws {
-        let pki = try TestPKI.withPinLeaves()
-        let server = try TLSTestServer.standard()
+    @Test func tunnelsThroughAProxyWithConnect() async throws {
+        let pki = try await TestPKI.withPinLeaves()
+        let server = try await TLSTestServer.standard()
         let proxy = HostAndPort(host: "127.0.0.1", port: server.port)
         let live = LiveChainRequest(target: HostAndPort(host: "other.test", port: 443), proxy: proxy)
         #expect(live.sourceDescription == "other.test:443 via proxy 127.0.0.1:\(server.port)")
-        #expect(try live.fetch().first?.spkiSHA256Base64 == (try pki.opensslPin("other.pem")))
+        #expect(try live.fetch().first?.spkiSHA256Base64 == (try await pki.opensslPin("other.pem")))
     }
 
-    @Test func proxyRefusalIsNamed() throws {
-        let server = try TLSTestServer.standard()
+    @Test func proxyRefusalIsNamed() async throws {
+        let server = try await TLSTestServer.standard()
         let live = LiveChainRequest(
             target: HostAndPort(host: "refused.test", port: 443),
             proxy: HostAndPort(host: "127.0.0.1", port: server.port))
@@ -72,25 +75,25 @@ import Testing
         #expect(error.message.contains("plain-text port"))
     }
 
-    @Test func listReportsTheLiveChain() throws {
-        let pki = try TestPKI.withPinLeaves()
-        let server = try TLSTestServer.standard()
+    @Test func listReportsTheLiveChain() async throws {
+        let pki = try await TestPKI.withPinLeaves()
+        let server = try await TLSTestServer.standard()
         var options = PinsListOptions()
         options.live = request(server.port)
         let result = PinsTool.list(options)
         #expect(result.exitStatus == 0)
         #expect(result.standardOutput.contains("127.0.0.1:\(server.port) (SNI leaf.test): 2 certificates"))
-        #expect(result.standardOutput.contains("SPKI-SHA256-BASE64  \(try pki.opensslPin("leaf.pem"))"))
+        #expect(result.standardOutput.contains("SPKI-SHA256-BASE64  \(try await pki.opensslPin("leaf.pem"))"))
         #expect(result.standardOutput.contains("The server did not send its root certificate"))
         options.format = .curl
         #expect(PinsTool.list(options).standardOutput.contains("'https://leaf.test/'"))
     }
 
-    @Test func checkAgainstALiveServerPicksTheDomainItServes() throws {
+    @Test func checkAgainstALiveServerPicksTheDomainItServes() async throws {
         let directory = try TemporaryDirectory()
-        let server = try TLSTestServer.standard()
+        let server = try await TLSTestServer.standard()
         var options = PinsCheckOptions(
-            configurationPath: try SampleFiles.instantiate("ats-two-domains.plist", in: directory))
+            configurationPath: try await SampleFiles.instantiate("ats-two-domains.plist", in: directory))
         options.live = request(server.port)
         let result = PinsTool.check(options)
         #expect(result.exitStatus == 0)
@@ -105,11 +108,12 @@ import Testing
         #expect(PinsTool.check(options).exitStatus == 1)
     }
 
-    @Test func rootPinNeedsTheRootFileBesideALiveChain() throws {
+    @Test func rootPinNeedsTheRootFileBesideALiveChain() async throws {
         let directory = try TemporaryDirectory()
-        let server = try TLSTestServer.standard()
-        let pki = try TestPKI.withPinLeaves()
-        var options = PinsCheckOptions(configurationPath: try SampleFiles.instantiate("nsc-nested.xml", in: directory))
+        let server = try await TLSTestServer.standard()
+        let pki = try await TestPKI.withPinLeaves()
+        var options = PinsCheckOptions(
+            configurationPath: try await SampleFiles.instantiate("nsc-nested.xml", in: directory))
         options.live = request(server.port)
         let without = PinsTool.check(options)
         #expect(without.exitStatus == 1)

@@ -5,9 +5,9 @@ import Testing
 @testable import MITMPins
 
 @Suite(.tags(.live), .skippedInFastTier) struct PinExpectationsTests {
-    @Test func androidLivePinSetIsRefusedExpiredIsInterceptedSubdomainsAtEveryLevel() throws {
+    @Test func androidLivePinSetIsRefusedExpiredIsInterceptedSubdomainsAtEveryLevel() async throws {
         let directory = try TemporaryDirectory()
-        let path = try SampleFiles.instantiate("nsc-expect-from.xml", in: directory)
+        let path = try await SampleFiles.instantiate("nsc-expect-from.xml", in: directory)
         let derived = try PinExpectations.read(path)
         #expect(
             derived.expectations.map(\.description) == [
@@ -22,9 +22,9 @@ import Testing
             "Android includeSubdomains covers every level")
     }
 
-    @Test func androidMistakesAreWarnedWithFileAndDomain() throws {
+    @Test func androidMistakesAreWarnedWithFileAndDomain() async throws {
         let directory = try TemporaryDirectory()
-        let path = try SampleFiles.instantiate("nsc-expect-from.xml", in: directory)
+        let path = try await SampleFiles.instantiate("nsc-expect-from.xml", in: directory)
         let derived = try PinExpectations.read(path)
         let about = { (domain: String) in derived.warnings.filter { $0.hasPrefix("\(path) (domain \(domain)): ") } }
         #expect(about("api.example.test").isEmpty)
@@ -38,9 +38,9 @@ import Testing
         #expect(derived.notes.contains { $0.contains("no <trust-anchors> outside <debug-overrides> has src=\"user\"") })
     }
 
-    @Test func userAnchorsThatOverridePinsMeanIntercepted() throws {
+    @Test func userAnchorsThatOverridePinsMeanIntercepted() async throws {
         let directory = try TemporaryDirectory()
-        let derived = try PinExpectations.read(try SampleFiles.instantiate("nsc-nested.xml", in: directory))
+        let derived = try PinExpectations.read(try await SampleFiles.instantiate("nsc-nested.xml", in: directory))
         let byPattern = Dictionary(uniqueKeysWithValues: derived.expectations.map { ($0.pattern.description, $0) })
         #expect(byPattern["example.test"]?.outcome == .intercepted)
         #expect(byPattern["example.test"]?.source.note?.contains("overridePins") == true)
@@ -48,9 +48,9 @@ import Testing
         #expect(derived.notes.isEmpty, "user CAs are trusted outside debug-overrides")
     }
 
-    @Test func atsIncludesSubdomainsCoversOneLevelOnly() throws {
+    @Test func atsIncludesSubdomainsCoversOneLevelOnly() async throws {
         let directory = try TemporaryDirectory()
-        let path = try SampleFiles.instantiate("ats-expect-from.plist", in: directory)
+        let path = try await SampleFiles.instantiate("ats-expect-from.plist", in: directory)
         let derived = try PinExpectations.read(path)
         #expect(
             derived.expectations.map(\.description) == [

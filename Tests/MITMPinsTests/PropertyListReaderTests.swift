@@ -20,8 +20,8 @@ import Testing
         sys.stdout.buffer.write(plistlib.dumps(value, fmt=fmt, sort_keys=False))
         """
 
-    private static func plistlib(_ format: String) throws -> [UInt8] {
-        let result = try Subprocess.runBlocking("python3", ["-c", plistlibScript, format])
+    private static func plistlib(_ format: String) async throws -> [UInt8] {
+        let result = try await Subprocess.run("python3", ["-c", plistlibScript, format])
         guard result.succeeded else { throw TestFailure("plistlib failed: \(result)") }
         return result.stdout
     }
@@ -49,11 +49,11 @@ import Testing
         }
     }
 
-    @Test func binaryAndXMLFromPlistlibReadTheSame() throws {
-        let binary = try Self.plistlib("binary")
+    @Test func binaryAndXMLFromPlistlibReadTheSame() async throws {
+        let binary = try await Self.plistlib("binary")
         #expect(binary.starts(with: Array("bplist00".utf8)))
         let fromBinary = try PropertyList.read(binary, path: "Info.plist")
-        #expect(fromBinary == (try PropertyList.read(Self.plistlib("xml"), path: "Info.plist")))
+        #expect(fromBinary == (try PropertyList.read(await Self.plistlib("xml"), path: "Info.plist")))
         guard case .dictionary(let top) = fromBinary else {
             Issue.record("not a dictionary: \(fromBinary)")
             return
@@ -72,8 +72,8 @@ import Testing
         #expect(configuration.domains.map(\.name) == ["api.test"] && configuration.domains[0].includesSubdomains)
     }
 
-    @Test func everyTruncationOfABinaryPlistIsRefusedInWords() throws {
-        let binary = try Self.plistlib("binary")
+    @Test func everyTruncationOfABinaryPlistIsRefusedInWords() async throws {
+        let binary = try await Self.plistlib("binary")
         for length in 6..<binary.count {
             let problem = Self.problem(Array(binary[..<length]))
             #expect(
@@ -82,8 +82,8 @@ import Testing
         }
     }
 
-    @Test func everyCorruptedByteIsReadOrRefusedInWords() throws {
-        let binary = try Self.plistlib("binary")
+    @Test func everyCorruptedByteIsReadOrRefusedInWords() async throws {
+        let binary = try await Self.plistlib("binary")
         var refused = 0
         for position in binary.indices.dropFirst("bplist".count) {
             for flip: UInt8 in [0x01, 0x10, 0x80, 0xFF] {

@@ -141,7 +141,8 @@ import Testing
     }
 
     @Test func aRequestThatWentOnCannotBeAnsweredLocally() throws {
-        var forwarded = RuledExchange(forwarded: RuleDecision(), streams: true)
+        var forwarded = RuledExchange(streams: true)
+        #expect(try forwarded.handle(.requestHead(RuleDecision(), now: 0)) == [.forward(edits: HeaderEdits())])
         for event: RuledExchange.Event in [
             .localAnswerMade(hasHead: true, fileLength: 0), .localAnswerRefused, .deadlinePassed, .clientHasRoom,
         ] {

@@ -3,17 +3,11 @@ import MITMRules
 import Testing
 
 @Suite struct RuledExchangeTests {
-    private func decision(_ actions: RuleActions, method: String = "GET") throws -> RuleDecision {
-        let rule = TrafficRule(name: "r", pattern: try URLPattern(parsing: "api.test/v1"), actions: actions)
-        return RuleBook([rule]).decide(
-            RequestFacts(scheme: "https", host: "api.test", port: 443, method: method, target: "/v1/items"))
-    }
-
     private func started(_ actions: RuleActions, streams: Bool = false) throws -> (
         RuledExchange, [RuledExchange.Action]
     ) {
         var machine = RuledExchange(streams: streams)
-        let first = try machine.handle(.requestHead(try decision(actions), now: 1_000))
+        let first = try machine.handle(.requestHead(try RuleDecision.ofOneRule(actions), now: 1_000))
         return (machine, first)
     }
 
@@ -41,7 +35,7 @@ import Testing
         var actions = RuleActions()
         actions.delay = 86_400
         var machine = RuledExchange(streams: false)
-        let first = try machine.handle(.requestHead(try decision(actions), now: .max - 10))
+        let first = try machine.handle(.requestHead(try RuleDecision.ofOneRule(actions), now: .max - 10))
         #expect(first == [.wait(until: .max)])
     }
 

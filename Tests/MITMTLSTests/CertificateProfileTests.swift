@@ -15,20 +15,22 @@ import Testing
         return try CertificateProfileForger(trusted: try LeafForger(authority: authority), keyFiles: keyFiles)
     }
 
-    private func verify(_ profile: CertificateProfile, with forger: CertificateProfileForger) throws -> OpenSSLVerify {
+    private func verify(_ profile: CertificateProfile, with forger: CertificateProfileForger) async throws
+        -> OpenSSLVerify
+    {
         let identity = try forger.identity(for: profile, names: [.dns(Self.host)])
         // Installing the key next to the certificate fails when they do not match.
         _ = try TLSConnection(
             server: try ServerTLSContext(), certificate: identity.certificate, key: identity.key,
             chain: identity.chain, alpn: [], host: Self.host)
-        return try OpenSSLVerify.run(
+        return try await OpenSSLVerify.run(
             leafPEM: identity.certificate.pem,
             untrustedPEM: identity.chain.isEmpty ? nil : identity.chain.map(\.pem).joined(),
             trustedPEM: forger.trusted.authority.certificate.pem, host: Self.host)
     }
 
-    @Test func trustedPassesStrictVerification() throws {
-        let result = try verify(.trusted, with: try forger())
+    @Test func trustedPassesStrictVerification() async throws {
+        let result = try await verify(.trusted, with: try forger())
         #expect(result.passed, "\(result.output)")
     }
 
@@ -41,27 +43,27 @@ import Testing
         (.sameNameCA, 7),  // certificate signature failure
         (.noServerAuth, 26),  // unsupported certificate purpose
     ])
-    func invalidProfileFailsForItsOwnReasonOnly(profile: CertificateProfile, error: Int) throws {
-        let result = try verify(profile, with: try forger())
+    func invalidProfileFailsForItsOwnReasonOnly(profile: CertificateProfile, error: Int) async throws {
+        let result = try await verify(profile, with: try forger())
         #expect(!result.passed)
         #expect(result.errors == [error], "\(profile): \(result.output)")
     }
 
-    @Test func leafAsCAFailsBecauseItsIssuerIsNoCAAndForNothingElse() throws {
+    @Test func leafAsCAFailsBecauseItsIssuerIsNoCAAndForNothingElse() async throws {
         let forger = try forger()
         let identity = try forger.identity(for: .leafAsCA, names: [.dns(Self.host)])
         let verify = { (purpose: String?) in
-            try OpenSSLVerify.run(
+            try await OpenSSLVerify.run(
                 leafPEM: identity.certificate.pem, untrustedPEM: identity.chain.map(\.pem).joined(),
                 trustedPEM: forger.trusted.authority.certificate.pem, host: Self.host, purpose: purpose)
         }
         // 79 invalid CA certificate, at the intermediate (depth 1): never 25, path length constraint exceeded, from
         // the proxy CA's pathlen:0, and nothing about the leaf (depth 0) or the CA (depth 2).
-        let plain = try verify(nil)
+        let plain = try await verify(nil)
         #expect(!plain.passed && plain.errors == [79], "\(plain.output)")
         #expect(plain.output.contains("error 79 at 1 depth"), "\(plain.output)")
         // With the server purpose, the same fact is seen once more by the purpose check of an issuer (26).
-        let server = try verify("sslserver")
+        let server = try await verify("sslserver")
         #expect(!server.passed && server.errors == [79, 26], "\(server.output)")
         #expect(!server.output.contains("at 0 depth") && !server.output.contains("at 2 depth"), "\(server.output)")
     }
@@ -78,7 +80,7 @@ import Testing
         #expect(sameName.issuer == trusted.issuer)
     }
 
-    @Test func keyFileProfileCarriesThatKeyAndPasses() throws {
+    @Test func keyFileProfileCarriesThatKeyAndPasses() async throws {
         let path = TemporaryDirectory.path("next-key") + ".pem"
         let key = try PrivateKey.generateP256()
         try Data(try key.pkcs8PEM()).write(to: URL(fileURLWithPath: path))
@@ -87,7 +89,7 @@ import Testing
         let identity = try forger.identity(for: .key(path: path), names: [.dns(Self.host)])
         #expect(identity.pin == SHA256Digest.base64(try key.subjectPublicKeyInfoDER()))
         #expect(identity.pin != forger.trusted.leafPin)
-        let result = try verify(.key(path: path), with: forger)
+        let result = try await verify(.key(path: path), with: forger)
         #expect(result.passed, "\(result.output)")
     }
 

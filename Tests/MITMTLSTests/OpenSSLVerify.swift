@@ -16,7 +16,7 @@ struct OpenSSLVerify {
     static func run(
         leafPEM: String, untrustedPEM: String?, trustedPEM: String, host: String,
         purpose: String? = "sslserver"
-    ) throws -> OpenSSLVerify {
+    ) async throws -> OpenSSLVerify {
         let directory = try TemporaryDirectory("verify")
         var arguments = [
             "verify", "-show_chain", "-x509_strict", "-verify_hostname", host,
@@ -27,7 +27,8 @@ struct OpenSSLVerify {
             arguments += ["-untrusted", try directory.write("chain.pem", untrustedPEM)]
         }
         arguments.append(try directory.write("leaf.pem", leafPEM))
-        let result = try withExtendedLifetime(directory) { try Subprocess.runBlocking("openssl", arguments) }
+        let result = try await Subprocess.run("openssl", arguments)
+        withExtendedLifetime(directory) {}
         let output = result.stdoutText + result.stderrText
         let errors = output.split(separator: "\n").compactMap { line -> Int? in
             guard let range = line.range(of: "error ") else { return nil }

@@ -62,7 +62,9 @@ public enum Subprocess {
         }
     }
 
-    /// Runs `executable` on the calling thread; stdin is /dev/null when `stdin` is nil.
+    /// Runs `executable` on the calling thread; stdin is /dev/null when `stdin` is nil. A test awaits `run` instead:
+    /// this blocks a thread of the test pool for as long as the child runs. For synchronous places only (a `defer`,
+    /// a suite's `.enabled(if:)` condition).
     public static func runBlocking(
         _ executable: String,
         _ arguments: [String] = [],

@@ -36,20 +36,15 @@ public struct TestPKI: Sendable {
     /// `directory/name`.
     public func path(_ name: String) -> String { directory + "/" + name }
 
-    /// The PKI for this test process, generated on first use (on a thread of its own: it runs openssl).
+    /// The PKI for this test process, generated on first use (openssl runs on a thread of its own).
     public static func shared() async throws -> TestPKI {
-        try await DedicatedThread.run { try sharedBlocking() }
-    }
-
-    /// `shared()` for synchronous tests: blocks the calling thread while the PKI is generated.
-    public static func sharedBlocking() throws -> TestPKI {
-        try generation.get()
+        try await generation.value
     }
 
     private static let sharedDirectory = TemporaryDirectory.path("test-pki")
 
-    private static let generation = Result<TestPKI, any Error> {
-        let result = try Subprocess.runBlocking("bash", [script, sharedDirectory], timeout: .seconds(120))
+    private static let generation = Task<TestPKI, any Error> {
+        let result = try await Subprocess.run("bash", [script, sharedDirectory], timeout: .seconds(120))
         atexit { try? FileManager.default.removeItem(atPath: TestPKI.sharedDirectory) }
         guard result.succeeded else {
             throw SubprocessError(description: "make-test-pki.sh failed: \(result)")
@@ -72,23 +67,23 @@ public struct TestPKI: Sendable {
 
     /// Issues a server certificate for `host` from the intermediate, valid for `days`: writes `stem.pem`,
     /// `stem-key.pem` and `stem-chain.pem` (the leaf and the intermediate, as a server sends them).
-    public func issueLeaf(_ stem: String, host: String, key: KeyType, days: Int) throws {
+    public func issueLeaf(_ stem: String, host: String, key: KeyType, days: Int) async throws {
         switch key {
         case .rsa(let bits):
-            try openssl([
+            try await openssl([
                 "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)", "-out", "\(stem)-key.pem",
             ])
         case .ec(let curve):
-            try openssl([
+            try await openssl([
                 "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)", "-out", "\(stem)-key.pem",
             ])
         }
         let extensions = "basicConstraints=critical,CA:FALSE\nsubjectAltName=DNS:\(host)\nextendedKeyUsage=serverAuth\n"
         try Data(extensions.utf8).write(to: URL(fileURLWithPath: path("\(stem).ext")))
-        try openssl([
+        try await openssl([
             "req", "-new", "-key", "\(stem)-key.pem", "-out", "\(stem).csr", "-subj", "/O=mitm-proxy tests/CN=\(host)",
         ])
-        try openssl([
+        try await openssl([
             "x509", "-req", "-in", "\(stem).csr", "-CA", "intermediate.pem", "-CAkey", "intermediate-key.pem",
             "-set_serial", "0x\(UUID().uuidString.replacingOccurrences(of: "-", with: ""))", "-days", "\(days)",
             "-sha256", "-extfile", "\(stem).ext", "-out", "\(stem).pem",
@@ -103,8 +98,8 @@ public struct TestPKI: Sendable {
     }
 
     /// Runs `openssl arguments` in the directory; throws with its output when it fails.
-    public func openssl(_ arguments: [String]) throws {
-        let result = try Subprocess.runBlocking(
+    public func openssl(_ arguments: [String]) async throws {
+        let result = try await Subprocess.run(
             "/bin/sh", ["-c", "cd \"$0\" && exec openssl \"$@\"", directory] + arguments)
         guard result.succeeded else {
             throw SubprocessError(description: "openssl \(arguments.joined(separator: " ")) failed: \(result)")

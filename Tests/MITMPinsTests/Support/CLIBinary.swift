@@ -20,8 +20,8 @@ enum CLIBinary {
     }
 
     /// Runs `mitm-proxy arguments`.
-    static func run(_ arguments: [String]) throws -> SubprocessResult {
+    static func run(_ arguments: [String]) async throws -> SubprocessResult {
         guard let path else { throw TestFailure("mitm-proxy was not built next to the tests: run swift build first") }
-        return try Subprocess.runBlocking(path, arguments)
+        return try await Subprocess.run(path, arguments)
     }
 }

@@ -12,25 +12,27 @@ enum SampleFiles {
     static let backupPin = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
 
     /// `Samples/name`, filled in and written to `directory`; returns the written path.
-    static func instantiate(_ name: String, in directory: TemporaryDirectory, now: Date = Date()) throws -> String {
+    static func instantiate(_ name: String, in directory: TemporaryDirectory, now: Date = Date()) async throws
+        -> String
+    {
         var text = try String(
             contentsOfFile: (Self.directory as NSString).appendingPathComponent(name), encoding: .utf8)
-        for (key, value) in try values(now: now) {
+        for (key, value) in try await values(now: now) {
             text = text.replacingOccurrences(of: "${\(key)}", with: value)
         }
         return try directory.write(name, text)
     }
 
-    private static func values(now: Date) throws -> [String: String] {
-        let pki = try TestPKI.withPinLeaves()
+    private static func values(now: Date) async throws -> [String: String] {
+        let pki = try await TestPKI.withPinLeaves()
         let leaf = try require(try CertificateFile.read(pki.path("leaf.pem")).first)
         let leafElement = try ChainElement(leaf, index: 0, position: .leaf, now: now)
         return [
             "LEAF_PIN": leafElement.pin,
-            "INTERMEDIATE_PIN": try pki.opensslPin("intermediate.pem"),
-            "ROOT_PIN": try pki.opensslPin("root.pem"),
-            "OTHER_PIN": try pki.opensslPin("other.pem"),
-            "EXPIRING_PIN": try pki.opensslPin("expiring.pem"),
+            "INTERMEDIATE_PIN": try await pki.opensslPin("intermediate.pem"),
+            "ROOT_PIN": try await pki.opensslPin("root.pem"),
+            "OTHER_PIN": try await pki.opensslPin("other.pem"),
+            "EXPIRING_PIN": try await pki.opensslPin("expiring.pem"),
             "BACKUP_PIN": backupPin,
             "LEAF_RAW_KEY_HASH": leafElement.rawKey.sha256Base64,
             "LEAF_CERT_HASH": leafElement.certificateSHA256Base64,

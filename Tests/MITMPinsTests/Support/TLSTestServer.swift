@@ -26,8 +26,8 @@ final class TLSTestServer: Sendable {
     }
 
     /// A TLS server for the leaf.test chain that serves the other.test chain to SNI other.test.
-    static func standard() throws -> TLSTestServer {
-        let pki = try TestPKI.withPinLeaves()
+    static func standard() async throws -> TLSTestServer {
+        let pki = try await TestPKI.withPinLeaves()
         return try TLSTestServer([
             "tls", pki.path("leaf-chain.pem"), pki.path("leaf-key.pem"),
             "other.test", pki.path("other-chain.pem"), pki.path("other-key.pem"),

@@ -10,6 +10,7 @@ enum Chromium {
         }
         let profile = TemporaryDirectory.path("chromium-probe")
         defer { try? FileManager.default.removeItem(atPath: profile) }
+        // Blocking, once per process: the suites' `.enabled(if:)` condition that reads this is synchronous.
         let result = try? Subprocess.runBlocking(
             "/usr/bin/chromium",
             [

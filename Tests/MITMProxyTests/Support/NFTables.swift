@@ -42,6 +42,7 @@ final class NFTables: Sendable {
     }
 
     func remove() {
+        // Blocking: tests call this from `defer`, which cannot await; `nft delete table` takes milliseconds.
         _ = try? Subprocess.runBlocking(
             "/usr/sbin/nft", ["delete", "table", family, name], stdin: nil, environment: nil, timeout: .seconds(10))
     }

@@ -96,6 +96,7 @@ final class NetworkNamespace: Sendable {
 
     /// Removes the namespace (and with it the veth pair).
     func remove() {
+        // Blocking: tests call this from `defer`, which cannot await; `ip netns del` takes milliseconds.
         _ = try? Subprocess.runBlocking(
             "/usr/sbin/ip", ["netns", "del", name], stdin: nil, environment: nil, timeout: .seconds(10))
     }

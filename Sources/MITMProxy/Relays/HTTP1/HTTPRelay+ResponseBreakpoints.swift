@@ -25,12 +25,14 @@ extension HTTPRelay {
     func pauseAtResponseBreakpoint(_ head: HTTPResponseHead, framing: HTTP1BodyFraming) -> Bool {
         guard rules.heldResponse == nil, head.status >= 200, head.status != 101, let first = exchanges.first,
             first.local == nil,
-            let (breakpoint, rule) = first.decision.breakpoint, breakpoint.response
+            let (breakpoint, rule) = first.ruled?.machine.decision.breakpoint, breakpoint.response
         else { return false }
         var breakpointMachine = BreakpointMachine(breakpoint, rule: rule)
         guard case .hold = breakpointMachine.receive(.reached(.response, now: context.clock.now())) else {
             return false
         }
+        // The exchange's rules machine holds the response too: nil here closed the relay (an event it cannot have).
+        guard firstExchangeRuledActions(.responseHeldAtBreakpoint) != nil else { return true }
         let hasBody = head.mayHaveBody(toRequestMethod: first.record.request.method)
         rules.heldResponse = HTTPRelayHeldResponse(
             machine: breakpointMachine, head: head, framing: framing, bodyComplete: !hasBody)
@@ -131,10 +133,12 @@ extension HTTPRelay {
         case .proceed, .impossible, .hold:
             return
         case .release(let edit):
+            guard firstExchangeRuledActions(.breakpointAnswered(continued: true)) != nil else { return }
             releaseResponse(held, edit)
         case .answer(let status, let reason):
             unlistResponsePause()
             rules.heldResponse = nil
+            guard firstExchangeRuledActions(.breakpointAnswered(continued: false)) != nil else { return }
             abortHeldResponse(status: status, reason: reason, rule: held.machine.rule)
         case .forget:
             unlistResponsePause()

@@ -14,8 +14,6 @@ struct HTTPRelayRules {
     /// The route of the current upstream when it is not the interception's own (a mapped origin, or the
     /// origin dialled again after one), or the plain origin.
     var route: UpstreamRoute?
-    /// The machine of the first exchange's response while its rewritten head goes out.
-    var response: RuledExchange?
     /// A file answer being streamed to the client.
     var sender: LocalFileSender?
     /// Guards `pumpFileAnswer`, which a write re-enters when it reports `.drained` from inside it.
@@ -24,6 +22,16 @@ struct HTTPRelayRules {
     var breakpoint: HTTPRelayBreakpoint?
     /// The first exchange's response held at a breakpoint (see `HTTPRelay+ResponseBreakpoints.swift`).
     var heldResponse: HTTPRelayHeldResponse?
+}
+
+/// The rules' machine of one HTTP/1 exchange, kept with it from its request (sent on) to the end of its response. A
+/// reference: an exchange no rule concerns keeps a nil pointer, not a machine's worth of bytes.
+final class HTTPRelayRuledExchange {
+    var machine: RuledExchange
+
+    init(_ machine: RuledExchange) {
+        self.machine = machine
+    }
 }
 
 /// The QA rules in the HTTP/1 relay: one decision per request head, before anything goes upstream.
@@ -76,6 +84,19 @@ extension HTTPRelay {
         } catch {
             close(reason: error.description)
             return []
+        }
+    }
+
+    /// The actions of the first exchange's rules machine for a response `event`: nil when no rule concerns the
+    /// exchange, and nil, with the connection closed, for an event the machine cannot have.
+    @discardableResult
+    func firstExchangeRuledActions(_ event: RuledExchange.Event) -> [RuledExchange.Action]? {
+        guard let ruled = exchanges.first?.ruled else { return nil }
+        do {
+            return try ruled.machine.handle(event)
+        } catch {
+            close(reason: error.description)
+            return nil
         }
     }
 
@@ -157,7 +178,7 @@ extension HTTPRelay {
         decision.requestHeaders.apply(to: &forwarded.headers)
         forward(
             forwarded, original: head, host: facts.host, port: facts.port, scheme: facts.scheme, upgrade: upgrade,
-            decision: decision)
+            ruled: rules.exchange)
         return true
     }
 
@@ -168,15 +189,13 @@ extension HTTPRelay {
         context.events.emit(.ruleFired(RuleFiring(on: record, rules: decision.rules, action: words)))
     }
 
-    /// The response head the client gets: the rules' status, headers and body replaced for the first exchange.
+    /// The response head the client gets: the rules' status, headers and body replaced for the first exchange, by the
+    /// machine that sent its request on.
     func ruledResponseHead(_ head: HTTPResponseHead) -> HTTPResponseHead {
-        guard let first = exchanges.first, first.rewritesResponse, head.status >= 200 || head.status == 101 else {
-            return head
-        }
-        var ruled = RuledExchange(forwarded: first.decision, streams: false)
+        guard let first = exchanges.first, let ruled = first.ruled else { return head }
         var rewritten = head
         do {
-            let words = try ruled.rewriteResponseHead(
+            let words = try ruled.machine.rewriteResponseHead(
                 status: head.status, isHEAD: first.record.request.method == "HEAD"
             ) { action in
                 switch action {
@@ -193,13 +212,14 @@ extension HTTPRelay {
                     break
                 }
             }
-            let record = first.record
-            context.events.emit(.ruleFired(RuleFiring(on: record, rules: first.decision.rules, action: words ?? "")))
+            if let words {
+                let firing = RuleFiring(on: first.record, rules: ruled.machine.decision.rules, action: words)
+                context.events.emit(.ruleFired(firing))
+            }
         } catch {
             close(reason: error.description)
             return head
         }
-        rules.response = ruled
         return rewritten
     }
 
@@ -207,14 +227,8 @@ extension HTTPRelay {
     /// the relay closed.
     /// The body the web UI gave at a breakpoint (`bodyEditedAtBreakpoint`) went out instead of the rule's.
     func afterRuledResponseHead(bodyEditedAtBreakpoint: Bool = false) -> Bool {
-        guard var ruled = rules.response.take() else { return true }
-        let actions: [RuledExchange.Action]
-        do {
-            actions = try ruled.handle(.responseHeadSent)
-        } catch {
-            close(reason: error.description)
-            return false
-        }
+        guard let ruled = exchanges.first?.ruled else { return true }
+        guard let actions = firstExchangeRuledActions(.responseHeadSent) else { return false }
         for action in actions {
             switch action {
             case .sendBody(let body) where !bodyEditedAtBreakpoint:
@@ -222,7 +236,8 @@ extension HTTPRelay {
                 exchanges[0].record.responseBody.append(body)
                 client.write(body)
             case .breakConnection(let fault, let afterHead):
-                breakByRule(fault, ending: exchanges.removeFirst().record, ruled.failure(fault, afterHead: afterHead))
+                breakByRule(
+                    fault, ending: exchanges.removeFirst().record, ruled.machine.failure(fault, afterHead: afterHead))
                 return false
             default:
                 break

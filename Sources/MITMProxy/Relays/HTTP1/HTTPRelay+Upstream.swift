@@ -174,6 +174,7 @@ extension HTTPRelay {
             perform(ending)  // nothing after the end of a 1xx
             return
         }
+        if first.ruled != nil, firstExchangeRuledActions(.responseEnded) == nil { return }
         guard let response = first.record.response else { return }
         let finished = exchanges.removeFirst()
         finished.record.responseTrailers = trailers

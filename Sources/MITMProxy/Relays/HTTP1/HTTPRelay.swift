@@ -28,24 +28,21 @@ final class HTTPRelay {
         let upgradeRequested: Bool
         var requestEnded: Date?
         var responseStarted: Date?
-        /// What the QA rules do to the exchange.
-        let decision: RuleDecision
-        /// `decision.rewritesResponse`, asked of every response.
-        let rewritesResponse: Bool
+        /// The rules' machine that sent the request on, for its response; nil when no rule concerns the exchange.
+        let ruled: HTTPRelayRuledExchange?
         /// Whether the client keeps its connection after this exchange (`record.request.keepAlive`, read once: it
         /// scans the headers, and both the response head and its end ask).
         let clientKeepsAlive: Bool
 
         init(
             record: consuming ExchangeRecord, local: LocalResponse?, upgradeRequested: Bool,
-            decision: consuming RuleDecision = RuleDecision()
+            ruled: HTTPRelayRuledExchange? = nil
         ) {
             self.local = local
             self.upgradeRequested = upgradeRequested
-            rewritesResponse = decision.rewritesResponse
             clientKeepsAlive = record.request.keepAlive
             self.record = record
-            self.decision = decision
+            self.ruled = ruled
         }
 
         func complete(at end: Date) {
@@ -401,19 +398,19 @@ final class HTTPRelay {
     func forward(
         _ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String,
         upgrade: Bool,
-        decision: RuleDecision = RuleDecision()
+        ruled: RuledExchange? = nil
     ) {
         guard let upstream else { return }
         let pending = PendingExchange(
             record: records.record(
                 for: original ?? head, host: host, port: port, scheme: scheme, version: head.version,
                 at: context.clock.wallNow()),
-            local: nil, upgradeRequested: upgrade, decision: decision)
-        pending.record.rules += decision.rules
+            local: nil, upgradeRequested: upgrade, ruled: ruled.map(HTTPRelayRuledExchange.init))
+        if let decision = ruled?.decision { pending.record.rules += decision.rules }
         exchanges.append(pending)
         context.events.emitRequest(
             .request(connectionID: connectionID, host: host, port: port, method: head.method, url: pending.record.url))
-        if !decision.isEmpty { reportRules(decision, record: pending.record) }
+        if let decision = ruled?.decision, !decision.isEmpty { reportRules(decision, record: pending.record) }
         responseParser.expectResponse(toMethod: head.method)
         upstream.write(head.serialized())
     }
@@ -426,7 +423,7 @@ final class HTTPRelay {
             record: records.record(
                 for: head, host: host, port: port, scheme: scheme, version: head.version,
                 at: context.clock.wallNow()),
-            local: response, upgradeRequested: false, decision: decision)
+            local: response, upgradeRequested: false)
         pending.record.rules += decision.rules
         exchanges.append(pending)
         context.events.emitRequest(

@@ -17,7 +17,7 @@ struct HTTP2HeldResponse {
 extension HTTP2Relay {
     /// Holds a final response head whose stream's decision has a response breakpoint; whether it is held.
     func pauseAtResponseBreakpoint(_ clientID: Int32, _ block: HTTP2HeaderBlock) -> Bool {
-        guard let (breakpoint, rule) = ruled.decisions[clientID]?.breakpoint, breakpoint.response,
+        guard let (breakpoint, rule) = ruled.exchanges[clientID]?.decision.breakpoint, breakpoint.response,
             let stream = streams[clientID],
             !stream.asksForWebSocket
         else { return false }
@@ -25,6 +25,8 @@ extension HTTP2Relay {
         guard case .hold(let deadline) = machine.receive(.reached(.response, now: context.clock.now())) else {
             return false
         }
+        // The stream's rules machine holds the response too (nil: it could not, and reset the stream).
+        guard ruledResponse(.responseHeldAtBreakpoint, on: clientID) != nil else { return true }
         let response = HTTP2Heads.response(block.fields)
         let hasBody = response.mayHaveBody(toRequestMethod: stream.record.request.method)
         let body: PausedBody =
@@ -77,12 +79,18 @@ extension HTTP2Relay {
         case .release(let edit):
             unlistResponsePause(clientID)
             ruled.heldResponses[clientID] = nil
-            releaseResponse(held, edit, on: clientID)
+            if ruledResponse(.breakpointAnswered(continued: true), on: clientID) != nil {
+                releaseResponse(held, edit, on: clientID)
+            }
             pump()
         case .answer(let status, let reason):
             unlistResponsePause(clientID)
             ruled.heldResponses[clientID] = nil
-            if let record = streams[clientID]?.record, let decision = ruled.decisions[clientID] {
+            guard ruledResponse(.breakpointAnswered(continued: false), on: clientID) != nil else {
+                pump()
+                return
+            }
+            if let record = streams[clientID]?.record, let decision = ruled.exchanges[clientID]?.decision {
                 reportRuled(decision, record, "answered \(status): \(reason)")
             }
             if let upstreamID = streams[clientID]?.upstreamID { resetUpstream(upstreamID, .cancel) }
@@ -110,7 +118,7 @@ extension HTTP2Relay {
             }
             ruled.responseBodyEdited.insert(clientID)
         }
-        if let record = streams[clientID]?.record, let decision = ruled.decisions[clientID] {
+        if let record = streams[clientID]?.record, let decision = ruled.exchanges[clientID]?.decision {
             reportRuled(decision, record, what.joined(separator: "; "))
         }
         let endsWithHead = held.ended && held.body.isEmpty && held.trailers == nil
@@ -120,13 +128,18 @@ extension HTTP2Relay {
                 replacement: replacement),
             replacement == nil
         else { return }
-        if !held.body.isEmpty {
+        if !held.body.isEmpty, dropsResponseBody(clientID) {
+            // The rules' `bodyFile` replaced it: the held bytes leave the upstream's window here.
+            if let upstreamID = streams[clientID]?.upstreamID {
+                upstreamSession?.consume(streamID: upstreamID, count: held.body.count)
+            }
+        } else if !held.body.isEmpty {
             streams[clientID]?.record.responseBodyBytes += held.body.count
             streams[clientID]?.record.responseBody.append(held.body)
             clientSession.send(held.body, on: clientID)
         }
-        guard held.ended, !endsWithHead, let stream = streams[clientID],
-            advance(stream, .responseEnded) == .sendToClient
+        guard held.ended, !endsWithHead, ruledResponse(.responseEnded, on: clientID) != nil,
+            let stream = streams[clientID], advance(stream, .responseEnded) == .sendToClient
         else { return }
         if let trailers = held.trailers {
             streams[clientID]?.record.responseTrailers = HTTP2Heads.response(trailers).headers

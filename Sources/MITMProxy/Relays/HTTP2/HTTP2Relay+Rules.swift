@@ -14,19 +14,18 @@ struct HTTP2RelayRules {
         var body: [[UInt8]] = []
         var ended = false
         var trailers: [HTTP2HeaderField] = []
-        /// What the rules do to the request: held until a deadline, then sent on.
+        /// What the rules do to the request: held until a deadline, then sent on (and kept in `exchanges` for its
+        /// response).
         var exchange = RuledExchange(streams: true)
         /// Armed at the machine's deadline on the connection's clock.
         var timer: (any ClockTimer)?
     }
 
     var held: [Int32: Held] = [:]
-    /// Decisions of streams that went upstream, for their responses.
-    var decisions: [Int32: RuleDecision] = [:]
+    /// The rules' machines that sent their streams' requests upstream, by client stream: each takes its response.
+    var exchanges: [Int32: RuledExchange] = [:]
     /// Map-local files being sent, by client stream.
     var files: [Int32: LocalFileSender] = [:]
-    /// The rules' machines of responses being rewritten, by client stream.
-    var responses: [Int32: RuledExchange] = [:]
     /// Streams at a breakpoint (see `HTTP2Relay+Breakpoints.swift`).
     var breakpoints: [Int32: HTTP2RelayBreakpoint] = [:]
     /// Responses held at a breakpoint (see `HTTP2Relay+ResponseBreakpoints.swift`).
@@ -50,10 +49,7 @@ extension HTTP2Relay {
             RequestFacts(scheme: "https", host: host, port: port, method: head.method, target: head.target))
         guard !decision.isEmpty else { return false }
         streams[clientID]?.record.rules += decision.rules
-        if decision.answer == nil {
-            ruled.decisions[clientID] = decision
-            if pauseAtRequestBreakpoint(clientID, head, block, decision) { return true }
-        }
+        if decision.answer == nil, pauseAtRequestBreakpoint(clientID, head, block, decision) { return true }
         let held = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
         return startRuledRequest(clientID, held, head: head)
     }
@@ -80,9 +76,11 @@ extension HTTP2Relay {
                 return true
             case .forward where wasHeld:
                 ruled.held[clientID] = held
+                ruled.exchanges[clientID] = held.exchange
                 releaseHeld(clientID)
                 return true
             case .forward:
+                ruled.exchanges[clientID] = held.exchange
                 if let words = held.decision.requestWords(delayed: false), let record = streams[clientID]?.record {
                     reportRuled(held.decision, record, words)
                 }
@@ -103,6 +101,7 @@ extension HTTP2Relay {
         for action in actions {
             switch action {
             case .forward:
+                ruled.exchanges[clientID] = held.exchange
                 releaseHeld(clientID)
             case .answerLocally(let answer):
                 ruled.held[clientID] = nil
@@ -143,7 +142,7 @@ extension HTTP2Relay {
     }
 
     func ruledRequestFields(_ fields: [HTTP2HeaderField], _ clientID: Int32) -> [HTTP2HeaderField] {
-        guard let edits = ruled.decisions[clientID]?.requestHeaders, !edits.isEmpty else { return fields }
+        guard let edits = ruled.exchanges[clientID]?.decision.requestHeaders, !edits.isEmpty else { return fields }
         return Self.edit(fields, edits)
     }
 
@@ -286,16 +285,16 @@ extension HTTP2Relay {
         return true
     }
 
-    /// The response fields the client gets: the rules' status, header edits and body replacement.
+    /// The response fields the client gets: the rules' status, header edits and body replacement, by the machine that
+    /// sent the stream's request upstream.
     func ruledResponseFields(_ fields: [HTTP2HeaderField], _ clientID: Int32, endStream: Bool) -> (
         fields: [HTTP2HeaderField], body: [UInt8]?
     ) {
-        guard let decision = ruled.decisions[clientID], decision.rewritesResponse else { return (fields, nil) }
-        var ruledResponse = RuledExchange(forwarded: decision, streams: true)
+        guard var exchange = ruled.exchanges[clientID] else { return (fields, nil) }
         var edited = fields
         let status = edited.first(where: { $0.nameText == ":status" }).flatMap { Int($0.valueText) } ?? 200
         do {
-            let words = try ruledResponse.rewriteResponseHead(
+            let words = try exchange.rewriteResponseHead(
                 status: status, isHEAD: streams[clientID]?.record.request.method == "HEAD"
             ) { action in
                 switch action {
@@ -313,14 +312,15 @@ extension HTTP2Relay {
                     break
                 }
             }
-            if let record = streams[clientID]?.record { reportRuled(decision, record, words ?? "") }
+            if let words, let record = streams[clientID]?.record { reportRuled(exchange.decision, record, words) }
         } catch {
+            ruled.exchanges[clientID] = nil
             streams[clientID]?.fail(error.description)
             resetClient(clientID, .internalError)
             return (fields, nil)
         }
-        ruled.responses[clientID] = ruledResponse
-        return (edited, ruledResponse.replacement)
+        ruled.exchanges[clientID] = exchange
+        return (edited, exchange.replacement)
     }
 
     /// After a rewritten response head went to the client: the replacement body, or the fault.
@@ -333,20 +333,31 @@ extension HTTP2Relay {
                 clientSession.finish(streamID: clientID)
             }
         }
-        guard var ruledResponse = ruled.responses[clientID] else { return }
-        let actions: [RuledExchange.Action]
-        do {
-            actions = try ruledResponse.handle(.responseHeadSent)
-        } catch {
-            streams[clientID]?.fail(error.description)
-            resetClient(clientID, .internalError)
-            return
-        }
-        ruled.responses[clientID] = ruledResponse
+        guard let exchange = ruled.exchanges[clientID], let actions = ruledResponse(.responseHeadSent, on: clientID)
+        else { return }
         for case .breakConnection(let fault, let afterHead) in actions {
             breakByRule(
-                clientID, fault, ruledResponse.failure(fault, afterHead: afterHead),
+                clientID, fault, exchange.failure(fault, afterHead: afterHead),
                 closing: "closed by rule after the response head")
+            return
+        }
+        if upstreamEnded { ruledResponse(.responseEnded, on: clientID) }
+    }
+
+    /// The actions of the stream's rules machine for a response `event`: none for a stream no rule concerns, nil (the
+    /// stream reset, its record naming both) for an event the machine cannot have.
+    @discardableResult
+    func ruledResponse(_ event: RuledExchange.Event, on clientID: Int32) -> [RuledExchange.Action]? {
+        guard var exchange = ruled.exchanges[clientID] else { return [] }
+        do {
+            let actions = try exchange.handle(event)
+            ruled.exchanges[clientID] = exchange
+            return actions
+        } catch {
+            ruled.exchanges[clientID] = nil
+            streams[clientID]?.fail(error.description)
+            resetClient(clientID, .internalError)
+            return nil
         }
     }
 
@@ -362,18 +373,20 @@ extension HTTP2Relay {
         }
     }
 
-    /// Whether upstream body bytes of `clientID` are dropped (the rules replaced the body).
-    func isReplacingBody(_ clientID: Int32) -> Bool {
-        ruled.responses[clientID]?.dropsUpstreamBody == true || ruled.replacedAtBreakpoint.contains(clientID)
+    /// Whether a piece of the upstream body of `clientID` is dropped: the web UI or the rules replaced the body (its
+    /// rules machine says so), or the machine could not take the piece and reset the stream.
+    func dropsResponseBody(_ clientID: Int32) -> Bool {
+        if ruled.replacedAtBreakpoint.contains(clientID) { return true }
+        guard let actions = ruledResponse(.responseBody, on: clientID) else { return true }
+        return actions.contains(.dropBody)
     }
 
     /// Forgets a finished stream's rule state.
     func forgetRules(_ clientID: Int32) {
         ruled.held.removeValue(forKey: clientID)?.timer?.cancel()
         endBreakpoint(clientID)
-        ruled.decisions[clientID] = nil
+        ruled.exchanges[clientID] = nil
         ruled.files.removeValue(forKey: clientID)?.close()
-        ruled.responses[clientID] = nil
         ruled.replacedAtBreakpoint.remove(clientID)
         ruled.requestBodyEdited.remove(clientID)
         ruled.responseBodyEdited.remove(clientID)

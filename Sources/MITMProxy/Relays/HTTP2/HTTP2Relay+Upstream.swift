@@ -14,11 +14,11 @@ extension HTTP2Relay {
                 upstreamSession?.consume(streamID: upstreamID, count: bytes.count)
                 return
             }
-            if isReplacingBody(clientID) {
+            if holdResponseBody(bytes, on: clientID) { return }
+            if dropsResponseBody(clientID) {
                 upstreamSession?.consume(streamID: upstreamID, count: bytes.count)
                 return
             }
-            if holdResponseBody(bytes, on: clientID) { return }
             guard advance(stream, .responseBody) == .sendToClient else {
                 upstreamSession?.consume(streamID: upstreamID, count: bytes.count)
                 return
@@ -30,7 +30,9 @@ extension HTTP2Relay {
         case .endStream(let upstreamID):
             guard let clientID = clientStreamForUpstream[upstreamID], let stream = streams[clientID] else { return }
             if holdResponseEnd(on: clientID) { return }
-            guard advance(stream, .responseEnded) == .sendToClient else { return }
+            guard ruledResponse(.responseEnded, on: clientID) != nil,
+                advance(stream, .responseEnded) == .sendToClient
+            else { return }
             stream.webSocket?.inputEnded(fromClient: false)
             clientSession.finish(streamID: clientID)
         case .resetReceived(let upstreamID, let code):
@@ -106,7 +108,9 @@ extension HTTP2Relay {
             relayResponse(block.fields, on: clientID, endStream: block.endStream)
         case .trailers:
             if holdResponseEnd(on: clientID, trailers: block.fields) { return }
-            guard let stream = streams[clientID], advance(stream, .responseEnded) == .sendToClient else { return }
+            guard ruledResponse(.responseEnded, on: clientID) != nil, let stream = streams[clientID],
+                advance(stream, .responseEnded) == .sendToClient
+            else { return }
             stream.record.responseTrailers = HTTP2Heads.response(block.fields).headers
             clientSession.finish(streamID: clientID, trailers: block.fields)
         case .request:
