@@ -21,10 +21,7 @@ final class ReplayClient: @unchecked Sendable {
     }
 
     /// What became of it, for the web UI's answer.
-    enum Outcome: Sendable {
-        case answered(status: Int)
-        case failed(String)
-    }
+    typealias Outcome = ReplayOutcome
 
     /// The proxy's TLS toward itself is not verified: the peer is the proxy's own port on this machine, and what the
     /// proxy does upstream (verifying the origin) is what the replay is for.

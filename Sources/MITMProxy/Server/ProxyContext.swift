@@ -97,7 +97,9 @@ final class ProxyContext: Sendable {
         }
         web =
             configuration.webUI.enabled
-            ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil
+            ? WebUI(
+                configuration: configuration.webUI, isOwnAddress: { LocalTargetGuard.isThisMachine($0) },
+                droppedEvents: { events.droppedCount }) : nil
         if let web { events.subscribe(takesRequestEvents: false) { web.observe($0) } }
         web?.link(to: self)
     }
