@@ -2,6 +2,7 @@ import Foundation
 import MITMCore
 import MITMIO
 import MITMTLS
+import MITMWebUI
 
 /// One client connection to the proxy, from its first byte to its close: reads the proxy request,
 /// answers CONNECT, peeks at the tunnel's first bytes, and sets up interception or a raw tunnel.

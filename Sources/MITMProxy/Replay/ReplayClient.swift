@@ -2,6 +2,7 @@ import Foundation
 import MITMCore
 import MITMIO
 import MITMTLS
+import MITMWebUI
 
 /// Sends one request from the web UI through the proxy's own port, as a client would: a plain-HTTP request in
 /// absolute form, or an HTTPS request inside a CONNECT tunnel and TLS with the forged certificate. The proxy handles it

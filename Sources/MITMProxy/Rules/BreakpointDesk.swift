@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 import MITMIO
+import MITMWebUI
 import Synchronization
 
 /// The exchanges paused at breakpoints, as the web UI lists them, and the way back to each one's relay: the web queue

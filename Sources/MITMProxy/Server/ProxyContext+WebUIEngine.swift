@@ -1,5 +1,6 @@
 import MITMCore
 import MITMRules
+import MITMWebUI
 
 /// The proxy as the web UI acts on it: replays through its own port, the breakpoint desk, the web UI's breakpoint
 /// rules, and its own pages.

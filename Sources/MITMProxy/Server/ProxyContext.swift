@@ -3,6 +3,7 @@ import MITMCore
 import MITMIO
 import MITMRecording
 import MITMTLS
+import MITMWebUI
 import Synchronization
 
 /// Services shared by every connection of one proxy instance.
