@@ -132,7 +132,7 @@ let package = Package(
         .testTarget(name: "MITMIOTests", dependencies: ["MITMIO", "TestSupport"]),
         .testTarget(name: "MITMRulesTests", dependencies: ["MITMRules", "MITMCore", "TestSupport"]),
         .testTarget(name: "MITMRecordingTests", dependencies: ["MITMRecording", "MITMCore", "TestSupport"]),
-        .testTarget(name: "MITMWebUITests", dependencies: ["MITMWebUI", "MITMRules", "MITMCore"]),
+        .testTarget(name: "MITMWebUITests", dependencies: ["MITMWebUI", "MITMRules", "MITMCore", "MITMIO"]),
         .testTarget(
             name: "MITMProxyTests",
             dependencies: [
