@@ -166,7 +166,7 @@ package final class WebConnection: StreamSocketDelegate, @unchecked Sendable {
             }
             if case .notMine = reply {
                 reply = .response(
-                    web.engine.engine?.localPage(for: requestHead) ?? .text(503, "the proxy is not running"))
+                    web.engine?.localPage(for: requestHead) ?? .text(503, "the proxy is not running"))
             }
             let answered = reply
             loop.execute { self.deliver(answered, to: requestHead, keepAlive: keepAlive) }

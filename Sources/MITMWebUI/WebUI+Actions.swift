@@ -22,7 +22,7 @@ final class WebEngineLink: Sendable {
 extension WebUI {
     /// Links the web UI to the proxy it acts on, and feeds open pages the paused exchanges.
     package func link(to engine: any WebUIEngine) {
-        self.engine.set(engine)
+        engineLink.set(engine)
         engine.onPausesChanged { [weak self] paused in self?.pushPaused(paused) }
     }
 
@@ -34,7 +34,7 @@ extension WebUI {
         else {
             return nil
         }
-        guard let engine = engine.engine else { return .response(.text(503, "the proxy is not running")) }
+        guard let engine else { return .response(.text(503, "the proxy is not running")) }
         switch (request.method, path) {
         case ("POST", "/api/send"):
             return send(request, engine: engine)

@@ -20,7 +20,10 @@ package final class WebUI: Sendable {
     private let reportSource = Mutex<(@Sendable () -> VerdictReport)?>(nil)
     private let droppedEvents: @Sendable () -> Int
     /// The proxy the acting paths (replay, breakpoints) act on.
-    let engine = WebEngineLink()
+    let engineLink = WebEngineLink()
+
+    /// The proxy, while it runs.
+    var engine: (any WebUIEngine)? { engineLink.engine }
 
     /// How long board changes are gathered before open pages get the new board.
     static let boardDelay = DispatchTimeInterval.milliseconds(150)
