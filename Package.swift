@@ -84,16 +84,24 @@ let package = Package(
         // The run's records: the recording queue that carries every event to its subscribers, and the outputs that
         // subscribe (console lines, `--events`, `--har`, `--report`). It knows events, not the proxy that makes them.
         .target(name: "MITMRecording", dependencies: ["MITMCore"]),
+        // The web UI: its page and files, the answers to the page, the live feeds, and its connections, served on the
+        // byte stream the proxy accepted. It acts on the proxy through `WebUIEngine`, which the engine implements.
+        .target(
+            name: "MITMWebUI",
+            dependencies: ["MITMCore", "MITMIO", "MITMRules"],
+            // The page's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
+            resources: [
+                .embedInCode("Assets/index.html"), .embedInCode("Assets/app.js"), .embedInCode("Assets/board.css"),
+                .embedInCode("Assets/act.js"), .embedInCode("Assets/act.css"),
+            ]
+        ),
         .target(
             name: "MITMProxy",
-            dependencies: ["MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "MITMRules", "MITMRecording", "CNGHTTP2"],
-            // The web UI's files, compiled into the binary: nothing to install beside it, nothing fetched at run time.
+            dependencies: [
+                "MITMCore", "MITMTLS", "MITMIO", "MITMHTTP2", "MITMRules", "MITMRecording", "MITMWebUI", "CNGHTTP2",
+            ],
             // The table of known TLS client fingerprints, data kept beside the code (one line per fingerprint).
-            resources: [
-                .embedInCode("WebUI/Assets/index.html"), .embedInCode("WebUI/Assets/app.js"),
-                .embedInCode("WebUI/Assets/board.css"), .embedInCode("WebUI/Assets/act.js"),
-                .embedInCode("WebUI/Assets/act.css"), .embedInCode("Identity/KnownClients.txt"),
-            ]
+            resources: [.embedInCode("Identity/KnownClients.txt")]
         ),
         .target(
             name: "MITMPins",
@@ -124,11 +132,12 @@ let package = Package(
         .testTarget(name: "MITMIOTests", dependencies: ["MITMIO", "TestSupport"]),
         .testTarget(name: "MITMRulesTests", dependencies: ["MITMRules", "MITMCore", "TestSupport"]),
         .testTarget(name: "MITMRecordingTests", dependencies: ["MITMRecording", "MITMCore", "TestSupport"]),
+        .testTarget(name: "MITMWebUITests", dependencies: ["MITMWebUI", "MITMRules", "MITMCore", "MITMIO"]),
         .testTarget(
             name: "MITMProxyTests",
             dependencies: [
-                "MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2", "MITMRules", "MITMRecording", "CMITMShims",
-                "TestSupport",
+                "MITMProxy", "MITMTLS", "MITMCore", "MITMHTTP2", "MITMRules", "MITMRecording", "MITMWebUI",
+                "CMITMShims", "TestSupport",
             ],
             exclude: ["Fixtures"]
         ),

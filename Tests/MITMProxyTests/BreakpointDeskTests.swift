@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 import MITMIO
+import MITMWebUI
 import Synchronization
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import MITMCore
 import MITMIO
 import MITMTLS
+import MITMWebUI
 
 /// One client connection to the proxy, from its first byte to its close: reads the proxy request,
 /// answers CONNECT, peeks at the tunnel's first bytes, and sets up interception or a raw tunnel.
@@ -343,9 +344,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func startWebUI(_ web: WebUI, _ events: [HTTP1Event]) {
-        let connection = WebConnection(
-            web: web, context: context, loop: loop, client: PlainLeg(socket: clientSocket), parser: parser,
-            onWebPort: webUIOnly)
+        let connection = WebConnection(web: web, client: clientSocket, parser: parser, onWebPort: webUIOnly)
         startRelaying(.web(connection), for: .webUI)
         connection.start(initialEvents: events)
     }
@@ -375,8 +374,16 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func close(reason: String) { receive(.close(reason: reason)) }
 }
 
+extension ProxyConnection: WebConnectionOwner {
+    func webActivity() { relayActivity(headDeadline: nil) }
+
+    func webLingering() { relayLingering() }
+
+    func webClosed(reason: String) { relayClosed(reason: reason) }
+}
+
 extension ProxyConnection.Relay {
-    func setOwner(_ owner: RelayOwner) {
+    func setOwner(_ owner: any RelayOwner & WebConnectionOwner) {
         switch self {
         case .http1(let relay): relay.owner = owner
         case .http2(let relay): relay.owner = owner

@@ -2,6 +2,7 @@ import Foundation
 import MITMCore
 import MITMIO
 import MITMTLS
+import MITMWebUI
 
 /// Sends one request from the web UI through the proxy's own port, as a client would: a plain-HTTP request in
 /// absolute form, or an HTTPS request inside a CONNECT tunnel and TLS with the forged certificate. The proxy handles it
@@ -21,10 +22,7 @@ final class ReplayClient: @unchecked Sendable {
     }
 
     /// What became of it, for the web UI's answer.
-    enum Outcome: Sendable {
-        case answered(status: Int)
-        case failed(String)
-    }
+    typealias Outcome = ReplayOutcome
 
     /// The proxy's TLS toward itself is not verified: the peer is the proxy's own port on this machine, and what the
     /// proxy does upstream (verifying the origin) is what the replay is for.

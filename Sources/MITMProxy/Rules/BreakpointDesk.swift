@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 import MITMIO
+import MITMWebUI
 import Synchronization
 
 /// The exchanges paused at breakpoints, as the web UI lists them, and the way back to each one's relay: the web queue
@@ -9,46 +10,11 @@ import Synchronization
 /// injected clock).
 final class BreakpointDesk: Sendable {
     /// What a relay shows of the exchange it pauses.
-    struct Exchange: Encodable, Sendable {
-        let phase: BreakpointPhase
-        let rule: String
-        let connection: Int
-        let method: String
-        let url: String
-        /// The response's status, at a response breakpoint.
-        let status: Int?
-        let headers: [[String]]
-        /// The request's body at a request breakpoint, the response's at a response breakpoint.
-        var body: PausedBody
-        /// On an intercepted connection the host is fixed: only the path and query of the URL may change.
-        let hostFixed: Bool
-    }
-
-    /// A paused exchange as the web UI lists it: the exchange, its number, and its times.
-    struct Paused: Encodable, Sendable {
-        let id: Int
-        var exchange: Exchange
-        /// Milliseconds since 1970: when it paused, and when it is aborted unless answered.
-        let since: Double
-        let abortsAt: Double
-
-        private enum Keys: String, CodingKey { case id, since, abortsAt }
-
-        /// One flat object: the exchange's fields beside the number and times.
-        func encode(to encoder: any Encoder) throws {
-            try exchange.encode(to: encoder)
-            var container = encoder.container(keyedBy: Keys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(since, forKey: .since)
-            try container.encode(abortsAt, forKey: .abortsAt)
-        }
-    }
-
+    typealias Exchange = BreakpointPause.Exchange
+    /// A paused exchange as the web UI lists it.
+    typealias Paused = BreakpointPause
     /// The web UI's answer to one paused exchange.
-    enum Answer: Sendable {
-        case continued(BreakpointEdit)
-        case aborted
-    }
+    typealias Answer = BreakpointPause.Answer
 
     private struct Entry {
         var paused: Paused

@@ -3,6 +3,7 @@ import MITMCore
 import MITMIO
 import MITMRecording
 import MITMTLS
+import MITMWebUI
 import Synchronization
 
 /// Services shared by every connection of one proxy instance.
@@ -97,7 +98,9 @@ final class ProxyContext: Sendable {
         }
         web =
             configuration.webUI.enabled
-            ? WebUI(configuration: configuration.webUI, droppedEvents: { events.droppedCount }) : nil
+            ? WebUI(
+                configuration: configuration.webUI, isOwnAddress: { LocalTargetGuard.isThisMachine($0) },
+                droppedEvents: { events.droppedCount }) : nil
         if let web { events.subscribe(takesRequestEvents: false) { web.observe($0) } }
         web?.link(to: self)
     }

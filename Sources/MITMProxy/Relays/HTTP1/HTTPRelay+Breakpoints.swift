@@ -2,6 +2,7 @@ import Foundation
 import MITMCore
 import MITMIO
 import MITMRules
+import MITMWebUI
 
 /// A request of the HTTP/1 relay held at a breakpoint: held as a rule `delay` holds it (the head waits in the queue,
 /// the client's reads paused), released by the web UI instead of a timer.

@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 import MITMIO
+import MITMWebUI
 
 /// A response of the HTTP/1 relay held at a breakpoint: its head, not yet sent to the client, and what the upstream
 /// sent after it, parsed and kept in order. The upstream is read on until the body is whole or `PausedBody.editLimit`

@@ -3,6 +3,7 @@ import MITMCore
 import MITMHTTP2
 import MITMIO
 import MITMRules
+import MITMWebUI
 
 /// A stream of the HTTP/2 relay held at a breakpoint: held as a rule `delay` holds it (`HTTP2RelayRules.Held`, the
 /// client's window closed for its body), released by the web UI instead of a timer.

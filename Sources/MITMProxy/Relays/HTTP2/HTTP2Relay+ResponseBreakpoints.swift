@@ -1,6 +1,7 @@
 import Foundation
 import MITMCore
 import MITMHTTP2
+import MITMWebUI
 
 /// A response of the HTTP/2 relay held at a breakpoint: its fields, not yet sent to the client, and the body and end
 /// that arrived after them. The body's bytes are not consumed while held, so the upstream's stream window (256 KiB)

@@ -3,28 +3,27 @@ import MITMCore
 import MITMRules
 import Synchronization
 
-/// What the web UI acts on besides the recording: the proxy that sends its replays and holds its breakpoints. Weak: the
-/// proxy owns the web UI.
+/// The proxy the web UI acts on, held weakly: the proxy owns the web UI.
 final class WebEngineLink: Sendable {
     private struct Weak: @unchecked Sendable {  // @unchecked: only read and written under the mutex
-        weak var context: ProxyContext?
+        weak var engine: (any WebUIEngine)?
     }
 
     private let link = Mutex(Weak())
 
-    /// Links the web UI to `context`.
-    func set(_ context: ProxyContext) { link.withLock { $0.context = context } }
+    /// Links the web UI to `engine`.
+    func set(_ engine: any WebUIEngine) { link.withLock { $0.engine = engine } }
 
-    var context: ProxyContext? { link.withLock { $0.context } }
+    var engine: (any WebUIEngine)? { link.withLock { $0.engine } }
 }
 
 /// The web UI's acting paths: resend a flow (as it was, or edited), compose a request, answer paused exchanges, and
 /// set breakpoints. Every one is a POST behind the same token and `X-Mitm-Proxy-UI` check as the others (`reply(to:)`).
 extension WebUI {
     /// Links the web UI to the proxy it acts on, and feeds open pages the paused exchanges.
-    func link(to context: ProxyContext) {
-        engine.set(context)
-        context.breakpoints.onChange { [weak self] paused in self?.pushPaused(paused) }
+    package func link(to engine: any WebUIEngine) {
+        engineLink.set(engine)
+        engine.onPausesChanged { [weak self] paused in self?.pushPaused(paused) }
     }
 
     /// The answer to one of the acting paths, or nil when `request` is for another path.
@@ -35,18 +34,18 @@ extension WebUI {
         else {
             return nil
         }
-        guard let context = engine.context else { return .response(.text(503, "the proxy is not running")) }
+        guard let engine else { return .response(.text(503, "the proxy is not running")) }
         switch (request.method, path) {
         case ("POST", "/api/send"):
-            return send(request, context: context)
+            return send(request, engine: engine)
         case ("GET", "/api/paused"):
-            return .response(.json(PausedList(paused: context.breakpoints.paused)))
+            return .response(.json(PausedList(paused: engine.pausedExchanges)))
         case ("POST", _) where path.hasPrefix("/api/paused/"):
-            return answerPaused(request, context: context)
+            return answerPaused(request, engine: engine)
         case ("GET", "/api/breakpoints"):
-            return .response(.json(BreakpointList(context.rules.webRuleList)))
+            return .response(.json(BreakpointList(engine.webBreakpoints)))
         case ("POST", "/api/breakpoints"):
-            return setBreakpoints(request, context: context)
+            return setBreakpoints(request, engine: engine)
         default:
             return .response(.text(405, "\(request.method) is not used on \(path)"))
         }
@@ -54,7 +53,7 @@ extension WebUI {
 
     // MARK: replay, edit and resend, compose
 
-    private func send(_ request: WebRequest, context: ProxyContext) -> WebReply {
+    private func send(_ request: WebRequest, engine: any WebUIEngine) -> WebReply {
         let order: SendOrder
         do {
             order = try JSONDecoder().decode(SendOrder.self, from: Data(request.body))
@@ -71,9 +70,9 @@ extension WebUI {
         case .success(let made): prepared = made
         case .failure(let problem): return .response(.text(problem.status, problem.message))
         }
-        let tag = ReplayTags.Tag(replayOf: order.flow, guardedClient: context.guardedClient(forClient: request.peer))
+        let peer = request.peer
         return .later { respond in
-            ReplayClient.send(prepared.head, body: prepared.body, tag: tag, context: context) { outcome in
+            engine.send(prepared.head, body: prepared.body, replaying: order.flow, for: peer) { outcome in
                 switch outcome {
                 case .answered(let status): respond(.json(SendResult(status: status, error: nil)))
                 case .failed(let reason):
@@ -88,13 +87,13 @@ extension WebUI {
 
     // MARK: breakpoints
 
-    private func answerPaused(_ request: WebRequest, context: ProxyContext) -> WebReply {
+    private func answerPaused(_ request: WebRequest, engine: any WebUIEngine) -> WebReply {
         let parts = request.path.dropFirst("/api/paused/".count).split(separator: "/")
         guard parts.count == 2, let id = Int(parts[0]), parts[1] == "continue" || parts[1] == "abort" else {
             return .response(
                 .text(404, "use POST /api/paused/N/continue (with an optional edit) or /api/paused/N/abort"))
         }
-        let answer: BreakpointDesk.Answer
+        let answer: BreakpointPause.Answer
         if parts[1] == "abort" {
             answer = .aborted
         } else if request.body.isEmpty {
@@ -107,20 +106,18 @@ extension WebUI {
                         #"the edit is {"method": "GET", "url": "https://...", "status": 200, "headers": [[name, value]], "body": "..."}, each optional"#
                     ))
             }
-            if edit.url != nil, context.refusesLocalTargets(forClient: request.peer),
-                let problem = context.breakpoints.hostChange(id, edit)
-            {
-                return .response(.text(403, problem))
-            }
             answer = .continued(edit)
         }
-        if let problem = context.breakpoints.answer(id, answer) {
-            return .response(.text(problem.hasPrefix("no exchange") ? 404 : 400, problem))
+        switch engine.answerPause(id, answer, from: request.peer) {
+        case nil:
+            return .response(WebResponse(status: 204, reason: "No Content", contentType: "text/plain", body: []))
+        case .notPaused(let problem): return .response(.text(404, problem))
+        case .forbidden(let problem): return .response(.text(403, problem))
+        case .invalid(let problem): return .response(.text(400, problem))
         }
-        return .response(WebResponse(status: 204, reason: "No Content", contentType: "text/plain", body: []))
     }
 
-    private func setBreakpoints(_ request: WebRequest, context: ProxyContext) -> WebReply {
+    private func setBreakpoints(_ request: WebRequest, engine: any WebUIEngine) -> WebReply {
         guard let list = try? JSONDecoder().decode(BreakpointList.self, from: Data(request.body)) else {
             return .response(
                 .text(
@@ -129,15 +126,15 @@ extension WebUI {
                 ))
         }
         do {
-            context.rules.setWebRules(try list.rules())
+            engine.setWebBreakpoints(try list.rules())
         } catch {
             return .response(.text(400, error.message))
         }
-        return .response(.json(BreakpointList(context.rules.webRuleList)))
+        return .response(.json(BreakpointList(engine.webBreakpoints)))
     }
 
     /// Sends open pages the paused exchanges (in line with the flow messages).
-    func pushPaused(_ paused: [BreakpointDesk.Paused]) {
+    func pushPaused(_ paused: [BreakpointPause]) {
         guard let frame = Self.frame("paused", PausedList(paused: paused)) else { return }
         for feed in openFeeds() { feed.pushFlow(frame) }
     }
@@ -145,7 +142,7 @@ extension WebUI {
 
 /// `GET /api/paused` and the feed's `paused` message.
 private struct PausedList: Encodable {
-    let paused: [BreakpointDesk.Paused]
+    let paused: [BreakpointPause]
 }
 
 /// The web UI's breakpoints, as `GET` and `POST /api/breakpoints` carry them.

@@ -1,7 +1,7 @@
 import MITMCore
 import Testing
 
-@testable import MITMProxy
+@testable import MITMWebUI
 
 /// The web UI's one check against cross-site request forgery.
 @Suite struct CrossSiteRequestCheckTests {

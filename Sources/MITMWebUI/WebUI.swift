@@ -6,11 +6,11 @@ import Synchronization
 /// The web UI's side of the proxy: keeps recent flows (fed from the recording queue, like every other recorder),
 /// answers the page's requests off the loops, and feeds every open page live. Each page has its own bounded
 /// feed: a page that reads slowly loses flow messages (and is told so), never slows the recording or the loops.
-final class WebUI: Sendable {
+package final class WebUI: Sendable {
     let configuration: WebUIConfiguration
     let access: WebAccess
     /// Where replies are computed: never on a loop, so a large HAR does not hold up relaying.
-    let queue = DispatchQueue(label: "mitm-proxy.web")
+    package let queue = DispatchQueue(label: "mitm-proxy.web")
     private let log: Mutex<FlowLog>
     private let feeds = Mutex<[ObjectIdentifier: WebFeed]>([:])
     private let boardScheduled = Atomic<Bool>(false)
@@ -20,22 +20,30 @@ final class WebUI: Sendable {
     private let reportSource = Mutex<(@Sendable () -> VerdictReport)?>(nil)
     private let droppedEvents: @Sendable () -> Int
     /// The proxy the acting paths (replay, breakpoints) act on.
-    let engine = WebEngineLink()
+    let engineLink = WebEngineLink()
+
+    /// The proxy, while it runs.
+    var engine: (any WebUIEngine)? { engineLink.engine }
 
     /// How long board changes are gathered before open pages get the new board.
     static let boardDelay = DispatchTimeInterval.milliseconds(150)
     /// How long a WebSocket's messages are gathered before open pages get its row again.
     static let messageDelay = DispatchTimeInterval.milliseconds(100)
 
-    init(configuration: WebUIConfiguration, droppedEvents: @escaping @Sendable () -> Int) {
+    /// A web UI as `configuration` says; `isOwnAddress` tells this machine's interface addresses (a client there is
+    /// this machine), `droppedEvents` how many events the recording dropped.
+    package init(
+        configuration: WebUIConfiguration, isOwnAddress: @escaping @Sendable (String) -> Bool,
+        droppedEvents: @escaping @Sendable () -> Int
+    ) {
         self.configuration = configuration
-        access = WebAccess(token: configuration.token, isOwnAddress: { LocalTargetGuard.isThisMachine($0) })
+        access = WebAccess(token: configuration.token, isOwnAddress: isOwnAddress)
         log = Mutex(FlowLog(capacity: configuration.flowLimit, bodyBudget: configuration.bodyBudget))
         self.droppedEvents = droppedEvents
     }
 
     /// Where the board's report comes from (set once the server knows its address and findings).
-    func showReport(from source: @escaping @Sendable () -> VerdictReport) {
+    package func showReport(from source: @escaping @Sendable () -> VerdictReport) {
         reportSource.withLock { $0 = source }
     }
 
@@ -52,7 +60,7 @@ final class WebUI: Sendable {
     // MARK: recording
 
     /// Takes a recorded event (on the recording queue).
-    func observe(_ event: ProxyEvent) {
+    package func observe(_ event: ProxyEvent) {
         let change = log.withLock { $0.record(event) }
         let open = feeds.withLock { Array($0.values) }
         guard !open.isEmpty else { return }
@@ -149,7 +157,7 @@ final class WebUI: Sendable {
     func openFeeds() -> [WebFeed] { feeds.withLock { Array($0.values) } }
 
     /// Open pages.
-    var feedCount: Int { feeds.withLock { $0.count } }
+    package var feedCount: Int { feeds.withLock { $0.count } }
 
     /// An event-stream message carrying `value` as JSON.
     static func frame(_ name: String, _ value: some Encodable) -> [UInt8]? {

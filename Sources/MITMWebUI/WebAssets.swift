@@ -1,4 +1,4 @@
-/// The page's files: plain HTML, CSS and JavaScript in `Sources/MITMProxy/WebUI/Assets`, compiled into the binary
+/// The page's files: plain HTML, CSS and JavaScript in `Sources/MITMWebUI/Assets`, compiled into the binary
 /// (SwiftPM `embedInCode`), so the single `mitm-proxy` file serves them wherever it is copied; nothing is fetched
 /// from anywhere else.
 enum WebAssets {

@@ -110,7 +110,7 @@ extension WebUI {
     private func har(of flows: [Flow]) -> WebReply {
         let builder = HARBuilder(redact: configuration.redactHAR)
         do {
-            let data = try FlowHAR.document(flows, builder: builder, creatorVersion: LibraryVersions.mitmProxy)
+            let data = try FlowHAR.document(flows, builder: builder, creatorVersion: ProductVersion.mitmProxy)
             return .response(.attachment("application/json", Array(data), filename: "mitm-proxy-\(Self.stamp()).har"))
         } catch {
             return .response(.text(500, "cannot write the HAR: \(error)"))

@@ -4,7 +4,7 @@ import Synchronization
 
 /// One open page's live feed: filled on the recording queue, emptied by the page's connection on its loop, which
 /// is woken once per batch (never per message) and writes only while its output is under its mark.
-final class WebFeed: Sendable {
+package final class WebFeed: Sendable {
     private let queue: Mutex<WebFeedQueue>
     private let loop: EventLoop
     private let wake: @Sendable () -> Void

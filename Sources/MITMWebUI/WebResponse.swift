@@ -61,13 +61,23 @@ enum WebReply: Sendable {
 }
 
 /// A whole response of the web UI.
-struct WebResponse: Sendable {
-    var status: Int
-    var reason: String
-    var contentType: String
-    var body: [UInt8]
+package struct WebResponse: Sendable {
+    package var status: Int
+    package var reason: String
+    package var contentType: String
+    package var body: [UInt8]
     /// Headers beyond the ones every response carries.
-    var extraHeaders: [(String, String)] = []
+    package var extraHeaders: [(String, String)]
+
+    package init(
+        status: Int, reason: String, contentType: String, body: [UInt8], extraHeaders: [(String, String)] = []
+    ) {
+        self.status = status
+        self.reason = reason
+        self.contentType = contentType
+        self.body = body
+        self.extraHeaders = extraHeaders
+    }
 
     /// The response head; every one forbids caching, framing and content sniffing, and loads nothing from elsewhere.
     func head(keepAlive: Bool) -> HTTPResponseHead {
@@ -108,9 +118,9 @@ struct WebResponse: Sendable {
         }
     }
 
-    static func text(_ status: Int, _ message: String) -> WebResponse {
+    package static func text(_ status: Int, _ message: String) -> WebResponse {
         WebResponse(
-            status: status, reason: LocalResponse.reasonPhrases[status] ?? reasonPhrases[status] ?? "Error",
+            status: status, reason: HTTPReasonPhrase.proxyAnswers[status] ?? reasonPhrases[status] ?? "Error",
             contentType: "text/plain; charset=utf-8", body: Array("mitm-proxy: \(message)\n".utf8))
     }
 

@@ -3,19 +3,19 @@ import MITMCore
 /// The body of an exchange paused at a breakpoint, as the web UI shows it: its text when the web UI may edit it, or why
 /// it may not. Only a complete body up to `editLimit` that is UTF-8 text is editable: one still streaming would have
 /// to be held whole, and binary bytes do not survive a text field.
-struct PausedBody: Encodable, Sendable, Equatable {
+package struct PausedBody: Encodable, Sendable, Equatable {
     /// The body's text, when it can be edited.
-    let text: String?
+    package let text: String?
     /// Its size in bytes, when it is complete.
-    let size: Int?
+    package let size: Int?
     /// Why it cannot be edited, when it cannot.
-    let notEditable: String?
+    package let notEditable: String?
 
     /// The largest body the web UI edits.
-    static let editLimit = 1 << 20
+    package static let editLimit = 1 << 20
 
     /// A body whose bytes are `bytes` when it is complete (nil while it still streams).
-    static func of(_ bytes: [UInt8]?) -> PausedBody {
+    package static func of(_ bytes: [UInt8]?) -> PausedBody {
         guard let bytes else {
             return PausedBody(
                 text: nil, size: nil,
@@ -35,5 +35,5 @@ struct PausedBody: Encodable, Sendable, Equatable {
     }
 
     /// A body that is not there to edit: `reason` says why (a 101, a HEAD's response, a WebSocket).
-    static func none(_ reason: String) -> PausedBody { PausedBody(text: nil, size: nil, notEditable: reason) }
+    package static func none(_ reason: String) -> PausedBody { PausedBody(text: nil, size: nil, notEditable: reason) }
 }

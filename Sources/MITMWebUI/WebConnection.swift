@@ -2,13 +2,25 @@ import Foundation
 import MITMCore
 import MITMIO
 
+/// What a web UI connection tells the connection that owns it (the proxy's, which keeps its deadline), on its loop.
+/// Held `unowned`: the owner outlives it.
+package protocol WebConnectionOwner: AnyObject {
+    /// A request or response moved: the owner's idle deadline starts again.
+    func webActivity()
+    /// The last response is queued and only the client's hang-up is awaited.
+    func webLingering()
+    /// The connection closed.
+    func webClosed(reason: String)
+}
+
 /// Serves the web UI on one client connection, HTTP/1.1 with keep-alive: reads a request, has the web queue compute
 /// the answer (never the loop), writes it as the client drains it, and for `/events` keeps the connection as the
-/// page's live feed. Requests that are not the web UI's get the proxy's own pages (the CA download). Confined to its loop.
+/// page's live feed. Requests that are not the web UI's get the proxy's own pages (the CA download). Confined to its
+/// loop; the client is the plain byte stream the proxy accepted, and this connection is its delegate.
 // @unchecked Sendable: confined to its loop's queue; work from the web queue and the feed comes back through `loop.execute`.
-final class WebConnection: @unchecked Sendable {
+package final class WebConnection: StreamSocketDelegate, @unchecked Sendable {
     /// Where the connection is.
-    enum State {
+    package enum State {
         /// Waiting for a whole request.
         case reading
         /// The web queue computes the answer to the request read.
@@ -23,17 +35,16 @@ final class WebConnection: @unchecked Sendable {
     }
 
     let web: WebUI
-    let context: ProxyContext
     let loop: EventLoop
-    let client: Leg
-    private(set) var state = State.reading
+    let client: any ByteStream
+    package private(set) var state = State.reading
     private var parser: HTTP1Parser
     private var queued: [HTTP1Event] = []
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var clientEnded = false
     /// The connection that owns this one.
-    unowned var owner: RelayOwner?
+    package unowned var owner: (any WebConnectionOwner)?
     private let peer: String?
     /// Whether this connection came to the web UI's own port (`--web-port`), not the proxy's.
     private let onWebPort: Bool
@@ -45,19 +56,21 @@ final class WebConnection: @unchecked Sendable {
     /// A request body (the flow numbers of a HAR download) may not be larger.
     static let maxRequestBody = 4 * 1024 * 1024
 
-    init(web: WebUI, context: ProxyContext, loop: EventLoop, client: Leg, parser: HTTP1Parser, onWebPort: Bool) {
+    /// Serves `client`, on its loop, where `parser` has read so far.
+    package init(web: WebUI, client: any ByteStream, parser: HTTP1Parser, onWebPort: Bool) {
         self.onWebPort = onWebPort
         self.web = web
-        self.context = context
-        self.loop = loop
+        self.loop = client.loop
         self.client = client
         self.parser = parser
         peer = PeerAddress.host(of: client.peerDescription)
     }
 
+    deinit { client.detach(self) }
+
     /// Starts serving, first the events the caller already parsed.
-    func start(initialEvents: [HTTP1Event]) {
-        client.onEvent = { [unowned self] event in self.clientEvent(event) }
+    package func start(initialEvents: [HTTP1Event]) {
+        client.delegate = self
         queued = initialEvents
         processQueued()
         if case .reading = state { client.resumeReading() }
@@ -65,36 +78,41 @@ final class WebConnection: @unchecked Sendable {
 
     // MARK: client
 
-    private func clientEvent(_ event: LegEvent) {
-        switch event {
-        case .data(let bytes):
-            // Bytes alone do not keep the connection: a request head trickled in byte by byte must still end at the
-            // idle timeout. Whole requests and responses do (`answer`, `finishSending`).
-            if case .streaming = state { return }  // a page sends nothing on its feed
-            if case .closing = state { return }
-            do {
-                queued += try parser.feed(Array(bytes))
-            } catch {
-                answerAndClose(.text(error.suggestedStatus, error.reason))
-                return
-            }
-            processQueued()
-        case .endOfInput:
-            clientEnded = true
-            switch state {
-            case .reading where head == nil && queued.isEmpty, .streaming, .closing:
-                close(reason: "client closed the connection")
-            case .reading, .answering, .sending: return  // the answer goes out, then the connection closes
-            case .closed: return
-            }
-        case .failed(let reason):
-            close(reason: "client: \(reason)")
-        case .drained:
-            switch state {
-            case .sending: continueSending()
-            case .streaming(let feed): if feed.drained() { writeFeed(feed) }
-            case .reading, .answering, .closing, .closed: return
-            }
+    package func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+        // Bytes alone do not keep the connection: a request head trickled in byte by byte must still end at the
+        // idle timeout. Whole requests and responses do (`answer`, `finishSending`).
+        switch state {
+        case .streaming, .closing, .closed: return  // a page sends nothing on its feed
+        case .reading, .answering, .sending: break
+        }
+        do {
+            queued += try parser.feed(Array(bytes))
+        } catch {
+            answerAndClose(.text(error.suggestedStatus, error.reason))
+            return
+        }
+        processQueued()
+    }
+
+    package func socketDidReadEOF(_ socket: any ByteStream) {
+        clientEnded = true
+        switch state {
+        case .reading where head == nil && queued.isEmpty, .streaming, .closing:
+            close(reason: "client closed the connection")
+        case .reading, .answering, .sending: return  // the answer goes out, then the connection closes
+        case .closed: return
+        }
+    }
+
+    package func socket(_ socket: any ByteStream, didFail error: SystemCallError) {
+        close(reason: "client: \(error.description)")
+    }
+
+    package func socketDidDrain(_ socket: any ByteStream) {
+        switch state {
+        case .sending: continueSending()
+        case .streaming(let feed): if feed.drained() { writeFeed(feed) }
+        case .reading, .answering, .closing, .closed: return
         }
     }
 
@@ -128,7 +146,7 @@ final class WebConnection: @unchecked Sendable {
 
     private func answer(_ requestHead: HTTPRequestHead, body: [UInt8]) {
         state = .answering
-        owner?.relayActivity(headDeadline: nil)
+        owner?.webActivity()
         client.pauseReading()
         let keepAlive =
             requestHead.keepAlive && requestHead.method != "CONNECT" && !requestHead.headers.contains("upgrade")
@@ -138,8 +156,6 @@ final class WebConnection: @unchecked Sendable {
         }
         let request = WebRequest(head: requestHead, body: body, peer: peer, onWebPort: onWebPort)
         let web = web
-        let authority = context.authority
-        let advertised = context.configuration.advertised
         web.queue.async { [self] in
             var reply = web.reply(to: request)
             if case .later(let start) = reply {
@@ -149,12 +165,8 @@ final class WebConnection: @unchecked Sendable {
                 return
             }
             if case .notMine = reply {
-                let local = LocalPages.response(
-                    for: requestHead.target, request: requestHead, authority: authority, advertised: advertised)
                 reply = .response(
-                    WebResponse(
-                        status: local.status, reason: local.reasonPhrase, contentType: local.contentType,
-                        body: local.body))
+                    web.engine?.localPage(for: requestHead) ?? .text(503, "the proxy is not running"))
             }
             let answered = reply
             loop.execute { self.deliver(answered, to: requestHead, keepAlive: keepAlive) }
@@ -175,7 +187,7 @@ final class WebConnection: @unchecked Sendable {
             }
             state = .streaming(feed)
             // What a page that stops reading can hold: this, the connection's own mark, and the feed's capacity.
-            (client as? PlainLeg)?.limitKernelSendBuffer(to: Self.kernelSendBuffer)
+            (client as? StreamSocket)?.limitKernelSendBuffer(to: Self.kernelSendBuffer)
             web.attach(feed)
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "text/event-stream; charset=utf-8")
@@ -200,7 +212,7 @@ final class WebConnection: @unchecked Sendable {
             let end = min(bytes.count, offset + Self.writeChunk)
             // The state moves on before the write: a write the kernel takes at once may report the drain right away.
             state = .sending(body: bytes, offset: end, keepAlive: keepAlive)
-            owner?.relayActivity(headDeadline: nil)
+            owner?.webActivity()
             client.write(Array(bytes[offset..<end]))
         }
     }
@@ -211,7 +223,7 @@ final class WebConnection: @unchecked Sendable {
             return
         }
         state = .reading
-        owner?.relayActivity(headDeadline: nil)
+        owner?.webActivity()
         client.resumeReading()
         processQueued()
     }
@@ -234,10 +246,10 @@ final class WebConnection: @unchecked Sendable {
 
     /// The idle deadline passed: a live feed says it is still there (and finds out whether the page is); returns
     /// whether the connection stays.
-    func idleDeadlinePassed() -> Bool {
+    package func idleDeadlinePassed() -> Bool {
         guard case .streaming = state else { return false }
         client.write(ServerSentEvent.heartbeat)
-        owner?.relayActivity(headDeadline: nil)
+        owner?.webActivity()
         return true
     }
 
@@ -251,20 +263,20 @@ final class WebConnection: @unchecked Sendable {
     /// Sends what is queued, then FIN, and waits for the client to hang up.
     private func closeAfterFlush() {
         state = .closing
-        client.finishWriting()
+        client.shutdownWriteAfterFlush()
         client.resumeReading()
-        owner?.relayLingering()
+        owner?.webLingering()
     }
 
     /// Closes the connection now.
-    func close(reason: String) {
+    package func close(reason: String) {
         if case .closed = state { return }
         if case .streaming(let feed) = state { web.detach(feed) }
         state = .closed
-        client.onEvent = nil
+        client.detach(self)
         client.close()
         let owner = owner
         self.owner = nil
-        owner?.relayClosed(reason: reason)
+        owner?.webClosed(reason: reason)
     }
 }

@@ -1,5 +1,3 @@
-import MITMCore
-
 /// The web UI: the board and the traffic in a browser, served at the proxy's own address (`http://127.0.0.1:PORT/`)
 /// and optionally on a listener of its own.
 public struct WebUIConfiguration: Sendable {
