@@ -87,6 +87,6 @@ struct CertificateRecipe {
             try X509Extensions.add(built, to: raw)
         }
         guard X509_sign(raw, signingKey.pointer, EVP_sha256()) > 0 else { throw TLSError("signing a certificate") }
-        return certificate
+        return try certificate.reparsed()
     }
 }

@@ -93,7 +93,7 @@ public final class LeafForger: Sendable {
         guard X509_sign(raw, signingKey.pointer, EVP_sha256()) > 0 else {
             throw TLSError("signing a forged certificate")
         }
-        return certificate
+        return try certificate.reparsed()
     }
 }
 

@@ -56,6 +56,10 @@ public final class X509Certificate: @unchecked Sendable {
         return looksLikePEM ? try pemChain(bytes) : [try X509Certificate(der: bytes)]
     }
 
+    /// This certificate parsed back from its DER. OpenSSL keeps the encoding only of a certificate it parsed: one it
+    /// built and signed is encoded again every time it is sent, twice per handshake.
+    func reparsed() throws(TLSError) -> X509Certificate { try X509Certificate(der: der) }
+
     /// The certificate in DER.
     public var der: [UInt8] {
         derEncoded { i2d_X509(pointer, $0) } ?? []
