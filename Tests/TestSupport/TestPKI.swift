@@ -70,9 +70,10 @@ public struct TestPKI: Sendable {
     public func issueLeaf(_ stem: String, host: String, key: KeyType, days: Int) async throws {
         switch key {
         case .rsa(let bits):
-            try await openssl([
-                "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)", "-out", "\(stem)-key.pem",
-            ])
+            // A 4096-bit key takes seconds on a quiet machine and can take minutes beside a whole parallel test run.
+            try await openssl(
+                ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)", "-out", "\(stem)-key.pem"],
+                timeout: .seconds(600))
         case .ec(let curve):
             try await openssl([
                 "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)", "-out", "\(stem)-key.pem",
@@ -98,9 +99,9 @@ public struct TestPKI: Sendable {
     }
 
     /// Runs `openssl arguments` in the directory; throws with its output when it fails.
-    public func openssl(_ arguments: [String]) async throws {
+    public func openssl(_ arguments: [String], timeout: Duration = .seconds(120)) async throws {
         let result = try await Subprocess.run(
-            "/bin/sh", ["-c", "cd \"$0\" && exec openssl \"$@\"", directory] + arguments)
+            "/bin/sh", ["-c", "cd \"$0\" && exec openssl \"$@\"", directory] + arguments, timeout: timeout)
         guard result.succeeded else {
             throw SubprocessError(description: "openssl \(arguments.joined(separator: " ")) failed: \(result)")
         }
