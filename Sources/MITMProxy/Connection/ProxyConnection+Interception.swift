@@ -54,6 +54,8 @@ extension ProxyConnection {
     func interceptOver(_ interception: Interception, upstream: Result<UpstreamConnection, UpstreamFailure>) {
         let tunnel = interception.tunnel
         if let name = interception.hello.serverName, interception.hello.validServerName == nil {
+            // The connection was handed here: nothing else closes it.
+            if case .success(let connection) = upstream { connection.socket.close() }
             interception.verdict.observe(.handshakeFailed("invalid server name (SNI)"))
             context.events.emit(
                 .clientTLSFailed(
