@@ -566,26 +566,21 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         }
         progress(settled)
         switch (state, settled) {
-        case (.awaitingTarget(let tunnel, _, _), .connected):
-            return [.answerTarget(tunnel, failure: nil)]
         case (.awaitingTarget(let tunnel, _, _), .failed(let failure)):
             return [.answerTarget(tunnel, failure: failure)]
+        case (.awaitingTarget(let tunnel, _, _), _):
+            return [.answerTarget(tunnel, failure: nil)]
         case (.peeking(let tunnel, _, _), .connected(let connection)):
             return [.watchServerFirst(tunnel, connection)]
+        case (.peeking, _):
+            return []  // a failure is told once the tunnel's first bytes show what it needs
         case (.awaitingRawUpstream(let tunnel, _, _), .connected(let connection)):
             progress(.none)
             return [.relayRawTunnel(tunnel, connection)]
         case (.awaitingRawUpstream(let tunnel, _, _), .failed(let failure)):
             return [.rawTunnelUnreachable(tunnel, failure)]
-        case (_, .connected(let connection)):
-            guard let interception = reachingInterception else { return [] }
-            progress(.none)
-            return [.secureUpstream(interception, connection)]
-        case (_, .failed(let failure)):
-            guard let interception = reachingInterception else { return [] }
-            return [.interceptionUnreachable(interception, failure)]
         default:
-            return []
+            return upstreamNeeded()  // an interception's, which needs it
         }
     }
 
