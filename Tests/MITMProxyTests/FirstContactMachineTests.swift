@@ -14,7 +14,8 @@ private let timeouts = Life.Timeouts(handshake: .seconds(10), idle: .seconds(60)
 private func overlapping() -> Life {
     var life = Life(timeouts: timeouts, now: 0)
     for event: Life.Event in [
-        .tunnelAnswered("tunnel", api, now: 1 * second), .interceptionStarted("interception", now: 2 * second),
+        .tunnelAnswered("tunnel", api, upstream: .connecting("attempt"), now: 1 * second),
+        .interceptionStarted("interception", now: 2 * second),
         .overlapStarted("client leg", serverName: "api.test", now: 3 * second),
     ] {
         #expect(life.receive(event) == [], "setting up with \(event)")
@@ -28,6 +29,8 @@ private func overlapping() -> Life {
         var life = overlapping()
         #expect(life.reachesUpstream)
         #expect(life.deadline == ConnectionDeadline(at: 13 * second, reason: .clientHandshake(host: "api.test")))
+        #expect(life.receive(.upstreamConnected("socket")) == [.secureUpstream("interception", "socket")])
+        #expect(life.reachesUpstream, "until its TLS handshake starts")
         #expect(life.receive(.upstreamHandshakeStarted("upstream leg")) == [])
         #expect(!life.reachesUpstream)
         let both = Life.Overlap(clientDone: false, upstream: .handshaking("upstream leg"))
@@ -36,6 +39,7 @@ private func overlapping() -> Life {
 
     @Test func theRelayStartsWhenTheLaterOfTheTwoHandshakesEnds() {
         var upstreamFirst = overlapping()
+        #expect(upstreamFirst.receive(.upstreamConnected("socket")) == [.secureUpstream("interception", "socket")])
         #expect(upstreamFirst.receive(.overlappedUpstreamSettled("ready")) == [])
         #expect(
             upstreamFirst.receive(.overlappedClientDone(now: 4 * second)) == [
@@ -46,6 +50,8 @@ private func overlapping() -> Life {
         #expect(
             clientFirst.deadline == ConnectionDeadline(at: 14 * second, reason: .upstream(host: "api.test", port: 443)))
         #expect(
+            clientFirst.receive(.upstreamFailed("refused")) == [.interceptionUnreachable("interception", "refused")])
+        #expect(
             clientFirst.receive(.overlappedUpstreamSettled("failed: refused")) == [
                 .relayOverlapped("interception", client: "client leg", upstream: "failed: refused")
             ])
@@ -55,6 +61,7 @@ private func overlapping() -> Life {
 
     @Test func aClientThatGivesUpDuringTheOverlapClosesTheUpstreamToo() {
         var life = overlapping()
+        #expect(life.receive(.upstreamConnected("socket")) == [.secureUpstream("interception", "socket")])
         #expect(life.receive(.upstreamHandshakeStarted("upstream leg")) == [])
         #expect(
             life.receive(.close(reason: "client TLS handshake failed")) == [
@@ -66,20 +73,22 @@ private func overlapping() -> Life {
 
     @Test func aSlowClientTimesOutAsInTheClientHandshake() {
         var life = overlapping()
-        let actions = life.receive(.deadlinePassed(now: 13 * second, upstreamConnecting: true))
+        let actions = life.receive(.deadlinePassed(now: 13 * second))
         #expect(
             actions.contains(
                 .reportClientHandshakeFailure(
                     host: "api.test", port: 443, reason: "the client did not finish the TLS handshake within 10 s")))
+        #expect(actions.contains(.cancelUpstreamAttempt("attempt")), "the connect under way goes too")
         #expect(life.state == .closed)
     }
 
     @Test func aSilentUpstreamAfterTheClientsHandshakeIsAbandonedAsAnUpstreamFailure() {
         var life = overlapping()
+        #expect(life.receive(.upstreamConnected("socket")) == [.secureUpstream("interception", "socket")])
         #expect(life.receive(.upstreamHandshakeStarted("upstream leg")) == [])
         #expect(life.receive(.overlappedClientDone(now: 4 * second)) == [])
         #expect(
-            life.receive(.deadlinePassed(now: 14 * second, upstreamConnecting: false)) == [
+            life.receive(.deadlinePassed(now: 14 * second)) == [
                 .abandonUpstreamHandshake(
                     "interception", "upstream leg", reason: "TLS handshake timed out (no answer within 10 s)")
             ])
@@ -89,7 +98,7 @@ private func overlapping() -> Life {
     @Test func anUpstreamStillConnectingKeepsItsOwnTimer() {
         var life = overlapping()
         #expect(life.receive(.overlappedClientDone(now: 4 * second)) == [])
-        #expect(life.receive(.deadlinePassed(now: 14 * second, upstreamConnecting: true)) == [])
+        #expect(life.receive(.deadlinePassed(now: 14 * second)) == [])
         #expect(life.deadline?.at == 15 * second)
     }
 

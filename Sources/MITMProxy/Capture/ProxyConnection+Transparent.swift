@@ -19,11 +19,10 @@ extension ProxyConnection {
     }
 
     /// Plain HTTP on a redirected connection: relayed as the plain proxy relays a request (recorded, rules applied), each
-    /// request named by its `Host`, all sent where the connection was going. The upstream dialled for the peek goes: the
-    /// relay dials its own.
+    /// request named by its `Host`, all sent where the connection was going. The upstream dialled for the peek goes when
+    /// the relay starts (the connection's life lets it go): the relay dials its own.
     func startTransparentHTTP(_ tunnel: Tunnel) {
         tunnel.serverFirstWatcher = nil
-        tunnel.dropUpstream()
         let relay = HTTPRelay(
             connectionID: id, context: context, loop: loop, client: PlainLeg(socket: clientSocket),
             parser: HTTP1Parser(role: .request), mode: .plain)

@@ -3,8 +3,16 @@ import MITMCore
 /// The engine's objects that a connection's states hold. The machine keeps them and hands them back in its actions
 /// without looking inside, so that it runs (and is tested) without sockets.
 package protocol ConnectionParts {
-    /// A tunnel (CONNECT, SOCKS5, reverse, transparent) before interception: its first bytes and its upstream.
+    /// A tunnel (CONNECT, SOCKS5, reverse, transparent) before interception: its target and its first bytes.
     associatedtype Tunnel
+    /// An idle pooled TLS connection to the tunnel's origin.
+    associatedtype PooledUpstream
+    /// A TCP connect to the tunnel's origin under way (it has its own timer).
+    associatedtype UpstreamAttempt
+    /// A TCP connection to the tunnel's origin.
+    associatedtype UpstreamConnection
+    /// Why the tunnel's origin could not be reached.
+    associatedtype UpstreamFailure
     /// An intercepted tunnel: its ClientHello, its verdict, and the upstream its relay's requests go to.
     associatedtype Interception
     /// A TLS leg in its handshake.
@@ -67,13 +75,14 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case negotiatingSOCKS(SOCKS5Handshake, until: ConnectionDeadline)
         /// CONNECT from a client on another machine, not answered yet: the upstream is reached first, so that a target
         /// on this machine gets a `403` instead of a `200`. The client is not read meanwhile.
-        case awaitingTarget(Parts.Tunnel, until: ConnectionDeadline)
+        case awaitingTarget(Parts.Tunnel, UpstreamProgress, until: ConnectionDeadline)
         /// The tunnel is answered: reading its first bytes (a ClientHello, or not TLS) while the upstream is reached.
-        case peeking(Parts.Tunnel, until: ConnectionDeadline)
+        case peeking(Parts.Tunnel, UpstreamProgress, until: ConnectionDeadline)
         /// The tunnel is relayed as it is once its upstream answers: the policy passes it through, or it is not TLS.
-        case awaitingRawUpstream(Parts.Tunnel, until: ConnectionDeadline)
-        /// Intercepting: the TCP connection to the upstream is being made.
-        case reachingUpstream(Parts.Interception, until: ConnectionDeadline)
+        case awaitingRawUpstream(Parts.Tunnel, UpstreamProgress, until: ConnectionDeadline)
+        /// Intercepting: the TCP connection to the upstream is being made (`none` once it is, until its TLS handshake
+        /// starts).
+        case reachingUpstream(Parts.Interception, UpstreamProgress, until: ConnectionDeadline)
         /// Intercepting: the upstream's TLS handshake.
         case upstreamHandshake(Parts.Interception, Parts.HandshakeLeg, until: ConnectionDeadline)
         /// Intercepting: the client's handshake with the forged certificate; then the traffic goes to the upstream.
@@ -104,8 +113,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
 
     /// The upstream of an `overlapping` interception.
     package enum OverlappedUpstream {
-        /// Its TCP connection is being made (it has its own timer).
-        case connecting
+        /// Its TCP connection is being made (`none` once it is, until its TLS handshake starts).
+        case reaching(UpstreamProgress)
         case handshaking(Parts.HandshakeLeg)
         /// Ready, or failed: what the relay's requests go to.
         case settled(Parts.Upstream)
@@ -115,13 +124,25 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         /// The SOCKS5 handshake read bytes (the first of them told it from HTTP).
         case socksProgressed(SOCKS5Handshake)
         /// A tunnel from a client on another machine waits for its upstream before it is answered.
-        case targetAwaited(Parts.Tunnel, TunnelTarget, now: UInt64)
-        /// The tunnel was answered (or needs no answer): its first bytes are read next.
-        case tunnelAnswered(Parts.Tunnel, TunnelTarget, now: UInt64)
+        case targetAwaited(Parts.Tunnel, TunnelTarget, dialled: Parts.UpstreamAttempt, now: UInt64)
+        /// The tunnel was answered (or needs no answer): its first bytes are read next, while `upstream` is reached.
+        case tunnelAnswered(Parts.Tunnel, TunnelTarget, upstream: UpstreamProgress, now: UInt64)
+        /// The awaited target's upstream settled and the tunnel was answered: its first bytes are read next.
+        case targetAnswered(now: UInt64)
         /// The first bytes are not to be intercepted: the tunnel waits for its upstream, then is relayed raw.
         case rawTunnelChosen
         /// The policy intercepts the tunnel.
         case interceptionStarted(Parts.Interception, now: UInt64)
+        /// The interception goes on over the tunnel's own upstream: dialled if it was deferred, taken once connected.
+        case upstreamNeeded
+        /// The tunnel's upstream is being dialled (it was deferred, or a pooled one did not fit).
+        case upstreamDialled(Parts.UpstreamAttempt)
+        /// The upstream's TCP connection is there.
+        case upstreamConnected(Parts.UpstreamConnection)
+        /// The upstream could not be reached.
+        case upstreamFailed(Parts.UpstreamFailure)
+        /// The connection took the tunnel's pooled or connected upstream (a reused connection, a server speaking first).
+        case upstreamTaken
         /// The upstream's TCP connection is there; its TLS handshake began.
         case upstreamHandshakeStarted(Parts.HandshakeLeg)
         /// A certificate was forged for `serverName`; the client's handshake began.
@@ -142,9 +163,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case relayClosed(reason: String)
         /// The proxy's last byte is on its way: wait `seconds` for the client to hang up.
         case linger(seconds: Double, now: UInt64)
-        /// The state's deadline passed. `upstreamConnecting`: the tunnel's upstream connect is still under way (it has its
-        /// own timer, which answers the client).
-        case deadlinePassed(now: UInt64, upstreamConnecting: Bool)
+        /// The state's deadline passed.
+        case deadlinePassed(now: UInt64)
         /// The registry's periodic sweep.
         case swept(now: UInt64)
         case close(reason: String)
@@ -166,6 +186,12 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case activityWithoutARelay = "relay traffic was reported while the connection was not relaying"
         case relayClosedWithoutARelay = "a relay reported its close while the connection had none"
         case lingerAfterClose = "the connection was told to linger after it closed"
+        case targetAnsweredUnsettled = "an awaited target was answered before its upstream settled, or none was awaited"
+        case upstreamNeededWithoutOne =
+            "an interception asked for the tunnel's upstream outside its reaching stage, or with none to dial or await"
+        case dialWithUpstreamHeld = "an upstream was dialled while the tunnel had one, or had no tunnel"
+        case upstreamSettledWithoutAttempt = "an upstream connect settled while none was under way"
+        case upstreamTakenWithoutOne = "an upstream was taken while the tunnel held no pooled or connected one"
     }
 
     package enum Action {
@@ -189,12 +215,31 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case closeRelay(Parts.Relay, reason: String)
         /// The relay closed: log the tunnel it carried, settle the interception's verdict.
         case relayEnded(Parts.Relay, for: Relayed, reason: String)
-        /// Give up whatever reaching the tunnel's upstream holds.
-        case dropUpstream(Parts.Tunnel)
+        /// Dial the tunnel's upstream (report `upstreamDialled`).
+        case dialUpstream(TunnelTarget)
+        /// The awaited target's upstream settled: refuse the client (a target on this machine), or answer it and report
+        /// `targetAnswered`.
+        case answerTarget(Parts.Tunnel, failure: Parts.UpstreamFailure?)
+        /// The upstream connected while the client has not spoken: watch it in case it speaks first.
+        case watchServerFirst(Parts.Tunnel, Parts.UpstreamConnection)
+        /// Relay the raw tunnel over its connected upstream (handed on: the machine holds it no more).
+        case relayRawTunnel(Parts.Tunnel, Parts.UpstreamConnection)
+        /// The raw tunnel's upstream could not be reached: tell the client what can be told, and close.
+        case rawTunnelUnreachable(Parts.Tunnel, Parts.UpstreamFailure)
+        /// Start the interception's upstream TLS over its connection (handed on: the machine holds it no more).
+        case secureUpstream(Parts.Interception, Parts.UpstreamConnection)
+        /// The interception's upstream could not be reached: forge for the client anyway, which then gets 502s.
+        case interceptionUnreachable(Parts.Interception, Parts.UpstreamFailure)
+        /// Let go of the tunnel's upstream connect under way.
+        case cancelUpstreamAttempt(Parts.UpstreamAttempt)
+        /// Close a pooled upstream the tunnel will not use.
+        case closePooledUpstream(Parts.PooledUpstream)
+        /// Close a connected upstream no one took.
+        case closeUpstreamConnection(Parts.UpstreamConnection)
         case closeHandshakeLeg(Parts.HandshakeLeg)
         /// Close an upstream that no relay will take.
         case releaseUpstream(Parts.Upstream)
-        /// Give up the interception's upstream attempt and settle its verdict.
+        /// Settle the verdict of an interception that ends before its relay.
         case abandonInterception(Parts.Interception)
         case closeClient
         /// Leave the loop's registry: no more deadlines or sweeps.
@@ -222,8 +267,9 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     package var deadline: ConnectionDeadline? {
         switch state {
         case .readingRequest(let until), .negotiatingSOCKS(_, let until), .lingering(let until),
-            .awaitingTarget(_, let until), .peeking(_, let until), .awaitingRawUpstream(_, let until),
-            .reachingUpstream(_, let until), .upstreamHandshake(_, _, let until), .clientHandshake(_, _, _, let until),
+            .awaitingTarget(_, _, let until), .peeking(_, _, let until), .awaitingRawUpstream(_, _, let until),
+            .reachingUpstream(_, _, let until), .upstreamHandshake(_, _, let until),
+            .clientHandshake(_, _, _, let until),
             .overlapping(_, _, _, let until), .relaying(_, _, let until):
             until
         case .closing, .closed:
@@ -236,8 +282,21 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         switch state {
         case .reachingUpstream: true
         case .overlapping(_, _, let overlap, _):
-            if case .connecting = overlap.upstream { true } else { false }
+            if case .reaching = overlap.upstream { true } else { false }
         default: false
+        }
+    }
+
+    /// How far the tunnel's own upstream is, while a state waits for it (nil in the others).
+    package var upstreamProgress: UpstreamProgress? {
+        switch state {
+        case .awaitingTarget(_, let progress, _), .peeking(_, let progress, _),
+            .awaitingRawUpstream(_, let progress, _),
+            .reachingUpstream(_, let progress, _):
+            progress
+        case .overlapping(_, _, let overlap, _):
+            if case .reaching(let progress) = overlap.upstream { progress } else { nil }
+        default: nil
         }
     }
 
@@ -259,53 +318,70 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             default: return [.impossible(.socksOutsideTheRequest)]
             }
             return []
-        case .targetAwaited(let tunnel, let target, let now):
-            guard readsTheRequest else { return [.impossible(.tunnelOutsideTheRequest)] }
+        case .targetAwaited(let tunnel, let target, let attempt, let now):
+            guard readsTheRequest else {
+                return [.cancelUpstreamAttempt(attempt), .impossible(.tunnelOutsideTheRequest)]
+            }
             self.target = target
             state = .awaitingTarget(
-                tunnel,
+                tunnel, .connecting(attempt),
                 until: .after(
                     nanoseconds: timeouts.handshake, .upstream(host: target.host, port: target.port), now: now))
             return []
-        case .tunnelAnswered(let tunnel, let target, let now):
-            switch state {
-            case .readingRequest, .negotiatingSOCKS, .awaitingTarget: break
-            default: return [.impossible(.tunnelOutsideTheRequest)]
-            }
+        case .tunnelAnswered(let tunnel, let target, let upstream, let now):
+            guard readsTheRequest else { return Self.releasing(upstream) + [.impossible(.tunnelOutsideTheRequest)] }
             self.target = target
-            let reason = TimeoutReason.firstTunnelBytes(host: target.host, port: target.port)
-            state = .peeking(tunnel, until: .after(nanoseconds: timeouts.handshake, reason, now: now))
+            state = .peeking(tunnel, upstream, until: firstBytesDeadline(target, now: now))
             return []
+        case .targetAnswered(let now):
+            return targetAnswered(now: now)
         case .rawTunnelChosen:
-            guard case .peeking(let tunnel, let until) = state else { return [.impossible(.rawTunnelWithoutPeeking)] }
-            state = .awaitingRawUpstream(tunnel, until: until)
-            return []
+            return rawTunnelChosen()
         case .interceptionStarted(let interception, let now):
-            guard case .peeking = state, let target else { return [.impossible(.interceptionWithoutPeeking)] }
+            guard case .peeking(_, let upstream, _) = state, let target else {
+                return [.impossible(.interceptionWithoutPeeking)]
+            }
             let reason = TimeoutReason.upstream(host: target.host, port: target.port)
-            state = .reachingUpstream(interception, until: .after(nanoseconds: timeouts.handshake, reason, now: now))
+            state = .reachingUpstream(
+                interception, upstream, until: .after(nanoseconds: timeouts.handshake, reason, now: now))
+            return []
+        case .upstreamNeeded:
+            return upstreamNeeded()
+        case .upstreamDialled(let attempt):
+            return upstreamDialled(attempt)
+        case .upstreamConnected(let connection):
+            return upstreamSettled(.connected(connection))
+        case .upstreamFailed(let failure):
+            return upstreamSettled(.failed(failure))
+        case .upstreamTaken:
+            switch upstreamProgress {
+            case .pooled?, .connected?: progress(.none)
+            default: return [.impossible(.upstreamTakenWithoutOne)]
+            }
             return []
         case .upstreamHandshakeStarted(let leg):
             switch state {
-            case .reachingUpstream(let interception, let until):
+            case .reachingUpstream(let interception, let upstream, let until):
                 state = .upstreamHandshake(interception, leg, until: until)
+                return Self.releasing(upstream)
             case .overlapping(let interception, let client, var overlap, let until):
-                guard case .connecting = overlap.upstream else {
+                guard case .reaching(let upstream) = overlap.upstream else {
                     return [.impossible(.upstreamHandshakeOutsideReaching)]
                 }
                 overlap.upstream = .handshaking(leg)
                 state = .overlapping(interception, client: client, overlap, until: until)
+                return Self.releasing(upstream)
             default:
                 return [.impossible(.upstreamHandshakeOutsideReaching)]
             }
-            return []
         case .overlapStarted(let leg, let serverName, let now):
             let deadline = ConnectionDeadline.after(
                 nanoseconds: timeouts.handshake, .clientHandshake(host: serverName), now: now)
             switch state {
-            case .reachingUpstream(let interception, _):
+            case .reachingUpstream(let interception, let upstream, _):
                 state = .overlapping(
-                    interception, client: leg, Overlap(clientDone: false, upstream: .connecting), until: deadline)
+                    interception, client: leg, Overlap(clientDone: false, upstream: .reaching(upstream)),
+                    until: deadline)
             case .upstreamHandshake(let interception, let upstream, _):
                 state = .overlapping(
                     interception, client: leg, Overlap(clientDone: false, upstream: .handshaking(upstream)),
@@ -321,14 +397,20 @@ package struct ConnectionLife<Parts: ConnectionParts> {
                 return [.impossible(.overlapEventOutsideOverlap)]
             }
             if case .settled = overlap.upstream { return [.impossible(.overlapEventOutsideOverlap)] }
+            let held: [Action] =
+                if case .reaching(let progress) = overlap.upstream { Self.releasing(progress) } else { [] }
             overlap.upstream = .settled(upstream)
             state = .overlapping(interception, client: client, overlap, until: until)
-            return overlap.clientDone ? [.relayOverlapped(interception, client: client, upstream: upstream)] : []
+            return held
+                + (overlap.clientDone ? [.relayOverlapped(interception, client: client, upstream: upstream)] : [])
         case .clientHandshakeStarted(let leg, let upstream, let serverName, let now):
             let deadline = ConnectionDeadline.after(
                 nanoseconds: timeouts.handshake, .clientHandshake(host: serverName), now: now)
             switch state {
-            case .reachingUpstream(let interception, _), .upstreamHandshake(let interception, _, _):
+            case .reachingUpstream(let interception, let progress, _):
+                state = .clientHandshake(interception, leg, upstream, until: deadline)
+                return Self.releasing(progress)
+            case .upstreamHandshake(let interception, _, _):
                 state = .clientHandshake(interception, leg, upstream, until: deadline)
                 return []
             default:
@@ -337,8 +419,10 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case .relayStarted(let relay, let relayed, let headDeadline, let now):
             switch state {
             case .readingRequest, .peeking, .awaitingRawUpstream, .clientHandshake, .overlapping:
+                // A tunnel's upstream no one took goes: the transparent HTTP relay dials its own.
+                let held: [Action] = if let upstream = upstreamProgress { Self.releasing(upstream) } else { [] }
                 enterRelaying(relay, for: relayed, head: headDeadline, now: now)
-                return []
+                return held
             default:
                 return [.impossible(.relayFromWrongPhase)]
             }
@@ -378,12 +462,152 @@ package struct ConnectionLife<Parts: ConnectionParts> {
                 state = .lingering(until: deadline)
                 return actions
             }
-        case .deadlinePassed(let now, let upstreamConnecting):
-            return deadlinePassed(now: now, upstreamConnecting: upstreamConnecting)
+        case .deadlinePassed(let now):
+            return deadlinePassed(now: now)
         case .swept(let now):
             return swept(now: now)
         case .close(let reason):
             return close(reason: reason)
+        }
+    }
+
+    private func firstBytesDeadline(_ target: TunnelTarget, now: UInt64) -> ConnectionDeadline {
+        .after(nanoseconds: timeouts.handshake, .firstTunnelBytes(host: target.host, port: target.port), now: now)
+    }
+
+    /// The awaited target was answered: the tunnel's first bytes are read next, and a connected upstream is watched in
+    /// case it speaks first.
+    private mutating func targetAnswered(now: UInt64) -> [Action] {
+        guard case .awaitingTarget(let tunnel, let upstream, _) = state, let target else {
+            return [.impossible(.targetAnsweredUnsettled)]
+        }
+        switch upstream {
+        case .connected(let connection):
+            state = .peeking(tunnel, upstream, until: firstBytesDeadline(target, now: now))
+            return [.watchServerFirst(tunnel, connection)]
+        case .failed:
+            state = .peeking(tunnel, upstream, until: firstBytesDeadline(target, now: now))
+            return []
+        case .none, .pooled, .deferred, .connecting:
+            return [.impossible(.targetAnsweredUnsettled)]
+        }
+    }
+
+    /// A raw tunnel needs its own TCP connection (a pooled upstream has TLS on it): dialled unless under way; relayed
+    /// once connected.
+    private mutating func rawTunnelChosen() -> [Action] {
+        guard case .peeking(let tunnel, let upstream, let until) = state, let target else {
+            return [.impossible(.rawTunnelWithoutPeeking)]
+        }
+        state = .awaitingRawUpstream(tunnel, .none, until: until)
+        switch upstream {
+        case .none, .deferred:
+            return [.dialUpstream(target)]
+        case .pooled(let entry):
+            return [.closePooledUpstream(entry), .dialUpstream(target)]
+        case .connecting:
+            state = .awaitingRawUpstream(tunnel, upstream, until: until)
+            return []
+        case .connected(let connection):
+            return [.relayRawTunnel(tunnel, connection)]
+        case .failed(let failure):
+            state = .awaitingRawUpstream(tunnel, upstream, until: until)
+            return [.rawTunnelUnreachable(tunnel, failure)]
+        }
+    }
+
+    /// The interception's stage that reaches the upstream, and the interception.
+    private var reachingInterception: Parts.Interception? {
+        switch state {
+        case .reachingUpstream(let interception, _, _): interception
+        case .overlapping(let interception, _, let overlap, _):
+            if case .reaching = overlap.upstream { interception } else { nil }
+        default: nil
+        }
+    }
+
+    private mutating func upstreamNeeded() -> [Action] {
+        guard let interception = reachingInterception, let upstream = upstreamProgress, let target else {
+            return [.impossible(.upstreamNeededWithoutOne)]
+        }
+        switch upstream {
+        case .deferred:
+            return [.dialUpstream(target)]
+        case .connecting:
+            return []
+        case .connected(let connection):
+            progress(.none)
+            return [.secureUpstream(interception, connection)]
+        case .failed(let failure):
+            return [.interceptionUnreachable(interception, failure)]
+        case .none, .pooled:
+            return [.impossible(.upstreamNeededWithoutOne)]
+        }
+    }
+
+    private mutating func upstreamDialled(_ attempt: Parts.UpstreamAttempt) -> [Action] {
+        switch state {
+        case .awaitingRawUpstream, .reachingUpstream, .overlapping:
+            switch upstreamProgress {
+            case .none?, .deferred?:
+                progress(.connecting(attempt))
+                return []
+            default: break
+            }
+        default: break
+        }
+        return [.cancelUpstreamAttempt(attempt), .impossible(.dialWithUpstreamHeld)]
+    }
+
+    /// The connect under way ended with `settled` (`connected` or `failed`): what waits for it goes on.
+    private mutating func upstreamSettled(_ settled: UpstreamProgress) -> [Action] {
+        guard case .connecting? = upstreamProgress else {
+            return Self.releasing(settled) + [.impossible(.upstreamSettledWithoutAttempt)]
+        }
+        progress(settled)
+        switch (state, settled) {
+        case (.awaitingTarget(let tunnel, _, _), .failed(let failure)):
+            return [.answerTarget(tunnel, failure: failure)]
+        case (.awaitingTarget(let tunnel, _, _), _):
+            return [.answerTarget(tunnel, failure: nil)]
+        case (.peeking(let tunnel, _, _), .connected(let connection)):
+            return [.watchServerFirst(tunnel, connection)]
+        case (.peeking, _):
+            return []  // a failure is told once the tunnel's first bytes show what it needs
+        case (.awaitingRawUpstream(let tunnel, _, _), .connected(let connection)):
+            progress(.none)
+            return [.relayRawTunnel(tunnel, connection)]
+        case (.awaitingRawUpstream(let tunnel, _, _), .failed(let failure)):
+            return [.rawTunnelUnreachable(tunnel, failure)]
+        default:
+            return upstreamNeeded()  // an interception's, which needs it
+        }
+    }
+
+    /// The same state with the tunnel's upstream at `upstream`.
+    private mutating func progress(_ upstream: UpstreamProgress) {
+        switch state {
+        case .awaitingTarget(let tunnel, _, let until): state = .awaitingTarget(tunnel, upstream, until: until)
+        case .peeking(let tunnel, _, let until): state = .peeking(tunnel, upstream, until: until)
+        case .awaitingRawUpstream(let tunnel, _, let until):
+            state = .awaitingRawUpstream(tunnel, upstream, until: until)
+        case .reachingUpstream(let interception, _, let until):
+            state = .reachingUpstream(interception, upstream, until: until)
+        case .overlapping(let interception, let client, var overlap, let until):
+            guard case .reaching = overlap.upstream else { return }
+            overlap.upstream = .reaching(upstream)
+            state = .overlapping(interception, client: client, overlap, until: until)
+        default: break
+        }
+    }
+
+    /// What letting go of `upstream` takes: an attempt is cancelled, a socket closed.
+    private static func releasing(_ upstream: UpstreamProgress) -> [Action] {
+        switch upstream {
+        case .pooled(let entry): [.closePooledUpstream(entry)]
+        case .connecting(let attempt): [.cancelUpstreamAttempt(attempt)]
+        case .connected(let connection): [.closeUpstreamConnection(connection)]
+        case .none, .deferred, .failed: []
         }
     }
 
@@ -426,13 +650,13 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         return []
     }
 
-    private mutating func deadlinePassed(now: UInt64, upstreamConnecting: Bool) -> [Action] {
+    private mutating func deadlinePassed(now: UInt64) -> [Action] {
         guard var deadline else { return [] }
         let waitingFor = deadline.reason.waitingFor
         let host = target?.host
         switch state {
         case .awaitingTarget, .peeking, .awaitingRawUpstream, .reachingUpstream:
-            if upstreamConnecting {
+            if case .connecting? = upstreamProgress {
                 // The upstream connect has its own timer (the same timeout) and answers the client with a 502.
                 deadline.at = ConnectionDeadline.instant(1, after: now)
                 restart(until: deadline)
@@ -444,14 +668,14 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             return [.abandonUpstreamHandshake(interception, leg, reason: reason)]
         case .overlapping(let interception, _, let overlap, _) where overlap.clientDone:
             switch overlap.upstream {
-            case .connecting where upstreamConnecting:
+            case .reaching(.connecting):
                 deadline.at = ConnectionDeadline.instant(1, after: now)
                 restart(until: deadline)
                 return []
             case .handshaking(let leg):
                 let reason = "TLS handshake timed out (no answer within \(Timeouts.text(timeouts.handshake)))"
                 return [.abandonUpstreamHandshake(interception, leg, reason: reason)]
-            case .connecting, .settled:
+            case .reaching, .settled:
                 return [.reportTimeout(host: host, waitingFor: waitingFor)] + close(reason: "timed out \(waitingFor)")
             }
         case .clientHandshake, .overlapping:
@@ -477,10 +701,12 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     /// The same state with a later deadline.
     private mutating func restart(until deadline: ConnectionDeadline) {
         switch state {
-        case .awaitingTarget(let tunnel, _): state = .awaitingTarget(tunnel, until: deadline)
-        case .peeking(let tunnel, _): state = .peeking(tunnel, until: deadline)
-        case .awaitingRawUpstream(let tunnel, _): state = .awaitingRawUpstream(tunnel, until: deadline)
-        case .reachingUpstream(let interception, _): state = .reachingUpstream(interception, until: deadline)
+        case .awaitingTarget(let tunnel, let upstream, _): state = .awaitingTarget(tunnel, upstream, until: deadline)
+        case .peeking(let tunnel, let upstream, _): state = .peeking(tunnel, upstream, until: deadline)
+        case .awaitingRawUpstream(let tunnel, let upstream, _):
+            state = .awaitingRawUpstream(tunnel, upstream, until: deadline)
+        case .reachingUpstream(let interception, let upstream, _):
+            state = .reachingUpstream(interception, upstream, until: deadline)
         case .overlapping(let interception, let client, let overlap, _):
             state = .overlapping(interception, client: client, overlap, until: deadline)
         default: break
@@ -521,17 +747,19 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     /// Lets go of what the state before a relay holds: the upstream being reached, handshake legs, an undecided verdict.
     private func heldResources() -> [Action] {
         switch state {
-        case .awaitingTarget(let tunnel, _), .peeking(let tunnel, _), .awaitingRawUpstream(let tunnel, _):
-            [.dropUpstream(tunnel)]
-        case .reachingUpstream(let interception, _):
-            [.abandonInterception(interception)]
+        case .awaitingTarget(_, let upstream, _), .peeking(_, let upstream, _),
+            .awaitingRawUpstream(_, let upstream, _):
+            Self.releasing(upstream)
+        case .reachingUpstream(let interception, let upstream, _):
+            Self.releasing(upstream) + [.abandonInterception(interception)]
         case .upstreamHandshake(let interception, let leg, _):
             [.closeHandshakeLeg(leg), .abandonInterception(interception)]
         case .clientHandshake(let interception, let leg, let upstream, _):
             [.closeHandshakeLeg(leg), .releaseUpstream(upstream), .abandonInterception(interception)]
         case .overlapping(let interception, let client, let overlap, _):
             switch overlap.upstream {
-            case .connecting: [.closeHandshakeLeg(client), .abandonInterception(interception)]
+            case .reaching(let upstream):
+                [.closeHandshakeLeg(client)] + Self.releasing(upstream) + [.abandonInterception(interception)]
             case .handshaking(let leg):
                 [.closeHandshakeLeg(client), .closeHandshakeLeg(leg), .abandonInterception(interception)]
             case .settled(let upstream):
@@ -545,18 +773,17 @@ package struct ConnectionLife<Parts: ConnectionParts> {
 
 extension ConnectionLife.Relayed: Equatable where Parts.Tunnel: Equatable, Parts.Interception: Equatable {}
 
-extension ConnectionLife.OverlappedUpstream: Equatable where Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable {}
-
-extension ConnectionLife.Overlap: Equatable where Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable {}
-
-extension ConnectionLife.State: Equatable
+/// Every part is Equatable (the tests' stand-ins are).
+package protocol EquatableConnectionParts: ConnectionParts
 where
-    Parts.Tunnel: Equatable, Parts.Interception: Equatable, Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable,
-    Parts.Relay: Equatable
+    Tunnel: Equatable, Interception: Equatable, HandshakeLeg: Equatable, Upstream: Equatable, Relay: Equatable,
+    PooledUpstream: Equatable, UpstreamAttempt: Equatable, UpstreamConnection: Equatable, UpstreamFailure: Equatable
 {}
 
-extension ConnectionLife.Action: Equatable
-where
-    Parts.Tunnel: Equatable, Parts.Interception: Equatable, Parts.HandshakeLeg: Equatable, Parts.Upstream: Equatable,
-    Parts.Relay: Equatable
-{}
+extension ConnectionLife.OverlappedUpstream: Equatable where Parts: EquatableConnectionParts {}
+
+extension ConnectionLife.Overlap: Equatable where Parts: EquatableConnectionParts {}
+
+extension ConnectionLife.State: Equatable where Parts: EquatableConnectionParts {}
+
+extension ConnectionLife.Action: Equatable where Parts: EquatableConnectionParts {}

@@ -10,9 +10,9 @@ extension ProxyConnection {
     /// order of one handshake after the other.
     func firstContactPlan(_ interception: Interception, profile: CertificateProfile) -> FirstContactPlan {
         let tunnel = interception.tunnel
-        switch tunnel.upstream {
-        case .deferred, .connecting, .connected: break
-        case .none, .pooled, .failed: return .sequential
+        switch life.upstreamProgress {
+        case .deferred?, .connecting?, .connected?: break
+        case .none?, .pooled?, .failed?, nil: return .sequential
         }
         guard profile == .trusted, tunnel.probe == nil, tunnel.request != .reverse, tunnel.answeredByRule == nil,
             interception.hello.validServerName != nil
@@ -24,14 +24,9 @@ extension ProxyConnection {
 
     /// Starts the client's handshake now, with a certificate for `names` offering `alpn`, and reaches the upstream.
     func interceptOverlapping(_ interception: Interception, names: [SubjectAlternativeName], alpn: [String]) {
-        let tunnel = interception.tunnel
         startClientLeg(interception, names: names, alpn: alpn, after: nil)
         guard case .overlapping = life.state else { return }
-        if case .deferred = tunnel.upstream {
-            startConnecting(tunnel)
-        } else if let outcome = tunnel.upstream.outcome {
-            interceptOver(interception, upstream: outcome)
-        }
+        receive(.upstreamNeeded)
     }
 
     func firstContactKey(_ interception: Interception) -> FirstContactMemo.Key {

@@ -20,17 +20,15 @@ extension ProxyConnection {
             startClientHandshake(interception, names: [ForgeNames.name(for: LocalPages.host)], upstream: .proxyItself)
         } else if let shared = sharedHTTP2Upstream(for: interception) {
             interceptSharing(interception, shared)
-        } else if case .pooled(let entry) = tunnel.upstream {
-            tunnel.upstream = .none
+        } else if case .pooled(let entry)? = life.upstreamProgress {
+            receive(.upstreamTaken)
             interceptReusing(interception, entry)
         } else if case .overlap(let names, let alpn) = firstContactPlan(interception, profile: profile) {
             interceptOverlapping(interception, names: names, alpn: alpn)
-        } else if case .deferred = tunnel.upstream {
-            startConnecting(tunnel)
-        } else if let outcome = tunnel.upstream.outcome {
-            interceptOver(interception, upstream: outcome)
         } else if tunnel.answeredByRule != nil {
             interceptWithoutUpstream(interception)
+        } else {
+            receive(.upstreamNeeded)
         }
     }
 
@@ -41,7 +39,7 @@ extension ProxyConnection {
             hello.serverName == nil || hello.validServerName != nil
         else {
             entry.leg.close()
-            startConnecting(interception.tunnel)
+            startConnecting(host: interception.tunnel.host, port: interception.tunnel.port)
             return
         }
         let ready = ReadyUpstream(
@@ -56,6 +54,8 @@ extension ProxyConnection {
     func interceptOver(_ interception: Interception, upstream: Result<UpstreamConnection, UpstreamFailure>) {
         let tunnel = interception.tunnel
         if let name = interception.hello.serverName, interception.hello.validServerName == nil {
+            // The connection was handed here: nothing else closes it.
+            if case .success(let connection) = upstream { connection.socket.close() }
             interception.verdict.observe(.handshakeFailed("invalid server name (SNI)"))
             context.events.emit(
                 .clientTLSFailed(
@@ -68,7 +68,6 @@ extension ProxyConnection {
         case .failure(let failure):
             upstreamFailedBeforeForging(interception, reason: failure.reason)
         case .success(let connection):
-            tunnel.upstream = .none
             let leg: TLSLeg
             do {
                 leg = try startUpstreamTLS(interception, over: connection) { [unowned self] outcome in

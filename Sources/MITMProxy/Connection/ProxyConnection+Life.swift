@@ -4,6 +4,10 @@ import MITMTLS
 /// The engine's objects in a connection's states (`ConnectionLife`).
 enum ProxyConnectionParts: ConnectionParts {
     typealias Tunnel = MITMProxy.Tunnel
+    typealias PooledUpstream = MITMProxy.PooledUpstream
+    typealias UpstreamAttempt = any MITMProxy.UpstreamAttempt
+    typealias UpstreamConnection = MITMProxy.UpstreamConnection
+    typealias UpstreamFailure = MITMProxy.UpstreamFailure
     typealias Interception = MITMProxy.Interception
     typealias HandshakeLeg = TLSLeg
     typealias Upstream = InterceptedUpstream
@@ -42,14 +46,33 @@ extension ProxyConnection {
                             started: tunnel.started))
                 }
                 if case .interception(let interception) = relayed { interception.verdict.finish() }
-            case .dropUpstream(let tunnel):
-                tunnel.dropUpstream()
+            case .dialUpstream(let target):
+                startConnecting(host: target.host, port: target.port)
+            case .answerTarget(let tunnel, let failure):
+                targetReached(tunnel, failure: failure)
+            case .watchServerFirst(let tunnel, let connection):
+                // Server-speaks-first protocols (SMTP, FTP) never send a ClientHello: watch the upstream too.
+                tunnel.serverFirstWatcher = ServerFirstWatcher(owner: self, socket: connection.socket)
+                connection.socket.resumeReading()
+            case .relayRawTunnel(let tunnel, let connection):
+                startRawTunnel(tunnel, over: connection.socket, initialDown: [])
+            case .rawTunnelUnreachable(let tunnel, let failure):
+                rawTunnelUnreachable(tunnel, failure)
+            case .secureUpstream(let interception, let connection):
+                interceptOver(interception, upstream: .success(connection))
+            case .interceptionUnreachable(let interception, let failure):
+                interceptOver(interception, upstream: .failure(failure))
+            case .cancelUpstreamAttempt(let attempt):
+                attempt.cancel()
+            case .closePooledUpstream(let entry):
+                entry.leg.close()
+            case .closeUpstreamConnection(let connection):
+                connection.socket.close()
             case .closeHandshakeLeg(let leg):
                 leg.close()
             case .releaseUpstream(let upstream):
                 if case .ready(let ready) = upstream { ready.leg.close() }
             case .abandonInterception(let interception):
-                interception.tunnel.dropUpstream()
                 interception.verdict.finish()
             case .closeClient:
                 clientSocket.close()

@@ -14,7 +14,7 @@ extension ProxyConnection {
     func interceptWithoutUpstream(_ interception: Interception) {
         guard let rule = context.rules.current.answersEveryRequest(host: interception.host, scheme: "https") else {
             interception.tunnel.answeredByRule = nil
-            startConnecting(interception.tunnel)
+            startConnecting(host: interception.tunnel.host, port: interception.tunnel.port)
             return
         }
         startClientHandshake(

@@ -22,13 +22,13 @@ extension ProxyConnection {
     }
 
     /// Intercepts over a pooled HTTP/2 connection that other clients of the origin use too (an idle pooled
-    /// HTTP/1 connection the tunnel held goes back to the pool).
+    /// HTTP/1 connection the tunnel held goes back to the pool; a connect under way is let go when the client's handshake
+    /// starts).
     func interceptSharing(_ interception: Interception, _ shared: SharedHTTP2Upstream) {
-        if case .pooled(let entry) = interception.tunnel.upstream {
+        if case .pooled(let entry)? = life.upstreamProgress {
+            receive(.upstreamTaken)
             context.pool(for: loop).park(entry)
-            interception.tunnel.upstream = .none
         }
-        interception.tunnel.dropUpstream()
         startClientHandshake(
             interception,
             names: context.pool(for: loop).forgedNames(primary: interception.host, upstream: shared.certificate),

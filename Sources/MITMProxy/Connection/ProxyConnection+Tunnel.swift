@@ -66,69 +66,30 @@ extension ProxyConnection {
     }
 
     /// Relays the tunnel untouched (ClientHello included) once its upstream answers: no certificate, no verdict.
-    /// It needs its own TCP connection: a pooled upstream has TLS on it, so it goes, and one is dialled.
-    func startRawTunnel(_ tunnel: Tunnel) {
-        receive(.rawTunnelChosen)
-        if tunnel.answeredByRule != nil, case .none = tunnel.upstream { startConnecting(tunnel) }
-        if case .deferred = tunnel.upstream { startConnecting(tunnel) }
-        if case .pooled(let entry) = tunnel.upstream {
-            entry.leg.close()
-            startConnecting(tunnel)
-        }
-        startRawTunnelWhenConnected(tunnel)
-    }
-
-    func upstreamConnected(_ tunnel: Tunnel, _ result: Result<UpstreamConnection, UpstreamFailure>) {
-        if case .awaitingTarget = life.state {
-            targetReached(tunnel, result)
-            return
-        }
-        tunnel.upstream = UpstreamProgress(result)
-        switch life.state {
-        case .awaitingRawUpstream:
-            startRawTunnelWhenConnected(tunnel)
-        case .reachingUpstream(let interception, _), .overlapping(let interception, _, _, _):
-            interceptOver(interception, upstream: result)
-        case .peeking:
-            guard case .success(let connection) = result else { return }
-            // Server-speaks-first protocols (SMTP, FTP) never send a ClientHello: watch the upstream too.
-            tunnel.serverFirstWatcher = ServerFirstWatcher(owner: self, socket: connection.socket)
-            connection.socket.resumeReading()
-        case .readingRequest, .negotiatingSOCKS, .awaitingTarget, .upstreamHandshake, .clientHandshake, .relaying,
-            .lingering, .closing,
-            .closed:
-            return
-        }
-    }
+    /// It needs its own TCP connection (the connection's life dials it when the tunnel has none under way).
+    func startRawTunnel(_ tunnel: Tunnel) { receive(.rawTunnelChosen) }
 
     func upstreamSpokeFirst(_ bytes: [UInt8]) {
-        guard case .peeking(let tunnel, _) = life.state, case .connected(let connection) = tunnel.upstream else {
-            return
-        }
+        guard case .peeking(let tunnel, .connected(let connection), _) = life.state else { return }
+        receive(.upstreamTaken)
         connection.socket.pauseReading()
         startRawTunnel(tunnel, over: connection.socket, initialDown: bytes)
     }
 
     func upstreamClosedWhilePeeking() {
-        guard case .peeking(let tunnel, _) = life.state else { return }
+        guard case .peeking(let tunnel, _, _) = life.state else { return }
         close(reason: "upstream \(tunnel.host):\(tunnel.port) closed the connection before the client spoke")
     }
 
-    func startRawTunnelWhenConnected(_ tunnel: Tunnel) {
-        guard let outcome = tunnel.upstream.outcome else { return }
-        switch outcome {
-        case .failure(let failure):
-            context.events.emit(
-                .upstreamFailed(connectionID: id, host: tunnel.host, port: tunnel.port, reason: failure.reason))
-            guard Self.looksLikeHTTPRequest(tunnel.peeked) else {
-                close(reason: "upstream unreachable")
-                return
-            }
-            // The 200 went out before the connect failed; a plain-HTTP client in the tunnel can still be told why.
-            answerAndLinger(.badGateway(host: tunnel.host, port: tunnel.port, reason: failure.reason))
-        case .success(let connection):
-            startRawTunnel(tunnel, over: connection.socket, initialDown: [])
+    func rawTunnelUnreachable(_ tunnel: Tunnel, _ failure: UpstreamFailure) {
+        context.events.emit(
+            .upstreamFailed(connectionID: id, host: tunnel.host, port: tunnel.port, reason: failure.reason))
+        guard Self.looksLikeHTTPRequest(tunnel.peeked) else {
+            close(reason: "upstream unreachable")
+            return
         }
+        // The 200 went out before the connect failed; a plain-HTTP client in the tunnel can still be told why.
+        answerAndLinger(.badGateway(host: tunnel.host, port: tunnel.port, reason: failure.reason))
     }
 
     /// Whether a tunnel's first bytes start an HTTP/1 request line (`GET /`, `POST /x`).
@@ -138,7 +99,6 @@ extension ProxyConnection {
     }
 
     func startRawTunnel(_ tunnel: Tunnel, over socket: any ByteStream, initialDown: [UInt8]) {
-        tunnel.upstream = .none
         tunnel.serverFirstWatcher = nil
         let relay = RawRelay(client: PlainLeg(socket: clientSocket), upstream: PlainLeg(socket: socket))
         startRelaying(.raw(relay), for: .tunnel(tunnel))

@@ -120,21 +120,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     var deadline: UInt64 { life.deadline?.at ?? .max }
 
-    func timedOut() {
-        let connecting: Bool = if case .connecting = reachingUpstream?.upstream { true } else { false }
-        receive(.deadlinePassed(now: context.clock.now(), upstreamConnecting: connecting))
-    }
-
-    /// The tunnel whose upstream is still being reached, if that is what the connection waits for.
-    var reachingUpstream: Tunnel? {
-        switch life.state {
-        case .awaitingTarget(let tunnel, _), .peeking(let tunnel, _), .awaitingRawUpstream(let tunnel, _): tunnel
-        case .reachingUpstream(let interception, _): interception.tunnel
-        case .overlapping(let interception, _, let overlap, _):
-            if case .connecting = overlap.upstream { interception.tunnel } else { nil }
-        default: nil
-        }
-    }
+    func timedOut() { receive(.deadlinePassed(now: context.clock.now())) }
 
     func closeForShutdown() { close(reason: "proxy stopping") }
 
@@ -154,8 +140,8 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
         case .readingRequest where startsSOCKS4(bytes): refuseSOCKS4()
         case .readingRequest: readRequest(Array(bytes))
         case .negotiatingSOCKS(let handshake, _): readSOCKS5(handshake, Array(bytes))
-        case .peeking(let tunnel, _): peek(tunnel, Array(bytes))
-        case .awaitingRawUpstream(let tunnel, _): tunnel.peeked.append(contentsOf: bytes)
+        case .peeking(let tunnel, _, _): peek(tunnel, Array(bytes))
+        case .awaitingRawUpstream(let tunnel, _, _): tunnel.peeked.append(contentsOf: bytes)
         // Read after the hand-off, or while the client is not read (its bytes wait in the socket).
         case .awaitingTarget, .reachingUpstream, .upstreamHandshake, .clientHandshake, .overlapping, .relaying,
             .lingering, .closing,
@@ -165,7 +151,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     func socketDidReadEOF(_ socket: any ByteStream) {
-        if case .peeking(let tunnel, _) = life.state, !tunnel.peeked.isEmpty {
+        if case .peeking(let tunnel, _, _) = life.state, !tunnel.peeked.isEmpty {
             context.events.emit(
                 .clientTLSFailed(
                     connectionID: id, host: tunnel.host, port: tunnel.port,
@@ -235,61 +221,75 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
             entry.leg.close()
             pooled = nil
         }
+        let upstream: Life.UpstreamProgress
         if probe == .trust {
             // Answered by the proxy itself: never dialled upstream.
+            upstream = .none
         } else if let rule = answeringRule {
             tunnel.answeredByRule = rule
+            upstream = .none
         } else if let entry = pooled {
-            tunnel.upstream = .pooled(entry)
+            upstream = .pooled(entry)
         } else if guardedClient == nil, context.pool(for: loop).hasSharedHTTP2(host: host, port: port) {
-            tunnel.upstream = .deferred
+            upstream = .deferred
         } else if guardedClient != nil {
             tunnel.peeked = leftover
-            receive(.targetAwaited(tunnel, TunnelTarget(host: host, port: port), now: context.clock.now()))
+            let attempt = dial(host: host, port: port)
+            receive(
+                .targetAwaited(tunnel, TunnelTarget(host: host, port: port), dialled: attempt, now: context.clock.now())
+            )
             clientSocket.pauseReading()
-            startConnecting(tunnel)
             return
         } else {
-            startConnecting(tunnel)
+            upstream = .connecting(dial(host: host, port: port))
         }
-        answerConnect(tunnel, heldBytes: leftover)
+        answerConnect(tunnel, upstream: upstream, heldBytes: leftover)
     }
 
     private static let connectionEstablished = Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8)
 
     /// Says `200` to the CONNECT (or succeeded to the SOCKS5 request) and starts peeking at the tunnel, first at
-    /// `heldBytes` (sent right behind the request).
-    func answerConnect(_ tunnel: Tunnel, heldBytes: [UInt8]) {
-        switch tunnel.request {
+    /// `heldBytes` (sent right behind the request), while `upstream` is reached.
+    func answerConnect(_ tunnel: Tunnel, upstream: Life.UpstreamProgress, heldBytes: [UInt8]) {
+        writeAnswer(tunnel.request)
+        receive(
+            .tunnelAnswered(
+                tunnel, TunnelTarget(host: tunnel.host, port: tunnel.port), upstream: upstream, now: context.clock.now()
+            ))
+        if !heldBytes.isEmpty { peek(tunnel, heldBytes) }
+    }
+
+    private func writeAnswer(_ request: TunnelRequest) {
+        switch request {
         case .httpConnect: clientSocket.write(Self.connectionEstablished)
         case .socks5: clientSocket.write(SOCKS5Handshake.reply(.succeeded))
         case .reverse, .transparent: break
         }
-        receive(.tunnelAnswered(tunnel, TunnelTarget(host: tunnel.host, port: tunnel.port), now: context.clock.now()))
-        if !heldBytes.isEmpty { peek(tunnel, heldBytes) }
     }
 
-    func startConnecting(_ tunnel: Tunnel) {
-        tunnel.upstream = .connecting(
-            context.dialer.dial(
-                host: tunnel.host, port: tunnel.port, guardedClient: guardedClient,
-                context: context, loop: loop
-            ) { [unowned self] result in
-                upstreamConnected(tunnel, result)
-            })
+    /// Starts reaching `host:port`; the connection's life learns how it ends.
+    func dial(host: String, port: Int) -> any UpstreamAttempt {
+        context.dialer.dial(host: host, port: port, guardedClient: guardedClient, context: context, loop: loop) {
+            [unowned self] result in
+            switch result {
+            case .success(let connection): receive(.upstreamConnected(connection))
+            case .failure(let failure): receive(.upstreamFailed(failure))
+            }
+        }
     }
+
+    func startConnecting(host: String, port: Int) { receive(.upstreamDialled(dial(host: host, port: port))) }
 
     /// The upstream of a CONNECT that waited for it: `403` for a target on this machine; otherwise the `200`, then on as
     /// any tunnel whose upstream was reached before the client spoke (a failure is told inside the tunnel, as usual).
-    func targetReached(_ tunnel: Tunnel, _ result: Result<UpstreamConnection, UpstreamFailure>) {
-        if case .failure(let failure) = result, failure.refusedLocalTarget {
-            tunnel.upstream = .none
+    func targetReached(_ tunnel: Tunnel, failure: UpstreamFailure?) {
+        if let failure, failure.refusedLocalTarget {
             refuse(tunnel.request, status: 403, reason: failure.reason)
             return
         }
         let held = tunnel.takePeeked()
-        answerConnect(tunnel, heldBytes: [])
-        upstreamConnected(tunnel, result)
+        writeAnswer(tunnel.request)
+        receive(.targetAnswered(now: context.clock.now()))
         if !held.isEmpty, isPeeking { peek(tunnel, held) }
         if !isClosed { clientSocket.resumeReading() }
     }

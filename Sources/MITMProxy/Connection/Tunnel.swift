@@ -1,14 +1,13 @@
 import Foundation
 import MITMCore
 
-/// A CONNECT tunnel from the moment the proxy answers it: its target, its first bytes, and how far
-/// reaching the upstream has got.
+/// A CONNECT tunnel from the moment the proxy answers it: its target and its first bytes (how far reaching its upstream
+/// has got is the connection's life's: `ConnectionLife.UpstreamProgress`).
 final class Tunnel {
     let host: String
     let port: Int
     /// Set when the tunnel checks the proxy itself rather than carrying the app's traffic.
     let probe: ProxyProbe?
-    var upstream: UpstreamProgress = .none
     /// The client's first bytes, kept until they are known to be a ClientHello or something else.
     var peeked: [UInt8] = []
     /// The policy passed this TLS tunnel through untouched (host lists, the `passthrough` profile).
@@ -35,17 +34,6 @@ final class Tunnel {
     func takePeeked() -> [UInt8] {
         defer { peeked = [] }
         return peeked
-    }
-
-    /// Gives up whatever reaching the upstream holds: an attempt, a pooled or a connected socket.
-    func dropUpstream() {
-        switch upstream {
-        case .connecting(let attempt): attempt.cancel()
-        case .pooled(let entry): entry.leg.close()
-        case .connected(let connection): connection.socket.close()
-        case .none, .deferred, .failed: break
-        }
-        upstream = .none
     }
 }
 

@@ -52,6 +52,33 @@ import Testing
             })
     }
 
+    @Test func anInvalidServerNameClosesTheUpstreamReachedForTheTunnel() throws {
+        let play = try ConnectionPlaybook(origins: ["api.test:443"])
+        play.clientSends("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
+        _ = play.clientReceived()
+        let origin = try #require(play.origin(0), "dialled when the CONNECT was answered")
+        let anyCertificate = try ClientTLSContext(verify: false, extraCAFiles: [])
+        let client = play.run {
+            play.clientStream.delegate = nil
+            return MemoryTLSPeer(
+                play.clientStream,
+                tls: try! TLSConnection(
+                    client: anyCertificate, serverName: "bad..name", verifyName: "api.test", alpn: ["http/1.1"]),
+                startsHandshake: true)
+        }
+        #expect(play.run { !client.isHandshakeComplete })
+        #expect(play.isClosed)
+        #expect(play.run { origin.ended }, "the upstream connection goes with the tunnel")
+        #expect(
+            play.events.contains {
+                if case .clientTLSFailed(_, _, _, let reason) = $0 {
+                    reason.contains("invalid server name")
+                } else {
+                    false
+                }
+            })
+    }
+
     @Test func aClientThatDoesNotTrustTheCAIsRefusedWithItsAlert() throws {
         let play = try ConnectionPlaybook(origins: ["api.test:443"], tlsOrigin: try Self.originTLS()) {
             $0.upstreamInsecure = true
