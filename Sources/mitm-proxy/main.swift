@@ -1,5 +1,8 @@
 import ArgumentParser
 import Foundation
+import MITMTLS
+
+OpenSSLLibrary.keepStateUntilProcessExit()
 
 // Usage errors exit with 2 (as the README promises CI scripts), not ArgumentParser's 64.
 do {
