@@ -20,7 +20,7 @@ extension ProxyConnection {
                 startTransparentHTTP(tunnel)
                 return
             }
-            startRawTunnel(tunnel)
+            receive(.rawTunnelChosen)
         case .clientHello(let hello):
             clientSocket.pauseReading()
             // The proxy's own pins probe (`mitm-proxy pins --proxy`) must see the server's chain, never a forgery to paste into an app.
@@ -35,7 +35,7 @@ extension ProxyConnection {
                 intercept(tunnel, hello, profile: profile)
             case .passThrough:
                 tunnel.passedThrough = true
-                startRawTunnel(tunnel)
+                receive(.rawTunnelChosen)
             case .refuse(let reason):
                 close(reason: "refused by policy: \(reason)")
             }
@@ -64,10 +64,6 @@ extension ProxyConnection {
             client: clientSocket.peerDescription)
         return context.configuration.tunnelPolicy.decide(facts)
     }
-
-    /// Relays the tunnel untouched (ClientHello included) once its upstream answers: no certificate, no verdict.
-    /// It needs its own TCP connection (the connection's life dials it when the tunnel has none under way).
-    func startRawTunnel(_ tunnel: Tunnel) { receive(.rawTunnelChosen) }
 
     func upstreamSpokeFirst(_ bytes: [UInt8]) {
         guard case .peeking(let tunnel, .connected(let connection), _) = life.state else { return }
