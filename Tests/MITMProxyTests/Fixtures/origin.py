@@ -67,7 +67,9 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mitm-proxy-test-origin"
     disable_nagle_algorithm = True
-    timeout = 60
+    # How long an idle keep-alive connection stays open. Longer than a test's pause between two clients can be on a
+    # loaded run (the test pool has resumed a test a minute late): a pooled upstream must not be closed by the origin.
+    timeout = 600
 
     def setup(self):
         if isinstance(self.request, ssl.SSLSocket):
