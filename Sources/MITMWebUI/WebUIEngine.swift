@@ -44,4 +44,11 @@ package enum PauseRefusal: Error, Equatable {
     case forbidden(String)
     /// The answer does not fit the paused exchange.
     case invalid(String)
+
+    /// What the web UI user reads.
+    package var message: String {
+        switch self {
+        case .notPaused(let message), .forbidden(let message), .invalid(let message): message
+        }
+    }
 }

@@ -13,8 +13,8 @@ import Testing
     private let loop = EventLoop(index: 0, label: "desk-test")
     private let time = ManualClock()
 
-    private func exchange(_ phase: BreakpointPhase, body: PausedBody = .of([])) -> BreakpointDesk.Exchange {
-        BreakpointDesk.Exchange(
+    private func exchange(_ phase: BreakpointPhase, body: PausedBody = .of([])) -> BreakpointPause.Exchange {
+        BreakpointPause.Exchange(
             phase: phase, rule: "r", connection: 3, method: "GET", url: "https://a.test/x",
             status: phase == .response ? 200 : nil, headers: [["Accept", "*/*"]], body: body, hostFixed: true)
     }
@@ -44,15 +44,29 @@ import Testing
             clock: time.clock, loop: loop
         ) { _, _ in }
         #expect(
-            desk.answer(request, .continued(BreakpointEdit(status: 200))) == "a paused request has no status to change")
-        #expect(desk.answer(request, .continued(BreakpointEdit(body: "x")))?.contains("still streaming") == true)
+            desk.answer(request, .continued(BreakpointEdit(status: 200)))
+                == .invalid("a paused request has no status to change"))
+        #expect(
+            invalid(desk.answer(request, .continued(BreakpointEdit(body: "x"))))?.contains("still streaming") == true)
         #expect(
             desk.answer(response, .continued(BreakpointEdit(method: "POST")))
-                == "the method of a paused response cannot change")
-        #expect(desk.answer(response, .continued(BreakpointEdit(status: 101)))?.contains("between 200 and 599") == true)
+                == .invalid("the method of a paused response cannot change"))
         #expect(
-            desk.answer(response, .continued(BreakpointEdit(body: "x")))?.contains("larger than the 1.0 MB") == true)
-        #expect(desk.answer(99, .aborted)?.hasPrefix("no exchange is paused as number 99") == true)
+            invalid(desk.answer(response, .continued(BreakpointEdit(status: 101))))?.contains("between 200 and 599")
+                == true)
+        #expect(
+            invalid(desk.answer(response, .continued(BreakpointEdit(body: "x"))))?.contains("larger than the 1.0 MB")
+                == true)
+        guard case .notPaused(let gone)? = desk.answer(99, .aborted) else {
+            Issue.record("an answer to a pause that is not listed is refused as not paused")
+            return
+        }
+        #expect(gone.hasPrefix("no exchange is paused as number 99"))
+    }
+
+    private func invalid(_ refusal: PauseRefusal?) -> String? {
+        guard case .invalid(let problem)? = refusal else { return nil }
+        return problem
     }
 
     @Test func anUpdatedBodyIsListedAndTheAnswerReachesTheRelaysLoop() async throws {

@@ -21,12 +21,11 @@ extension ProxyContext: WebUIEngine {
 
     func answerPause(_ id: Int, _ answer: BreakpointPause.Answer, from peer: String?) -> PauseRefusal? {
         if case .continued(let edit) = answer, edit.url != nil, refusesLocalTargets(forClient: peer),
-            let problem = breakpoints.hostChange(id, edit)
+            let refusal = breakpoints.hostChange(id, edit)
         {
-            return .forbidden(problem)
+            return refusal
         }
-        guard let problem = breakpoints.answer(id, answer) else { return nil }
-        return problem.hasPrefix("no exchange") ? .notPaused(problem) : .invalid(problem)
+        return breakpoints.answer(id, answer)
     }
 
     var webBreakpoints: [TrafficRule] { rules.webRuleList }

@@ -1,5 +1,6 @@
 import MITMCore
 import MITMRules
+import MITMWebUI
 import Testing
 
 @testable import MITMProxy
@@ -17,12 +18,12 @@ import Testing
         return play
     }
 
-    private func paused(_ play: ConnectionPlaybook) -> [BreakpointDesk.Paused] {
+    private func paused(_ play: ConnectionPlaybook) -> [BreakpointPause] {
         play.run { play.context.breakpoints.paused }
     }
 
-    private func answer(_ play: ConnectionPlaybook, _ answer: BreakpointDesk.Answer) -> String? {
-        guard let id = paused(play).first?.id else { return "nothing paused" }
+    private func answer(_ play: ConnectionPlaybook, _ answer: BreakpointPause.Answer) -> PauseRefusal? {
+        guard let id = paused(play).first?.id else { return .notPaused("nothing paused") }
         let problem = play.context.breakpoints.answer(id, answer)
         play.run {}  // the answer hops to the loop
         return problem
@@ -68,7 +69,8 @@ import Testing
         #expect(listed.exchange.body.notEditable?.contains("still streaming") == true)
         let refused = answer(play, .continued(BreakpointEdit(body: "x")))
         #expect(
-            refused?.hasPrefix("the body cannot be edited: the body is still streaming") == true, "\(refused ?? "")")
+            refused?.message.hasPrefix("the body cannot be edited: the body is still streaming") == true,
+            "\(String(describing: refused))")
         #expect(answer(play, .continued(BreakpointEdit())) == nil)
         play.clientSends("defghij")
         let origin = try #require(play.origin(0))

@@ -125,7 +125,7 @@ extension HTTPRelay {
         if case .intercepted = mode { hostFixed = true }
         let body = heldHeadIndex.map { PausedBody.of(queuedBody(after: $0)?.bytes) } ?? .of(nil)
         rules.breakpoint?.listedWithoutBody = body.size == nil
-        let exchange = BreakpointDesk.Exchange(
+        let exchange = BreakpointPause.Exchange(
             phase: .request, rule: rule, connection: connectionID, method: head.method, url: url,
             status: nil, headers: head.headers.map { [$0.name, $0.value] }, body: body,
             hostFixed: hostFixed)
@@ -194,7 +194,7 @@ extension HTTPHeaders {
     }
 }
 
-extension BreakpointDesk.Answer {
+extension BreakpointPause.Answer {
     /// The machine's event for the web UI's answer.
     var event: BreakpointMachine.Event {
         switch self {

@@ -111,7 +111,7 @@ extension HTTPRelay {
             : .none(
                 "this response has no body (status \(held.head.status) "
                     + "or a HEAD request)")
-        let exchange = BreakpointDesk.Exchange(
+        let exchange = BreakpointPause.Exchange(
             phase: .response, rule: held.machine.rule, connection: connectionID,
             method: first.record.request.method, url: first.record.url, status: held.head.status,
             headers: held.head.headers.map { [$0.name, $0.value] }, body: body, hostFixed: true)

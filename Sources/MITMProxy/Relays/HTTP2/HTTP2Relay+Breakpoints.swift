@@ -24,7 +24,7 @@ extension HTTP2Relay {
         }
         ruled.held[clientID] = HTTP2RelayRules.Held(fields: block.fields, decision: decision, ended: block.endStream)
         let url = streams[clientID]?.record.url ?? head.target
-        let exchange = BreakpointDesk.Exchange(
+        let exchange = BreakpointPause.Exchange(
             phase: .request, rule: rule, connection: connectionID, method: head.method, url: url,
             status: nil, headers: head.headers.map { [$0.name, $0.value] },
             body: .of(block.endStream ? [] : nil), hostFixed: true)

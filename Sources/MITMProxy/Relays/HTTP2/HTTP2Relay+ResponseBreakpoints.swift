@@ -34,7 +34,7 @@ extension HTTP2Relay {
             !hasBody
             ? .none("this response has no body (status \(response.status) or a HEAD request)")
             : .of(block.endStream ? [] : nil)
-        let exchange = BreakpointDesk.Exchange(
+        let exchange = BreakpointPause.Exchange(
             phase: .response, rule: rule, connection: connectionID, method: stream.record.request.method,
             url: stream.record.url, status: response.status,
             headers: response.headers.map { [$0.name, $0.value] }, body: body, hostFixed: true)
