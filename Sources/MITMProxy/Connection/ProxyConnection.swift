@@ -80,7 +80,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     /// The HTTP/1 relay, while relaying HTTP/1.
     var httpRelay: HTTPRelay? {
-        if case .relaying(.http1(let relay), _, _) = life.state { relay } else { nil }
+        if case .relaying(.http1(let relay), _) = life.state { relay } else { nil }
     }
 
     /// Whether the tunnel's first bytes are being read.
@@ -125,7 +125,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func closeForShutdown() { close(reason: "proxy stopping") }
 
     func sweep(now: UInt64) {
-        if case .relaying(let relay, _, _) = life.state { relay.sweepBreakpoints(now: now) }
+        if case .relaying(let relay, _) = life.state { relay.sweepBreakpoints(now: now) }
         receive(.swept(now: now))
     }
 
