@@ -319,8 +319,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     }
 
     /// Takes `event`; returns what to do, in order.
-    package mutating func receive(_ event: Event) -> [Action] {
-        switch event {
+    package mutating func receive(_ event: consuming Event) -> [Action] {
+        switch consume event {
         case .socksProgressed(let handshake):
             switch state {
             case .readingRequest(let until), .negotiatingSOCKS(_, let until):

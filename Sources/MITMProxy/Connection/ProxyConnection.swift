@@ -89,7 +89,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     /// Takes `event` into the connection's life and performs what it says.
-    func receive(_ event: Life.Event) { perform(life.receive(event)) }
+    func receive(_ event: consuming Life.Event) { perform(life.receive(event)) }
 
     func start() {
         context.registry(for: loop).add(self)
