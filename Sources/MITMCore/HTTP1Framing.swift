@@ -98,24 +98,42 @@ enum HTTP1Framing {
         var length: Int?
         for index in headers.fields.indices
         where HTTPSyntax.equalsIgnoringASCIICase(headers.fields[index].name, "content-length") {
-            let value = headers.fields[index].value
-            let utf8 = value.utf8
-            var start = utf8.startIndex
-            while true {
-                let end = utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? utf8.endIndex
-                guard let number = HTTPSyntax.decimalValue(HTTPSyntax.trimmingOWS(utf8[start..<end])) else {
-                    throw HTTP1ParseError(
-                        .badContentLength, "Content-Length \(HTTPSyntax.quoted(value)) is not a number")
-                }
-                if let length, length != number {
-                    throw HTTP1ParseError(.badContentLength, "Content-Length values \(length) and \(number) disagree")
-                }
-                length = number
-                guard end < utf8.endIndex else { break }
-                start = utf8.index(after: end)
+            var value = headers.fields[index].value
+            switch value.withUTF8({ listedLength($0, agreeingWith: length) }) {
+            case .number(let number): length = number
+            case .notANumber:
+                throw HTTP1ParseError(.badContentLength, "Content-Length \(HTTPSyntax.quoted(value)) is not a number")
+            case .disagreement(let first, let second):
+                throw HTTP1ParseError(.badContentLength, "Content-Length values \(first) and \(second) disagree")
             }
         }
         return length
+    }
+
+    /// What one Content-Length value says.
+    private enum ListedLength {
+        case number(Int)
+        case notANumber
+        case disagreement(Int, Int)
+    }
+
+    /// The number a Content-Length value's comma-separated elements all give, read in place (the value is read for
+    /// every message): each element, without surrounding whitespace, must be decimal digits and equal to `length`
+    /// and to the others.
+    private static func listedLength(_ bytes: UnsafeBufferPointer<UInt8>, agreeingWith length: Int?) -> ListedLength {
+        var length = length
+        var start = 0
+        while true {
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+            guard let number = HTTPSyntax.decimalValue(HTTPSyntax.trimmingOWS(bytes[start..<end])) else {
+                return .notANumber
+            }
+            if let length, length != number { return .disagreement(length, number) }
+            length = number
+            guard end < bytes.count else { return .number(number) }
+            start = end + 1
+        }
     }
 }
 

@@ -107,6 +107,15 @@ enum HTTP1LineSyntax {
     static func parseFieldLine(_ line: Line, place: @autoclosure () -> String) throws(HTTP1ParseError)
         -> HTTPHeaderField
     {
+        let field = try splitFieldLine(line, place: place())
+        return HTTPHeaderField(name: fieldName(field.name), valueBytes: field.value, isASCII: field.isASCII)
+    }
+
+    /// A field line checked and split into its name and its value without surrounding whitespace (`isASCII`: the
+    /// value's bytes are all ASCII), both lent from `line`.
+    static func splitFieldLine(_ line: Line, place: @autoclosure () -> String) throws(HTTP1ParseError)
+        -> (name: Line, value: Line, isASCII: Bool)
+    {
         // One pass over the name: token bytes up to the colon is a valid name; anything else is some error.
         var colon = 0
         while colon < line.count, HTTPSyntax.isTokenByte(line[colon]) { colon += 1 }
@@ -126,7 +135,7 @@ enum HTTP1LineSyntax {
                 if byte >= 0x80 { isASCII = false }
             }
         }
-        return HTTPHeaderField(name: fieldName(name), valueBytes: value, isASCII: isASCII)
+        return (name, value, isASCII)
     }
 
     /// What is wrong with the name part of a field line whose name is not all token bytes up to a colon.

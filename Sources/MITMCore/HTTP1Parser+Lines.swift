@@ -68,8 +68,26 @@ extension HTTP1Parser {
                 try Self.refuseBareLF(bareLF, .badHeader, in: "message head")
                 if line.isEmpty { return startLine }
                 blockLines += 1
-                fields.append(try HTTP1LineSyntax.parseFieldLine(line, place: "header line \(blockLines)"))
+                let field = try HTTP1LineSyntax.splitFieldLine(line, place: "header line \(blockLines)")
+                fields.append(
+                    previousField(spelling: field)
+                        ?? HTTPHeaderField(
+                            name: HTTP1LineSyntax.fieldName(field.name), valueBytes: field.value,
+                            isASCII: field.isASCII))
             }
+        }
+    }
+
+    /// The field at the same place in the previous head when this line spells it again byte for byte: a
+    /// connection's heads repeat most of their fields (`Host`, `User-Agent`, `Content-Type`, `Server`), and the
+    /// repeated field shares the previous one's strings instead of allocating and checking new ones.
+    private func previousField(
+        spelling field: (name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, isASCII: Bool)
+    ) -> HTTPHeaderField? {
+        let index = blockLines - 1
+        guard field.isASCII, index < previousFields.count else { return nil }
+        return previousFields.withUnsafeBufferPointer { previous in
+            previous[index].spells(name: field.name, value: field.value) ? previous[index] : nil
         }
     }
 
@@ -171,6 +189,7 @@ extension HTTP1Parser {
         throws(HTTP1ParseError)
     {
         let headers = HTTPHeaders(fields)
+        previousFields = fields
         let framing: HTTP1BodyFraming
         switch line {
         case .request(let requestLine):

@@ -47,6 +47,8 @@ public struct HTTP1Parser: Sendable {
     var blockLines = 0
     var startLine: HTTP1LineSyntax.StartLine?
     var fields: [HTTPHeaderField] = []
+    /// The fields of the last head read, whose strings the next head's same fields share (`previousField(spelling:)`).
+    var previousFields: [HTTPHeaderField] = []
 
     /// A parser for `role` whose heads may be at most `maxHeaderBytes` long.
     public init(role: Role, maxHeaderBytes: Int = 65_536) {
@@ -173,7 +175,9 @@ public struct HTTP1Parser: Sendable {
 
     /// Gives back the buffer's memory when nothing in it is waiting to be parsed (a connection gone idle).
     public mutating func releaseIdleBuffer() {
-        guard readIndex == buffer.count, buffer.capacity > 0 else { return }
+        guard readIndex == buffer.count else { return }
+        previousFields = []
+        guard buffer.capacity > 0 else { return }
         buffer = []
         readIndex = 0
     }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One header (or trailer) field line, with its name and value as received or as they will be written.
 public struct HTTPHeaderField: Sendable, Equatable {
     /// The field name, case kept as given (`Content-Type`).
@@ -27,6 +31,17 @@ public struct HTTPHeaderField: Sendable, Equatable {
         let decoded = HTTPSyntax.decodeTextNotingUTF8(valueBytes)
         self.value = decoded.text
         if !decoded.isUTF8 { receivedValueBytes = Array(valueBytes) }
+    }
+
+    /// Whether the field is `nameBytes: valueBytes` exactly as received (same case, same bytes).
+    func spells(name nameBytes: UnsafeBufferPointer<UInt8>, value valueBytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        receivedValueBytes == nil && Self.text(name, is: nameBytes) && Self.text(value, is: valueBytes)
+    }
+
+    private static func text(_ text: String, is bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard text.utf8.count == bytes.count else { return false }
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
+        return text.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, base, bytes.count) == 0 } ?? false
     }
 }
 
@@ -127,6 +142,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Removes every field called `name` (any case).
     public mutating func remove(_ name: String) {
+        // Looked for first: removing nothing from fields shared with another head would still copy them.
+        guard firstIndex(of: name) != nil else { return }
         fields.removeAll { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }
     }
 

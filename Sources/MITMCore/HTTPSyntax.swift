@@ -133,11 +133,36 @@ package enum HTTPSyntax {
             }
     }
 
+    /// Eight bytes at a time (the last eight overlapping the ones before): header names are compared on every
+    /// message's path.
     private static func equalIgnoringASCIICase(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>)
         -> Bool
     {
-        for index in 0..<lhs.count where lowercasedASCII(lhs[index]) != lowercasedASCII(rhs[index]) { return false }
-        return true
+        let count = lhs.count
+        guard count >= 8, let left = lhs.baseAddress, let right = rhs.baseAddress else {
+            for index in 0..<count where lowercasedASCII(lhs[index]) != lowercasedASCII(rhs[index]) { return false }
+            return true
+        }
+        let (leftBytes, rightBytes) = (UnsafeRawPointer(left), UnsafeRawPointer(right))
+        var offset = 0
+        while true {
+            let start = min(offset, count - 8)
+            let leftWord = leftBytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+            let rightWord = rightBytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+            if leftWord != rightWord && lowercasedASCII(leftWord) != lowercasedASCII(rightWord) { return false }
+            if start == count - 8 { return true }
+            offset += 8
+        }
+    }
+
+    /// `lowercasedASCII(_:)` of each of the eight bytes of `word`.
+    static func lowercasedASCII(_ word: UInt64) -> UInt64 {
+        let tops: UInt64 = 0x8080_8080_8080_8080
+        let sevenBits = word & ~tops
+        // A byte's top bit is set by the sum when its low seven bits are at least `A` (+0x3F), or more than `Z` (+0x25);
+        // no sum carries into the next byte. Bytes of 0x80 and above are left alone.
+        let upper = ((sevenBits &+ 0x3F3F_3F3F_3F3F_3F3F) ^ (sevenBits &+ 0x2525_2525_2525_2525)) & ~word & tops
+        return word | (upper >> 2)
     }
 
     /// Field text as a String, and whether the bytes were UTF-8: UTF-8 when they are valid UTF-8, otherwise one

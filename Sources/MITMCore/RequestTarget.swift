@@ -121,11 +121,16 @@ package enum RequestTarget: Sendable, Equatable {
 
     /// Paths and queries hold visible ASCII only and no fragment.
     private static func checkPathAndQuery(_ path: Substring, of target: String) throws(HTTP1ParseError) {
-        guard path.utf8.allSatisfy(HTTPSyntax.isVisibleASCII) else {
+        // Read in place: an origin-form target is checked for every request.
+        var path = path
+        let (visible, fragment) = path.withUTF8 { bytes in
+            (bytes.allSatisfy(HTTPSyntax.isVisibleASCII), bytes.contains(UInt8(ascii: "#")))
+        }
+        guard visible else {
             throw HTTP1ParseError(
                 .badStartLine, "request target \(HTTPSyntax.quoted(target)) has characters other than visible ASCII")
         }
-        if path.utf8.contains(UInt8(ascii: "#")) {
+        if fragment {
             throw HTTP1ParseError(.badStartLine, "request target \(HTTPSyntax.quoted(target)) has a fragment")
         }
     }

@@ -13,6 +13,40 @@ import Testing
             ])
     }
 
+    @Test func repeatedHeadsOnOneConnectionAreReadAsSent() throws {
+        // The second head shares strings with the first where a line repeats it byte for byte; every other line
+        // (another case, another value, bytes that are not UTF-8, fields moved by one) is read on its own.
+        var parser = HTTP1Parser(role: .request)
+        let first = "GET /a HTTP/1.1\r\nHost: example.com\r\nUser-Agent: agent/1.0 (long enough)\r\nAccept: */*\r\n"
+        #expect(
+            try parser.feed(wire(first + "X-Tag: one\r\n\r\n")) == [
+                requestHead(
+                    "GET", "/a",
+                    ["Host": "example.com", "User-Agent": "agent/1.0 (long enough)", "Accept": "*/*", "X-Tag": "one"]),
+                end,
+            ])
+        #expect(
+            try parser.feed(wire(first + "x-tag: one\r\n\r\n")).first
+                == requestHead(
+                    "GET", "/a",
+                    ["Host": "example.com", "User-Agent": "agent/1.0 (long enough)", "Accept": "*/*", "x-tag": "one"]))
+        let moved = try parser.feed(
+            wire("GET /b HTTP/1.1\r\nX-First: 1\r\nHost: example.com\r\nUser-Agent: agent/1.0 (long enough)\r\n\r\n"))
+        #expect(
+            moved.first
+                == requestHead(
+                    "GET", "/b", ["X-First": "1", "Host": "example.com", "User-Agent": "agent/1.0 (long enough)"]))
+        let latin1 = try parser.feed(
+            wire("GET /c HTTP/1.1\r\nX-First: ") + [0xE9] + wire("\r\nHost: example.org\r\n\r\n"))
+        guard case .requestHead(let head, _) = latin1.first else {
+            Issue.record("no head in \(latin1)")
+            return
+        }
+        #expect(head.headers.fields.map(\.name) == ["X-First", "Host"])
+        #expect(head.headers.fields[0].receivedValueBytes == [0xE9])
+        #expect(head.headers.first("host") == "example.org")
+    }
+
     @Test func contentLengthBodyIsReadExactly() throws {
         let events = try parseEvents(
             .request, wire("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world"))

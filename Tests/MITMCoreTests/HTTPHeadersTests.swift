@@ -12,6 +12,36 @@ import Testing
         "CONNECTION": " ,TE,, close ",
     ]
 
+    @Test func theEightBytesAtATimeCaseFoldingAgreesWithTheByteRule() {
+        for byte in UInt8.min...UInt8.max {
+            for position in 0..<8 {
+                var bytes = [UInt8](repeating: UInt8(ascii: "Q"), count: 8)
+                bytes[position] = byte
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                let folded = withUnsafeBytes(of: HTTPSyntax.lowercasedASCII(word)) { Array($0) }
+                #expect(folded == bytes.map(HTTPSyntax.lowercasedASCII), "byte \(byte) at \(position)")
+            }
+        }
+    }
+
+    @Test func namesOfEveryLengthCompareIgnoringOnlyASCIICase() {
+        let name = "Strict-Transport-Security-Extra-Long"
+        for length in 0...name.utf8.count {
+            let prefix = String(name.utf8.prefix(length))!
+            #expect(HTTPSyntax.equalsIgnoringASCIICase(prefix, prefix.lowercased()))
+            #expect(HTTPSyntax.equalsIgnoringASCIICase(prefix.uppercased(), prefix))
+            for position in 0..<length {
+                var changed = Array(prefix.utf8)
+                changed[position] = changed[position] == UInt8(ascii: "-") ? UInt8(ascii: "_") : UInt8(ascii: "-")
+                let other = String(decoding: changed, as: UTF8.self)
+                #expect(!HTTPSyntax.equalsIgnoringASCIICase(prefix, other), "\(prefix) against \(other)")
+            }
+        }
+        // `@` and `[` sit next to `A` and `Z`, and `É`'s bytes are not ASCII: none of them folds.
+        #expect(!HTTPSyntax.equalsIgnoringASCIICase("@[content-type", "`{content-type"))
+        #expect(!HTTPSyntax.equalsIgnoringASCIICase("X-Caf\u{C9}-Header", "x-caf\u{E9}-header"))
+    }
+
     @Test func lookUpsIgnoreCase() {
         #expect(Self.sample.first("host") == "example.com")
         #expect(Self.sample.first("SET-COOKIE") == "a=1")

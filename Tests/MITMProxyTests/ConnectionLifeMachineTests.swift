@@ -96,7 +96,8 @@ private var relaying: [Life.Event] {
                     until: deadline(11, .firstTunnelBytes(host: "api.test", port: 443))))
         #expect(life.receive(.upstreamConnected("socket")) == [.relayRawTunnel("tunnel", "socket")])
         #expect(life.receive(.relayStarted("raw", for: .tunnel("tunnel"), headDeadline: nil, now: 5 * second)) == [])
-        #expect(life.state == .relaying("raw", for: .tunnel("tunnel"), until: deadline(65, .idle)))
+        #expect(life.state == .relaying("raw", for: .tunnel("tunnel")))
+        #expect(life.deadline == deadline(65, .idle))
         #expect(
             life.receive(.relayClosed(reason: "done")) == [
                 .relayEnded("raw", for: .tunnel("tunnel"), reason: "done"), .leaveRegistry,
@@ -129,7 +130,8 @@ private var relaying: [Life.Event] {
         #expect(
             life.receive(.relayStarted("http1", for: .interception("interception"), headDeadline: nil, now: 4 * second))
                 == [])
-        #expect(life.state == .relaying("http1", for: .interception("interception"), until: deadline(64, .idle)))
+        #expect(life.state == .relaying("http1", for: .interception("interception")))
+        #expect(life.deadline == deadline(64, .idle))
     }
 
     @Test func aPooledOrSharedUpstreamGoesStraightToTheClientsHandshake() {
@@ -146,7 +148,8 @@ private var relaying: [Life.Event] {
     @Test func plainRequestsAndTheWebUIRelayFromTheRequest() {
         var life = lifeAfter([])
         #expect(life.receive(.relayStarted("web", for: .webUI, headDeadline: nil, now: 1 * second)) == [])
-        #expect(life.state == .relaying("web", for: .webUI, until: deadline(61, .idle)))
+        #expect(life.state == .relaying("web", for: .webUI))
+        #expect(life.deadline == deadline(61, .idle))
     }
 
     @Test func aRequestHeadsDeadlineWinsWhenSooner() {
@@ -161,7 +164,8 @@ private var relaying: [Life.Event] {
     @Test func anUpgradeKeepsWhatTheRelayCarries() {
         var life = lifeAfter(relaying)
         #expect(life.receive(.relayUpgraded("raw", now: 9 * second)) == [])
-        #expect(life.state == .relaying("raw", for: .interception("interception"), until: deadline(69, .idle)))
+        #expect(life.state == .relaying("raw", for: .interception("interception")))
+        #expect(life.deadline == deadline(69, .idle))
     }
 
     // MARK: deadlines
@@ -240,13 +244,15 @@ private var relaying: [Life.Event] {
             life.receive(.deadlinePassed(now: 64 * second)) == [
                 .offerDeadlineToRelay("http1", otherwise: "idle for 60 s")
             ])
-        #expect(life.state == .relaying("http1", for: .interception("interception"), until: deadline(64, .idle)))
+        #expect(life.state == .relaying("http1", for: .interception("interception")))
+        #expect(life.deadline == deadline(64, .idle))
     }
 
     @Test func lingeringEndsAtItsDeadline() {
         var life = lifeAfter(relaying)
         #expect(life.receive(.linger(seconds: 2, now: 5 * second)) == [])
-        #expect(life.state == .relaying("http1", for: .interception("interception"), until: deadline(7, .lingering)))
+        #expect(life.state == .relaying("http1", for: .interception("interception")))
+        #expect(life.deadline == deadline(7, .lingering))
         #expect(
             life.receive(.deadlinePassed(now: 7 * second)) == [
                 .closeRelay("http1", reason: "done"), .closeClient, .leaveRegistry,

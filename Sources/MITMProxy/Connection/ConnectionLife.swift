@@ -35,7 +35,7 @@ package struct TunnelTarget: Sendable, Equatable {
 }
 
 /// The life of one client connection to the proxy, from its first byte to its close: its phases, an interception's
-/// stages, and the deadline of each (the sweep reads it from the state). Events in, actions out; `ProxyConnection`
+/// stages, and the deadline of each (the sweep reads it through `deadline`). Events in, actions out; `ProxyConnection`
 /// performs the actions on its sockets, legs and relays.
 package struct ConnectionLife<Parts: ConnectionParts> {
     /// The configured waits, in the clock's nanoseconds (converted once: a relay's every read restarts its deadline).
@@ -90,8 +90,9 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         /// Intercepting with both handshakes at once (first contact): the client's, with a certificate forged from its
         /// SNI and what the run learned of the host, and the upstream's. The relay starts when both are done.
         case overlapping(Parts.Interception, client: Parts.HandshakeLeg, Overlap, until: ConnectionDeadline)
-        /// A relay carries the traffic (until idle, or until the client hangs up after the last byte).
-        case relaying(Parts.Relay, for: Relayed, until: ConnectionDeadline)
+        /// A relay carries the traffic (until idle, or until the client hangs up after the last byte). Its deadline is
+        /// `relayUntil`, outside the state: traffic, reported several times per request, moves it.
+        case relaying(Parts.Relay, for: Relayed)
         /// The proxy's last byte is written; waiting for the client to hang up.
         case lingering(until: ConnectionDeadline)
         /// Told to close while relaying: the relay closes its legs and reports back.
@@ -248,7 +249,14 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         case impossible(ImpossibleEvent)
     }
 
-    package private(set) var state: State
+    package private(set) var state: State {
+        didSet {
+            if case .relaying = state {} else { relayUntil = nil }
+        }
+    }
+    /// The deadline while relaying (idle, the relay's head deadline, or lingering); nil in every other state, so that
+    /// reported traffic is checked and recorded without copying the state out of its enum.
+    private var relayUntil: ConnectionDeadline?
     /// Where the tunnel goes, once there is one.
     package private(set) var target: TunnelTarget?
     private let timeouts: Timeouts
@@ -270,8 +278,10 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             .awaitingTarget(_, _, let until), .peeking(_, _, let until), .awaitingRawUpstream(_, _, let until),
             .reachingUpstream(_, _, let until), .upstreamHandshake(_, _, let until),
             .clientHandshake(_, _, _, let until),
-            .overlapping(_, _, _, let until), .relaying(_, _, let until):
+            .overlapping(_, _, _, let until):
             until
+        case .relaying:
+            relayUntil
         case .closing, .closed:
             nil
         }
@@ -309,8 +319,8 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     }
 
     /// Takes `event`; returns what to do, in order.
-    package mutating func receive(_ event: Event) -> [Action] {
-        switch event {
+    package mutating func receive(_ event: consuming Event) -> [Action] {
+        switch consume event {
         case .socksProgressed(let handshake):
             switch state {
             case .readingRequest(let until), .negotiatingSOCKS(_, let until):
@@ -427,22 +437,19 @@ package struct ConnectionLife<Parts: ConnectionParts> {
                 return [.impossible(.relayFromWrongPhase)]
             }
         case .relayUpgraded(let raw, let now):
-            guard case .relaying(_, let relayed, _) = state else { return [.impossible(.upgradeWithoutARelay)] }
+            guard case .relaying(_, let relayed) = state else { return [.impossible(.upgradeWithoutARelay)] }
             enterRelaying(raw, for: relayed, head: nil, now: now)
             return []
         case .relayActivity(let headDeadline, let now):
-            switch state {
-            case .relaying(let relay, let relayed, _):
-                enterRelaying(relay, for: relayed, head: headDeadline, now: now)
-                return []
-            case .closing:
-                return []  // the relay's last bytes while it closes
-            default:
+            guard relayUntil != nil else {
+                if case .closing = state { return [] }  // the relay's last bytes while it closes
                 return [.impossible(.activityWithoutARelay)]
             }
+            trafficMoved(head: headDeadline, now: now)
+            return []
         case .relayClosed(let reason):
             switch state {
-            case .relaying(let relay, let relayed, _), .closing(let relay, let relayed):
+            case .relaying(let relay, let relayed), .closing(let relay, let relayed):
                 state = .closed
                 return [.relayEnded(relay, for: relayed, reason: reason), .leaveRegistry]
             default:
@@ -453,9 +460,9 @@ package struct ConnectionLife<Parts: ConnectionParts> {
             switch state {
             case .closing, .closed:
                 return [.impossible(.lingerAfterClose)]
-            case .relaying(let relay, let relayed, _):
+            case .relaying:
                 // A relay keeps its state while lingering: it still reads, and closes on the client's FIN.
-                state = .relaying(relay, for: relayed, until: deadline)
+                relayUntil = deadline
                 return []
             default:
                 let actions = heldResources()
@@ -623,12 +630,17 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     private mutating func enterRelaying(
         _ relay: Parts.Relay, for relayed: Relayed, head headDeadline: UInt64?, now: UInt64
     ) {
+        state = .relaying(relay, for: relayed)
+        trafficMoved(head: headDeadline, now: now)
+    }
+
+    /// The relay moved bytes at `now`: the idle deadline (or the request head's, if sooner) starts again.
+    private mutating func trafficMoved(head headDeadline: UInt64?, now: UInt64) {
         quietSince = now
         offeredIdleUpstream = false
         compacted = false
         let idle = ConnectionDeadline.instant(nanoseconds: timeouts.idle, after: now)
-        state = .relaying(
-            relay, for: relayed, until: ConnectionDeadline(at: min(idle, headDeadline ?? .max), reason: .idle))
+        relayUntil = ConnectionDeadline(at: min(idle, headDeadline ?? .max), reason: .idle)
     }
 
     /// The overlapped client handshake completed: the relay starts now if the upstream is settled; otherwise the wait
@@ -686,7 +698,7 @@ package struct ConnectionLife<Parts: ConnectionParts> {
                 actions.append(.reportClientHandshakeFailure(host: serverName, port: target.port, reason: reason))
             }
             return actions + close(reason: "timed out \(waitingFor)")
-        case .relaying(let relay, _, _):
+        case .relaying(let relay, _):
             if deadline.reason == .lingering { return close(reason: "done") }
             return [.offerDeadlineToRelay(relay, otherwise: "idle for \(Timeouts.text(timeouts.idle))")]
         case .readingRequest, .negotiatingSOCKS:
@@ -716,7 +728,7 @@ package struct ConnectionLife<Parts: ConnectionParts> {
     /// After a second of silence a relay gives back grown buffers; after the park delay an HTTP/1 relay's idle
     /// upstream goes to the pool. Once each per silence.
     private mutating func swept(now: UInt64) -> [Action] {
-        guard case .relaying(let relay, _, _) = state, now >= quietSince else { return [] }
+        guard case .relaying(let relay, _) = state, now >= quietSince else { return [] }
         let silent = now - quietSince
         var actions: [Action] = []
         if !offeredIdleUpstream, silent >= timeouts.upstreamPark {
@@ -734,7 +746,7 @@ package struct ConnectionLife<Parts: ConnectionParts> {
         switch state {
         case .closing, .closed:
             return []
-        case .relaying(let relay, let relayed, _):
+        case .relaying(let relay, let relayed):
             state = .closing(relay, for: relayed)
             return [.closeRelay(relay, reason: reason), .closeClient, .leaveRegistry]
         default:

@@ -273,7 +273,7 @@ extension ProxyConnection {
     /// The relay is done with an idle, healthy upstream: park it for the next client of the origin, opened
     /// the same way (SNI and ALPN), or close it.
     func relayReleasedUpstream(_ leg: Leg) {
-        guard case .relaying(_, .interception(let interception), _) = life.state,
+        guard case .relaying(_, .interception(let interception)) = life.state,
             case .ready(let ready)? = interception.upstream,
             let tlsLeg = leg as? TLSLeg, tlsLeg === ready.leg
         else {

@@ -8,7 +8,7 @@ extension ProxyConnection {
     func relayNeedsUpstream(_ done: @escaping (Result<ReadyUpstream, UpstreamFailure>) -> Void) -> (
         any UpstreamAttempt
     )? {
-        guard case .relaying(_, .interception(let interception), _) = life.state else {
+        guard case .relaying(_, .interception(let interception)) = life.state else {
             done(.failure(UpstreamFailure(host: "upstream", port: 0, reason: "the connection is closing")))
             return nil
         }

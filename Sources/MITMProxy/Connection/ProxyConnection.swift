@@ -80,7 +80,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
 
     /// The HTTP/1 relay, while relaying HTTP/1.
     var httpRelay: HTTPRelay? {
-        if case .relaying(.http1(let relay), _, _) = life.state { relay } else { nil }
+        if case .relaying(.http1(let relay), _) = life.state { relay } else { nil }
     }
 
     /// Whether the tunnel's first bytes are being read.
@@ -89,7 +89,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     }
 
     /// Takes `event` into the connection's life and performs what it says.
-    func receive(_ event: Life.Event) { perform(life.receive(event)) }
+    func receive(_ event: consuming Life.Event) { perform(life.receive(event)) }
 
     func start() {
         context.registry(for: loop).add(self)
@@ -125,7 +125,7 @@ final class ProxyConnection: ManagedConnection, StreamSocketDelegate, RelayOwner
     func closeForShutdown() { close(reason: "proxy stopping") }
 
     func sweep(now: UInt64) {
-        if case .relaying(let relay, _, _) = life.state { relay.sweepBreakpoints(now: now) }
+        if case .relaying(let relay, _) = life.state { relay.sweepBreakpoints(now: now) }
         receive(.swept(now: now))
     }
 

@@ -14,7 +14,7 @@ import Testing
         #expect(play.run { origin.takeText() } == "GET /x?y=1 HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         play.run { origin.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
         #expect(play.clientReceived() == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        guard case .relaying(.http1, for: .plainRequests, _) = play.state else {
+        guard case .relaying(.http1, for: .plainRequests) = play.state else {
             Issue.record("not relaying HTTP/1: \(play.state)")
             return
         }
@@ -43,7 +43,7 @@ import Testing
         #expect(play.run { origin.takeText() } == "EHLO me\r\n")
         play.run { origin.send("250 hello\r\n") }
         #expect(play.clientReceived() == "250 hello\r\n")
-        guard case .relaying(.raw, for: .tunnel, _) = play.state else {
+        guard case .relaying(.raw, for: .tunnel) = play.state else {
             Issue.record("not a raw tunnel: \(play.state)")
             return
         }

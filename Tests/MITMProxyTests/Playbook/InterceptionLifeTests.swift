@@ -31,7 +31,7 @@ import Testing
         #expect(
             play.run { client.isHandshakeComplete },
             "the client accepted the forged certificate: \(play.run { client.step })")
-        guard case .relaying(.http1, for: .interception(let interception), _) = play.state,
+        guard case .relaying(.http1, for: .interception(let interception)) = play.state,
             case .ready? = play.run({ interception.upstream })
         else {
             Issue.record("not relaying an interception over a ready upstream: \(play.state)")
@@ -134,7 +134,7 @@ import Testing
         #expect(
             play.run { client.isHandshakeComplete },
             "the client got a forged certificate although the origin never answered")
-        guard case .relaying(.http2, for: .interception, _) = play.state,
+        guard case .relaying(.http2, for: .interception) = play.state,
             case .failed? = play.run({ interception.upstream })
         else {
             Issue.record("not relaying 502s: \(play.state)")
@@ -161,7 +161,7 @@ import Testing
         // Its request waits unread until the upstream is known.
         play.run { client.send("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n") }
         play.advance(seconds: 10.1)
-        guard case .relaying(.http1, for: .interception, _) = play.state,
+        guard case .relaying(.http1, for: .interception) = play.state,
             case .failed(let reason)? = play.run({ interception.upstream })
         else {
             Issue.record("not relaying 502s: \(play.state)")

@@ -37,7 +37,7 @@ import Testing
         #expect(play.run { origin.takeText() } == "EHLO me\r\n", "the bytes sent right behind the CONNECT went on")
         play.run { origin.send("250 hello\r\n") }
         #expect(play.clientReceived() == "250 hello\r\n")
-        guard case .relaying(.raw, for: .tunnel, _) = play.state else {
+        guard case .relaying(.raw, for: .tunnel) = play.state else {
             Issue.record("not a raw tunnel: \(play.state)")
             return
         }

@@ -14,7 +14,7 @@ import Testing
         #expect(page.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(page.prefix(300))")
         #expect(page.contains("Content-Security-Policy: default-src 'none'"))
         #expect(page.contains("<title>mitm-proxy</title>"))
-        guard case .relaying(.web, for: .webUI, _) = play.state else {
+        guard case .relaying(.web, for: .webUI) = play.state else {
             Issue.record("not serving the web UI: \(play.state)")
             return
         }

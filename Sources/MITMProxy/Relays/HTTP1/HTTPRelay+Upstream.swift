@@ -201,9 +201,15 @@ extension HTTPRelay {
         case .closeClientKeepingUpstream:
             closeClientKeepingUpstream()
         case .nextExchange:
-            sendLocalResponses()
-            guard exchanges.isEmpty else { return }
-            becameIdle()
+            // With nothing queued the relay is idle once: `sendLocalResponses` would make it so, and so would the
+            // line after it (each time a call into OpenSSL to give back the upstream's buffers).
+            if exchanges.isEmpty {
+                becameIdle()
+            } else {
+                sendLocalResponses()
+                guard exchanges.isEmpty else { return }
+                becameIdle()
+            }
             if machine.clientIsDone { closeClientKeepingUpstream() }
             processQueuedClientEvents()
         }

@@ -34,13 +34,14 @@ final class HTTPRelay {
         /// scans the headers, and both the response head and its end ask).
         let clientKeepsAlive: Bool
 
+        /// `clientKeepsAlive`: `record.request.keepAlive` when the caller already read it.
         init(
             record: consuming ExchangeRecord, local: LocalResponse?, upgradeRequested: Bool,
-            ruled: HTTPRelayRuledExchange? = nil
+            ruled: HTTPRelayRuledExchange? = nil, clientKeepsAlive: Bool? = nil
         ) {
             self.local = local
             self.upgradeRequested = upgradeRequested
-            clientKeepsAlive = record.request.keepAlive
+            self.clientKeepsAlive = clientKeepsAlive ?? record.request.keepAlive
             self.record = record
             self.ruled = ruled
         }
@@ -325,8 +326,11 @@ final class HTTPRelay {
                 return
             }
             var forwarded = HopByHopFields.forwarding(head, authority: originAuthority, upgrading: upgrade)
-            if !upgrade && !head.keepAlive { HopByHopFields.keepingUpstreamOpen(&forwarded) }
-            forward(forwarded, original: head, host: host, port: port, scheme: "https", upgrade: upgrade)
+            let keepsAlive = head.keepAlive
+            if !upgrade && !keepsAlive { HopByHopFields.keepingUpstreamOpen(&forwarded) }
+            forward(
+                forwarded, original: head, host: host, port: port, scheme: "https", upgrade: upgrade,
+                clientKeepsAlive: keepsAlive)
         case .failing(let host, let port, let reason):
             queueLocal(
                 head, host: host, port: port, scheme: "https",
@@ -398,14 +402,15 @@ final class HTTPRelay {
     func forward(
         _ head: HTTPRequestHead, original: HTTPRequestHead? = nil, host: String, port: Int, scheme: String,
         upgrade: Bool,
-        ruled: RuledExchange? = nil
+        ruled: RuledExchange? = nil, clientKeepsAlive: Bool? = nil
     ) {
         guard let upstream else { return }
         let pending = PendingExchange(
             record: records.record(
                 for: original ?? head, host: host, port: port, scheme: scheme, version: head.version,
                 at: context.clock.wallNow()),
-            local: nil, upgradeRequested: upgrade, ruled: ruled.map(HTTPRelayRuledExchange.init))
+            local: nil, upgradeRequested: upgrade, ruled: ruled.map(HTTPRelayRuledExchange.init),
+            clientKeepsAlive: clientKeepsAlive)
         if let decision = ruled?.decision { pending.record.rules += decision.rules }
         exchanges.append(pending)
         context.events.emitRequest(
