@@ -4,8 +4,9 @@ import MITMHTTP2
 
 /// The upstream side of the relay: responses, response bodies and what the upstream does to its streams.
 extension HTTP2Relay {
+    /// The upstream connection pumps every relay it handed an event to (`pump` reports the streams' activity).
     func handleUpstreamEvent(_ event: HTTP2Event) {
-        if event.movesAStream { owner?.relayActivity(headDeadline: nil) }
+        if event.movesAStream { streamsMoved = true }
         switch event {
         case .headers(let upstreamID, let block):
             responseHeaders(block, on: upstreamID)
