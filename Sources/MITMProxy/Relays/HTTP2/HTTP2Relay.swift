@@ -51,12 +51,12 @@ final class HTTP2Relay {
     /// The upstream connection's session, where this relay's upstream streams live.
     var upstreamSession: HTTP2Session? { upstreamConnection?.session }
     /// Relayed streams by client stream ID.
-    var streams: [Int32: HTTP2RelayStream] = [:]
+    var streams = HTTP2StreamTable<HTTP2RelayStream>()
     /// Client stream ID by upstream stream ID, while the upstream stream is attached.
-    var clientStreamForUpstream: [Int32: Int32] = [:]
+    var clientStreamForUpstream = HTTP2StreamTable<Int32>()
     /// Streams the relay reset itself (as opposed to nghttp2 answering bad frames), per side.
-    var requestedClientResets: Set<Int32> = []
-    var requestedUpstreamResets: Set<Int32> = []
+    var requestedClientResets = HTTP2StreamTable<Void>()
+    var requestedUpstreamResets = HTTP2StreamTable<Void>()
     /// nghttp2's latest explanation of what the client did wrong, for log lines.
     var lastClientDiagnostic: String?
     /// Serving, finishing or closed, and whether new streams may go upstream (see `HTTP2Relay+Ending.swift`).
