@@ -29,14 +29,14 @@ final class HTTP2CallbackSink {
     /// §4.3), so one block at a time is in progress and a field needs no look-up by stream.
     var partialBlock: (streamID: Int32, block: PartialBlock)?
     /// Client role: streams whose final (non-1xx) response head arrived, so a later block is trailers.
-    var finalResponseReceived: Set<Int32> = []
-    var outbound: [Int32: HTTP2OutboundBody] = [:]
+    var finalResponseReceived = HTTP2StreamTable<Void>()
+    var outbound = HTTP2StreamTable<HTTP2OutboundBody>()
     /// Streams whose body ended with trailers still to submit (DATA went out without END_STREAM).
     var trailersDue: [Int32] = []
     /// DATA payload received in the current call, for connection-level flow control.
     var receivedDataBytes = 0
     /// DATA payload received per stream and not consumed by the owner yet.
-    var heldBodyBytes: [Int32: Int] = [:]
+    var heldBodyBytes = HTTP2StreamTable<Int>()
     /// The sum of `heldBodyBytes`, kept as it changes.
     var heldBodyTotal = 0
     var closedStreams: [Int32] = []
@@ -88,9 +88,9 @@ final class HTTP2CallbackSink {
         case .server:
             return opensStream ? .request : .trailers
         case .client:
-            if finalResponseReceived.contains(streamID) { return .trailers }
+            if finalResponseReceived[streamID] != nil { return .trailers }
             if block.fields.statusIsInformational { return .informational }
-            finalResponseReceived.insert(streamID)
+            finalResponseReceived[streamID] = ()
             return .response
         }
     }

@@ -140,7 +140,7 @@ public final class HTTP2Session {
         for streamID in sink.closedStreams {
             sink.heldBodyTotal -= sink.heldBodyBytes.removeValue(forKey: streamID) ?? 0
             sink.outbound[streamID] = nil
-            sink.finalResponseReceived.remove(streamID)
+            sink.finalResponseReceived[streamID] = nil
         }
         sink.closedStreams.removeAll(keepingCapacity: true)
         reopenConnectionWindow()

@@ -24,7 +24,7 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     private let clock: ProxyClock
     private var users: [ObjectIdentifier: WeakRelay] = [:]
     /// The relay of each open stream, by stream ID.
-    private var owners: [Int32: ObjectIdentifier] = [:]
+    private var owners = HTTP2StreamTable<ObjectIdentifier>()
     private var idleTimer: (any ClockTimer)?
     private var pumpGate = PumpGate()
     private var stopping = false

@@ -41,7 +41,7 @@ extension HTTP2Relay {
             if let upstreamID = stream.upstreamID { resetUpstream(upstreamID, code == .noError ? .cancel : code) }
             advance(stream, .clientReset)
         case .resetSent(let clientID, let code):
-            guard requestedClientResets.remove(clientID) == nil, code != .noError else { return }
+            guard requestedClientResets.removeValue(forKey: clientID) == nil, code != .noError else { return }
             let what = lastClientDiagnostic ?? "the client sent \(code.peerFault)"
             lastClientDiagnostic = nil
             context.events.emit(
@@ -156,7 +156,7 @@ extension HTTP2Relay {
     }
 
     private func clientStreamClosed(_ clientID: Int32, _ code: HTTP2ErrorCode) {
-        requestedClientResets.remove(clientID)
+        requestedClientResets.removeValue(forKey: clientID)
         forgetRules(clientID)
         guard let stream = streams.removeValue(forKey: clientID) else { return }
         if let upstreamID = stream.upstreamID, code != .noError {

@@ -36,6 +36,12 @@ struct HTTP2RelayRules {
     var responseBodyEdited: Set<Int32> = []
     /// Streams whose response body the web UI replaced at a breakpoint: what the upstream still sends is dropped.
     var replacedAtBreakpoint: Set<Int32> = []
+
+    /// Whether no stream has rule state (always, while no rule is in force).
+    var isEmpty: Bool {
+        held.isEmpty && exchanges.isEmpty && files.isEmpty && breakpoints.isEmpty && heldResponses.isEmpty
+            && requestBodyEdited.isEmpty && responseBodyEdited.isEmpty && replacedAtBreakpoint.isEmpty
+    }
 }
 
 /// The QA rules in the HTTP/2 relay: one decision per request head (`openStream`), before anything goes upstream.
@@ -383,6 +389,7 @@ extension HTTP2Relay {
 
     /// Forgets a finished stream's rule state.
     func forgetRules(_ clientID: Int32) {
+        guard !ruled.isEmpty else { return }
         ruled.held.removeValue(forKey: clientID)?.timer?.cancel()
         endBreakpoint(clientID)
         ruled.exchanges[clientID] = nil

@@ -6,14 +6,14 @@ import MITMHTTP2
 extension HTTP2Relay {
     /// Resets a client stream on purpose.
     func resetClient(_ clientID: Int32, _ code: HTTP2ErrorCode) {
-        requestedClientResets.insert(clientID)
+        requestedClientResets[clientID] = ()
         clientSession.reset(streamID: clientID, code: code)
         if let stream = streams[clientID] { advance(stream, .clientReset) }
     }
 
     /// Resets an upstream stream on purpose and detaches it from its client stream.
     func resetUpstream(_ upstreamID: Int32, _ code: HTTP2ErrorCode) {
-        requestedUpstreamResets.insert(upstreamID)
+        requestedUpstreamResets[upstreamID] = ()
         upstreamSession?.reset(streamID: upstreamID, code: code)
         detachUpstream(upstreamID)
     }

@@ -4,8 +4,9 @@ import MITMHTTP2
 
 /// The upstream side of the relay: responses, response bodies and what the upstream does to its streams.
 extension HTTP2Relay {
+    /// The upstream connection pumps every relay it handed an event to (`pump` reports the streams' activity).
     func handleUpstreamEvent(_ event: HTTP2Event) {
-        if event.movesAStream { owner?.relayActivity(headDeadline: nil) }
+        if event.movesAStream { streamsMoved = true }
         switch event {
         case .headers(let upstreamID, let block):
             responseHeaders(block, on: upstreamID)
@@ -43,7 +44,7 @@ extension HTTP2Relay {
             streams[clientID]?.fail("the upstream reset the stream (\(code))")
             resetClient(clientID, code)
         case .resetSent(let upstreamID, let code):
-            guard requestedUpstreamResets.remove(upstreamID) == nil, code != .noError else { return }
+            guard requestedUpstreamResets.removeValue(forKey: upstreamID) == nil, code != .noError else { return }
             let what = upstreamConnection?.takeDiagnostic() ?? "it sent \(code.peerFault)"
             context.events.emit(
                 .upstreamFailed(
@@ -53,7 +54,7 @@ extension HTTP2Relay {
             detachUpstream(upstreamID)
             upstreamStreamFailed(clientID, code: nil, reason: "the upstream broke HTTP/2: \(what)")
         case .streamClosed(let upstreamID, let code):
-            requestedUpstreamResets.remove(upstreamID)
+            requestedUpstreamResets.removeValue(forKey: upstreamID)
             guard let clientID = clientStreamForUpstream[upstreamID] else { return }
             detachUpstream(upstreamID)
             guard code != .noError else { return }

@@ -51,17 +51,19 @@ final class HTTP2Relay {
     /// The upstream connection's session, where this relay's upstream streams live.
     var upstreamSession: HTTP2Session? { upstreamConnection?.session }
     /// Relayed streams by client stream ID.
-    var streams: [Int32: HTTP2RelayStream] = [:]
+    var streams = HTTP2StreamTable<HTTP2RelayStream>()
     /// Client stream ID by upstream stream ID, while the upstream stream is attached.
-    var clientStreamForUpstream: [Int32: Int32] = [:]
+    var clientStreamForUpstream = HTTP2StreamTable<Int32>()
     /// Streams the relay reset itself (as opposed to nghttp2 answering bad frames), per side.
-    var requestedClientResets: Set<Int32> = []
-    var requestedUpstreamResets: Set<Int32> = []
+    var requestedClientResets = HTTP2StreamTable<Void>()
+    var requestedUpstreamResets = HTTP2StreamTable<Void>()
     /// nghttp2's latest explanation of what the client did wrong, for log lines.
     var lastClientDiagnostic: String?
     /// Serving, finishing or closed, and whether new streams may go upstream (see `HTTP2Relay+Ending.swift`).
     var life: HTTP2RelayLife
     var pumpGate = PumpGate()
+    /// A stream moved since the owner was last told (see `pump`).
+    var streamsMoved = false
 
     var records: ExchangeRecordFactory
     /// The `:authority` streams go upstream with, behind a `--reverse` port (the client's names the proxy); nil keeps the client's.
@@ -180,13 +182,14 @@ final class HTTP2Relay {
     /// hands this relay its streams' events), until nothing moves. Re-entered from the upstream connection, it
     /// only asks the running loop for another round.
     /// Only a stream's progress counts as activity for the idle timeout: a client that holds a window at
-    /// zero and sends PINGs is as idle as a silent one.
+    /// zero and sends PINGs is as idle as a silent one. The owner hears of it once per run, however many events
+    /// moved streams (each report is a turn of the connection's machine).
     func pump() {
         guard pumpGate.enter() else { return }
         repeat {
             if !life.isServing { break }
             let clientEvents = clientSession.takeEvents()
-            noteActivity(clientEvents)
+            if !streamsMoved { streamsMoved = clientEvents.contains(where: \.movesAStream) }
             for event in clientEvents where !life.isClosed { handleClientEvent(event) }
             if !life.isServing { break }
             var moved = !clientEvents.isEmpty
@@ -200,13 +203,14 @@ final class HTTP2Relay {
             if moved { pumpGate.askAgain() }
         } while pumpGate.takeAgain()
         pumpGate.leave()
+        if streamsMoved {
+            streamsMoved = false
+            // Once finishing, the connection's deadline is the linger's.
+            if life.isServing { owner?.relayActivity(headDeadline: nil) }
+        }
         if life.isServing && clientSession.isFinished {
             finish("the connection ended")
         }
-    }
-
-    private func noteActivity(_ events: [HTTP2Event]) {
-        if events.contains(where: \.movesAStream) { owner?.relayActivity(headDeadline: nil) }
     }
 
     /// Whether the client waits for the proxy's SETTINGS until the upstream's have come: then the client's first
