@@ -223,6 +223,9 @@ def main() -> int:
         if args.scenario == "idle":
             def on_held(_: dict) -> None:
                 time.sleep(5 if slow else 1)
+                if args.tool == "massif":  # what the held connections keep once idle relays parked (the peak may be earlier)
+                    subprocess.run(["vgdb", f"--pid={server.process.pid}", "detailed_snapshot", str(out / "held.massif")],
+                                   capture_output=True, timeout=120)
             result = runner.run(peer, arguments, on_held=on_held)
             result.setdefault("proxy_cpu_us", 0.0)
             result["bytes"] = 0

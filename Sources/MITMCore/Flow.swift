@@ -60,7 +60,12 @@ package struct Flow: Sendable, Equatable {
     /// Whether the bodies were let go to keep the flow list within its memory budget (newer flows keep theirs).
     package var bodiesReleased = false
     /// The WebSocket the exchange opened, with its messages so far.
-    package var webSocket: FlowWebSocket?
+    package var webSocket: FlowWebSocket? {
+        get { sharedWebSocket?.webSocket }
+        set { sharedWebSocket = newValue.map(SharedWebSocket.init) }
+    }
+    /// `webSocket` on the heap: few exchanges open one, and inline it took about 200 bytes of every flow in the list.
+    private var sharedWebSocket: SharedWebSocket?
     /// What the rules did to the exchange, in the order they acted.
     package var ruleFirings: [RuleFiring] = []
 
