@@ -52,20 +52,20 @@ package struct Flow: Sendable, Equatable {
     package var content: Flow.Content
     /// The TLS facts of the intercepted connection that carried an exchange, when the proxy saw its handshake.
     package var tls: ConnectionVerdict? {
-        get { sharedTLS?.verdict }
-        set { sharedTLS = newValue.map(SharedVerdict.init) }
+        get { sharedTLS?.value }
+        set { sharedTLS = newValue.map(SharedValue.init) }
     }
     /// `tls`, held once for every flow of the connection and the log's index of interceptions.
-    private(set) var sharedTLS: SharedVerdict?
+    private(set) var sharedTLS: SharedValue<ConnectionVerdict>?
     /// Whether the bodies were let go to keep the flow list within its memory budget (newer flows keep theirs).
     package var bodiesReleased = false
     /// The WebSocket the exchange opened, with its messages so far.
     package var webSocket: FlowWebSocket? {
-        get { sharedWebSocket?.webSocket }
-        set { sharedWebSocket = newValue.map(SharedWebSocket.init) }
+        get { sharedWebSocket?.value }
+        set { sharedWebSocket = newValue.map(SharedValue.init) }
     }
     /// `webSocket` on the heap: few exchanges open one, and inline it took about 200 bytes of every flow in the list.
-    private var sharedWebSocket: SharedWebSocket?
+    private var sharedWebSocket: SharedValue<FlowWebSocket>?
     /// What the rules did to the exchange, in the order they acted.
     package var ruleFirings: [RuleFiring] = []
 
@@ -76,11 +76,11 @@ package struct Flow: Sendable, Equatable {
 
     /// A flow numbered `id`.
     package init(id: Int, content: Flow.Content, tls: ConnectionVerdict? = nil) {
-        self.init(id: id, content: content, sharedTLS: tls.map(SharedVerdict.init))
+        self.init(id: id, content: content, sharedTLS: tls.map(SharedValue.init))
     }
 
     /// A flow numbered `id` sharing the TLS facts `sharedTLS` with the other flows of its connection.
-    init(id: Int, content: Flow.Content, sharedTLS: SharedVerdict?) {
+    init(id: Int, content: Flow.Content, sharedTLS: SharedValue<ConnectionVerdict>?) {
         self.id = id
         self.content = content
         self.sharedTLS = sharedTLS

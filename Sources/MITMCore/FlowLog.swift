@@ -25,7 +25,7 @@ package struct FlowLog: Sendable {
     /// Flows older than this id hold no bodies (they were released, or the flow is gone).
     private var bodyCursor = 1
     /// The TLS facts of recent intercepted connections, for the exchanges they carry; insertion-ordered and bounded.
-    private var interceptions: [Int: SharedVerdict] = [:]
+    private var interceptions: [Int: SharedValue<ConnectionVerdict>] = [:]
     private var interceptionOrder: [Int] = []
     private var interceptionStart = 0
     /// The listed handshake flow of each connection, so a later interception of the same connection updates it.
@@ -148,7 +148,7 @@ package struct FlowLog: Sendable {
     }
 
     private mutating func append(
-        _ content: Flow.Content, tls: SharedVerdict? = nil, ruleFirings: [RuleFiring] = [],
+        _ content: Flow.Content, tls: SharedValue<ConnectionVerdict>? = nil, ruleFirings: [RuleFiring] = [],
         opensWebSocket: Bool = false
     ) -> Flow {
         var flow = Flow(id: nextID, content: content, sharedTLS: tls).compacted()
@@ -189,7 +189,7 @@ package struct FlowLog: Sendable {
     }
 
     private mutating func rememberInterception(_ verdict: ConnectionVerdict) {
-        if interceptions.updateValue(SharedVerdict(verdict), forKey: verdict.connectionID) != nil { return }
+        if interceptions.updateValue(SharedValue(verdict), forKey: verdict.connectionID) != nil { return }
         // Bounded like the flows: a connection still carrying exchanges after `capacity` newer interceptions loses
         // its TLS facts in the list, not its exchanges.
         if interceptionOrder.count < capacity {
