@@ -126,7 +126,9 @@ public struct HTTP1Parser: Sendable {
     }
 
     /// Hands over and forgets the bytes not parsed yet: after a pause, the first bytes of the tunnel or upgraded protocol.
+    /// No head follows, so the last head's fields are let go too (a CONNECT's would stay as long as its tunnel).
     public mutating func takeBufferedBytes() -> [UInt8] {
+        previousFields = []
         let bytes = Array(buffer[readIndex...])
         buffer.removeAll()
         readIndex = 0
