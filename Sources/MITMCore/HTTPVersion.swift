@@ -23,6 +23,7 @@ public struct HTTPVersion: Sendable, Equatable, Hashable, CustomStringConvertibl
         switch (major, minor) {
         case (1, 1): "HTTP/1.1"
         case (1, 0): "HTTP/1.0"
+        case (2, 0): "HTTP/2.0"
         default: "HTTP/\(major).\(minor)"
         }
     }

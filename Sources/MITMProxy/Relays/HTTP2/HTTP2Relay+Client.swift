@@ -78,13 +78,12 @@ extension HTTP2Relay {
     /// A request head arrived: relay it upstream, or answer it when it cannot go there.
     private func openStream(_ clientID: Int32, _ block: HTTP2HeaderBlock) {
         let head = HTTP2Heads.request(block.fields)
-        let record = newRecord(head)
         let stream = HTTP2RelayStream(
-            clientID: clientID, record: record, requestEndedAt: block.endStream ? record.started : nil,
+            clientID: clientID, record: newRecord(head), endStream: block.endStream,
             asksForWebSocket: HTTP2Heads.extendedConnectProtocol(block.fields)?.lowercased() == "websocket")
         streams[clientID] = stream
         context.events.emitRequest(
-            .request(connectionID: connectionID, host: host, port: port, method: head.method, url: record.url))
+            .request(connectionID: connectionID, host: host, port: port, method: head.method, url: stream.record.url))
         if block.exceedsLimit {
             refuseOversizedHeaders(clientID, what: "header section")
             return

@@ -80,7 +80,7 @@ extension HTTP2Relay {
             webSocket.finish(reason: stream.failure ?? "the stream ended")
             return
         }
-        context.events.emit(.exchange(stream.finishedRecord(at: context.clock.wallNow())))
+        context.events.emit(.exchange(stream.finishRecord(at: context.clock.wallNow())))
     }
 
     /// The upstream accepted a WebSocket on `clientID` (RFC 8441): the handshake is reported now, and its
@@ -93,7 +93,7 @@ extension HTTP2Relay {
             endpoint: WebSocketEndpoint(session: session, host: host, port: port, url: stream.record.url),
             handshake: handshake, captureLimit: context.configuration.webSocketCaptureLimit,
             events: context.events, clock: context.clock)
-        context.events.emit(.exchange(stream.finishedRecord(at: context.clock.wallNow())))
+        context.events.emit(.exchange(stream.finishRecord(at: context.clock.wallNow())))
     }
 
     /// Offers the client extended CONNECT (RFC 8441) once the upstream connection offers it: only then can a

@@ -18,22 +18,23 @@ final class HTTP2RelayStream {
     /// reported then, and the stream's end closes the WebSocket's record instead.
     var webSocket: WebSocketTap?
 
-    init(clientID: Int32, record: ExchangeRecord, requestEndedAt: Date?, asksForWebSocket: Bool) {
+    /// A stream whose request head arrived (`endStream`: with the end of the request) when `record` started.
+    init(clientID: Int32, record: consuming ExchangeRecord, endStream: Bool, asksForWebSocket: Bool) {
         self.clientID = clientID
+        machine = HTTP2StreamMachine(requestEndedAt: endStream ? record.started : nil)
         self.record = record
         self.asksForWebSocket = asksForWebSocket
-        machine = HTTP2StreamMachine(requestEndedAt: requestEndedAt)
     }
 
     /// The upstream stream the request goes to, while there is one.
     var upstreamID: Int32? { machine.upstreamID }
 
-    /// The record as finished at `end`, with its failure and HAR phases.
-    func finishedRecord(at end: Date) -> ExchangeRecord {
-        var finished = record
-        finished.failure = failure
-        finished.complete(at: end, requestEnded: machine.requestEndedAt, responseStarted: machine.headAt)
-        return finished
+    /// Finishes the record at `end`, in place, with its failure and HAR phases, and returns it (one copy, where a
+    /// finished copy of the record cost two).
+    func finishRecord(at end: Date) -> ExchangeRecord {
+        record.failure = failure
+        record.complete(at: end, requestEnded: machine.requestEndedAt, responseStarted: machine.headAt)
+        return record
     }
 
     /// Notes `reason` unless a reason is already known.
