@@ -32,9 +32,11 @@ package enum TunnelRequestCheck {
                     status: 400,
                     reason: "the :authority \(HTTPSyntax.quoted(authority)) carries userinfo, which HTTP/2 forbids")
             }
-            if head.headers.contains("host"), let other = head.headers.values("host").first(where: {
-                $0 != authority && !sameAuthority($0, authority, defaultPort: port)
-            }) {
+            if head.headers.contains("host"),
+                let other = head.headers.values("host").first(where: {
+                    $0 != authority && !sameAuthority($0, authority, defaultPort: port)
+                })
+            {
                 return Refusal(
                     status: 400,
                     reason:
