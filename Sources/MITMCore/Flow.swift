@@ -110,22 +110,6 @@ package struct Flow: Sendable, Equatable {
         return record.requestBody.bytes.count + record.responseBody.bytes.count + (webSocket?.keptBytes ?? 0)
     }
 
-    /// The same flow in as little memory as its data needs: parsers reserve room for more header fields than most
-    /// messages have, and bodies grow in steps; a flow kept for long should not hold on to that room.
-    func compacted() -> Flow {
-        guard case .exchange(var record) = content else { return self }
-        record.request.headers.fields = record.request.headers.fields.withUnsafeBufferPointer { Array($0) }
-        if var response = record.response {
-            response.headers.fields = response.headers.fields.withUnsafeBufferPointer { Array($0) }
-            record.response = response
-        }
-        record.requestBody.shrinkToFit()
-        record.responseBody.shrinkToFit()
-        var copy = self
-        copy.content = .exchange(record)
-        return copy
-    }
-
     /// Lets go of the bodies, keeping their sizes.
     mutating func releaseBodies() {
         guard case .exchange(var record) = content, bodyBytes > 0 else { return }
@@ -134,5 +118,18 @@ package struct Flow: Sendable, Equatable {
         content = .exchange(record)
         webSocket?.release()
         bodiesReleased = true
+    }
+}
+
+extension ExchangeRecord {
+    /// The record in as little memory as its data needs: parsers reserve room for more header fields than most
+    /// messages have, and bodies grow in steps; a record kept in the flow list should not hold on to that room.
+    mutating func compact() {
+        request.headers.fields = request.headers.fields.withUnsafeBufferPointer { Array($0) }
+        if response != nil {
+            response!.headers.fields = response!.headers.fields.withUnsafeBufferPointer { Array($0) }
+        }
+        requestBody.shrinkToFit()
+        responseBody.shrinkToFit()
     }
 }

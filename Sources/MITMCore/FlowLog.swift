@@ -52,8 +52,10 @@ package struct FlowLog: Sendable {
     package mutating func record(_ event: ProxyEvent) -> Change? {
         switch event {
         case .exchange(let record):
+            var kept = record
+            kept.compact()
             let flow = append(
-                .exchange(record), tls: interceptions[record.connectionID], ruleFirings: takeFirings(for: record),
+                .exchange(kept), tls: interceptions[record.connectionID], ruleFirings: takeFirings(for: record),
                 opensWebSocket: record.webSocket != nil)
             if let session = record.webSocket { webSocketFlows[session] = flow.id }
             return .added(flow)
@@ -147,36 +149,46 @@ package struct FlowLog: Sendable {
         return (start + id - firstID) % capacity
     }
 
+    /// Lists a flow of `content` and returns it as listed. The flow is built in place and moved into the ring: a copy
+    /// of a flow retains every string and array of its record.
     private mutating func append(
-        _ content: Flow.Content, tls: SharedValue<ConnectionVerdict>? = nil, ruleFirings: [RuleFiring] = [],
+        _ content: consuming Flow.Content, tls: SharedValue<ConnectionVerdict>? = nil, ruleFirings: [RuleFiring] = [],
         opensWebSocket: Bool = false
     ) -> Flow {
-        var flow = Flow(id: nextID, content: content, sharedTLS: tls).compacted()
+        var flow = Flow(id: nextID, content: content, sharedTLS: tls)
         flow.ruleFirings = ruleFirings
         if opensWebSocket { flow.webSocket = FlowWebSocket() }
+        let id = nextID
         nextID += 1
+        bodyBytes += flow.bodyBytes
         if ring.count < capacity {
             ring.append(flow)
         } else {
-            let oldest = ring[start]
-            bodyBytes -= oldest.bodyBytes
-            if case .handshake(let verdict) = oldest.content, handshakeFlows[verdict.connectionID] == oldest.id {
-                handshakeFlows.removeValue(forKey: verdict.connectionID)
-            }
-            if case .exchange(let record) = oldest.content, let session = record.webSocket,
-                webSocketFlows[session] == oldest.id
-            {
-                webSocketFlows.removeValue(forKey: session)
-            }
+            forgetOldest()
             ring[start] = flow
             start = (start + 1) % capacity
             firstID += 1
             bodyCursor = max(bodyCursor, firstID)
             evicted += 1
         }
-        bodyBytes += flow.bodyBytes
         releaseBodiesOverBudget()
-        return self.flow(id: flow.id) ?? flow
+        return ring[position(of: id)!]
+    }
+
+    /// Lets the oldest flow's bodies and indexes go, before a new flow takes its place in the ring.
+    private mutating func forgetOldest() {
+        let id = ring[start].id
+        bodyBytes -= ring[start].bodyBytes
+        switch ring[start].content {
+        case .handshake(let verdict):
+            if handshakeFlows[verdict.connectionID] == id { handshakeFlows.removeValue(forKey: verdict.connectionID) }
+        case .exchange(let record):
+            if let session = record.webSocket, webSocketFlows[session] == id {
+                webSocketFlows.removeValue(forKey: session)
+            }
+        case .tunnel:
+            break
+        }
     }
 
     /// Releases the oldest flows' bodies until the kept bodies fit the budget.

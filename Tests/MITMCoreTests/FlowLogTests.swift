@@ -26,6 +26,20 @@ import Testing
             client: "127.0.0.1")
     }
 
+    @Test func aListedExchangeHoldsNoSpareRoomForHeaderFields() {
+        var log = FlowLog(capacity: 3, bodyBudget: 1_000_000)
+        guard case .exchange(var record) = Self.exchange(body: 10) else { return }
+        record.request.headers.fields.reserveCapacity(32)
+        record.response?.headers.fields.reserveCapacity(32)
+        guard case .added(let flow)? = log.record(.exchange(record)), case .exchange(let listed) = flow.content else {
+            Issue.record("added")
+            return
+        }
+        #expect(listed == record, "the listed record says what the event said")
+        #expect(listed.request.headers.fields.capacity < 32)
+        #expect(listed.response.map { $0.headers.fields.capacity < 32 } == true)
+    }
+
     @Test func theOldestFlowsGiveWayAtCapacityAndNumbersGoOn() {
         var log = FlowLog(capacity: 3, bodyBudget: 1_000_000)
         for index in 1...5 { _ = log.record(Self.exchange(path: "/\(index)")) }
