@@ -161,18 +161,23 @@ package struct FlowLog: Sendable {
         let id = nextID
         nextID += 1
         bodyBytes += flow.bodyBytes
-        if ring.count < capacity {
-            ring.append(flow)
-        } else {
-            forgetOldest()
-            ring[start] = flow
-            start = (start + 1) % capacity
-            firstID += 1
-            bodyCursor = max(bodyCursor, firstID)
-            evicted += 1
-        }
+        place(flow)
         releaseBodiesOverBudget()
         return ring[position(of: id)!]
+    }
+
+    /// Puts `flow` at the ring's end, in the oldest flow's place once the ring is full.
+    private mutating func place(_ flow: consuming Flow) {
+        guard ring.count == capacity else {
+            ring.append(flow)
+            return
+        }
+        forgetOldest()
+        ring[start] = flow
+        start = (start + 1) % capacity
+        firstID += 1
+        bodyCursor = max(bodyCursor, firstID)
+        evicted += 1
     }
 
     /// Lets the oldest flow's bodies and indexes go, before a new flow takes its place in the ring.
