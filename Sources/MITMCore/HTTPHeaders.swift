@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// One header (or trailer) field line, with its name and value as received or as they will be written.
 public struct HTTPHeaderField: Sendable, Equatable {
     /// The field name, case kept as given (`Content-Type`).
@@ -40,8 +36,7 @@ public struct HTTPHeaderField: Sendable, Equatable {
 
     private static func text(_ text: String, is bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard text.utf8.count == bytes.count else { return false }
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
-        return text.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, base, bytes.count) == 0 } ?? false
+        return text.utf8.withContiguousStorageIfAvailable { HTTPSyntax.sameBytes($0, bytes) } ?? false
     }
 }
 
@@ -142,9 +137,16 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Removes every field called `name` (any case).
     public mutating func remove(_ name: String) {
-        // Looked for first: removing nothing from fields shared with another head would still copy them.
-        guard firstIndex(of: name) != nil else { return }
-        fields.removeAll { HTTPSyntax.equalsIgnoringASCIICase($0.name, name) }
+        // Looked for first: removing nothing from fields shared with another head would still copy them. The fields
+        // before the first match stay where they are; the ones after it move down over the removed ones.
+        guard let first = firstIndex(of: name) else { return }
+        var kept = first
+        for index in fields.indices[(first + 1)...]
+        where !HTTPSyntax.equalsIgnoringASCIICase(fields[index].name, name) {
+            fields.swapAt(kept, index)
+            kept += 1
+        }
+        fields.removeSubrange(kept...)
     }
 
     /// Sets the first field called `name` to `value` in place (keeping its position and spelling) and removes the others;

@@ -155,6 +155,29 @@ package enum HTTPSyntax {
         }
     }
 
+    /// Whether `lhs` and `rhs` hold the same bytes: eight at a time (the last eight overlapping the ones before),
+    /// without libc; a received field line is compared with the previous head's on every message's path.
+    static func sameBytes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = lhs.count
+        guard count == rhs.count else { return false }
+        guard count >= 8, let left = lhs.baseAddress, let right = rhs.baseAddress else {
+            for index in 0..<count where lhs[index] != rhs[index] { return false }
+            return true
+        }
+        let (leftBytes, rightBytes) = (UnsafeRawPointer(left), UnsafeRawPointer(right))
+        var offset = 0
+        while true {
+            let start = min(offset, count - 8)
+            if leftBytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+                != rightBytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+            {
+                return false
+            }
+            if start == count - 8 { return true }
+            offset += 8
+        }
+    }
+
     /// `lowercasedASCII(_:)` of each of the eight bytes of `word`.
     static func lowercasedASCII(_ word: UInt64) -> UInt64 {
         let tops: UInt64 = 0x8080_8080_8080_8080
