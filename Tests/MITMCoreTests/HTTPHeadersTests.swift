@@ -24,6 +24,31 @@ import Testing
         }
     }
 
+    @Test func bytesOfEveryLengthCompareExactlyWhereverTheyDiffer() {
+        let line = Array("Accept-Encoding: gzip, deflate, br, zstd".utf8)
+        for length in 0...line.count {
+            let bytes = Array(line.prefix(length))
+            line.withUnsafeBufferPointer { whole in
+                bytes.withUnsafeBufferPointer {
+                    #expect(HTTPSyntax.sameBytes($0, $0) && HTTPSyntax.sameBytes($0, .init(rebasing: whole[..<length])))
+                }
+            }
+            #expect(
+                length == line.count
+                    || !bytes.withUnsafeBufferPointer { prefix in
+                        line.withUnsafeBufferPointer { HTTPSyntax.sameBytes(prefix, $0) }
+                    })
+            for position in 0..<length {
+                var changed = bytes
+                changed[position] ^= 0x20
+                let same = bytes.withUnsafeBufferPointer { one in
+                    changed.withUnsafeBufferPointer { HTTPSyntax.sameBytes(one, $0) }
+                }
+                #expect(!same, "\(length) bytes, differing at \(position)")
+            }
+        }
+    }
+
     @Test func namesOfEveryLengthCompareIgnoringOnlyASCIICase() {
         let name = "Strict-Transport-Security-Extra-Long"
         for length in 0...name.utf8.count {
