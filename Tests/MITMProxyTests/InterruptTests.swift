@@ -46,6 +46,9 @@ import Testing
         let proxy = try RunningProxyProcess([
             "--port", "0", "--ca-dir", base, "--upstream-ca", pki.root, "-q", "--har", base + ".har",
             "--report", base + "-report.json", "--events", base + "-events.jsonl", "--expect", "intercepted:localhost",
+            // The first transfers wait, stalled, while the next forty-nine tunnels open: sanitized builds on a slow
+            // machine took over the default 60 s, and the idle timeout ended them before the signal came.
+            "--idle-timeout", "600",
         ])
         let run = try await PythonClient.run(
             fixture: "inflight_signal.py",
