@@ -33,7 +33,8 @@ final class ProxyProcess: @unchecked Sendable {
         process = try ChildProcess(path: binary, arguments: arguments)
         let reader = process.output
         var found: Int?
-        let deadline = Date().addingTimeInterval(15)
+        // Generous: a sanitized build starting beside a full parallel suite on two cores took more than 15 s.
+        let deadline = Date().addingTimeInterval(60)
         var text = ""
         while found == nil {
             let chunk = reader.availableData
