@@ -6,7 +6,7 @@ import MITMCore
 extension HTTPRelay {
     /// Parks the upstream when nothing is in flight on it, and gives back what the last exchange grew: the client's
     /// OpenSSL record buffers, the exchange queue's and the parsers' storage (1.6 KiB per idle client, measured with
-    /// massif). Called once the client has been silent for `upstreamParkDelay`, not after every response: a client
+    /// massif), and the rules' state when nothing is held or routed. Called once the client has been silent for `upstreamParkDelay`, not after every response: a client
     /// sending its next request at once would have the same buffers allocated again.
     func parkIdleUpstream() {
         guard !machine.isClosed, connecting == nil, exchanges.isEmpty, !machine.requestIsOpen,
@@ -15,6 +15,7 @@ extension HTTPRelay {
         client.releaseIdleMemory()
         upstream?.releaseIdleMemory()
         defer { MemoryTrim.idleMemoryReleased() }
+        rules.releaseAtRest()
         guard case .intercepted = mode else { return }
         offerUpstreamForReuse()
         exchanges = []

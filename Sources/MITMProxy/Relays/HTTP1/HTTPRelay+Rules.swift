@@ -3,27 +3,6 @@ import MITMCore
 import MITMIO
 import MITMRules
 
-/// What the HTTP/1 relay keeps for the QA rules: the decision for the request waiting to start, its delay,
-/// the route its upstream takes, and a file answer being streamed.
-struct HTTPRelayRules {
-    /// The decision for the request head next in the queue, taken by `beginRequest`.
-    var pending: RuleDecision?
-    /// What the rules do to the request next in the queue: held by a delay (`delayTimer` runs), or let go.
-    var exchange = RuledExchange(streams: false)
-    var delayTimer: (any ClockTimer)?
-    /// The route of the current upstream when it is not the interception's own (a mapped origin, or the
-    /// origin dialled again after one), or the plain origin.
-    var route: UpstreamRoute?
-    /// A file answer being streamed to the client.
-    var sender: LocalFileSender?
-    /// Guards `pumpFileAnswer`, which a write re-enters when it reports `.drained` from inside it.
-    var filePump = PumpGate()
-    /// The request next in the queue at a breakpoint (see `HTTPRelay+Breakpoints.swift`).
-    var breakpoint: HTTPRelayBreakpoint?
-    /// The first exchange's response held at a breakpoint (see `HTTPRelay+ResponseBreakpoints.swift`).
-    var heldResponse: HTTPRelayHeldResponse?
-}
-
 /// The rules' machine of one HTTP/1 exchange, kept with it from its request (sent on) to the end of its response. A
 /// reference: an exchange no rule concerns keeps a nil pointer, not a machine's worth of bytes.
 final class HTTPRelayRuledExchange {
