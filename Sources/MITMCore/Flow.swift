@@ -3,8 +3,9 @@ import Foundation
 /// One line of the web UI's flow list: an HTTP exchange, a TLS handshake that did not lead to one (refused,
 /// failed, inconclusive), or a tunnel relayed untouched.
 package struct Flow: Sendable, Equatable {
-    /// What the flow is.
-    package enum Content: Sendable, Equatable {
+    /// What the flow is. On the heap, in a box of its own size: inline, a record made every flow in the list (and every
+    /// copy of one) 456 bytes.
+    package indirect enum Content: Sendable, Equatable {
         /// A request and its response (or its failure).
         case exchange(ExchangeRecord)
         /// A TLS connection the client refused, failed or left idle: what the client did with the certificate.

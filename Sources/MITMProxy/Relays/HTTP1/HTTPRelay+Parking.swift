@@ -5,9 +5,10 @@ import MITMCore
 /// An idle client then costs one TLS connection, not two.
 extension HTTPRelay {
     /// Parks the upstream when nothing is in flight on it, and gives back what the last exchange grew: the client's
-    /// OpenSSL record buffers, the exchange queue's and the parsers' storage (1.6 KiB per idle client, measured with
-    /// massif), and the rules' state when nothing is held or routed. Called once the client has been silent for `upstreamParkDelay`, not after every response: a client
-    /// sending its next request at once would have the same buffers allocated again.
+    /// OpenSSL record buffers, the exchange and event queues' and the parsers' storage (1.6 KiB per idle client,
+    /// measured with massif), and the rules' state when nothing is held or routed. Called once the client has been
+    /// silent for `upstreamParkDelay`, not after every response: a client sending its next request at once would have
+    /// the same buffers allocated again.
     func parkIdleUpstream() {
         guard !machine.isClosed, connecting == nil, exchanges.isEmpty, !machine.requestIsOpen,
             !machine.pauses.contains(.upstreamForClient)
@@ -19,6 +20,10 @@ extension HTTPRelay {
         guard case .intercepted = mode else { return }
         offerUpstreamForReuse()
         exchanges = []
+        if !hasQueuedClientEvents {
+            queuedClientEvents = []
+            queuedIndex = 0
+        }
         clientParser.releaseIdleBuffer()
         responseParser.releaseIdleBuffer()
     }
