@@ -33,19 +33,22 @@ final class ProxyProcess: @unchecked Sendable {
         process = try ChildProcess(path: binary, arguments: arguments)
         let reader = process.output
         var found: Int?
-        // Generous: a sanitized build starting beside a full parallel suite on two cores took more than 15 s.
-        let deadline = Date().addingTimeInterval(60)
+        // Generous: a sanitized build starting beside a full parallel suite on two cores took more than 15 s. A proxy
+        // silent that long is killed, which ends the blocking read below.
+        let watchdog = DispatchWorkItem { [process] in process.kill() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
         var text = ""
         while found == nil {
             let chunk = reader.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
             found = Self.listeningPort(in: text)
-            if Date() > deadline { break }
         }
+        watchdog.cancel()
         guard let found else {
             process.kill()
-            throw SubprocessError(description: "mitm-proxy did not print its port; output: \(text)")
+            throw SubprocessError(
+                description: "mitm-proxy did not print its port within 60 s (or exited); output: \(text)")
         }
         port = found
         output = Array(text.utf8)
