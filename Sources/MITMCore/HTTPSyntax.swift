@@ -133,14 +133,32 @@ package enum HTTPSyntax {
             }
     }
 
-    /// Eight bytes at a time (the last eight overlapping the ones before): header names are compared on every
-    /// message's path.
+    /// `sameWords` ignoring ASCII case: header names are compared on every message's path.
     private static func equalIgnoringASCIICase(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>)
         -> Bool
     {
+        sameWords(lhs, rhs, ignoringASCIICase: true)
+    }
+
+    /// Whether `lhs` and `rhs` hold the same bytes, without libc: a received field line is compared with the previous
+    /// head's on every message's path.
+    static func sameBytes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        lhs.count == rhs.count && sameWords(lhs, rhs, ignoringASCIICase: false)
+    }
+
+    /// Whether the bytes of `lhs` and `rhs` (as many as `lhs` has) match, eight at a time (the last eight overlapping
+    /// the ones before); with `ignoringASCIICase`, bytes that differ only in the case of an ASCII letter match.
+    @inline(__always)
+    private static func sameWords(
+        _ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>, ignoringASCIICase: Bool
+    ) -> Bool {
         let count = lhs.count
         guard count >= 8, let left = lhs.baseAddress, let right = rhs.baseAddress else {
-            for index in 0..<count where lowercasedASCII(lhs[index]) != lowercasedASCII(rhs[index]) { return false }
+            for index in 0..<count where lhs[index] != rhs[index] {
+                guard ignoringASCIICase, lowercasedASCII(lhs[index]) == lowercasedASCII(rhs[index]) else {
+                    return false
+                }
+            }
             return true
         }
         let (leftBytes, rightBytes) = (UnsafeRawPointer(left), UnsafeRawPointer(right))
@@ -149,29 +167,8 @@ package enum HTTPSyntax {
             let start = min(offset, count - 8)
             let leftWord = leftBytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
             let rightWord = rightBytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
-            if leftWord != rightWord && lowercasedASCII(leftWord) != lowercasedASCII(rightWord) { return false }
-            if start == count - 8 { return true }
-            offset += 8
-        }
-    }
-
-    /// Whether `lhs` and `rhs` hold the same bytes: eight at a time (the last eight overlapping the ones before),
-    /// without libc; a received field line is compared with the previous head's on every message's path.
-    static func sameBytes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
-        let count = lhs.count
-        guard count == rhs.count else { return false }
-        guard count >= 8, let left = lhs.baseAddress, let right = rhs.baseAddress else {
-            for index in 0..<count where lhs[index] != rhs[index] { return false }
-            return true
-        }
-        let (leftBytes, rightBytes) = (UnsafeRawPointer(left), UnsafeRawPointer(right))
-        var offset = 0
-        while true {
-            let start = min(offset, count - 8)
-            if leftBytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
-                != rightBytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
-            {
-                return false
+            if leftWord != rightWord {
+                guard ignoringASCIICase, lowercasedASCII(leftWord) == lowercasedASCII(rightWord) else { return false }
             }
             if start == count - 8 { return true }
             offset += 8
