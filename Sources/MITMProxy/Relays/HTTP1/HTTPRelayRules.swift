@@ -54,6 +54,12 @@ struct HTTPRelayRules {
         return copy
     }
 
+    /// Writes `value` to `field`; nil to a relay without state allocates nothing.
+    private mutating func write<Value>(_ value: Value?, to field: ReferenceWritableKeyPath<State, Value?>) {
+        guard value != nil || state != nil else { return }
+        writable()[keyPath: field] = value
+    }
+
     /// Gives the state back when nothing is pending, held, timed, routed or streamed. The rules' machine of the last
     /// request is not kept: the next request head starts a new one.
     mutating func releaseAtRest() {
@@ -63,10 +69,7 @@ struct HTTPRelayRules {
     /// The decision for the request head next in the queue, taken by `beginRequest`.
     var pending: RuleDecision? {
         get { state?.pending }
-        set {
-            guard newValue != nil || state != nil else { return }
-            writable().pending = newValue
-        }
+        set { write(newValue, to: \.pending) }
     }
 
     /// What the rules do to the request next in the queue: held by a delay (`delayTimer` runs), or let go.
@@ -77,29 +80,20 @@ struct HTTPRelayRules {
 
     var delayTimer: (any ClockTimer)? {
         get { state?.delayTimer }
-        set {
-            guard newValue != nil || state != nil else { return }
-            writable().delayTimer = newValue
-        }
+        set { write(newValue, to: \.delayTimer) }
     }
 
     /// The route of the current upstream when it is not the interception's own (a mapped origin, or the origin
     /// dialled again after one), or the plain origin.
     var route: UpstreamRoute? {
         get { state?.route }
-        set {
-            guard newValue != nil || state != nil else { return }
-            writable().route = newValue
-        }
+        set { write(newValue, to: \.route) }
     }
 
     /// A file answer being streamed to the client.
     var sender: LocalFileSender? {
         get { state?.sender }
-        set {
-            guard newValue != nil || state != nil else { return }
-            writable().sender = newValue
-        }
+        set { write(newValue, to: \.sender) }
     }
 
     /// Guards `pumpFileAnswer`, which a write re-enters when it reports `.drained` from inside it.
@@ -111,18 +105,12 @@ struct HTTPRelayRules {
     /// The request next in the queue at a breakpoint (see `HTTPRelay+Breakpoints.swift`).
     var breakpoint: HTTPRelayBreakpoint? {
         get { state?.breakpoint }
-        set {
-            guard newValue != nil || state != nil else { return }
-            writable().breakpoint = newValue
-        }
+        set { write(newValue, to: \.breakpoint) }
     }
 
     /// The first exchange's response held at a breakpoint (see `HTTPRelay+ResponseBreakpoints.swift`).
     var heldResponse: HTTPRelayHeldResponse? {
         get { state?.heldResponse }
-        set {
-            guard newValue != nil || state != nil else { return }
-            writable().heldResponse = newValue
-        }
+        set { write(newValue, to: \.heldResponse) }
     }
 }
