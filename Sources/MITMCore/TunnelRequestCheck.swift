@@ -32,11 +32,11 @@ package enum TunnelRequestCheck {
                     status: 400,
                     reason: "the :authority \(HTTPSyntax.quoted(authority)) carries userinfo, which HTTP/2 forbids")
             }
-            if head.headers.contains("host"),
-                let other = head.headers.values("host").first(where: {
-                    $0 != authority && !sameAuthority($0, authority, defaultPort: port)
-                })
-            {
+            // One pass, no list: most HTTP/2 requests' Host is the one made from `:authority` (the same string).
+            if let other = head.headers.fields.first(where: {
+                HTTPSyntax.equalsIgnoringASCIICase($0.name, "host") && $0.value != authority
+                    && !sameAuthority($0.value, authority, defaultPort: port)
+            })?.value {
                 return Refusal(
                     status: 400,
                     reason:
