@@ -1,8 +1,10 @@
 import Glibc
 
 /// The names and values of HPACK's static table (RFC 7541, Appendix A), held once: a received field that spells one
-/// shares its bytes instead of allocating a copy. Nearly every head is mostly these (`:method`, `:path`, `:status`,
-/// `content-type`, `200`, `GET`), and two allocations per field were a tenth of an HTTP/2 request's cost.
+/// shares its bytes instead of allocating a copy, and a name its text instead of decoding the bytes again. Nearly
+/// every head is mostly these (`:method`, `:path`, `:status`, `content-type`, `200`, `GET`); two allocations per
+/// field were a tenth of an HTTP/2 request's cost, and decoding each name for the records about 220 instructions.
+/// Values are decoded: most are not in the table, and a miss would cost the look-up as well.
 enum HTTP2CommonBytes {
     /// `count` bytes at `start` as a field name: shared when the table has it.
     static func name(_ start: UnsafePointer<UInt8>?, count: Int) -> [UInt8] {
@@ -14,22 +16,33 @@ enum HTTP2CommonBytes {
         values.shared(start, count: count)
     }
 
+    /// A field name as text: the table's when it has the name (bytes that are not UTF-8 become U+FFFD).
+    static func nameText(_ bytes: [UInt8]) -> String {
+        names.text(bytes)
+    }
+
     private static let names = Table(nameTexts)
     private static let values = Table(valueTexts)
 
-    /// Entries found by their length and first byte, compared in one flat copy: a search retains no array and
-    /// compares the bytes of at most the few entries that share both (a scan of every entry of the length cost about
-    /// 230 instructions a field).
+    /// Entries found by their length and first byte, compared in one flat copy of their bytes: a search retains no
+    /// array and compares the bytes of at most the few entries that share both (a scan of every entry of the length
+    /// cost about 230 instructions a field).
     private struct Table: @unchecked Sendable {
+        /// Where an entry's bytes are in the flat copy, under which key (`length * 256 + first byte`), and which
+        /// entry it is.
+        private struct Position {
+            var key: Int
+            var start: Int
+            var entry: Int
+        }
+
         /// What a match returns, in the table's order.
         private let entries: [[UInt8]]
-        /// Allocated once for the process and never freed. Sorted by key (`length * 256 + first byte`), then by the
-        /// table's order: each position's key, where its bytes start in `bytes`, and which entry it is.
-        private let keys: UnsafeMutableBufferPointer<Int>
-        private let starts: UnsafeMutableBufferPointer<Int>
-        private let entryIndices: UnsafeMutableBufferPointer<Int>
+        private let texts: [String]
+        /// Allocated once for the process and never freed: the positions sorted by key, then by the table's order;
+        /// the entries' bytes one after another; and by key, the first position with that key plus one (0: none).
+        private let positions: UnsafeMutableBufferPointer<Position>
         private let bytes: UnsafeMutableBufferPointer<UInt8>
-        /// By key: the first position with that key, plus one (0: none).
         private let firstPositions: UnsafeMutableBufferPointer<Int>
         private let longest: Int
 
@@ -38,37 +51,48 @@ enum HTTP2CommonBytes {
             func key(_ index: Int) -> Int { entries[index].count * 256 + Int(entries[index].first ?? 0) }
             let sorted = entries.indices.sorted { (key($0), $0) < (key($1), $1) }
             self.entries = entries
+            self.texts = texts
             longest = entries.map(\.count).max() ?? 0
-            keys = .allocate(capacity: max(1, entries.count))
-            starts = .allocate(capacity: max(1, entries.count))
-            entryIndices = .allocate(capacity: max(1, entries.count))
+            positions = .allocate(capacity: max(1, entries.count))
             bytes = .allocate(capacity: max(1, entries.reduce(0) { $0 + $1.count }))
             firstPositions = .allocate(capacity: (longest + 1) * 256)
             firstPositions.initialize(repeating: 0)
             var offset = 0
             for (position, index) in sorted.enumerated() {
-                keys[position] = key(index)
-                starts[position] = offset
-                entryIndices[position] = index
+                positions.initializeElement(at: position, to: Position(key: key(index), start: offset, entry: index))
                 _ = UnsafeMutableBufferPointer(rebasing: bytes[offset...]).initialize(from: entries[index])
                 offset += entries[index].count
                 if firstPositions[key(index)] == 0 { firstPositions[key(index)] = position + 1 }
             }
         }
 
+        /// Which entry spells the `count` bytes at `start`, if any.
+        private func entry(spelling start: UnsafePointer<UInt8>, count: Int) -> Int? {
+            guard count > 0, count <= longest else { return nil }
+            let key = count * 256 + Int(start[0])
+            var position = firstPositions[key] - 1
+            while position >= 0, position < positions.count, positions[position].key == key {
+                if memcmp(bytes.baseAddress! + positions[position].start, start, count) == 0 {
+                    return positions[position].entry
+                }
+                position += 1
+            }
+            return nil
+        }
+
         func shared(_ start: UnsafePointer<UInt8>?, count: Int) -> [UInt8] {
             guard let start else { return [] }
-            if count > 0, count <= longest {
-                let key = count * 256 + Int(start[0])
-                var position = firstPositions[key] - 1
-                while position >= 0, position < entries.count, keys[position] == key {
-                    if memcmp(bytes.baseAddress! + starts[position], start, count) == 0 {
-                        return entries[entryIndices[position]]
-                    }
-                    position += 1
-                }
-            }
+            if let entry = entry(spelling: start, count: count) { return entries[entry] }
             return Array(UnsafeBufferPointer(start: start, count: count))
+        }
+
+        func text(_ received: [UInt8]) -> String {
+            received.withUnsafeBufferPointer { received in
+                guard let start = received.baseAddress, let entry = entry(spelling: start, count: received.count) else {
+                    return String(decoding: received, as: UTF8.self)
+                }
+                return texts[entry]
+            }
         }
     }
 

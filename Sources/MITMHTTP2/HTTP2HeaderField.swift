@@ -20,8 +20,8 @@ public struct HTTP2HeaderField: Sendable, Equatable {
         self.init(name: Array(name.utf8), value: Array(value.utf8), neverIndexed: neverIndexed)
     }
 
-    /// The name as text.
-    public var nameText: String { String(decoding: name, as: UTF8.self) }
+    /// The name as text (bytes that are not UTF-8 become U+FFFD).
+    public var nameText: String { HTTP2CommonBytes.nameText(name) }
 
     /// The value as text (bytes that are not UTF-8 become U+FFFD).
     public var valueText: String { String(decoding: value, as: UTF8.self) }

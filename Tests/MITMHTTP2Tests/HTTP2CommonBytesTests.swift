@@ -36,4 +36,15 @@ import Testing
         #expect(value("get") == Array("get".utf8) && address(value("get")) != address(value("get")))
         #expect(value("gzip, deflate, br") == Array("gzip, deflate, br".utf8))
     }
+
+    @Test func textIsTheTablesOrTheBytesDecoded() {
+        for text in [":status", "content-type", "access-control-allow-origin", "x-request-id", ":Status", ""] {
+            #expect(HTTP2HeaderField(name: Array(text.utf8), value: []).nameText == text)
+        }
+        for text in ["200", "gzip, deflate", "gzip, deflate, br", "Get", "\u{e9}t\u{e9}"] {
+            #expect(HTTP2HeaderField(name: [], value: Array(text.utf8)).valueText == text)
+        }
+        #expect(HTTP2HeaderField(name: [0x61, 0xFF], value: [0xC3]).nameText == "a\u{FFFD}")
+        #expect(HTTP2HeaderField(name: [], value: [0xC3]).valueText == "\u{FFFD}")
+    }
 }
