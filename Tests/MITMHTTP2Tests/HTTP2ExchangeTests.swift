@@ -30,6 +30,22 @@ import Testing
         #expect(pair.serverEvents.contains(.dataSent(streamID: id, count: 12)))
     }
 
+    /// Fields are handed to nghttp2 from temporary memory (on the stack when it has room): a usual head and one of
+    /// 40 KB arrive byte for byte, in order, with their never-indexed flag.
+    @Test func smallAndLargeHeadsArriveExactly() throws {
+        let pair = try SessionPair()
+        let large = String(repeating: "v", count: 40_000)
+        let fields = [
+            HTTP2HeaderField("x-large", large), HTTP2HeaderField("cookie", "a=1", neverIndexed: true),
+            HTTP2HeaderField("x-empty", ""),
+        ]
+        let small = try pair.client.submitRequest(Fields.get("/small") + [fields[1]], endStream: true)
+        let big = try pair.client.submitRequest(Fields.get("/big") + fields, endStream: true)
+        try pair.pump()
+        #expect(SessionPair.blocks(pair.serverEvents, small).first?.fields == Fields.get("/small") + [fields[1]])
+        #expect(SessionPair.blocks(pair.serverEvents, big).first?.fields == Fields.get("/big") + fields)
+    }
+
     @Test func requestBodyAndTrailersArriveInOrder() throws {
         let pair = try SessionPair()
         let id = try pair.client.submitRequest(Fields.post(), endStream: false)
