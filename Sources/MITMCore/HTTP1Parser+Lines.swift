@@ -45,6 +45,8 @@ extension HTTP1Parser {
     mutating func readHeadLines() throws(HTTP1ParseError) -> HTTP1LineSyntax.StartLine? {
         // Held in a local for the scan: the lines are parsed in place while the fields and counters of `self` change.
         let buffer = buffer
+        // Where the start line began, when it is read in this scan (the buffer does not move during one).
+        var headStart: Int?
         return try buffer.withUnsafeBufferPointer { (bytes) throws(HTTP1ParseError) -> HTTP1LineSyntax.StartLine? in
             while true {
                 guard let (range, length, bareLF) = nextLine(in: bytes) else {
@@ -60,13 +62,19 @@ extension HTTP1Parser {
                     case .request: startLine = .request(try HTTP1LineSyntax.parseRequestLine(line))
                     case .response: startLine = .status(try HTTP1LineSyntax.parseStatusLine(line))
                     }
+                    headStart = range.lowerBound
                     // One allocation for a typical head instead of one per doubling.
                     fields.reserveCapacity(16)
                     continue
                 }
                 try countBlockLine(length, what: "message head")
                 try Self.refuseBareLF(bareLF, .badHeader, in: "message head")
-                if line.isEmpty { return startLine }
+                if line.isEmpty {
+                    // A head that arrived in one piece is kept as it came, to be forwarded unchanged without being
+                    // written again.
+                    if let headStart { headBytes = Array(UnsafeBufferPointer(rebasing: bytes[headStart..<readIndex])) }
+                    return startLine
+                }
                 blockLines += 1
                 let field = try HTTP1LineSyntax.splitFieldLine(line, place: "header line \(blockLines)")
                 fields.append(
@@ -190,11 +198,14 @@ extension HTTP1Parser {
     {
         let headers = HTTPHeaders(fields)
         previousFields = fields
+        let parsedFrom = headBytes
+        headBytes = nil
         let framing: HTTP1BodyFraming
         switch line {
         case .request(let requestLine):
-            let head = HTTPRequestHead(
+            var head = HTTPRequestHead(
                 method: requestLine.method, target: requestLine.target, version: requestLine.version, headers: headers)
+            head.parsedFrom = parsedFrom
             // A target the proxy and the origin could resolve differently (userinfo, a fragment, a foreign scheme) is
             // refused here, whatever relays it next; CONNECT targets are judged where the tunnel is opened.
             if requestLine.method != "CONNECT" {
@@ -203,8 +214,9 @@ extension HTTP1Parser {
             (framing, pauseAfterMessage) = try HTTP1Framing.request(head)
             events.append(.requestHead(head, framing: framing))
         case .status(let statusLine):
-            let head = HTTPResponseHead(
+            var head = HTTPResponseHead(
                 version: statusLine.version, status: statusLine.status, reason: statusLine.reason, headers: headers)
+            head.parsedFrom = parsedFrom
             let isInterim = head.status < 200 && head.status != 101
             (framing, pauseAfterMessage) = try HTTP1Framing.response(
                 head, requestMethod: isInterim ? nil : expectedMethods.first)

@@ -49,6 +49,8 @@ public struct HTTP1Parser: Sendable {
     var fields: [HTTPHeaderField] = []
     /// The fields of the last head read, whose strings the next head's same fields share (`previousField(spelling:)`).
     var previousFields: [HTTPHeaderField] = []
+    /// The bytes of the head being completed, when it was read in one piece (`HTTPRequestHead.parsedFrom`).
+    var headBytes: [UInt8]?
 
     /// A parser for `role` whose heads may be at most `maxHeaderBytes` long.
     public init(role: Role, maxHeaderBytes: Int = 65_536) {

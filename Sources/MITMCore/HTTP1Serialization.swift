@@ -8,6 +8,13 @@ extension HTTPRequestHead {
     public var serializedCount: Int {
         HTTP1Serialization.headCount(startLine: (method, target, version.description), headers: headers)
     }
+
+    /// This head, made from `parsed` to be sent on: the bytes `parsed` was read from when this head says what they
+    /// say (nothing was added, removed or changed on the way), else `serialized()`.
+    package func bytes(forwarding parsed: HTTPRequestHead) -> [UInt8] {
+        if let received = parsed.parsedFrom, self == parsed { return received }
+        return serialized()
+    }
 }
 
 extension HTTPResponseHead {
@@ -20,6 +27,13 @@ extension HTTPResponseHead {
     /// `serialized().count`, without writing the bytes (a HAR entry's `headersSize`).
     public var serializedCount: Int {
         HTTP1Serialization.headCount(startLine: (version.description, String(status), reason), headers: headers)
+    }
+
+    /// This head, made from `parsed` to be sent on: the bytes `parsed` was read from when this head says what they
+    /// say (nothing was added, removed or changed on the way), else `serialized()`.
+    package func bytes(forwarding parsed: HTTPResponseHead) -> [UInt8] {
+        if let received = parsed.parsedFrom, self == parsed { return received }
+        return serialized()
     }
 }
 

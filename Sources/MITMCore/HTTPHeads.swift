@@ -1,13 +1,16 @@
 /// The start line and header fields of an HTTP/1.x request.
 public struct HTTPRequestHead: Sendable, Equatable {
     /// The method exactly as sent (methods are case-sensitive): `GET`, `CONNECT`.
-    public var method: String
+    public var method: String { didSet { parsedFrom = nil } }
     /// The request-target exactly as sent; `RequestTarget.parse` interprets it.
-    public var target: String
+    public var target: String { didSet { parsedFrom = nil } }
     /// The protocol version.
-    public var version: HTTPVersion
+    public var version: HTTPVersion { didSet { parsedFrom = nil } }
     /// The header fields in order.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders { didSet { parsedFrom = nil } }
+    /// The bytes the parser read this head from, when it read them in one piece; let go when any part of the head is
+    /// set, so they always say what the head says. Not part of equality.
+    package var parsedFrom: [UInt8]?
 
     /// A request head; the version defaults to HTTP/1.1.
     public init(method: String, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = HTTPHeaders()) {
@@ -15,6 +18,12 @@ public struct HTTPRequestHead: Sendable, Equatable {
         self.target = target
         self.version = version
         self.headers = headers
+    }
+
+    /// Heads are equal when they say the same: the bytes they were parsed from do not count.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.method == rhs.method && lhs.target == rhs.target && lhs.version == rhs.version
+            && lhs.headers == rhs.headers
     }
 
     /// Whether the connection stays open after this message, judged from the version and the Connection header.
@@ -26,13 +35,16 @@ public struct HTTPRequestHead: Sendable, Equatable {
 /// The status line and header fields of an HTTP/1.x response.
 public struct HTTPResponseHead: Sendable, Equatable {
     /// The protocol version.
-    public var version: HTTPVersion
+    public var version: HTTPVersion { didSet { parsedFrom = nil } }
     /// The three-digit status code.
-    public var status: Int
+    public var status: Int { didSet { parsedFrom = nil } }
     /// The reason phrase; may be empty.
-    public var reason: String
+    public var reason: String { didSet { parsedFrom = nil } }
     /// The header fields in order.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders { didSet { parsedFrom = nil } }
+    /// The bytes the parser read this head from, when it read them in one piece; let go when any part of the head is
+    /// set, so they always say what the head says. Not part of equality.
+    package var parsedFrom: [UInt8]?
 
     /// A response head; the version defaults to HTTP/1.1.
     public init(version: HTTPVersion = .http1_1, status: Int, reason: String, headers: HTTPHeaders = HTTPHeaders()) {
@@ -40,6 +52,12 @@ public struct HTTPResponseHead: Sendable, Equatable {
         self.status = status
         self.reason = reason
         self.headers = headers
+    }
+
+    /// Heads are equal when they say the same: the bytes they were parsed from do not count.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.version == rhs.version && lhs.status == rhs.status && lhs.reason == rhs.reason
+            && lhs.headers == rhs.headers
     }
 
     /// Whether the connection stays open after this message, judged from the version and the Connection header

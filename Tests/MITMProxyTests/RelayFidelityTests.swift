@@ -97,6 +97,38 @@ import Testing
         #expect(result.stdoutText == "True\nTrue\n", "\(result)")
     }
 
+    /// A head nothing changes on the way goes on byte for byte (spacing, a tab, a reason phrase that is not UTF-8),
+    /// both ways; one the proxy must change (`Connection: close` is not forwarded: persistence is per hop) is
+    /// written anew.
+    @Test func headsNothingChangesGoOnByteForByte() async throws {
+        let proxy = try await ProxyHarness.start()
+        defer { proxy.stop() }
+        let record = try await ScriptedOrigin.start("record", .tls(.origin))
+        let asSent = try await ScriptedOrigin.start("as-sent", .tls(.origin))
+        let script = """
+            import sys, proxyclient
+            proxy, record, as_sent, ca = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+            tls = proxyclient.tls_tunnel(proxy, "localhost", record, ca)
+            head = b"GET /a HTTP/1.1\\r\\nHost: localhost\\r\\nX-Spaced:   as sent  \\r\\nx-lower:v\\r\\n\\r\\n"
+            tls.sendall(head)
+            _, _, body, _, _ = proxyclient.Reader(tls).response()
+            print(body == head)
+            tls.sendall(b"GET /b HTTP/1.1\\r\\nHost: localhost\\r\\nX-Spaced:   as sent  \\r\\nConnection: close\\r\\n\\r\\n")
+            _, _, body, _, _ = proxyclient.Reader(tls).response()
+            print(body == b"GET /b HTTP/1.1\\r\\nHost: localhost\\r\\nX-Spaced: as sent\\r\\n\\r\\n")
+            other = proxyclient.tls_tunnel(proxy, "localhost", as_sent, ca)
+            other.sendall(b"GET / HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+            reader = proxyclient.Reader(other)
+            while b"\\r\\n\\r\\n" not in reader.buffer:
+                reader.fill()
+            print(reader.buffer.split(b"\\r\\n\\r\\n", 1)[0] + b"\\r\\n\\r\\n"
+                  == b"HTTP/1.1 200 \\xc7a va\\r\\nX-Tab:\\tv\\r\\nX-Spaced:   kept  \\r\\nContent-Length: 2\\r\\n\\r\\n")
+            """
+        let result = try await PythonClient.run(
+            script, [String(proxy.port), String(record.port), String(asSent.port), proxy.caCertificate])
+        #expect(result.stdoutText == "True\nTrue\nTrue\n", "\(result)")
+    }
+
     /// RFC 9112 §3.2.2 (absolute form wins over Host), RFC 9110 §7.6.1 (hop-by-hop fields), Proxy-Authorization
     /// is for the proxy in tunnels too, one Content-Length, and HTTP/1.0 with Transfer-Encoding refused (§6.1).
     @Test func forwardedRequestsFollowTheRFCs() async throws {

@@ -57,6 +57,7 @@ struct ExchangeRecordFactory {
         var record = ExchangeRecord(
             connectionID: connectionID, scheme: scheme, host: host, port: port,
             request: head, started: now, finished: now)
+        record.request.parsedFrom = nil
         record.httpVersion = version.description
         record.client = client
         record.clientName = clientName

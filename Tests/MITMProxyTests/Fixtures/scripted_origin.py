@@ -68,6 +68,8 @@ AMBIGUOUS_RESPONSES = {
     "ctl-in-value": b"HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 8\r\n\r\nSMUGGLED",
 }
 
+AS_SENT_RESPONSE = b"HTTP/1.1 200 \xc7a va\r\nX-Tab:\tv\r\nX-Spaced:   kept  \r\nContent-Length: 2\r\n\r\nok"
+
 tapped = []
 tapped_lock = threading.Lock()
 
@@ -172,6 +174,10 @@ def serve(connection, behavior):
                     respond(connection, "304 Not Modified", [("ETag", '"v1"'), ("Transfer-Encoding", "chunked")])
                 else:
                     respond(connection, "200 OK", [("Content-Length", 5)], b"fresh")
+            elif behavior == "as-sent":
+                # Valid, but not how the proxy would write it: a tab, spaces kept around a value, a reason phrase
+                # that is not UTF-8.
+                connection.sendall(AS_SENT_RESPONSE)
             elif behavior == "h2-once":
                 respond(connection, "200 OK", [("Content-Length", 2)], b"ok")
             elif behavior == "late":

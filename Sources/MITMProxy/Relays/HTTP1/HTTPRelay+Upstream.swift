@@ -134,7 +134,7 @@ extension HTTPRelay {
         if !first.clientKeepsAlive && head.status >= 200 && head.status != 101 {
             relayed.headers.replaceOrAdd(name: "Connection", value: "close")
         }
-        client.write(relayed.serialized())
+        client.write(relayed.bytes(forwarding: head))
         // A failed write closes the relay from inside `write`.
         guard !machine.isClosed, !exchanges.isEmpty, relaying == .relayHead else { return }
         if relayed.status != upstreamStatus {
@@ -142,6 +142,7 @@ extension HTTPRelay {
                 machine.receive(.responseStatusRewritten(relayed, requestMethod: exchanges[0].record.request.method)))
         }
         exchanges[0].record.response = relayed.status == head.status && machine.response != .replaced ? head : relayed
+        exchanges[0].record.response?.parsedFrom = nil
         exchanges[0].responseStarted = context.clock.wallNow()
         if let editedBody {
             exchanges[0].record.responseBodyBytes += editedBody.count

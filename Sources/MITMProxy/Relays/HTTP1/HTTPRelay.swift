@@ -417,7 +417,7 @@ final class HTTPRelay {
             .request(connectionID: connectionID, host: host, port: port, method: head.method, url: pending.record.url))
         if let decision = ruled?.decision, !decision.isEmpty { reportRules(decision, record: pending.record) }
         responseParser.expectResponse(toMethod: head.method)
-        upstream.write(head.serialized())
+        upstream.write(original.map(head.bytes(forwarding:)) ?? head.serialized())
     }
 
     func queueLocal(
