@@ -56,7 +56,9 @@ import Glibc
     /// creates its timer descriptor with the first timer armed and, without one to spare, that timer never fires:
     /// the accept backoff then never ended and the proxy never accepted again.
     @Test func aProxyOutOfDescriptorsBeforeItsFirstTimerStillRecovers() async throws {
-        let proxy = try await ProxyProcess.start(["-q"])
+        // A long handshake timeout keeps the silent clients connected while the test looks (with the default 10 s, a
+        // loaded machine could see them timed out and their descriptors free again before it looked).
+        let proxy = try await ProxyProcess.start(["-q", "--handshake-timeout", "120"])
         let origin = try await OriginServer.start()
         let fresh = try proxy.openDescriptorCount()
         try await proxy.limitDescriptors(to: fresh + 4)
