@@ -124,10 +124,11 @@ import Testing
         let script = """
             import socket, ssl, struct, sys, proxyclient
             proxy, port = int(sys.argv[1]), int(sys.argv[2])
+            context = ssl.create_default_context()  # once: loading the system's CAs twenty times is slow on a busy machine
             for _ in range(20):
                 sock = proxyclient.open_tunnel(proxy, "localhost", port)
                 incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-                tls = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="localhost")
+                tls = context.wrap_bio(incoming, outgoing, server_hostname="localhost")
                 try:
                     tls.do_handshake()
                 except ssl.SSLWantReadError:
