@@ -10,7 +10,7 @@ import Testing
     private func run(_ arguments: [String]) async throws -> SubprocessResult {
         try await Subprocess.run(
             try BuiltBinary.path(), arguments + ["--ca-dir", TemporaryDirectory.path("unused-ca")],
-            timeout: .seconds(20))
+            timeout: .seconds(90))
     }
 
     @Test func badCredentialsExitWith2WithoutRepeatingThem() async throws {
@@ -66,7 +66,7 @@ import Testing
             if !process.waitForExit(timeout: .seconds(10)) { process.kill() }
         }
         let seen = try await terminal.read(
-            until: "Scan it with the phone's camera to open http://", timeout: .seconds(20))
+            until: "Scan it with the phone's camera to open http://", timeout: .seconds(90))
         let host = address.contains(":") ? "[\(address)]" : address
         #expect(seen.contains("Scan it with the phone's camera to open http://\(host):"), "\(seen)")
         let codeLines = seen.split(whereSeparator: \.isNewline).filter { $0.contains("\u{1B}[30;107m") }

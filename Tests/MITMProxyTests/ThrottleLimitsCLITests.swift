@@ -13,7 +13,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let result = try await Subprocess.run(
             try BuiltBinary.path(), ["--port", "0", "--ca-dir", directory + "/ca", "--throttle", value],
-            timeout: .seconds(20))
+            timeout: .seconds(90))
         #expect(result.status == 2, "\(result)")
         #expect(result.stderrText.contains("--throttle \(value): "), "\(result)")
         #expect(
