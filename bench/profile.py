@@ -96,7 +96,7 @@ def resident_report(pid: int, binary: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", choices=["callgrind", "perf", "strace", "massif", "resident"], default="callgrind")
-    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first", "h2-keepalive", "go-keepalive", "go-close", "go-h2"],
+    parser.add_argument("--scenario", choices=["keepalive", "newconn", "download", "idle", "first", "h2-keepalive", "h2-download", "go-keepalive", "go-close", "go-h2"],
                         default="keepalive", help="go-*: driven by bench/goload (Go's net/http) instead of bench-loadgen")
     parser.add_argument("--mitm-proxy", default=None, dest="mitm_proxy")
     parser.add_argument("--loadgen", default=None)
@@ -218,6 +218,8 @@ def main() -> int:
                          "--warmup", warmup, "--duration", str(args.duration or (20 if slow else 10))]
         else:
             arguments = ["--mode", "download", *target, "--path", "/100m", "--count", "1" if slow else "5"]
+            if args.scenario == "h2-download":
+                arguments += ["--h2", "1"]
         if slow and not args.scenario.startswith("go-"):
             arguments += ["--stall", "120"]  # valgrind slows every event down
         if args.scenario == "idle":
@@ -231,14 +233,14 @@ def main() -> int:
             result["bytes"] = 0
         else:
             result = runner.run(peer, arguments, on_mark=on_mark, program=goload if args.scenario.startswith("go-") else "")
-        units = result["requests"] if args.scenario != "download" else result["bytes"] / 1048576
+        units = result["requests"] if not args.scenario.endswith("download") else result["bytes"] / 1048576
         if args.scenario == "idle":
             units = result.get("held", 0)
         if args.scenario == "first":
             units, unit = 40, "new name"
             print(f"first contact: median first {sorted(result['first_us'])[20] / 1000:.2f} ms, "
                   f"repeat {sorted(result['repeat_us'])[20] / 1000:.2f} ms")
-        unit = "request" if args.scenario != "download" else "MiB"
+        unit = "request" if not args.scenario.endswith("download") else "MiB"
         print(f"{args.peer}: {result['requests']} requests, {result.get('bytes', 0) / 1048576:.1f} MiB; "
               f"proxy CPU {result['proxy_cpu_us'] / max(units, 1):,.1f} µs per {unit} (inflated by the profiler)")
         if len(switches) == 2:
