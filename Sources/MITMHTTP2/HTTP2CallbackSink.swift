@@ -95,11 +95,18 @@ final class HTTP2CallbackSink {
         }
     }
 
+    /// Body bytes received on one stream join the previous event's while that takes no copy of more than this many
+    /// (a frame split across TLS records arrives in pieces); larger pieces become an event of their own, which the
+    /// relay queues as they are, instead of growing an array by a copy of everything before them.
+    private static let smallData = 4_096
+
     func received(_ bytes: UnsafeBufferPointer<UInt8>, streamID: Int32) {
         receivedDataBytes += bytes.count
         heldBodyBytes[streamID, default: 0] += bytes.count
         heldBodyTotal += bytes.count
-        if case .data(let lastID, var data)? = events.last, lastID == streamID {
+        if case .data(let lastID, var data)? = events.last, lastID == streamID,
+            data.count + bytes.count <= data.capacity || data.count < Self.smallData
+        {
             events.removeLast()
             data.append(contentsOf: bytes)
             record(.data(streamID: streamID, data))

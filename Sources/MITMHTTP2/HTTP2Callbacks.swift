@@ -62,6 +62,9 @@ enum HTTP2Callbacks {
                 ))
             return 0
         }
+        nghttp2_session_callbacks_set_data_source_read_length_callback(callbacks) { _, _, _, _, _, _, _ in
+            HTTP2Callbacks.dataPayloadLimit
+        }
         nghttp2_session_callbacks_set_error_callback2(callbacks) { _, _, message, length, userData in
             guard let message else { return 0 }
             let text = String(decoding: UnsafeRawBufferPointer(start: message, count: length), as: UTF8.self)
@@ -98,6 +101,11 @@ enum HTTP2Callbacks {
             return
         }
     }
+
+    /// The most DATA payload per frame: with its 9-byte frame header, a frame fills one TLS record (16 KiB of
+    /// plaintext) exactly, so each frame written on goes out as one record and one send, not a record and a 9-byte
+    /// one. nghttp2 lowers it further where a flow-control window or the peer's frame size is smaller.
+    static let dataPayloadLimit = 16_384 - 9
 
     /// GOAWAY debug data as text (peers put a human reason there).
     static func text(_ bytes: UnsafeMutablePointer<UInt8>?, _ count: Int) -> String {

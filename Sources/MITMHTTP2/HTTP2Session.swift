@@ -115,19 +115,34 @@ public final class HTTP2Session {
     /// Body bytes leave their stream's queue here, reported as `dataSent`.
     public func produceOutput(limit: Int = 256 * 1024) throws(HTTP2SessionError) -> [UInt8] {
         var output: [UInt8] = []
-        while output.count < limit {
+        try produceOutput(limit: limit) { output.append(contentsOf: $0) }
+        return output
+    }
+
+    /// Serializes frames to send, up to about `limit` bytes, handing each piece to `write` as nghttp2 makes it (the
+    /// bytes are valid during the call only); how many bytes it handed over. A writer that encrypts at once saves
+    /// collecting the frames into one array first: for a body, a copy of every byte.
+    @discardableResult
+    public func produceOutput(limit: Int, into write: (UnsafeRawBufferPointer) -> Void) throws(HTTP2SessionError)
+        -> Int
+    {
+        var produced = 0
+        while produced < limit {
             var chunk: UnsafePointer<UInt8>?
             let count = nghttp2_session_mem_send(session, &chunk)
             if count < 0 {
                 settle()
                 throw HTTP2SessionError(code: Int32(count), operation: "writing HTTP/2 frames")
             }
-            if count > 0, let chunk { output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: count)) }
+            if count > 0, let chunk {
+                write(UnsafeRawBufferPointer(start: chunk, count: count))
+                produced += count
+            }
             let submittedTrailers = try submitDueTrailers()
             if count == 0 && !submittedTrailers { break }
         }
         settle()
-        return output
+        return produced
     }
 
     /// Moves everything the session buffered into `takeEvents()`, drops state of closed streams and

@@ -77,16 +77,45 @@ final class PlainLeg: Leg, StreamSocketDelegate {
 
     deinit { socket.detach(self) }
 
-    func write(_ bytes: [UInt8]) { socket.write(bytes) }
-    var bufferedOutputBytes: Int { socket.bufferedOutputBytes }
+    /// Pieces lent while corked (HTTP/2 frames as nghttp2 makes them), sent together at `uncork()`.
+    private var held: [UInt8] = []
+    private var corked = false
+
+    func write(_ bytes: [UInt8]) {
+        sendHeld()
+        socket.write(bytes)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        if corked {
+            held.append(contentsOf: bytes)
+        } else {
+            socket.write(Array(bytes))
+        }
+    }
+
+    var bufferedOutputBytes: Int { socket.bufferedOutputBytes + held.count }
     func pauseReading() { socket.pauseReading() }
     func resumeReading() { socket.resumeReading() }
-    func finishWriting() { socket.shutdownWriteAfterFlush() }
+    func finishWriting() {
+        sendHeld()
+        socket.shutdownWriteAfterFlush()
+    }
     func close() { socket.close() }
     func releaseIdleMemory() {}
-    func compactIdleMemory() {}
-    func cork() {}
-    func uncork() {}
+    func compactIdleMemory() { held = [] }
+    func cork() { corked = true }
+    func uncork() {
+        corked = false
+        sendHeld()
+    }
+
+    private func sendHeld() {
+        guard !held.isEmpty else { return }
+        let bytes = held
+        held = []
+        socket.write(bytes)
+    }
     /// Caps the kernel's send buffer (a socket only), for a long-lived stream to a reader that may stop.
     func limitKernelSendBuffer(to bytes: Int) { (socket as? StreamSocket)?.limitKernelSendBuffer(to: bytes) }
     var outputLimit: Int { socket.outputLimit }

@@ -58,6 +58,8 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     func write(_ bytes: UnsafeRawBufferPointer) {
         guard !socket.isClosed else { return }
         if corked && held.count + bytes.count <= Self.corkLimit && (!held.isEmpty || bytes.count < Self.corkLimit / 4) {
+            // One allocation for the record, not one per doubling: HTTP/2 frames come here one by one.
+            if held.isEmpty { held.reserveCapacity(Self.corkLimit) }
             held.append(contentsOf: bytes)
             return
         }

@@ -204,11 +204,10 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     private func write(ignoringHighWater: Bool = false) -> Bool {
         let room = ignoringHighWater ? HTTP2Relay.highWater : HTTP2Relay.highWater - leg.bufferedOutputBytes
         guard room > 0, !leg.isClosed else { return false }
+        leg.cork()
+        defer { leg.uncork() }
         do {
-            let bytes = try session.produceOutput(limit: room)
-            guard !bytes.isEmpty else { return false }
-            leg.write(bytes)
-            return true
+            return try session.produceOutput(limit: room) { leg.write($0) } > 0
         } catch {
             lost("HTTP/2: \(error)")
             return false

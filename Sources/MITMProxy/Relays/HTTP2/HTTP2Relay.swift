@@ -225,16 +225,14 @@ final class HTTP2Relay {
     func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
         let room = ignoringHighWater ? Self.highWater : leg.outputRoom(below: Self.highWater)
         guard room > 0, !leg.isClosed else { return false }
-        let bytes: [UInt8]
+        leg.cork()
+        defer { leg.uncork() }
         do {
-            bytes = try session.produceOutput(limit: room)
+            return try session.produceOutput(limit: room) { leg.write($0) } > 0
         } catch {
             close(reason: "HTTP/2: \(error)")
             return false
         }
-        guard !bytes.isEmpty else { return false }
-        leg.write(bytes)
-        return true
     }
 
     /// Gives back grown buffers when no stream is open.
