@@ -36,9 +36,14 @@ enum HTTP2CommonBytes {
             var entry: Int
         }
 
-        /// What a match returns, in the table's order.
-        private let entries: [[UInt8]]
-        private let texts: [String]
+        /// What a match returns: an entry's bytes and its text.
+        private struct Entry {
+            var bytes: [UInt8]
+            var text: String
+        }
+
+        /// In the table's order.
+        private let entries: [Entry]
         /// Allocated once for the process and never freed: the positions sorted by key, then by the table's order;
         /// the entries' bytes one after another; and by key, the first position with that key plus one (0: none).
         private let positions: UnsafeMutableBufferPointer<Position>
@@ -47,21 +52,20 @@ enum HTTP2CommonBytes {
         private let longest: Int
 
         init(_ texts: [String]) {
-            let entries = texts.map { Array($0.utf8) }
-            func key(_ index: Int) -> Int { entries[index].count * 256 + Int(entries[index].first ?? 0) }
+            let entries = texts.map { Entry(bytes: Array($0.utf8), text: $0) }
+            func key(_ index: Int) -> Int { entries[index].bytes.count * 256 + Int(entries[index].bytes.first ?? 0) }
             let sorted = entries.indices.sorted { (key($0), $0) < (key($1), $1) }
             self.entries = entries
-            self.texts = texts
-            longest = entries.map(\.count).max() ?? 0
+            longest = entries.map(\.bytes.count).max() ?? 0
             positions = .allocate(capacity: max(1, entries.count))
-            bytes = .allocate(capacity: max(1, entries.reduce(0) { $0 + $1.count }))
+            bytes = .allocate(capacity: max(1, entries.reduce(0) { $0 + $1.bytes.count }))
             firstPositions = .allocate(capacity: (longest + 1) * 256)
             firstPositions.initialize(repeating: 0)
             var offset = 0
             for (position, index) in sorted.enumerated() {
                 positions.initializeElement(at: position, to: Position(key: key(index), start: offset, entry: index))
-                _ = UnsafeMutableBufferPointer(rebasing: bytes[offset...]).initialize(from: entries[index])
-                offset += entries[index].count
+                _ = UnsafeMutableBufferPointer(rebasing: bytes[offset...]).initialize(from: entries[index].bytes)
+                offset += entries[index].bytes.count
                 if firstPositions[key(index)] == 0 { firstPositions[key(index)] = position + 1 }
             }
         }
@@ -82,7 +86,7 @@ enum HTTP2CommonBytes {
 
         func shared(_ start: UnsafePointer<UInt8>?, count: Int) -> [UInt8] {
             guard let start else { return [] }
-            if let entry = entry(spelling: start, count: count) { return entries[entry] }
+            if let entry = entry(spelling: start, count: count) { return entries[entry].bytes }
             return Array(UnsafeBufferPointer(start: start, count: count))
         }
 
@@ -91,7 +95,7 @@ enum HTTP2CommonBytes {
                 guard let start = received.baseAddress, let entry = entry(spelling: start, count: received.count) else {
                     return String(decoding: received, as: UTF8.self)
                 }
-                return texts[entry]
+                return entries[entry].text
             }
         }
     }
