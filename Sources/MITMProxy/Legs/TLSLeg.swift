@@ -19,6 +19,9 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     private var paused = false
     private var corked = false
     private var held: [UInt8] = []
+    /// `held` is a writer's array taken as it came, perhaps shared with the writer: let go after encrypting, not kept
+    /// for the next record.
+    private var heldAdopted = false
     /// Plaintext held while corked, at most: one TLS record's worth.
     private static let corkLimit = 16_384
     /// Set when a TLS 1.3 client's first data came with its Finished: the session tickets written then wait for the
@@ -50,6 +53,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         // A first piece that fits is adopted, not copied: a body chunk of a whole record is the common case.
         if corked && held.isEmpty && bytes.count <= Self.corkLimit && !socket.isClosed {
             held = bytes
+            heldAdopted = true
             return
         }
         bytes.withUnsafeBytes { write($0) }
@@ -58,9 +62,10 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     func write(_ bytes: UnsafeRawBufferPointer) {
         guard !socket.isClosed else { return }
         if corked && held.count + bytes.count <= Self.corkLimit && (!held.isEmpty || bytes.count < Self.corkLimit / 4) {
-            // One allocation for the record, not one per doubling: HTTP/2 frames come here one by one.
+            // One allocation for the record, kept while the leg is busy: HTTP/2 frames come here one by one.
             if held.isEmpty { held.reserveCapacity(Self.corkLimit) }
             held.append(contentsOf: bytes)
+            heldAdopted = false
             return
         }
         ticketsAwaitResponse = false
@@ -81,9 +86,13 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     private func encryptHeld() {
         guard !held.isEmpty else { return }
-        let bytes = held
-        held = []
-        reportFailure(of: tls.write(bytes))
+        reportFailure(of: tls.write(held))
+        if heldAdopted {
+            held = []
+            heldAdopted = false
+        } else {
+            held.removeAll(keepingCapacity: true)
+        }
     }
 
     private func reportFailure(of write: Result<Int, TLSFailure>) {
@@ -117,7 +126,10 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     func reset() { socket.reset() }
 
-    func releaseIdleMemory() { tls.releaseBuffers() }
+    func releaseIdleMemory() {
+        if held.isEmpty { held = [] }
+        tls.releaseBuffers()
+    }
 
     func compactIdleMemory() {
         held = []
