@@ -86,13 +86,15 @@ final class TLSLeg: Leg, StreamSocketDelegate {
 
     private func encryptHeld() {
         guard !held.isEmpty else { return }
-        reportFailure(of: tls.write(held))
+        let written = tls.write(held)
         if heldAdopted {
             held = []
             heldAdopted = false
         } else {
             held.removeAll(keepingCapacity: true)
         }
+        // Reported once `held` is empty: whatever the failure's handlers write is not dropped with what was encrypted.
+        reportFailure(of: written)
     }
 
     private func reportFailure(of write: Result<Int, TLSFailure>) {
