@@ -90,7 +90,7 @@ final class LoopCore: @unchecked Sendable {
     }
 
     /// One turn: the ready descriptors, then the work handed over so far (what their handlers handed over
-    /// included), the turns asked for, then the timers due. Returns how long the next wait may block.
+    /// included), the turns asked for and what they handed over, then the timers due. Returns how long the next wait may block.
     private func turn(events: UnsafeMutableBufferPointer<ReadyEvent>) -> Int32 {
         for event in events {
             if event.token == ReadyEvent.wakeToken {
@@ -105,6 +105,9 @@ final class LoopCore: @unchecked Sendable {
         }
         runHandedOverWork()
         serveTurnRequests()
+        // What the turns handed over (a resolved name, a finished lookup) goes on before the next descriptors are
+        // read: a new connection's first read asks for its upstream, which must not wait behind the client's next bytes.
+        if !inbox.isEmpty { runHandedOverWork() }
         guard !timers.isEmpty else { return -1 }
         let now = mitm_monotonic_nanoseconds()
         for entry in timers.popDue(at: now) {

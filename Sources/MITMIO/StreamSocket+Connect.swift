@@ -50,6 +50,9 @@ extension StreamSocket {
         return socket
     }
 
+    /// Reports the connect's outcome now if it has one (the set may not have reported it yet); otherwise keeps waiting.
+    public func settleConnect() { finishConnect() }
+
     /// The set reported the connecting socket (writable when connected; error and hang-up when refused):
     /// reports SO_ERROR, or keeps waiting when the connect is still under way.
     func finishConnect() {

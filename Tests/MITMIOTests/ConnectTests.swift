@@ -46,4 +46,53 @@ import Testing
         #expect(await recorder.bytes(count: 4) == Array("pong".utf8))
         await loop.perform { socket.close() }
     }
+
+    /// A connect settled in the turn that started it (as an interception asks for its upstream before the readiness
+    /// set reports the connect) completes once, whether the settle or the later report finishes it.
+    @Test func aConnectSettledEarlyCompletesOnceAndCarriesData() async throws {
+        let loop = EventLoop(index: 0, label: "test.connect")
+        let listener = try LoopbackListener()
+        let address = try #require(SocketAddress.numeric(host: "127.0.0.1", port: Int(listener.port)))
+        let outcome = EventInbox<Result<StreamSocket, SystemCallError>>()
+        await loop.perform {
+            let attempt = StreamSocket.connect(to: address, on: loop) { outcome.post($0) }
+            attempt?.settleConnect()
+            attempt?.settleConnect()
+        }
+        let accepted = try listener.acceptOne()
+        defer { close(accepted) }
+        guard case .success(let socket)? = await outcome.next() else {
+            Issue.record("the connect did not complete")
+            return
+        }
+        let recorder = SocketRecorder()
+        await loop.perform {
+            socket.settleConnect()
+            socket.delegate = recorder
+            socket.resumeReading()
+            socket.write(Array("ping".utf8))
+        }
+        #expect(await recorder.inbox.next() == .drained)
+        Descriptors.writeAll(accepted, Array("pong".utf8))
+        #expect(await recorder.bytes(count: 4) == Array("pong".utf8))
+        await loop.perform { socket.close() }
+        #expect(outcome.isEmpty, "the completion ran more than once")
+    }
+
+    @Test func aRefusedConnectSettledEarlyReportsFailureOnce() async throws {
+        let loop = EventLoop(index: 0, label: "test.connect")
+        let refusing = try LoopbackListener(listens: false)
+        let address = try #require(SocketAddress.numeric(host: "127.0.0.1", port: Int(refusing.port)))
+        let outcome = EventInbox<Result<StreamSocket, SystemCallError>>()
+        await loop.perform {
+            StreamSocket.connect(to: address, on: loop) { outcome.post($0) }?.settleConnect()
+        }
+        guard case .failure(let error)? = await outcome.next() else {
+            Issue.record("expected a refused connect")
+            return
+        }
+        #expect(error.errno == ECONNREFUSED)
+        await loop.perform {}
+        #expect(outcome.isEmpty, "the completion ran more than once")
+    }
 }

@@ -23,10 +23,15 @@ extension ProxyConnection {
     }
 
     /// Starts the client's handshake now, with a certificate for `names` offering `alpn`, and reaches the upstream.
+    /// The upstream is asked for first: when it is connected, its ClientHello leaves before the client's answer is
+    /// computed, and the origin works on its own answer meanwhile.
     func interceptOverlapping(_ interception: Interception, names: [SubjectAlternativeName], alpn: [String]) {
-        startClientLeg(interception, names: names, alpn: alpn, after: nil)
+        guard let leg = makeClientLeg(interception, names: names, alpn: alpn, after: nil),
+            case .overlapping = life.state
+        else { return }
+        needUpstream()
         guard case .overlapping = life.state else { return }
-        receive(.upstreamNeeded)
+        leg.startHandshake(initialBytes: interception.tunnel.takePeeked())
     }
 
     func firstContactKey(_ interception: Interception) -> FirstContactMemo.Key {

@@ -28,8 +28,15 @@ extension ProxyConnection {
         } else if tunnel.answeredByRule != nil {
             interceptWithoutUpstream(interception)
         } else {
-            receive(.upstreamNeeded)
+            needUpstream()
         }
+    }
+
+    /// Asks for the interception's upstream. A connect that ended before the readiness set said so is taken now: the
+    /// upstream's handshake then starts in this turn, not after the other descriptors ready in it.
+    func needUpstream() {
+        if case .connecting(let attempt)? = life.upstreamProgress { attempt.settleIfConnected() }
+        if life.reachesUpstream { receive(.upstreamNeeded) }
     }
 
     /// Intercepts over an idle pooled upstream when it was opened the same way this client asks.
@@ -133,16 +140,17 @@ extension ProxyConnection {
             if case .ready(let ready) = upstream { ready.leg.close() }
             return
         }
-        startClientLeg(
+        let leg = makeClientLeg(
             interception, names: names, alpn: clientALPNOffer(interception, upstream: upstream), after: upstream)
+        leg?.startHandshake(initialBytes: interception.tunnel.takePeeked())
     }
 
-    /// Forges for `names` and starts the client's handshake offering `alpn`: after the upstream's (`upstream`), or
-    /// overlapping it (nil: the relay waits for both).
-    func startClientLeg(
+    /// Forges for `names` and makes the client's leg offering `alpn`, whose handshake goes after the upstream's
+    /// (`upstream`), or overlapping it (nil: the relay waits for both). Nil when forging failed (the connection closed).
+    func makeClientLeg(
         _ interception: Interception, names: [SubjectAlternativeName], alpn: [String],
         after upstream: InterceptedUpstream?
-    ) {
+    ) -> TLSLeg? {
         let verdict = interception.verdict
         let host = interception.host
         let port = interception.tunnel.port
@@ -159,7 +167,7 @@ extension ProxyConnection {
                 .clientTLSFailed(
                     connectionID: id, host: host, port: port, reason: "cannot forge a certificate: \(error)"))
             close(reason: "forging failed")
-            return
+            return nil
         }
         let leg = TLSLeg(socket: clientSocket, tls: tls)
         if let upstream {
@@ -209,7 +217,7 @@ extension ProxyConnection {
                 verdict.observe(.peerClosed(reset: reset))
             }
         }
-        leg.startHandshake(initialBytes: interception.tunnel.takePeeked())
+        return leg
     }
 
     static func describeClient(_ failure: TLSFailure) -> String {

@@ -73,6 +73,9 @@ final class UpstreamConnector {
         attempt = nil
     }
 
+    /// Completes now if the connect under way has ended (its completion then runs inside this call).
+    func settleIfConnected() { attempt?.settleConnect() }
+
     private func timedOut(after timeout: Duration) {
         guard completion != nil else { return }
         attempt?.close()

@@ -3,6 +3,12 @@ import MITMIO
 /// An upstream connection being made; cancelling it means its completion never runs.
 protocol UpstreamAttempt: AnyObject {
     func cancel()
+    /// Completes the attempt now if its connect has already ended, before the readiness set reports it.
+    func settleIfConnected()
+}
+
+extension UpstreamAttempt {
+    func settleIfConnected() {}
 }
 
 /// Opens upstream connections for the proxy: over TCP in the proxy, in memory in tests that run a
