@@ -203,11 +203,8 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
     /// Writes the session's frames while the leg has room; whether anything was written.
     private func write(ignoringHighWater: Bool = false) -> Bool {
         let room = ignoringHighWater ? HTTP2Relay.highWater : HTTP2Relay.highWater - leg.bufferedOutputBytes
-        guard room > 0, !leg.isClosed else { return false }
-        leg.cork()
-        defer { leg.uncork() }
         do {
-            return try session.produceOutput(limit: room) { leg.write($0) } > 0
+            return try leg.writeFrames(of: session, room: room)
         } catch {
             lost("HTTP/2: \(error)")
             return false

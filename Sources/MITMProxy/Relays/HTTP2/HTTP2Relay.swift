@@ -224,11 +224,8 @@ final class HTTP2Relay {
     /// Writes the session's pending frames while the leg has room; whether anything was written.
     func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
         let room = ignoringHighWater ? Self.highWater : leg.outputRoom(below: Self.highWater)
-        guard room > 0, !leg.isClosed else { return false }
-        leg.cork()
-        defer { leg.uncork() }
         do {
-            return try session.produceOutput(limit: room) { leg.write($0) } > 0
+            return try leg.writeFrames(of: session, room: room)
         } catch {
             close(reason: "HTTP/2: \(error)")
             return false
