@@ -55,8 +55,9 @@ public struct ClientIdentity: Sendable, Hashable, Codable {
             return "\(process.name) (\(list)\(outside))\(place)"
         }
         let fingerprintText = fingerprint.map { " [\($0.ja4)]" } ?? ""
-        if let stack { return "\(stack)?\(place.isEmpty ? " at \(address)" : place)\(fingerprintText)" }
-        return "\(address)\(fingerprintText)"
+        let lookupFailure = processUnknown.flatMap { $0.isLookupFailure ? " (\($0.text))" : nil } ?? ""
+        if let stack { return "\(stack)?\(place.isEmpty ? " at \(address)" : place)\(fingerprintText)\(lookupFailure)" }
+        return "\(address)\(fingerprintText)\(lookupFailure)"
     }
 
     /// The address part of a `key`.

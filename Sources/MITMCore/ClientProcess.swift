@@ -37,6 +37,14 @@ public enum ProcessUnknownReason: String, Sendable, Codable, Equatable, Error {
     /// The lookup did not finish in time.
     case timedOut = "timed-out"
 
+    /// Whether a lookup was made and failed: a label says why (a remote client, or lookups off, is the usual case).
+    public var isLookupFailure: Bool {
+        switch self {
+        case .gone, .notPermitted, .timedOut: true
+        case .remote, .notLookedUp: false
+        }
+    }
+
     /// In words, for the report and the console.
     public var text: String {
         switch self {

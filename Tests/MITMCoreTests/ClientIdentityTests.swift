@@ -100,6 +100,17 @@ import Testing
             ])[0].met)
     }
 
+    /// A local client whose process lookup failed says why: a failed `--expect` then explains itself.
+    @Test func aFailedProcessLookupIsNamedInTheLabel() {
+        var gone = identity(nil, stable: "curl")
+        gone.processUnknown = .gone
+        #expect(gone.label.hasSuffix("(\(ProcessUnknownReason.gone.text))"))
+        var notLookedUp = gone
+        notLookedUp.processUnknown = .notLookedUp
+        #expect(!notLookedUp.label.contains("process"))
+        #expect(!identity(nil, stable: "curl", address: "192.168.1.7").label.contains("process"))
+    }
+
     @Test func clientsThatDisagreeAboutAHostAreShownByName() {
         let curl = identity("/usr/bin/curl", pid: 812, stable: "curl")
         let python = identity("/usr/bin/python3", pid: 840, stable: "python")
