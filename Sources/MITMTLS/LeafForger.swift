@@ -1,4 +1,5 @@
 import COpenSSL
+import Dispatch
 import FoundationEssentials
 import Glibc
 import Synchronization
@@ -45,32 +46,51 @@ public final class LeafForger: Sendable {
     /// How many leaves were actually signed (cache misses), for tests and statistics.
     public var forgedCount: Int { cache.withLock { $0.forgedCount } }
 
+    /// Where forged leaves are parsed back (`X509Certificate.reparsed()`) off the loops.
+    private static let reparsing = DispatchQueue(label: "mitm-proxy.leaf-encodings", qos: .utility)
+
     /// The leaf for `names` (first name is the subject CN when it fits), from the cache when still valid.
+    ///
+    /// A new leaf is handed out as built, and parsed back off the loops for the connections after it: a host's first
+    /// connection does not wait for the parse, and the later ones send the encoding OpenSSL then keeps.
     public func leaf(for names: [SubjectAlternativeName]) throws(TLSError) -> X509Certificate {
         precondition(!names.isEmpty, "a forged leaf needs at least one name")
         let current = now()
         // Signing (~30 µs) happens under the lock, so two loops asking at once still forge one leaf.
-        let result: Result<X509Certificate, TLSError> = cache.withLock { cache in
-            if let recent = cache.recent(for: names, at: current) { return .success(recent) }
+        let result: Result<(leaf: X509Certificate, signed: Set<SubjectAlternativeName>?), TLSError> = cache.withLock {
+            cache in
+            if let recent = cache.recent(for: names, at: current) { return .success((recent, nil)) }
             let cacheKey = Set(names)
             if let cached = cache.valid(for: cacheKey, at: current) {
                 cache.remember(cached, as: names)
-                return .success(cached.certificate)
+                return .success((cached.certificate, nil))
             }
             do throws(TLSError) {
                 let leaf = try sign(names: names, at: current)
                 cache.store(leaf, for: cacheKey, as: names)
-                return .success(leaf)
+                return .success((leaf, cacheKey))
             } catch {
                 return .failure(error)
             }
         }
-        return try result.get()
+        let (leaf, signed) = try result.get()
+        if let signed { Self.reparsing.async { self.keepEncoding(of: leaf, for: signed) } }
+        return leaf
+    }
+
+    private func keepEncoding(of leaf: X509Certificate, for key: Set<SubjectAlternativeName>) {
+        guard let parsed = try? leaf.reparsed() else { return }
+        cache.withLock { $0.replace(leaf, with: parsed, for: key) }
+    }
+
+    /// Returns once the leaves forged so far are parsed back (for tests).
+    func waitForEncodings() {
+        Self.reparsing.sync {}
     }
 
     private func sign(names: [SubjectAlternativeName], at current: Date) throws(TLSError) -> X509Certificate {
         guard let raw = X509_new() else { throw TLSError("allocating a certificate") }
-        let certificate = X509Certificate(taking: raw)
+        let certificate = X509Certificate(taking: raw, keepsEncoding: false)
         guard X509_set_version(raw, 2) == 1 else { throw TLSError("setting certificate version") }
         try X509Extensions.setRandomSerial(raw)
         try X509Extensions.setValidity(
@@ -93,7 +113,7 @@ public final class LeafForger: Sendable {
         guard X509_sign(raw, signingKey.pointer, EVP_sha256()) > 0 else {
             throw TLSError("signing a forged certificate")
         }
-        return try certificate.reparsed()
+        return certificate
     }
 }
 
@@ -156,6 +176,12 @@ private struct LeafCache: ~Copyable {
 
     mutating func remember(_ leaf: (certificate: X509Certificate, notAfter: Date), as names: [SubjectAlternativeName]) {
         lastAsked = (names, leaf.certificate, leaf.notAfter)
+    }
+
+    /// `parsed` in place of `leaf`, where the cache still holds `leaf`.
+    mutating func replace(_ leaf: X509Certificate, with parsed: X509Certificate, for key: Set<SubjectAlternativeName>) {
+        if let entry = leaves[key], entry.certificate === leaf { leaves[key] = (parsed, entry.notAfter) }
+        if let last = lastAsked, last.certificate === leaf { lastAsked = (last.names, parsed, last.notAfter) }
     }
 
     mutating func store(

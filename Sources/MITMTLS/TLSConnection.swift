@@ -94,7 +94,8 @@ public final class TLSConnection {
         host: String
     ) throws(TLSError) {
         let identity = ServerIdentityContext.Identity(certificate: certificate, key: key, chain: chain)
-        if let prepared = context.preparedContext(presenting: identity) {
+        // A leaf still being parsed back gets no context of its own: the connections after it present the parsed one.
+        if certificate.keepsEncoding, let prepared = context.preparedContext(presenting: identity) {
             defer { withExtendedLifetime(prepared) {} }
             try self.init(context: prepared.pointer, offeredALPN: alpn)
         } else {
