@@ -5,13 +5,16 @@ import Testing
 
 /// `StreamSocket.connect`: its completion runs once, on the loop, with the outcome.
 @Suite(.tags(.live), .skippedInFastTier) struct ConnectTests {
-    @Test func aRefusedConnectReportsFailure() async throws {
+    /// `settledEarly`: the connect is also settled in the turn that started it, as an interception asks for its
+    /// upstream before the readiness set reports the connect; it completes once, whichever finishes it.
+    @Test(arguments: [false, true]) func aRefusedConnectReportsFailure(settledEarly: Bool) async throws {
         let loop = EventLoop(index: 0, label: "test.connect")
         let refusing = try LoopbackListener(listens: false)
         let address = try #require(SocketAddress.numeric(host: "127.0.0.1", port: Int(refusing.port)))
         let outcome = EventInbox<Result<StreamSocket, SystemCallError>>()
         await loop.perform {
-            _ = StreamSocket.connect(to: address, on: loop) { outcome.post($0) }
+            let attempt = StreamSocket.connect(to: address, on: loop) { outcome.post($0) }
+            if settledEarly { attempt?.settleConnect() }
         }
         let result = await outcome.next()
         guard case .failure(let error)? = result else {
@@ -19,45 +22,21 @@ import Testing
             return
         }
         #expect(error.errno == ECONNREFUSED)
+        await loop.perform {}
+        #expect(outcome.isEmpty, "the completion ran more than once")
     }
 
-    @Test func aConnectToAListenerSucceedsAndCarriesData() async throws {
-        let loop = EventLoop(index: 0, label: "test.connect")
-        let listener = try LoopbackListener()
-        let address = try #require(SocketAddress.numeric(host: "127.0.0.1", port: Int(listener.port)))
-        let outcome = EventInbox<Result<StreamSocket, SystemCallError>>()
-        await loop.perform {
-            _ = StreamSocket.connect(to: address, on: loop) { outcome.post($0) }
-        }
-        let accepted = try listener.acceptOne()
-        defer { close(accepted) }
-        guard case .success(let socket)? = await outcome.next() else {
-            Issue.record("the connect did not complete")
-            return
-        }
-        let recorder = SocketRecorder()
-        await loop.perform {
-            socket.delegate = recorder
-            socket.resumeReading()
-            socket.write(Array("ping".utf8))
-        }
-        #expect(await recorder.inbox.next() == .drained)
-        Descriptors.writeAll(accepted, Array("pong".utf8))
-        #expect(await recorder.bytes(count: 4) == Array("pong".utf8))
-        await loop.perform { socket.close() }
-    }
-
-    /// A connect settled in the turn that started it (as an interception asks for its upstream before the readiness
-    /// set reports the connect) completes once, whether the settle or the later report finishes it.
-    @Test func aConnectSettledEarlyCompletesOnceAndCarriesData() async throws {
+    @Test(arguments: [false, true]) func aConnectToAListenerSucceedsAndCarriesData(settledEarly: Bool) async throws {
         let loop = EventLoop(index: 0, label: "test.connect")
         let listener = try LoopbackListener()
         let address = try #require(SocketAddress.numeric(host: "127.0.0.1", port: Int(listener.port)))
         let outcome = EventInbox<Result<StreamSocket, SystemCallError>>()
         await loop.perform {
             let attempt = StreamSocket.connect(to: address, on: loop) { outcome.post($0) }
-            attempt?.settleConnect()
-            attempt?.settleConnect()
+            if settledEarly {
+                attempt?.settleConnect()
+                attempt?.settleConnect()
+            }
         }
         let accepted = try listener.acceptOne()
         defer { close(accepted) }
@@ -67,7 +46,7 @@ import Testing
         }
         let recorder = SocketRecorder()
         await loop.perform {
-            socket.settleConnect()
+            if settledEarly { socket.settleConnect() }
             socket.delegate = recorder
             socket.resumeReading()
             socket.write(Array("ping".utf8))
@@ -76,23 +55,6 @@ import Testing
         Descriptors.writeAll(accepted, Array("pong".utf8))
         #expect(await recorder.bytes(count: 4) == Array("pong".utf8))
         await loop.perform { socket.close() }
-        #expect(outcome.isEmpty, "the completion ran more than once")
-    }
-
-    @Test func aRefusedConnectSettledEarlyReportsFailureOnce() async throws {
-        let loop = EventLoop(index: 0, label: "test.connect")
-        let refusing = try LoopbackListener(listens: false)
-        let address = try #require(SocketAddress.numeric(host: "127.0.0.1", port: Int(refusing.port)))
-        let outcome = EventInbox<Result<StreamSocket, SystemCallError>>()
-        await loop.perform {
-            StreamSocket.connect(to: address, on: loop) { outcome.post($0) }?.settleConnect()
-        }
-        guard case .failure(let error)? = await outcome.next() else {
-            Issue.record("expected a refused connect")
-            return
-        }
-        #expect(error.errno == ECONNREFUSED)
-        await loop.perform {}
         #expect(outcome.isEmpty, "the completion ran more than once")
     }
 }
