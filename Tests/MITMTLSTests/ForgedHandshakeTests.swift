@@ -86,7 +86,7 @@ import Testing
         #expect(forger.forgedCount == 2)
     }
 
-    /// A host's first connection gets its leaf without waiting for it to be parsed back (1.2 M instructions in
+    /// A host's first connection gets its leaf without waiting for it to be parsed back (1.56 M instructions in
     /// OpenSSL 3.0); the connections after it get the parsed one, whose encoding OpenSSL keeps. One leaf either way.
     @Test func aNewLeafIsHandedOutAsBuiltAndParsedBackForTheNextConnections() throws {
         let fixture = try Self.fixture.get()
