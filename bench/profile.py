@@ -234,13 +234,13 @@ def main() -> int:
         else:
             result = runner.run(peer, arguments, on_mark=on_mark, program=goload if args.scenario.startswith("go-") else "")
         units = result["requests"] if not args.scenario.endswith("download") else result["bytes"] / 1048576
+        unit = "request" if not args.scenario.endswith("download") else "MiB"
         if args.scenario == "idle":
             units = result.get("held", 0)
-        if args.scenario == "first":
+        if args.scenario == "first":  # a first connection and a repeat per name, each forging for its names
             units, unit = 40, "new name"
             print(f"first contact: median first {sorted(result['first_us'])[20] / 1000:.2f} ms, "
                   f"repeat {sorted(result['repeat_us'])[20] / 1000:.2f} ms")
-        unit = "request" if not args.scenario.endswith("download") else "MiB"
         print(f"{args.peer}: {result['requests']} requests, {result.get('bytes', 0) / 1048576:.1f} MiB; "
               f"proxy CPU {result['proxy_cpu_us'] / max(units, 1):,.1f} µs per {unit} (inflated by the profiler)")
         if len(switches) == 2:
