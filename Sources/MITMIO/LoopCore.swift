@@ -104,10 +104,9 @@ final class LoopCore: @unchecked Sendable {
             }
         }
         runHandedOverWork()
-        serveTurnRequests()
         // What the turns handed over (a resolved name, a finished lookup) goes on before the next descriptors are
         // read: a new connection's first read asks for its upstream, which must not wait behind the client's next bytes.
-        if !inbox.isEmpty { runHandedOverWork() }
+        if serveTurnRequests(), !inbox.isEmpty { runHandedOverWork() }
         guard !timers.isEmpty else { return -1 }
         let now = mitm_monotonic_nanoseconds()
         for entry in timers.popDue(at: now) {
@@ -145,12 +144,14 @@ final class LoopCore: @unchecked Sendable {
         }
     }
 
-    /// The turns asked for so far (what they ask for meanwhile waits for the next turn). On the loop's thread.
-    private func serveTurnRequests() {
-        guard !turnRequests.isEmpty else { return }
+    /// The turns asked for so far (what they ask for meanwhile waits for the next turn); whether there were any. On the
+    /// loop's thread.
+    private func serveTurnRequests() -> Bool {
+        guard !turnRequests.isEmpty else { return false }
         swap(&turnRequests, &spareTurnRequests)
         for token in spareTurnRequests { sockets[token]?.takeUnretainedValue().turnRequested() }
         spareTurnRequests.removeAll(keepingCapacity: true)
+        return true
     }
 
     // MARK: - Timers
