@@ -25,10 +25,18 @@ public struct CapturedBody: Sendable, Equatable {
         return copy
     }
 
-    /// Gives back room the kept bytes grew into but do not use.
+    /// Gives back room the kept bytes grew into but do not use (more than an eighth of them: what the allocator
+    /// rounds up is not worth a copy).
     public mutating func shrinkToFit() {
-        guard bytes.capacity > bytes.count else { return }
+        guard bytes.capacity - bytes.count > bytes.count / 8 else { return }
         bytes = bytes.withUnsafeBufferPointer { Array($0) }
+    }
+
+    /// Makes room at once for the bytes of a body that announced `size` (its `Content-Length`), so that keeping
+    /// them does not grow the array in steps, each a copy and a freed block.
+    public mutating func expect(size: @autoclosure () -> Int?) {
+        guard limit > 0, bytes.isEmpty, let size = size(), size > 0 else { return }
+        bytes.reserveCapacity(min(limit, size))
     }
 
     /// Counts `piece` and keeps what fits under the limit.
@@ -36,6 +44,7 @@ public struct CapturedBody: Sendable, Equatable {
         totalSize += piece.count
         let room = limit - bytes.count
         guard room > 0 else { return }
+        growUpToTheLimit(toKeep: min(room, piece.count))
         bytes.append(contentsOf: piece.prefix(room))
     }
 
@@ -44,7 +53,16 @@ public struct CapturedBody: Sendable, Equatable {
         totalSize += piece.count
         let room = limit - bytes.count
         guard room > 0 else { return }
+        growUpToTheLimit(toKeep: min(room, piece.count))
         bytes.append(contentsOf: piece.prefix(room))
+    }
+
+    /// Doubles the room as an array does, but never past `limit`: a body of unknown size that reaches the limit
+    /// holds no room it will not use.
+    private mutating func growUpToTheLimit(toKeep count: Int) {
+        let needed = bytes.count + count
+        guard needed > bytes.capacity else { return }
+        bytes.reserveCapacity(min(limit, max(needed, 2 * bytes.capacity)))
     }
 
     /// Counts `count` bytes that were relayed but are not to be kept (the limit is already reached).

@@ -139,6 +139,11 @@ extension HTTP2Relay {
             return false
         }
         stream.record.response = HTTP2Heads.response(relayed.fields)
+        if !endsWithHead, stream.record.responseBody.hasRoom, stream.record.request.method != "HEAD",
+            let announced = stream.record.response?.headers.first("content-length")
+        {
+            stream.record.responseBody.expect(size: Int(announced))
+        }
         do {
             try clientSession.submitResponse(streamID: clientID, relayed.fields, endStream: endsWithHead)
             afterRuledResponse(clientID, body: relayed.body, upstreamEnded: endStream)
