@@ -202,9 +202,8 @@ final class SharedHTTP2Upstream: @unchecked Sendable {
 
     /// Writes the session's frames while the leg has room; whether anything was written.
     private func write(ignoringHighWater: Bool = false) -> Bool {
-        let room = ignoringHighWater ? HTTP2Relay.highWater : HTTP2Relay.highWater - leg.bufferedOutputBytes
         do {
-            return try leg.writeFrames(of: session, room: room)
+            return try leg.writeFrames(of: session, ignoringHighWater: ignoringHighWater)
         } catch {
             lost("HTTP/2: \(error)")
             return false

@@ -223,9 +223,8 @@ final class HTTP2Relay {
 
     /// Writes the session's pending frames while the leg has room; whether anything was written.
     func write(_ session: HTTP2Session, to leg: Leg, ignoringHighWater: Bool = false) -> Bool {
-        let room = ignoringHighWater ? Self.highWater : leg.outputRoom(below: Self.highWater)
         do {
-            return try leg.writeFrames(of: session, room: room)
+            return try leg.writeFrames(of: session, ignoringHighWater: ignoringHighWater)
         } catch {
             close(reason: "HTTP/2: \(error)")
             return false
