@@ -53,10 +53,12 @@ struct WebUIBrowserTests {
         try #require(run.succeeded, "the browser run failed: \(run)")
         let seen = try JSONDecoder().decode(Observed.self, from: Data(run.stdout))
 
-        // Live: the page was open before the request and shows it within a second, without a reload.
+        // Live: the page was open before the request and shows it without a reload (the page has no polling: only
+        // the server's push can bring it). Two seconds, not one: a headless browser among the full suite's parallel
+        // tests on two cores once took 1.2 s (alone it takes under 0.2 s).
         #expect(seen.boardVerdict.hasPrefix("intercepted"))
-        #expect(seen.boardSeconds < 1, "origin.test reached the board after \(seen.boardSeconds) s")
-        #expect(seen.listSeconds < 1, "the request reached the flow list after \(seen.listSeconds) s")
+        #expect(seen.boardSeconds < 2, "origin.test reached the board after \(seen.boardSeconds) s")
+        #expect(seen.listSeconds < 2, "the request reached the flow list after \(seen.listSeconds) s")
 
         // A pinned client: refused, with its reason, on the board and as a flow.
         #expect(seen.pinnedCurlStatus == 90, "curl refused the pin")
