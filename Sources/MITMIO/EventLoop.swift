@@ -32,6 +32,8 @@ public final class EventLoop: @unchecked Sendable {
     let readScratch: UnsafeMutableRawBufferPointer
     /// A 64 KiB buffer for decrypted data on this loop; only valid on `queue`, within one callback.
     public let plaintextScratch: UnsafeMutableRawBufferPointer
+    /// The writes of the read being delivered, sent together at its end; only used on `queue`.
+    public let writeBatch = WriteBatch()
 
     private let core: LoopCore
 

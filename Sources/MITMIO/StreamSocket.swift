@@ -209,7 +209,15 @@ public final class StreamSocket: ByteStream, @unchecked Sendable {
             guard !isClosed, wantsRead else { return }
             let count = Glibc.recv(descriptor, scratch.baseAddress, scratch.count, 0)
             if count > 0 {
-                delegate?.socket(self, didRead: UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+                let bytes = UnsafeRawBufferPointer(rebasing: scratch[0..<count])
+                if count >= WriteBatch.worthBatching {
+                    let batch = loop.writeBatch
+                    batch.begin()
+                    delegate?.socket(self, didRead: bytes)
+                    batch.end()
+                } else {
+                    delegate?.socket(self, didRead: bytes)
+                }
                 if count < scratch.count && !hangupReported {
                     mayBeReadable = false
                     return

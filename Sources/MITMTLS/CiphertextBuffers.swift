@@ -61,6 +61,16 @@ final class CiphertextBuffers {
         return taken
     }
 
+    /// Hands the records waiting to `send`, which returns how many bytes it took; keeps the rest, and the room.
+    func sendOutput(_ send: (UnsafeRawBufferPointer) -> Int) {
+        let sent = output.withUnsafeBytes(send)
+        if sent >= output.count {
+            output.removeAll(keepingCapacity: true)
+        } else if sent > 0 {
+            output.removeFirst(sent)
+        }
+    }
+
     /// Drops the capacity of buffers that are empty (an idle connection keeps none).
     func compact() {
         if keptOffset == kept.count {

@@ -210,6 +210,12 @@ public final class TLSConnection {
     /// Bytes of ciphertext waiting to be sent to the peer.
     public var pendingOutputCount: Int { ciphertext.output.count }
 
+    /// Hands the ciphertext waiting to `send`, which returns how many bytes it took; the rest keeps waiting. The
+    /// buffer keeps its room for the next records (`compactBuffers` gives it back).
+    public func sendOutput(_ send: (UnsafeRawBufferPointer) -> Int) {
+        ciphertext.sendOutput(send)
+    }
+
     /// Takes (and clears) the ciphertext waiting to be sent.
     public func takeOutput() -> [UInt8] {
         ciphertext.takeOutput()

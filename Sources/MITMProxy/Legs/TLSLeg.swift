@@ -4,7 +4,7 @@ import MITMTLS
 
 /// A leg with TLS over the socket: drives the handshake, then turns ciphertext
 /// into plaintext events and plaintext writes into ciphertext. Its life is `life`'s.
-final class TLSLeg: Leg, StreamSocketDelegate {
+final class TLSLeg: Leg, StreamSocketDelegate, BatchedWriter {
     let socket: any ByteStream
     let tls: TLSConnection
     var onEvent: ((LegEvent) -> Void)?
@@ -27,10 +27,17 @@ final class TLSLeg: Leg, StreamSocketDelegate {
     /// Set when a TLS 1.3 client's first data came with its Finished: the session tickets written then wait for the
     /// first response and leave in the same send (one send, and one wake-up of the client, less per connection).
     private var ticketsAwaitResponse = false
+    /// The records written during the read being delivered wait for its end, to leave in one send (`WriteBatch`).
+    private var flushAwaited = false
+    /// A listener was told that records waiting for the batch's end are buffered: it may wait for `.drained`.
+    private var awaitedBytesReported = false
+
+    private let writeBatch: WriteBatch
 
     init(socket: any ByteStream, tls: TLSConnection) {
         self.socket = socket
         self.tls = tls
+        writeBatch = socket.loop.writeBatch
         socket.delegate = self
     }
 
@@ -43,7 +50,12 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         if life.isHandshaking { socket.resumeReading() }
     }
 
-    var bufferedOutputBytes: Int { socket.bufferedOutputBytes }
+    /// What the socket holds, and the records waiting for the end of the read being delivered.
+    var bufferedOutputBytes: Int {
+        guard flushAwaited, tls.pendingOutputCount > 0 else { return socket.bufferedOutputBytes }
+        awaitedBytesReported = true
+        return socket.bufferedOutputBytes + tls.pendingOutputCount
+    }
     var outputLimit: Int { socket.outputLimit }
     var isClosed: Bool { socket.isClosed }
     var peerDescription: String { socket.peerDescription }
@@ -120,13 +132,21 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         ticketsAwaitResponse = false
         encryptHeld()
         tls.shutdown()
-        flushOutput()
+        flushOutput(now: true)
         socket.shutdownWriteAfterFlush()
     }
 
-    func close() { socket.close() }
+    /// Closes after handing the socket what was written (a batch's records would otherwise be lost).
+    func close() {
+        flushOutput(now: true)
+        socket.close()
+    }
 
-    func reset() { socket.reset() }
+    /// Resets after handing the socket what was written (a fault after the headers sends the headers first).
+    func reset() {
+        flushOutput(now: true)
+        socket.reset()
+    }
 
     func releaseIdleMemory() {
         if held.isEmpty { held = [] }
@@ -162,7 +182,7 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         flushOutput()
         if case .complete = step {
             let socket = socket
-            tls.directOutput = { [socket] records in socket.sendNow(records) }
+            tls.directOutput = { [socket, writeBatch] records in writeBatch.isOpen ? 0 : socket.sendNow(records) }
         }
         perform(life.receive(.handshakeStepped(step)))
     }
@@ -232,8 +252,28 @@ final class TLSLeg: Leg, StreamSocketDelegate {
         }
     }
 
-    private func flushOutput() {
+    private func flushOutput(now: Bool = false) {
         guard !ticketsAwaitResponse, tls.pendingOutputCount > 0, !socket.isClosed else { return }
+        if !now && (flushAwaited || writeBatch.flushAtEnd(self)) {
+            flushAwaited = true
+            return
+        }
         socket.write(tls.takeOutput())
+    }
+
+    /// Sends the batch's records straight from their buffer; what the kernel does not take waits in the socket, which
+    /// reports `.drained` later. A listener that was told of these bytes hears `.drained` when they all went at once.
+    func flushBatchedWrites() {
+        flushAwaited = false
+        let reported = awaitedBytesReported
+        awaitedBytesReported = false
+        guard !ticketsAwaitResponse, tls.pendingOutputCount > 0, !socket.isClosed else { return }
+        let socket = socket
+        tls.sendOutput { socket.sendNow($0) }
+        if tls.pendingOutputCount > 0 {
+            socket.write(tls.takeOutput())
+        } else if reported && !life.isHandshaking {
+            onEvent?(.drained)
+        }
     }
 }
