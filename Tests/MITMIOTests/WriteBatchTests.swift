@@ -13,11 +13,15 @@ import Testing
     final class Writer: BatchedWriter {
         let name: String
         let log: Log
+        var whenFlushed: () -> Void = {}
         init(_ name: String, _ log: Log) {
             self.name = name
             self.log = log
         }
-        func flushBatchedWrites() { log.lines.append("flush \(name)") }
+        func flushBatchedWrites() {
+            log.lines.append("flush \(name)")
+            whenFlushed()
+        }
     }
 
     final class Log { var lines: [String] = [] }
@@ -60,17 +64,11 @@ import Testing
     @Test func aFlushThatDeliversAnotherReadHasItsWritersFlushedToo() {
         let batch = WriteBatch()
         let log = Log()
-        final class Relaying: BatchedWriter {
-            let batch: WriteBatch
-            let next: Writer
-            init(_ batch: WriteBatch, _ next: Writer) {
-                self.batch = batch
-                self.next = next
-            }
-            func flushBatchedWrites() { WriteBatchTests.delivering(batch) { _ = batch.flushAtEnd(next) } }
-        }
-        Self.delivering(batch) { _ = batch.flushAtEnd(Relaying(batch, Writer("next", log))) }
-        #expect(log.lines == ["flush next"])
+        let relaying = Writer("relaying", log)
+        let next = Writer("next", log)
+        relaying.whenFlushed = { Self.delivering(batch) { _ = batch.flushAtEnd(next) } }
+        Self.delivering(batch) { _ = batch.flushAtEnd(relaying) }
+        #expect(log.lines == ["flush relaying", "flush next"])
         #expect(!batch.isOpen)
     }
 }
