@@ -61,11 +61,11 @@ final class CiphertextBuffers {
         return taken
     }
 
-    /// Hands the records waiting to `send`, which returns how many bytes it took; keeps the rest, and the room.
+    /// Hands the records waiting to `send`, which returns how many bytes it took; keeps the rest.
     func sendOutput(_ send: (UnsafeRawBufferPointer) -> Int) {
         let sent = output.withUnsafeBytes(send)
         if sent >= output.count {
-            output.removeAll(keepingCapacity: true)
+            output = []
         } else if sent > 0 {
             output.removeFirst(sent)
         }

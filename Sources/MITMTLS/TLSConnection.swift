@@ -210,8 +210,8 @@ public final class TLSConnection {
     /// Bytes of ciphertext waiting to be sent to the peer.
     public var pendingOutputCount: Int { ciphertext.output.count }
 
-    /// Hands the ciphertext waiting to `send`, which returns how many bytes it took; the rest keeps waiting. The
-    /// buffer keeps its room for the next records (`compactBuffers` gives it back).
+    /// Hands the ciphertext waiting to `send`, which returns how many bytes it took; the rest keeps waiting. A buffer
+    /// sent whole is let go: a connection between two batches holds no room for the next one.
     public func sendOutput(_ send: (UnsafeRawBufferPointer) -> Int) {
         ciphertext.sendOutput(send)
     }

@@ -261,7 +261,7 @@ final class TLSLeg: Leg, StreamSocketDelegate, BatchedWriter {
         socket.write(tls.takeOutput())
     }
 
-    /// Sends the batch's records straight from their buffer; what the kernel does not take waits in the socket, which
+    /// Sends the batch's records from their buffer in one call; what the kernel does not take waits in the socket, which
     /// reports `.drained` later. A listener that was told of these bytes hears `.drained` when they all went at once.
     func flushBatchedWrites() {
         flushAwaited = false
