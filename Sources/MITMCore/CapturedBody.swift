@@ -41,11 +41,7 @@ public struct CapturedBody: Sendable, Equatable {
 
     /// Counts `piece` and keeps what fits under the limit.
     public mutating func append(_ piece: [UInt8]) {
-        totalSize += piece.count
-        let room = limit - bytes.count
-        guard room > 0 else { return }
-        growUpToTheLimit(toKeep: min(room, piece.count))
-        bytes.append(contentsOf: piece.prefix(room))
+        piece.withUnsafeBytes { append($0) }
     }
 
     /// Counts `piece` and copies only what fits under the limit.

@@ -252,8 +252,11 @@ final class TLSLeg: Leg, StreamSocketDelegate, BatchedWriter {
         }
     }
 
+    /// Records wait to be sent, and may leave now (a TLS 1.3 server's tickets may wait for the first response).
+    private var hasOutputToSend: Bool { !ticketsAwaitResponse && tls.pendingOutputCount > 0 && !socket.isClosed }
+
     private func flushOutput(now: Bool = false) {
-        guard !ticketsAwaitResponse, tls.pendingOutputCount > 0, !socket.isClosed else { return }
+        guard hasOutputToSend else { return }
         if !now && (flushAwaited || writeBatch.flushAtEnd(self)) {
             flushAwaited = true
             return
@@ -267,7 +270,7 @@ final class TLSLeg: Leg, StreamSocketDelegate, BatchedWriter {
         flushAwaited = false
         let reported = awaitedBytesReported
         awaitedBytesReported = false
-        guard !ticketsAwaitResponse, tls.pendingOutputCount > 0, !socket.isClosed else { return }
+        guard hasOutputToSend else { return }
         let socket = socket
         tls.sendOutput { socket.sendNow($0) }
         if tls.pendingOutputCount > 0 {

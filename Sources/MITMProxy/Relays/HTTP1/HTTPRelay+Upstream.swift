@@ -144,7 +144,9 @@ extension HTTPRelay {
         exchanges[0].record.response = relayed.status == head.status && machine.response != .replaced ? head : relayed
         exchanges[0].record.response?.parsedFrom = nil
         exchanges[0].responseStarted = context.clock.wallNow()
-        if editedBody == nil, case .contentLength(let length) = framing, first.record.request.method != "HEAD" {
+        if editedBody == nil, case .contentLength(let length) = framing, exchanges[0].record.responseBody.hasRoom,
+            first.record.request.method != "HEAD"
+        {
             exchanges[0].record.responseBody.expect(size: length)
         }
         if let editedBody {
