@@ -4,11 +4,18 @@ extension ExchangeRecord {
     mutating func compact() {
         request.parsedFrom = nil
         response?.parsedFrom = nil
-        request.headers.fields = request.headers.fields.withUnsafeBufferPointer { Array($0) }
-        if response != nil {
-            response!.headers.fields = response!.headers.fields.withUnsafeBufferPointer { Array($0) }
-        }
+        Self.dropSpareRoom(&request.headers.fields)
+        if response != nil { Self.dropSpareRoom(&response!.headers.fields) }
         requestBody.shrinkToFit()
         responseBody.shrinkToFit()
     }
+
+    /// Copies `fields` into an array of their size when they hold more than a little spare room (a head that arrived
+    /// whole was given its size by the parser; the allocator's rounding leaves a field or two).
+    private static func dropSpareRoom(_ fields: inout [HTTPHeaderField]) {
+        guard fields.capacity - fields.count > spareFieldsKept else { return }
+        fields = fields.withUnsafeBufferPointer { Array($0) }
+    }
+
+    private static let spareFieldsKept = 2
 }

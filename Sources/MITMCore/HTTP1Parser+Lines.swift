@@ -63,8 +63,10 @@ extension HTTP1Parser {
                     case .response: startLine = .status(try HTTP1LineSyntax.parseStatusLine(line))
                     }
                     headStart = range.lowerBound
-                    // One allocation for a typical head instead of one per doubling.
-                    fields.reserveCapacity(16)
+                    // One allocation for the head, as many fields as the connection's last head had (a connection's
+                    // heads mostly have the same fields): a record kept in the flow list then holds no spare room,
+                    // and needs no copy to drop it.
+                    fields.reserveCapacity(previousFields.isEmpty ? 16 : previousFields.count)
                     continue
                 }
                 try countBlockLine(length, what: "message head")

@@ -40,6 +40,21 @@ import Testing
         #expect(listed.response.map { $0.headers.fields.capacity < 32 } == true)
     }
 
+    @Test func aListedExchangeWithoutSpareRoomKeepsItsFieldsWhereTheyAre() {
+        // A parser gives a connection's later heads room for as many fields as its last head had: such a head is listed
+        // as it is, without copying its fields.
+        var log = FlowLog(capacity: 3, bodyBudget: 1_000_000)
+        guard case .exchange(var record) = Self.exchange(body: 10) else { return }
+        record.request.headers.fields = Array(record.request.headers.fields)
+        let storage = record.request.headers.fields.withUnsafeBufferPointer { $0.baseAddress }
+        guard case .added(let flow)? = log.record(.exchange(record)), case .exchange(let listed) = flow.content else {
+            Issue.record("added")
+            return
+        }
+        #expect(listed == record)
+        #expect(listed.request.headers.fields.withUnsafeBufferPointer { $0.baseAddress } == storage)
+    }
+
     @Test func theOldestFlowsGiveWayAtCapacityAndNumbersGoOn() {
         var log = FlowLog(capacity: 3, bodyBudget: 1_000_000)
         for index in 1...5 { _ = log.record(Self.exchange(path: "/\(index)")) }

@@ -13,6 +13,24 @@ import Testing
             ])
     }
 
+    @Test func aConnectionsLaterHeadsHaveRoomForTheFieldsItsLastHeadHad() throws {
+        // What the flow list keeps of a head then needs no copy to shed spare room (`ExchangeRecord.compact`).
+        var parser = HTTP1Parser(role: .request)
+        let head = "GET /a HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nX-Tag: one\r\n\r\n"
+        _ = try parser.feed(wire(head))
+        for _ in 0..<2 {
+            guard case .requestHead(let second, _)? = try parser.feed(wire(head)).first else {
+                Issue.record("a request head")
+                return
+            }
+            #expect(second.headers.count == 3)
+            #expect(second.headers.fields.capacity - second.headers.count <= 2)
+        }
+        // A head with more fields than the last one grows as before, and is read whole.
+        let longer = try parser.feed(wire("GET /b HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\n\r\n"))
+        #expect(longer.first == requestHead("GET", "/b", ["A": "1", "B": "2", "C": "3", "D": "4", "E": "5"]))
+    }
+
     @Test func repeatedHeadsOnOneConnectionAreReadAsSent() throws {
         // The second head shares strings with the first where a line repeats it byte for byte; every other line
         // (another case, another value, bytes that are not UTF-8, fields moved by one) is read on its own.
