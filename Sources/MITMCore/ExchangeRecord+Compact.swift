@@ -10,8 +10,9 @@ extension ExchangeRecord {
         responseBody.shrinkToFit()
     }
 
-    /// Copies `fields` into an array of their size when they hold more than a little spare room (a head that arrived
-    /// whole was given its size by the parser; the allocator's rounding leaves a field or two).
+    /// Copies `fields` into an array of their size when they hold more than a little spare room (a parser gives a
+    /// connection's later heads room for as many fields as its last head had; the allocator's rounding leaves a field
+    /// or two).
     private static func dropSpareRoom(_ fields: inout [HTTPHeaderField]) {
         guard fields.capacity - fields.count > spareFieldsKept else { return }
         fields = fields.withUnsafeBufferPointer { Array($0) }
