@@ -11,7 +11,9 @@ enum HTTP2Heads {
         var authority: String?
         var extendedProtocol: String?
         var headers = HTTPHeaders()
-        headers.fields.reserveCapacity(fields.count)
+        // Room for the regular fields and a `host` made from `:authority`, no more: the flow list keeps the record's
+        // fields as they are when they hold no more than a little spare room (`ExchangeRecord.compact`).
+        headers.fields.reserveCapacity(fields.reduce(1) { $1.isPseudo ? $0 : $0 + 1 })
         var hasHost = false
         // Names are compared as bytes: only the fields a head keeps become text.
         for index in fields.indices {
