@@ -51,13 +51,14 @@ package struct FlowLog: Sendable {
     /// Takes what `event` says about flows.
     package mutating func record(_ event: ProxyEvent) -> Change? {
         switch event {
-        case .exchange(let record):
-            var kept = record
+        case .exchange(var kept):
+            // The record is copied once, where it is bound; what is read of it is read before it moves into the flow.
+            let firings = takeFirings(for: kept)
+            let webSocket = kept.webSocket
+            let tls = interceptions[kept.connectionID]
             kept.compact()
-            let flow = append(
-                .exchange(kept), tls: interceptions[record.connectionID], ruleFirings: takeFirings(for: record),
-                opensWebSocket: record.webSocket != nil)
-            if let session = record.webSocket { webSocketFlows[session] = flow.id }
+            let flow = append(.exchange(consume kept), tls: tls, ruleFirings: firings, opensWebSocket: webSocket != nil)
+            if let webSocket { webSocketFlows[webSocket] = flow.id }
             return .added(flow)
         case .webSocketMessage(let message):
             return changeWebSocket(message.endpoint.session) { webSocket, keeps in
