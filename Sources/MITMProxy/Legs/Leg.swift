@@ -50,6 +50,9 @@ protocol Leg: AnyObject {
     var outputLimit: Int { get }
     /// Closes at once with a TCP reset.
     func reset()
+    /// How the input ended, when it ended while no owner listened (a TLS leg between its handshake and its relay),
+    /// once: the owner that takes the leg then hears it, instead of waiting on a peer that has gone.
+    func takeUntoldInputEnding() -> LegEvent?
 }
 
 extension Leg {
@@ -69,6 +72,7 @@ extension Leg {
 final class PlainLeg: Leg, StreamSocketDelegate {
     let socket: any ByteStream
     var onEvent: ((LegEvent) -> Void)?
+    private var untoldInputEnding: LegEvent?
 
     init(socket: any ByteStream) {
         self.socket = socket
@@ -125,7 +129,18 @@ final class PlainLeg: Leg, StreamSocketDelegate {
     var peerHost: String? { socket.peerHost }
 
     func socket(_ socket: any ByteStream, didRead bytes: UnsafeRawBufferPointer) { onEvent?(.data(bytes)) }
-    func socketDidReadEOF(_ socket: any ByteStream) { onEvent?(.endOfInput) }
-    func socket(_ socket: any ByteStream, didFail error: SystemCallError) { onEvent?(.failed(error.description)) }
+    func socketDidReadEOF(_ socket: any ByteStream) { tell(.endOfInput) }
+    func socket(_ socket: any ByteStream, didFail error: SystemCallError) { tell(.failed(error.description)) }
+
+    func takeUntoldInputEnding() -> LegEvent? {
+        defer { untoldInputEnding = nil }
+        return untoldInputEnding
+    }
+
     func socketDidDrain(_ socket: any ByteStream) { onEvent?(.drained) }
+
+    /// Tells the owner how the input ended, or keeps it for the next owner when none listens.
+    private func tell(_ ending: LegEvent) {
+        if let onEvent { onEvent(ending) } else { untoldInputEnding = ending }
+    }
 }

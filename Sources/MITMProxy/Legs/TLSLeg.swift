@@ -17,6 +17,7 @@ final class TLSLeg: Leg, StreamSocketDelegate, BatchedWriter {
     var onInputEnd: ((_ alert: TLSAlert?, _ reset: Bool) -> Void)?
     private(set) var life = TLSLegLife()
     private var paused = false
+    private var untoldInputEnding: LegEvent?
     private var corked = false
     private var held: [UInt8] = []
     /// `held` is a writer's array taken as it came, perhaps shared with the writer: let go after encrypting, not kept
@@ -187,6 +188,16 @@ final class TLSLeg: Leg, StreamSocketDelegate, BatchedWriter {
         perform(life.receive(.handshakeStepped(step)))
     }
 
+    func takeUntoldInputEnding() -> LegEvent? {
+        defer { untoldInputEnding = nil }
+        return untoldInputEnding
+    }
+
+    /// Tells the owner how the input ended, or keeps it for the next owner when none listens.
+    private func tell(_ ending: LegEvent) {
+        if let onEvent { onEvent(ending) } else { untoldInputEnding = ending }
+    }
+
     /// Performs what `life` decided; `listenerHears` is what an input end tells `onEvent`.
     private func perform(_ action: TLSLegLife.Action, listenerHears ending: LegEvent? = nil) {
         switch action {
@@ -207,11 +218,11 @@ final class TLSLeg: Leg, StreamSocketDelegate, BatchedWriter {
             onInputEnd = nil
             onFirstData = nil
             callback?(alert, reset)
-            if let ending { onEvent?(ending) }
+            if let ending { tell(ending) }
         case .passInputEnd:
             onInputEnd = nil
             onFirstData = nil
-            if let ending { onEvent?(ending) }
+            if let ending { tell(ending) }
         case .impossible(let event):
             onEvent?(.failed("TLS leg: \(event.rawValue)"))
         }

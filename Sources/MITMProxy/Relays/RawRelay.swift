@@ -26,6 +26,8 @@ final class RawRelay {
         if !initialDown.isEmpty { forward(initialDown, to: client, from: upstream, up: false) }
         client.resumeReading()
         upstream.resumeReading()
+        if let ending = client.takeUntoldInputEnding() { handle(ending, from: client, to: upstream, up: true) }
+        if let ending = upstream.takeUntoldInputEnding() { handle(ending, from: upstream, to: client, up: false) }
     }
 
     /// Closes both legs.

@@ -115,6 +115,7 @@ final class HTTPRelay {
         enqueue(initialEvents)
         if !initialBytes.isEmpty { initialBytes.withUnsafeBytes { feedClient($0) } }
         if !machine.isClosed && !machine.pauses.contains(.clientForQueue) { client.resumeReading() }
+        if let ending = client.takeUntoldInputEnding() { clientEvent(ending) }
     }
 
     // MARK: client side

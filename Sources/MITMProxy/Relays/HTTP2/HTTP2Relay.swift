@@ -112,6 +112,7 @@ final class HTTP2Relay {
         offerExtendedConnectIfUpstreamDoes()
         pump()
         client.resumeReading()
+        if let ending = client.takeUntoldInputEnding() { clientLegEvent(ending) }
     }
 
     // MARK: the client leg
